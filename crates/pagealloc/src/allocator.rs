@@ -1,0 +1,393 @@
+//! The page allocator: zonelist walk, fast and slow paths, free path.
+//! Mirrors __alloc_pages(), get_page_from_freelist(), rmqueue_buddy() and __free_pages().
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use crate::block::Block;
+use crate::buddy::BuddyCtx;
+use crate::builder::{AllocatorBuilder, BuildError};
+use crate::error::{AllocError, FreeError};
+use crate::events::EventSink;
+use crate::fallback::{self, FallbackEnv, RmqueueMode};
+use crate::frame::{FrameInfo, FrameState};
+use crate::highatomic;
+use crate::platform::Platform;
+use crate::request::{AllocFlags, AllocRequest};
+use crate::sizing::{MachineSizing, Tunables};
+use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
+use crate::watermark::{mark_pages, watermark_fast};
+use crate::zone::{zone_flags, Zone, ZoneMem, ZoneParams};
+
+static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Per-node state: its CPUs, its zonelist and background-reclaim bookkeeping.
+pub struct Node {
+    pub(crate) cpus: core::ops::Range<usize>,
+    /// Zones to try, best first: this node's zones from the highest type down, then other
+    /// nodes' by distance (node-ordered zonelist).
+    pub(crate) zonelist: Box<[u16]>,
+    pub(crate) kswapd_pending: AtomicBool,
+    pub(crate) kswapd_runs: AtomicU64,
+}
+
+impl Node {
+    pub fn cpus(&self) -> core::ops::Range<usize> {
+        self.cpus.clone()
+    }
+    pub fn kswapd_runs(&self) -> u64 {
+        self.kswapd_runs.load(Relaxed)
+    }
+}
+
+pub struct PageAllocator<P: Platform> {
+    id: u32,
+    platform: P,
+    zones: Box<[Zone<P>]>,
+    nodes: Box<[Node]>,
+    cpu_node: Box<[u16]>,
+    sizing: MachineSizing,
+    tunables: Tunables,
+    /// Mobility grouping off (tiny machine): every request is treated as unmovable.
+    grouping_disabled: bool,
+    sink: Option<Box<dyn EventSink>>,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    pub fn builder() -> AllocatorBuilder {
+        AllocatorBuilder::new()
+    }
+
+    /// Builds the zones, derives their parameters and frees every managed frame into the
+    /// buddy in the largest aligned blocks (as memblock_free_all() does at boot).
+    pub fn build(mut builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
+        builder.validate(platform.nr_cpus())?;
+        let sizing = builder.sizing()?;
+        let mut zones = Vec::with_capacity(builder.zones.len());
+        for (index, layout) in builder.zones.iter().enumerate() {
+            let zone_sizing = sizing.zone(layout.node as usize, layout.zone_type).expect("sized zone");
+            let mem = ZoneMem::new(layout.span.start, layout.span.end);
+            let mut zone = Zone::new(index as u16, layout.node, layout.zone_type, mem, ZoneParams::from(zone_sizing));
+            zone.present_pages = (layout.span.end - layout.span.start) - builder.hole_pages(&layout.span);
+            let managed_ranges = builder.managed_ranges(&layout.span);
+            zone.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
+            seed_free_memory(&zone, &platform, &managed_ranges);
+            zones.push(zone);
+        }
+
+        let mut cpu_node = Vec::new();
+        let mut nodes = Vec::new();
+        for (node_id, &cpus) in builder.node_cpus.iter().enumerate() {
+            let first_cpu = cpu_node.len();
+            cpu_node.extend(core::iter::repeat_n(node_id as u16, cpus as usize));
+            nodes.push(Node {
+                cpus: first_cpu..cpu_node.len(),
+                zonelist: build_zonelist(&zones, node_id as u16, builder.node_cpus.len()),
+                kswapd_pending: AtomicBool::new(false),
+                kswapd_runs: AtomicU64::new(0),
+            });
+        }
+        let total_managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        Ok(PageAllocator {
+            id: NEXT_ALLOCATOR_ID.fetch_add(1, Relaxed),
+            platform,
+            zones: zones.into_boxed_slice(),
+            nodes: nodes.into_boxed_slice(),
+            cpu_node: cpu_node.into_boxed_slice(),
+            sizing,
+            tunables: builder.tunables,
+            grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
+            sink: builder.sink,
+        })
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn platform(&self) -> &P {
+        &self.platform
+    }
+
+    pub fn zones(&self) -> &[Zone<P>] {
+        &self.zones
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn sizing(&self) -> &MachineSizing {
+        &self.sizing
+    }
+
+    pub fn tunables(&self) -> &Tunables {
+        &self.tunables
+    }
+
+    pub fn grouping_disabled(&self) -> bool {
+        self.grouping_disabled
+    }
+
+    /// Managed pages over all zones.
+    pub fn managed_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    /// Free pages in the buddy over all zones.
+    pub fn buddy_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.free_pages()).sum()
+    }
+
+    fn node_of_cpu(&self, cpu: usize) -> u16 {
+        self.cpu_node.get(cpu).copied().unwrap_or(0)
+    }
+
+    fn fallback_env(&self) -> FallbackEnv<'_> {
+        FallbackEnv {
+            grouping_disabled: self.grouping_disabled,
+            watermark_boost_factor: self.tunables.watermark_boost_factor,
+            sink: self.sink.as_deref(),
+        }
+    }
+
+    /// Allocates 2^order contiguous frames.
+    pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
+        if order > MAX_ORDER {
+            return Err(AllocError::OrderTooLarge { order });
+        }
+        let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
+        let node = request
+            .node
+            .filter(|&node| (node as usize) < self.nodes.len())
+            .unwrap_or_else(|| self.node_of_cpu(self.platform.current_cpu()));
+        let zonelist = &self.nodes[node as usize].zonelist;
+        let highest_zone = request.highest_zone;
+        let preferred = zonelist
+            .iter()
+            .map(|&index| &self.zones[index as usize])
+            .find(|zone| zone.zone_type <= highest_zone)
+            .ok_or(AllocError::NoUsableZone { highest_zone })?;
+
+        let mut flags = AllocFlags::fast_path(&request);
+        flags.nofragment = self.nofragment_applies(preferred);
+        if let Some(block) = self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node) {
+            return Ok(block);
+        }
+
+        // Slow path: background reclaim runs (kswapd), then retry at the min watermark with
+        // the reserve access the request's priority allows.
+        if request.wake_kswapd {
+            self.wake_kswapd(preferred.node);
+            self.run_kswapd(preferred.node);
+        }
+        let flags = AllocFlags::slow_path(&request, order);
+        self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node)
+            .ok_or(AllocError::OutOfMemory { order })
+    }
+
+    /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead
+    /// (mirrors alloc_flags_nofragment()).
+    fn nofragment_applies(&self, preferred: &Zone<P>) -> bool {
+        if preferred.zone_type != ZoneType::Normal {
+            return false;
+        }
+        if self.nodes.len() > 1 {
+            return self
+                .zones
+                .iter()
+                .any(|zone| zone.node == preferred.node && zone.zone_type == ZoneType::Dma32 && zone.is_populated());
+        }
+        true
+    }
+
+    fn get_page_from_freelist(
+        &self,
+        order: u8,
+        migratetype: MigrateType,
+        highest_zone: ZoneType,
+        mut flags: AllocFlags,
+        zonelist: &[u16],
+        preferred_node: u16,
+    ) -> Option<Block> {
+        // At most two passes: with NOFRAGMENT, then without.
+        for _pass in 0..2 {
+            let mut dropped_nofragment = false;
+            for &zone_index in zonelist {
+                let zone = &self.zones[zone_index as usize];
+                if zone.zone_type > highest_zone {
+                    continue;
+                }
+                if flags.nofragment && zone.node != preferred_node {
+                    // Fragmenting a local zone beats using a remote node.
+                    flags.nofragment = false;
+                    dropped_nofragment = true;
+                    break;
+                }
+                let mark = mark_pages(zone, flags.watermark);
+                if !watermark_fast(zone, order, mark, highest_zone, flags) {
+                    continue;
+                }
+                if let Some(pfn) = self.rmqueue_buddy(zone, order, migratetype, flags) {
+                    if flags.highatomic {
+                        highatomic::reserve_pageblock(zone, &self.platform, pfn, order);
+                    }
+                    return Some(Block::new(pfn, order, zone.index, self.id));
+                }
+            }
+            if !(dropped_nofragment || flags.nofragment) {
+                return None;
+            }
+            flags.nofragment = false;
+        }
+        None
+    }
+
+    /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
+    fn rmqueue_buddy(&self, zone: &Zone<P>, order: u8, migratetype: MigrateType, flags: AllocFlags) -> Option<Pfn> {
+        let env = self.fallback_env();
+        let pfn = {
+            let mut area = zone.free.lock(&self.platform);
+            let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
+            let mut pfn = None;
+            if flags.highatomic {
+                pfn = ctx.take_smallest(order, MigrateType::HighAtomic);
+            }
+            if pfn.is_none() {
+                let mut mode = RmqueueMode::Normal;
+                pfn = fallback::rmqueue(zone, &mut ctx, &env, order, migratetype, flags, &mut mode);
+                // Failing now is worse than failing a future high-order atomic request.
+                if pfn.is_none() && flags.non_block {
+                    pfn = ctx.take_smallest(order, MigrateType::HighAtomic);
+                }
+            }
+            let pfn = pfn?;
+            zone.mem.frame(pfn).set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
+            pfn
+        };
+        if flags.kswapd && zone.clear_flag(zone_flags::BOOSTED_WATERMARK) {
+            self.wake_kswapd(zone.node);
+        }
+        Some(pfn)
+    }
+
+    /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()).
+    pub fn wake_kswapd(&self, node: u16) {
+        self.nodes[node as usize].kswapd_pending.store(true, Relaxed);
+    }
+
+    /// One kswapd pass for `node` if it was woken. This allocator has no reclaimable pages
+    /// yet (no LRU), so a boosted pass reclaims nothing, and kswapd then drops the boosts
+    /// as the kernel does after a boost-only pass. Returns whether it ran.
+    pub fn run_kswapd(&self, node: u16) -> bool {
+        let state = &self.nodes[node as usize];
+        if !state.kswapd_pending.swap(false, Relaxed) {
+            return false;
+        }
+        state.kswapd_runs.fetch_add(1, Relaxed);
+        for zone in self.zones.iter().filter(|zone| zone.node == node) {
+            zone.boost_pages.store(0, Relaxed);
+        }
+        true
+    }
+
+    /// Zone holding `pfn`.
+    pub fn zone_of_pfn(&self, pfn: Pfn) -> Option<&Zone<P>> {
+        self.zones.iter().find(|zone| zone.mem.contains(pfn))
+    }
+
+    fn validate_free(&self, pfn: Pfn, order: u8) -> Result<&Zone<P>, FreeError> {
+        if order > MAX_ORDER {
+            return Err(FreeError::OrderTooLarge { order });
+        }
+        if pfn & ((1 << order) - 1) != 0 {
+            return Err(FreeError::Misaligned { pfn, order });
+        }
+        let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
+        if zone.mem.frame(pfn).info().state() == FrameState::Reserved {
+            return Err(FreeError::NotManaged { pfn });
+        }
+        Ok(zone)
+    }
+
+    /// Returns a block to the allocator.
+    pub fn free_pages(&self, block: Block) -> Result<(), FreeError> {
+        let pfn = block.pfn();
+        if block.allocator_id() != self.id {
+            return Err(FreeError::ForeignBlock { pfn });
+        }
+        let zone = self.validate_free(pfn, block.order())?;
+        if zone.index != block.zone_index() {
+            return Err(FreeError::WrongZone { pfn, claimed_zone: block.zone_index(), actual_zone: zone.index });
+        }
+        self.free_checked(zone, pfn, block.order())
+    }
+
+    /// Frees by frame number and order, as kernel callers of `__free_pages()` do.
+    pub fn free_pfn(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
+        let zone = self.validate_free(pfn, order)?;
+        self.free_checked(zone, pfn, order)
+    }
+
+    fn free_checked(&self, zone: &Zone<P>, pfn: Pfn, order: u8) -> Result<(), FreeError> {
+        let frame = zone.mem.frame(pfn);
+        let mut info = frame.info();
+        // Claim the head atomically, so two racing frees of one block cannot both pass.
+        loop {
+            match info.state() {
+                FrameState::AllocHead if info.order() == order => {}
+                FrameState::AllocHead => {
+                    return Err(FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order })
+                }
+                FrameState::FreeHead | FrameState::PcpHead => return Err(FreeError::DoubleFree { pfn }),
+                FrameState::Interior => return Err(FreeError::NotAllocated { pfn }),
+                FrameState::Reserved => return Err(FreeError::NotManaged { pfn }),
+            }
+            match frame.transition(info, FrameInfo::INTERIOR) {
+                Ok(()) => break,
+                Err(actual) => info = actual,
+            }
+        }
+        let mut area = zone.free.lock(&self.platform);
+        // Read under the lock: a concurrent claim may be re-typing this pageblock.
+        let migratetype = zone.mem.pageblock_type(pfn);
+        let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
+        ctx.free_one(pfn, order, migratetype);
+        Ok(())
+    }
+}
+
+/// Frees each managed range into the buddy in maximal naturally aligned blocks.
+fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::ops::Range<Pfn>]) {
+    let mut area = zone.free.lock(platform);
+    let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+    for range in ranges {
+        for pfn in range.clone() {
+            zone.mem.frame(pfn).set_info(FrameInfo::INTERIOR);
+        }
+        let mut pfn = range.start;
+        while pfn < range.end {
+            let align_order = pfn.trailing_zeros().min(MAX_ORDER as u32);
+            let fit_order = 63 - (range.end - pfn).leading_zeros();
+            let order = align_order.min(fit_order) as u8;
+            ctx.free_one(pfn, order, zone.mem.pageblock_type(pfn));
+            pfn += 1 << order;
+        }
+    }
+}
+
+/// Node-ordered zonelist: local zones highest type first, then other nodes by distance
+/// (|a - b|, ties to the lower id), skipping unpopulated zones.
+fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Box<[u16]> {
+    let mut node_order: Vec<u16> = (0..node_count as u16).collect();
+    node_order.sort_by_key(|&other| (other.abs_diff(node), other));
+    let mut zonelist = Vec::new();
+    for other in node_order {
+        let mut local: Vec<&Zone<P>> =
+            zones.iter().filter(|zone| zone.node == other && zone.is_populated()).collect();
+        local.sort_by_key(|zone| core::cmp::Reverse(zone.zone_type));
+        zonelist.extend(local.iter().map(|zone| zone.index));
+    }
+    zonelist.into_boxed_slice()
+}

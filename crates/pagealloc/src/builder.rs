@@ -1,0 +1,261 @@
+//! Describing physical memory (nodes, zones, holes, boot reservations) and building an
+//! allocator from it. Mirrors what free_area_init() and memblock_free_all() set up at boot.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt;
+use core::ops::Range;
+
+use crate::events::EventSink;
+use crate::sizing::{LinuxVersion, MachineSizing, MachineSpec, NodeSpec, SizingError, Tunables};
+use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
+
+#[derive(Clone, Debug)]
+pub(crate) struct ZoneLayout {
+    pub node: u16,
+    pub zone_type: ZoneType,
+    pub span: Range<Pfn>,
+}
+
+/// Builds a [`crate::PageAllocator`].
+pub struct AllocatorBuilder {
+    pub(crate) node_cpus: Vec<u32>,
+    pub(crate) zones: Vec<ZoneLayout>,
+    pub(crate) holes: Vec<Range<Pfn>>,
+    pub(crate) reserved: Vec<Range<Pfn>>,
+    pub(crate) tunables: Tunables,
+    pub(crate) sink: Option<Box<dyn EventSink>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuildError {
+    NoZones,
+    /// A zone names a node that was not declared.
+    UnknownNode { node: u16 },
+    /// Two zones of one type on one node.
+    DuplicateZone { node: u16, zone_type: ZoneType },
+    Overlap { first: Range<Pfn>, second: Range<Pfn> },
+    EmptySpan { zone_type: ZoneType },
+    /// ZONE_DEVICE memory is not managed by the page allocator.
+    DeviceZone,
+    /// A zone spans more frames than 32-bit links can address.
+    ZoneTooLarge { zone_type: ZoneType, spanned_pages: u64 },
+    /// The nodes' CPUs do not add up to the platform's CPUs.
+    CpuMismatch { node_cpus: u32, platform_cpus: usize },
+    Sizing(SizingError),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::NoZones => write!(f, "no zones were described"),
+            BuildError::UnknownNode { node } => write!(f, "zone on undeclared node {node}"),
+            BuildError::DuplicateZone { node, zone_type } => {
+                write!(f, "node {node} has two {} zones", zone_type.kernel_name())
+            }
+            BuildError::Overlap { first, second } => {
+                write!(f, "zones overlap: {:#x}..{:#x} and {:#x}..{:#x}", first.start, first.end, second.start, second.end)
+            }
+            BuildError::EmptySpan { zone_type } => write!(f, "{} zone spans no frames", zone_type.kernel_name()),
+            BuildError::DeviceZone => write!(f, "the Device zone cannot be managed"),
+            BuildError::ZoneTooLarge { zone_type, spanned_pages } => {
+                write!(f, "{} zone spans {spanned_pages} frames, more than 2^32 - 1", zone_type.kernel_name())
+            }
+            BuildError::CpuMismatch { node_cpus, platform_cpus } => {
+                write!(f, "nodes declare {node_cpus} CPUs but the platform has {platform_cpus}")
+            }
+            BuildError::Sizing(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for BuildError {}
+
+impl Default for AllocatorBuilder {
+    fn default() -> Self {
+        AllocatorBuilder::new()
+    }
+}
+
+impl AllocatorBuilder {
+    pub fn new() -> AllocatorBuilder {
+        AllocatorBuilder {
+            node_cpus: Vec::new(),
+            zones: Vec::new(),
+            holes: Vec::new(),
+            reserved: Vec::new(),
+            tunables: Tunables::default(),
+            sink: None,
+        }
+    }
+
+    /// Declares the next node (ids count from 0) with `cpus` CPUs; CPU ids are assigned to
+    /// nodes in declaration order. Without any declaration, node 0 gets every CPU.
+    pub fn node(mut self, cpus: u32) -> Self {
+        self.node_cpus.push(cpus);
+        self
+    }
+
+    /// Adds a zone spanning `span` on `node`.
+    pub fn zone(mut self, node: u16, zone_type: ZoneType, span: Range<Pfn>) -> Self {
+        self.zones.push(ZoneLayout { node, zone_type, span });
+        self
+    }
+
+    /// Frames that do not exist (not present, not managed).
+    pub fn hole(mut self, range: Range<Pfn>) -> Self {
+        self.holes.push(range);
+        self
+    }
+
+    /// Frames that exist but are kept from the allocator (firmware, kernel image).
+    pub fn reserve(mut self, range: Range<Pfn>) -> Self {
+        self.reserved.push(range);
+        self
+    }
+
+    pub fn tunables(mut self, tunables: Tunables) -> Self {
+        self.tunables = tunables;
+        self
+    }
+
+    /// Receives extfrag events (called under the zone lock; keep it cheap).
+    pub fn event_sink(mut self, sink: Box<dyn EventSink>) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// One zone of `pages` frames at the zone type's usual physical base.
+    pub fn single_zone(zone_type: ZoneType, pages: u64) -> Self {
+        let base = match zone_type {
+            ZoneType::Dma => 0,
+            ZoneType::Dma32 => DMA32_START_PFN,
+            _ => NORMAL_START_PFN,
+        };
+        AllocatorBuilder::new().zone(0, zone_type, base..base + pages)
+    }
+
+    /// A PC-like single-node layout of `total_mib` of RAM: DMA below 16 MiB (pfn 0 and the
+    /// 640 KiB-1 MiB legacy hole reserved), DMA32 up to 3 GiB (the PCI hole 3-4 GiB absent),
+    /// Normal for the rest, from 4 GiB.
+    pub fn pc_layout(total_mib: u64) -> Self {
+        const PAGES_PER_MIB: u64 = 256;
+        const PCI_HOLE_START_PFN: Pfn = 3 << 18; // 3 GiB
+        let total_pages = total_mib * PAGES_PER_MIB;
+        let mut builder = AllocatorBuilder::new().reserve(0..1).reserve(0xa0..0x100);
+        let dma_end = total_pages.min(DMA32_START_PFN);
+        builder = builder.zone(0, ZoneType::Dma, 0..dma_end);
+        if total_pages > DMA32_START_PFN {
+            let low_end = total_pages.min(PCI_HOLE_START_PFN);
+            builder = builder.zone(0, ZoneType::Dma32, DMA32_START_PFN..low_end);
+        }
+        if total_pages > PCI_HOLE_START_PFN {
+            let high_pages = total_pages - PCI_HOLE_START_PFN;
+            builder = builder.zone(0, ZoneType::Normal, NORMAL_START_PFN..NORMAL_START_PFN + high_pages);
+        }
+        builder
+    }
+
+    pub(crate) fn validate(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
+        if self.zones.is_empty() {
+            return Err(BuildError::NoZones);
+        }
+        if self.node_cpus.is_empty() {
+            self.node_cpus.push(platform_cpus as u32);
+        }
+        let node_cpus: u32 = self.node_cpus.iter().sum();
+        if node_cpus as usize != platform_cpus {
+            return Err(BuildError::CpuMismatch { node_cpus, platform_cpus });
+        }
+        self.zones.sort_by_key(|zone| (zone.node, zone.zone_type));
+        for (i, zone) in self.zones.iter().enumerate() {
+            if zone.node as usize >= self.node_cpus.len() {
+                return Err(BuildError::UnknownNode { node: zone.node });
+            }
+            if zone.zone_type == ZoneType::Device {
+                return Err(BuildError::DeviceZone);
+            }
+            if zone.span.start >= zone.span.end {
+                return Err(BuildError::EmptySpan { zone_type: zone.zone_type });
+            }
+            let spanned_pages = zone.span.end - zone.span.start;
+            if spanned_pages >= u32::MAX as u64 {
+                return Err(BuildError::ZoneTooLarge { zone_type: zone.zone_type, spanned_pages });
+            }
+            if i > 0 && self.zones[i - 1].node == zone.node && self.zones[i - 1].zone_type == zone.zone_type {
+                return Err(BuildError::DuplicateZone { node: zone.node, zone_type: zone.zone_type });
+            }
+            for other in &self.zones[..i] {
+                if other.span.start < zone.span.end && zone.span.start < other.span.end {
+                    return Err(BuildError::Overlap { first: other.span.clone(), second: zone.span.clone() });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Managed sub-ranges of `span`: the span minus holes and reservations.
+    pub(crate) fn managed_ranges(&self, span: &Range<Pfn>) -> Vec<Range<Pfn>> {
+        let mut excluded: Vec<Range<Pfn>> = self
+            .holes
+            .iter()
+            .chain(&self.reserved)
+            .filter(|r| r.start < span.end && span.start < r.end)
+            .map(|r| r.start.max(span.start)..r.end.min(span.end))
+            .collect();
+        excluded.sort_by_key(|r| r.start);
+        let mut ranges = Vec::new();
+        let mut cursor = span.start;
+        for range in excluded {
+            if range.start > cursor {
+                ranges.push(cursor..range.start);
+            }
+            cursor = cursor.max(range.end);
+        }
+        if cursor < span.end {
+            ranges.push(cursor..span.end);
+        }
+        ranges
+    }
+
+    /// Frames of `span` that are holes.
+    pub(crate) fn hole_pages(&self, span: &Range<Pfn>) -> u64 {
+        let mut holes: Vec<Range<Pfn>> = self
+            .holes
+            .iter()
+            .filter(|r| r.start < span.end && span.start < r.end)
+            .map(|r| r.start.max(span.start)..r.end.min(span.end))
+            .collect();
+        holes.sort_by_key(|r| r.start);
+        let mut pages = 0;
+        let mut cursor = span.start;
+        for hole in holes {
+            let start = hole.start.max(cursor);
+            if hole.end > start {
+                pages += hole.end - start;
+                cursor = hole.end;
+            }
+        }
+        pages
+    }
+
+    /// Sizing of the described machine, as the kernel would derive it.
+    pub(crate) fn sizing(&self) -> Result<MachineSizing, BuildError> {
+        let mut nodes: Vec<NodeSpec> =
+            self.node_cpus.iter().map(|&cpus| NodeSpec::new(cpus, [0; MAX_NR_ZONES])).collect();
+        for zone in &self.zones {
+            let managed: u64 = self.managed_ranges(&zone.span).iter().map(|r| r.end - r.start).sum();
+            let node = &mut nodes[zone.node as usize];
+            node.managed_pages[zone.zone_type.index()] = managed;
+            node.boot_managed_pages[zone.zone_type.index()] = managed;
+        }
+        let spec = MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE };
+        MachineSizing::derive(&spec).map_err(BuildError::Sizing)
+    }
+}
+
+/// First frame above 16 MiB.
+pub const DMA32_START_PFN: Pfn = 1 << 12;
+/// First frame above 4 GiB.
+pub const NORMAL_START_PFN: Pfn = 1 << 20;

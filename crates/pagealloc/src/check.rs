@@ -1,0 +1,253 @@
+//! The invariant checker (our CONFIG_DEBUG_VM): walks every structure of every zone and
+//! reports the first inconsistency. Tests run it after every step; it takes each zone lock,
+//! so call it at quiescent points.
+
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+use core::sync::atomic::Ordering::Relaxed;
+
+use crate::allocator::PageAllocator;
+use crate::free_area::FreeArea;
+use crate::frame::FrameState;
+use crate::platform::Platform;
+use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_MIGRATETYPES, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::zone::Zone;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvariantViolation {
+    pub zone_index: u16,
+    pub pfn: Option<Pfn>,
+    pub what: String,
+}
+
+impl fmt::Display for InvariantViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.pfn {
+            Some(pfn) => write!(f, "zone {}: pfn {pfn:#x}: {}", self.zone_index, self.what),
+            None => write!(f, "zone {}: {}", self.zone_index, self.what),
+        }
+    }
+}
+
+/// Page accounting the checker established by walking every frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PageCensus {
+    pub managed_pages: u64,
+    pub free_pages: u64,
+    pub allocated_pages: u64,
+    /// Pages cached on per-CPU lists.
+    pub pcp_pages: u64,
+}
+
+impl core::ops::AddAssign for PageCensus {
+    fn add_assign(&mut self, other: PageCensus) {
+        self.managed_pages += other.managed_pages;
+        self.free_pages += other.free_pages;
+        self.allocated_pages += other.allocated_pages;
+        self.pcp_pages += other.pcp_pages;
+    }
+}
+
+struct ZoneChecker<'a, P: Platform> {
+    zone: &'a Zone<P>,
+    area: &'a FreeArea,
+    on_free_list: Vec<u64>,
+}
+
+impl<P: Platform> ZoneChecker<'_, P> {
+    fn fail<T>(&self, pfn: Option<Pfn>, what: String) -> Result<T, InvariantViolation> {
+        Err(InvariantViolation { zone_index: self.zone.index, pfn, what })
+    }
+
+    fn mark_listed(&mut self, index: u32) -> bool {
+        let (word, bit) = (index as usize / 64, index % 64);
+        let was = self.on_free_list[word] & (1 << bit) != 0;
+        self.on_free_list[word] |= 1 << bit;
+        !was
+    }
+
+    fn is_listed(&self, index: u32) -> bool {
+        self.on_free_list[index as usize / 64] & (1 << (index % 64)) != 0
+    }
+
+    /// Every listed frame is a correctly typed, aligned free head, on one list only; the
+    /// counts and the lockless mirrors match the lists.
+    fn check_free_lists(&mut self) -> Result<u64, InvariantViolation> {
+        let mem = &self.zone.mem;
+        let bound = mem.frames.len();
+        let mut free_pages = 0u64;
+        for order in 0..NR_ORDERS {
+            let mut nonempty_mask = 0u8;
+            for migratetype in MigrateType::ALL {
+                let list = self.area.lists[order][migratetype.index()];
+                let mut blocks = 0u64;
+                for index in list.iter(&mem.frames, bound) {
+                    let pfn = mem.pfn(index);
+                    let info = mem.frames[index as usize].info();
+                    if info.state() != FrameState::FreeHead || info.order() as usize != order {
+                        return self.fail(Some(pfn), alloc::format!("on the order-{order} list but is {info:?}"));
+                    }
+                    if info.migratetype() != migratetype {
+                        return self.fail(Some(pfn), alloc::format!("on the {migratetype:?} list but tagged {info:?}"));
+                    }
+                    if !self.mark_listed(index) {
+                        return self.fail(Some(pfn), String::from("on two free lists (or twice on one)"));
+                    }
+                    if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn {
+                        return self.fail(Some(pfn), alloc::format!("order-{order} block misaligned or past the zone"));
+                    }
+                    let pageblocks = (1u64 << order).div_ceil(PAGEBLOCK_PAGES);
+                    for block in 0..pageblocks {
+                        let block_type = mem.pageblock_type(pfn + block * PAGEBLOCK_PAGES);
+                        if block_type != migratetype {
+                            return self.fail(
+                                Some(pfn),
+                                alloc::format!("free on the {migratetype:?} list in a {block_type:?} pageblock"),
+                            );
+                        }
+                    }
+                    blocks += 1;
+                    free_pages += 1 << order;
+                }
+                if blocks != self.area.nr_free[order][migratetype.index()] {
+                    return self.fail(
+                        None,
+                        alloc::format!(
+                            "order {order} {migratetype:?}: {blocks} blocks listed, {} counted",
+                            self.area.nr_free[order][migratetype.index()]
+                        ),
+                    );
+                }
+                if blocks > 0 {
+                    nonempty_mask |= 1 << migratetype.index();
+                }
+            }
+            if mem.nonempty_types[order].load(Relaxed) != nonempty_mask {
+                return self.fail(None, alloc::format!("order {order}: non-empty type mask out of date"));
+            }
+        }
+        if free_pages != self.area.free_pages || mem.free_pages.load(Relaxed) != free_pages {
+            return self.fail(
+                None,
+                alloc::format!(
+                    "{free_pages} free pages listed, {} counted, {} published",
+                    self.area.free_pages,
+                    mem.free_pages.load(Relaxed)
+                ),
+            );
+        }
+        Ok(free_pages)
+    }
+
+    /// Blocks tile the managed frames exactly; free blocks are listed and fully merged.
+    fn check_frames(&self) -> Result<PageCensus, InvariantViolation> {
+        let mem = &self.zone.mem;
+        let mut census = PageCensus::default();
+        let mut pfn = mem.start_pfn;
+        while pfn < mem.end_pfn {
+            let info = mem.frame(pfn).info();
+            let pages = 1u64 << info.order();
+            match info.state() {
+                FrameState::Reserved => {
+                    pfn += 1;
+                    continue;
+                }
+                FrameState::Interior => {
+                    return self.fail(Some(pfn), String::from("interior frame outside any block"));
+                }
+                FrameState::FreeHead => {
+                    if !self.is_listed(mem.index(pfn)) {
+                        return self.fail(Some(pfn), String::from("free head on no free list"));
+                    }
+                    self.check_merged(pfn, info.order(), info.migratetype())?;
+                    census.free_pages += pages;
+                }
+                FrameState::AllocHead => census.allocated_pages += pages,
+                FrameState::PcpHead => census.pcp_pages += pages,
+            }
+            if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn {
+                return self.fail(Some(pfn), alloc::format!("{info:?} misaligned or past the zone"));
+            }
+            for interior in pfn + 1..pfn + pages {
+                if mem.frame(interior).info().state() != FrameState::Interior {
+                    return self.fail(Some(interior), alloc::format!("inside the {info:?} block at {pfn:#x}"));
+                }
+            }
+            census.managed_pages += pages;
+            pfn += pages;
+        }
+        Ok(census)
+    }
+
+    fn check_merged(&self, pfn: Pfn, order: u8, migratetype: MigrateType) -> Result<(), InvariantViolation> {
+        if order >= MAX_ORDER {
+            return Ok(());
+        }
+        let buddy = pfn ^ (1 << order);
+        if !self.zone.mem.contains(buddy) {
+            return Ok(());
+        }
+        let buddy_info = self.zone.mem.frame(buddy).info();
+        if !buddy_info.is_free_head_of_order(order) {
+            return Ok(());
+        }
+        let buddy_type = buddy_info.migratetype();
+        let may_stay_apart = order >= PAGEBLOCK_ORDER
+            && buddy_type != migratetype
+            && (!migratetype.is_mergeable() || !buddy_type.is_mergeable());
+        if may_stay_apart {
+            return Ok(());
+        }
+        self.fail(Some(pfn), alloc::format!("free buddy at {buddy:#x} of order {order} was not merged"))
+    }
+
+    fn check_pageblocks(&self) -> Result<(), InvariantViolation> {
+        let mut counts = [0u64; NR_MIGRATETYPES];
+        for slot in 0..self.zone.mem.pageblock_count() {
+            let start = self.zone.mem.pageblock_start(slot).max(self.zone.mem.start_pfn);
+            counts[self.zone.mem.pageblock_type(start).index()] += 1;
+        }
+        if counts.iter().sum::<u64>() != self.zone.mem.pageblock_count() as u64 {
+            return self.fail(None, String::from("pageblock counts do not add up"));
+        }
+        let highatomic_pages = counts[MigrateType::HighAtomic.index()] * PAGEBLOCK_PAGES;
+        if highatomic_pages != self.zone.reserved_highatomic_pages() {
+            return self.fail(
+                None,
+                alloc::format!(
+                    "{highatomic_pages} pages in HighAtomic pageblocks, {} accounted",
+                    self.zone.reserved_highatomic_pages()
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Checks every invariant of every zone; returns the page census on success.
+    pub fn check_invariants(&self) -> Result<PageCensus, InvariantViolation> {
+        let mut total = PageCensus::default();
+        for zone in self.zones() {
+            let area = zone.free.lock(self.platform());
+            let mut checker =
+                ZoneChecker { zone, area: &area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
+            let listed_free = checker.check_free_lists()?;
+            let census = checker.check_frames()?;
+            checker.check_pageblocks()?;
+            if census.free_pages != listed_free {
+                return checker.fail(None, String::from("free heads and listed blocks disagree"));
+            }
+            if census.managed_pages != zone.managed_pages {
+                return checker.fail(
+                    None,
+                    alloc::format!("blocks cover {} pages, {} managed", census.managed_pages, zone.managed_pages),
+                );
+            }
+            total += census;
+        }
+        Ok(total)
+    }
+}

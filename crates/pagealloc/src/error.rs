@@ -1,0 +1,75 @@
+//! Errors. Every rejected request leaves the allocator exactly as it was.
+
+use core::fmt;
+
+use crate::types::{Pfn, ZoneType, MAX_ORDER};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocError {
+    /// Order above MAX_ORDER.
+    OrderTooLarge { order: u8 },
+    /// No populated zone at or below the request's highest zone.
+    NoUsableZone { highest_zone: ZoneType },
+    /// Every usable zone is below its watermark or has no block of that order.
+    OutOfMemory { order: u8 },
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AllocError::OrderTooLarge { order } => write!(f, "order {order} exceeds the maximum order {MAX_ORDER}"),
+            AllocError::NoUsableZone { highest_zone } => {
+                write!(f, "no populated zone at or below {}", highest_zone.kernel_name())
+            }
+            AllocError::OutOfMemory { order } => write!(f, "out of memory for an order-{order} block"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeError {
+    /// The block was allocated by another allocator instance.
+    ForeignBlock { pfn: Pfn },
+    OrderTooLarge { order: u8 },
+    /// pfn is not a multiple of 2^order.
+    Misaligned { pfn: Pfn, order: u8 },
+    /// pfn lies outside every zone of this allocator.
+    OutOfRange { pfn: Pfn },
+    /// pfn is in a hole or in memory reserved at boot.
+    NotManaged { pfn: Pfn },
+    /// The block claims a zone that does not contain it.
+    WrongZone { pfn: Pfn, claimed_zone: u16, actual_zone: u16 },
+    /// The block is already free (on a zone free list or a per-CPU list).
+    DoubleFree { pfn: Pfn },
+    /// The frame is not the head of an allocated block: inside a larger block, or free as
+    /// part of a merged block (a double free or a frame never allocated).
+    NotAllocated { pfn: Pfn },
+    /// The block was allocated with another order.
+    WrongOrder { pfn: Pfn, allocated_order: u8, freed_order: u8 },
+}
+
+impl fmt::Display for FreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FreeError::ForeignBlock { pfn } => write!(f, "pfn {pfn:#x} belongs to another allocator"),
+            FreeError::OrderTooLarge { order } => write!(f, "order {order} exceeds the maximum order {MAX_ORDER}"),
+            FreeError::Misaligned { pfn, order } => write!(f, "pfn {pfn:#x} is not aligned to order {order}"),
+            FreeError::OutOfRange { pfn } => write!(f, "pfn {pfn:#x} is outside every zone"),
+            FreeError::NotManaged { pfn } => write!(f, "pfn {pfn:#x} is a hole or reserved memory"),
+            FreeError::WrongZone { pfn, claimed_zone, actual_zone } => {
+                write!(f, "pfn {pfn:#x} is in zone {actual_zone}, not zone {claimed_zone}")
+            }
+            FreeError::DoubleFree { pfn } => write!(f, "pfn {pfn:#x} is already free"),
+            FreeError::NotAllocated { pfn } => write!(f, "pfn {pfn:#x} is not the head of an allocated block"),
+            FreeError::WrongOrder { pfn, allocated_order, freed_order } => write!(
+                f,
+                "pfn {pfn:#x} was allocated at order {allocated_order}, freed at order {freed_order}"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for AllocError {}
+#[cfg(feature = "std")]
+impl std::error::Error for FreeError {}

@@ -1,0 +1,90 @@
+//! Fragmentation events (the `mm_page_alloc_extfrag` tracepoint) and their counters.
+
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::types::{MigrateType, PAGEBLOCK_ORDER};
+
+/// How a fallback allocation took memory of another type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallbackKind {
+    /// The whole pageblock was re-typed to the requested type.
+    Claim,
+    /// A block was taken, its pageblock keeps the other type (mixes the pageblock).
+    Steal,
+}
+
+/// One allocation served from another migratetype's free list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtfragEvent {
+    pub zone_index: u16,
+    /// Order requested.
+    pub order: u8,
+    /// Order of the free block taken.
+    pub fallback_order: u8,
+    pub start_migratetype: MigrateType,
+    pub fallback_migratetype: MigrateType,
+    pub kind: FallbackKind,
+}
+
+impl ExtfragEvent {
+    /// The seed's fragmentation metric counts fallbacks that split a pageblock.
+    pub fn splits_pageblock(&self) -> bool {
+        self.fallback_order < PAGEBLOCK_ORDER
+    }
+}
+
+/// Subscriber to allocator events. Called with the zone lock held, like a tracepoint: keep it
+/// cheap and never call back into the allocator.
+pub trait EventSink: Send + Sync {
+    fn extfrag(&self, event: &ExtfragEvent);
+}
+
+/// Counters of fallback behaviour per zone.
+#[derive(Default)]
+pub struct ExtfragCounters {
+    claims: AtomicU64,
+    steals: AtomicU64,
+    pageblock_splits: AtomicU64,
+    boosts: AtomicU64,
+}
+
+/// A snapshot of [`ExtfragCounters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtfragStats {
+    pub claims: u64,
+    pub steals: u64,
+    /// Events with fallback_order < pageblock_order.
+    pub pageblock_splits: u64,
+    pub watermark_boosts: u64,
+}
+
+impl ExtfragStats {
+    pub fn events(&self) -> u64 {
+        self.claims + self.steals
+    }
+}
+
+impl ExtfragCounters {
+    pub(crate) fn record(&self, event: &ExtfragEvent) {
+        match event.kind {
+            FallbackKind::Claim => self.claims.fetch_add(1, Relaxed),
+            FallbackKind::Steal => self.steals.fetch_add(1, Relaxed),
+        };
+        if event.splits_pageblock() {
+            self.pageblock_splits.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(crate) fn record_boost(&self) {
+        self.boosts.fetch_add(1, Relaxed);
+    }
+
+    pub fn snapshot(&self) -> ExtfragStats {
+        ExtfragStats {
+            claims: self.claims.load(Relaxed),
+            steals: self.steals.load(Relaxed),
+            pageblock_splits: self.pageblock_splits.load(Relaxed),
+            watermark_boosts: self.boosts.load(Relaxed),
+        }
+    }
+}

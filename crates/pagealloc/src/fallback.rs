@@ -1,0 +1,207 @@
+//! Allocation from a zone's free lists with migratetype fallback: native type first, then
+//! claiming a pageblock of another type, then stealing a block without re-typing
+//! (mirrors __rmqueue(), __rmqueue_claim(), __rmqueue_steal(), try_to_claim_block(),
+//! boost_watermark()).
+
+use crate::buddy::BuddyCtx;
+use crate::events::{EventSink, ExtfragEvent, FallbackKind};
+use crate::platform::Platform;
+use crate::request::AllocFlags;
+use crate::sizing::mult_frac;
+use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::zone::{zone_flags, Zone};
+
+/// Allocator-wide settings the fallback path consults.
+pub(crate) struct FallbackEnv<'a> {
+    /// Mobility grouping is off on tiny machines: any fallback claims the pageblock.
+    pub grouping_disabled: bool,
+    pub watermark_boost_factor: u32,
+    pub sink: Option<&'a dyn EventSink>,
+}
+
+/// Which stage last succeeded, so a bulk refill skips stages that already failed
+/// (mirrors `enum rmqueue_mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RmqueueMode {
+    /// Native list first, then claim, then steal.
+    Normal,
+    /// Claiming already failed in this bulk operation: go straight to stealing.
+    Steal,
+}
+
+/// Would claiming the whole pageblock be worth trying for a fallback block of `order`
+/// (mirrors should_try_claim_block())?
+fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool) -> bool {
+    order >= PAGEBLOCK_ORDER
+        || order >= PAGEBLOCK_ORDER / 2
+        || matches!(start_type, MigrateType::Unmovable | MigrateType::Reclaimable)
+        || grouping_disabled
+}
+
+/// First fallback type with a free block of exactly `order` (mirrors find_suitable_fallback()).
+fn suitable_fallback<P: Platform>(ctx: &BuddyCtx<'_, P>, order: u8, start_type: MigrateType) -> Option<MigrateType> {
+    start_type
+        .fallbacks()
+        .iter()
+        .copied()
+        .find(|fallback| ctx.area.nr_free[order as usize][fallback.index()] > 0)
+}
+
+fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, event: ExtfragEvent) {
+    zone.extfrag.record(&event);
+    if let Some(sink) = env.sink {
+        sink.extfrag(&event);
+    }
+}
+
+/// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
+/// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
+fn boost_watermark<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>) -> bool {
+    if env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages {
+        return false;
+    }
+    let max_boost = mult_frac(zone.params.watermarks.high_pages, env.watermark_boost_factor as u64, 10_000);
+    if max_boost == 0 {
+        return false;
+    }
+    let max_boost = max_boost.max(PAGEBLOCK_PAGES);
+    let boost = zone.boost_pages().saturating_add(PAGEBLOCK_PAGES).min(max_boost);
+    zone.boost_pages.store(boost, core::sync::atomic::Ordering::Relaxed);
+    zone.extfrag.record_boost();
+    true
+}
+
+/// Tries to take over the pageblock of a free fallback block at `pfn` for `start_type`.
+fn try_claim_block<P: Platform>(
+    zone: &Zone<P>,
+    ctx: &mut BuddyCtx<'_, P>,
+    env: &FallbackEnv<'_>,
+    flags: AllocFlags,
+    pfn: Pfn,
+    current_order: u8,
+    order: u8,
+    start_type: MigrateType,
+    block_type: MigrateType,
+) -> Option<Pfn> {
+    if current_order >= PAGEBLOCK_ORDER {
+        ctx.del_free(pfn, current_order, block_type);
+        ctx.set_pageblock_range_type(pfn, current_order, start_type);
+        ctx.expand(pfn, order, current_order, start_type);
+        return Some(pfn);
+    }
+    if boost_watermark(zone, env) && flags.kswapd {
+        zone.set_flag(zone_flags::BOOSTED_WATERMARK);
+    }
+    let (start, end) = ctx.whole_pageblock(pfn)?;
+    let (free_pages, movable_pages) = ctx.scan_pageblock(start, end);
+    let alike_pages = match (start_type, block_type) {
+        (MigrateType::Movable, _) => movable_pages,
+        (_, MigrateType::Movable) => PAGEBLOCK_PAGES - (free_pages + movable_pages),
+        _ => 0,
+    };
+    if free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || env.grouping_disabled {
+        ctx.move_pageblock(start, end, block_type, start_type);
+        return ctx.take_smallest(order, start_type);
+    }
+    None
+}
+
+/// Claim stage: largest fallback blocks first, down to `order` (pageblock order under
+/// NOFRAGMENT).
+fn rmqueue_claim<P: Platform>(
+    zone: &Zone<P>,
+    ctx: &mut BuddyCtx<'_, P>,
+    env: &FallbackEnv<'_>,
+    order: u8,
+    start_type: MigrateType,
+    flags: AllocFlags,
+) -> Option<Pfn> {
+    let min_order = if order < PAGEBLOCK_ORDER && flags.nofragment { PAGEBLOCK_ORDER } else { order };
+    for current_order in (min_order..=MAX_ORDER).rev() {
+        if !should_try_claim(current_order, start_type, env.grouping_disabled) {
+            break;
+        }
+        let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
+        let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
+        let pfn = ctx.mem.pfn(index);
+        if let Some(head) = try_claim_block(zone, ctx, env, flags, pfn, current_order, order, start_type, block_type) {
+            emit(
+                zone,
+                env,
+                ExtfragEvent {
+                    zone_index: zone.index,
+                    order,
+                    fallback_order: current_order,
+                    start_migratetype: start_type,
+                    fallback_migratetype: block_type,
+                    kind: FallbackKind::Claim,
+                },
+            );
+            return Some(head);
+        }
+    }
+    None
+}
+
+/// Steal stage: the smallest fallback block that fits; the pageblock keeps its type.
+fn rmqueue_steal<P: Platform>(
+    zone: &Zone<P>,
+    ctx: &mut BuddyCtx<'_, P>,
+    env: &FallbackEnv<'_>,
+    order: u8,
+    start_type: MigrateType,
+) -> Option<Pfn> {
+    for current_order in order..=MAX_ORDER {
+        let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
+        let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
+        let pfn = ctx.mem.pfn(index);
+        ctx.del_free(pfn, current_order, block_type);
+        ctx.expand(pfn, order, current_order, block_type);
+        emit(
+            zone,
+            env,
+            ExtfragEvent {
+                zone_index: zone.index,
+                order,
+                fallback_order: current_order,
+                start_migratetype: start_type,
+                fallback_migratetype: block_type,
+                kind: FallbackKind::Steal,
+            },
+        );
+        return Some(pfn);
+    }
+    None
+}
+
+/// Takes a block of `order` for `start_type` from the zone, falling back as needed. The
+/// returned head is off every list but not yet marked allocated.
+pub(crate) fn rmqueue<P: Platform>(
+    zone: &Zone<P>,
+    ctx: &mut BuddyCtx<'_, P>,
+    env: &FallbackEnv<'_>,
+    order: u8,
+    start_type: MigrateType,
+    flags: AllocFlags,
+    mode: &mut RmqueueMode,
+) -> Option<Pfn> {
+    if *mode == RmqueueMode::Normal {
+        if let Some(pfn) = ctx.take_smallest(order, start_type) {
+            return Some(pfn);
+        }
+    }
+    if *mode == RmqueueMode::Normal {
+        if let Some(pfn) = rmqueue_claim(zone, ctx, env, order, start_type, flags) {
+            // The claimed pageblock now serves this type natively.
+            *mode = RmqueueMode::Normal;
+            return Some(pfn);
+        }
+    }
+    if !flags.nofragment {
+        if let Some(pfn) = rmqueue_steal(zone, ctx, env, order, start_type) {
+            *mode = RmqueueMode::Steal;
+            return Some(pfn);
+        }
+    }
+    None
+}

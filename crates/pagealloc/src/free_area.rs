@@ -1,0 +1,38 @@
+//! A zone's free lists per (order, migratetype) and their counts (Linux `struct free_area`).
+//! Lives inside the zone lock.
+
+use crate::list::FrameList;
+use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
+
+pub struct FreeArea {
+    pub(crate) lists: [[FrameList; NR_MIGRATETYPES]; NR_ORDERS],
+    /// Free blocks per (order, migratetype).
+    pub(crate) nr_free: [[u64; NR_MIGRATETYPES]; NR_ORDERS],
+    /// Free base pages in the zone (NR_FREE_PAGES).
+    pub(crate) free_pages: u64,
+}
+
+impl Default for FreeArea {
+    fn default() -> Self {
+        FreeArea {
+            lists: [[FrameList::EMPTY; NR_MIGRATETYPES]; NR_ORDERS],
+            nr_free: [[0; NR_MIGRATETYPES]; NR_ORDERS],
+            free_pages: 0,
+        }
+    }
+}
+
+impl FreeArea {
+    /// Free blocks of `order`, all types (the /proc/buddyinfo column).
+    pub fn blocks_of_order(&self, order: usize) -> u64 {
+        self.nr_free[order].iter().sum()
+    }
+
+    pub fn blocks(&self, order: usize, migratetype: usize) -> u64 {
+        self.nr_free[order][migratetype]
+    }
+
+    pub fn free_pages(&self) -> u64 {
+        self.free_pages
+    }
+}

@@ -1,0 +1,82 @@
+//! What the allocator needs from the machine it runs on: the current CPU, a lock type, a clock,
+//! and cost hooks through which a simulator charges time.
+//!
+//! Three implementations: [`TestPlatform`] (single host thread, CPU chosen by the test),
+//! `StdPlatform` (real threads; feature `std`) and the many-CPU simulator in `pagealloc-sim`.
+//! Every hook has an empty `#[inline(always)]` default, so on real hardware they compile to
+//! nothing.
+
+mod ticket_lock;
+mod test_platform;
+#[cfg(feature = "std")]
+mod std_platform;
+
+pub use test_platform::TestPlatform;
+pub use ticket_lock::TicketLock;
+#[cfg(feature = "std")]
+pub use std_platform::StdPlatform;
+
+use crate::types::Pfn;
+
+/// Which lock a hook is about. Stable across runs (no addresses), so a simulator that keys
+/// its lock state by `LockId` stays deterministic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LockId {
+    /// A zone's free-area lock (`zone->lock`), by global zone index.
+    Zone(u16),
+    /// A per-CPU pageset lock, by (global zone index, CPU).
+    Pcp { zone: u16, cpu: u32 },
+    /// An LRU lock, by node.
+    Lru(u16),
+}
+
+/// A shared cache line the allocator touches, named by what it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SharedLine {
+    /// A zone's global counters (free pages, vmstat folds), by global zone index.
+    ZoneCounters(u16),
+    /// A zone's free-list heads, by (global zone index, order).
+    FreeList { zone: u16, order: u8 },
+    /// A per-CPU pageset's header, by (global zone index, CPU): remote when drained by another CPU.
+    PcpHeader { zone: u16, cpu: u32 },
+}
+
+/// The machine abstraction the allocator is generic over.
+pub trait Platform: Send + Sync {
+    /// Raw lock used for zone, per-CPU pageset and LRU locks.
+    type RawLock: lock_api::RawMutex + Send + Sync;
+
+    /// Id of the CPU the caller runs on, in `0..nr_cpus()`. May be stale by the time it is
+    /// used (the thread can migrate); the allocator stays correct because per-CPU state is
+    /// protected by its lock.
+    fn current_cpu(&self) -> usize;
+
+    /// Number of CPUs the allocator keeps per-CPU state for.
+    fn nr_cpus(&self) -> usize;
+
+    /// Monotonic time in nanoseconds.
+    fn now_ns(&self) -> u64;
+
+    /// About to acquire `lock` (blocking). A simulator queues the CPU behind the holder.
+    #[inline(always)]
+    fn lock_acquire(&self, _lock: LockId) {}
+
+    /// About to try `lock`; returning false makes the trylock fail (a simulator answers from
+    /// simulated time). Called only when the real lock was free.
+    #[inline(always)]
+    fn lock_try_acquire(&self, _lock: LockId) -> bool {
+        true
+    }
+
+    /// Just released `lock`.
+    #[inline(always)]
+    fn lock_release(&self, _lock: LockId) {}
+
+    /// Touched a shared cache line (`write` if modified).
+    #[inline(always)]
+    fn touch_shared(&self, _line: SharedLine, _write: bool) {}
+
+    /// Touched the data of `pages` frames starting at `pfn` (zeroing, copying, prefetching).
+    #[inline(always)]
+    fn touch_pages(&self, _pfn: Pfn, _pages: u64) {}
+}

@@ -1,0 +1,56 @@
+//! Real threads on a real machine: CPU id from `sched_getcpu` (glibc answers it from the
+//! rseq area, no system call), a monotonic clock, and hooks that compile to nothing.
+
+use std::time::Instant;
+
+use super::{Platform, TicketLock};
+
+pub struct StdPlatform {
+    nr_cpus: usize,
+    epoch: Instant,
+}
+
+impl StdPlatform {
+    /// Platform with one per-CPU slot per CPU the OS reports.
+    pub fn new() -> StdPlatform {
+        let nr_cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        StdPlatform::with_cpus(nr_cpus)
+    }
+
+    /// Platform with `nr_cpus` slots; CPU ids the OS reports are folded into that range.
+    pub fn with_cpus(nr_cpus: usize) -> StdPlatform {
+        assert!(nr_cpus > 0, "a platform needs at least one CPU");
+        StdPlatform { nr_cpus, epoch: Instant::now() }
+    }
+}
+
+impl Default for StdPlatform {
+    fn default() -> Self {
+        StdPlatform::new()
+    }
+}
+
+impl Platform for StdPlatform {
+    type RawLock = TicketLock;
+
+    #[inline]
+    fn current_cpu(&self) -> usize {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: sched_getcpu takes no arguments and only reads per-thread kernel state.
+            let cpu = unsafe { libc::sched_getcpu() };
+            if cpu >= 0 {
+                return cpu as usize % self.nr_cpus;
+            }
+        }
+        0
+    }
+
+    fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}

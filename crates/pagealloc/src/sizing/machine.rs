@@ -1,0 +1,277 @@
+//! A machine description (CPUs and managed pages per node and zone) and every parameter the
+//! kernel derives from it, in boot order: min_free_kbytes, watermarks, the THP raise,
+//! lowmem reserves, per-CPU pageset bounds, vmstat thresholds.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::{
+    lowmem_reserves, min_free_kbytes_for_lowmem, normal_stat_threshold, pcp_high_bounds,
+    pressure_stat_threshold, thp_recommended_min_free_kbytes, zone_watermarks, LinuxVersion,
+    PcpBounds, Tunables, Watermarks,
+};
+use crate::types::{ZoneType, MAX_NR_ZONES};
+
+/// One NUMA node: its CPUs and the managed pages of each zone type (index = `ZoneType`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeSpec {
+    pub cpus: u32,
+    /// Managed pages now (what /proc/zoneinfo prints as `managed`).
+    pub managed_pages: [u64; MAX_NR_ZONES],
+    /// Managed pages when the kernel sized watermarks and pagesets at boot, before initrd and
+    /// init memory were freed; usually a little below `managed_pages`.
+    pub boot_managed_pages: [u64; MAX_NR_ZONES],
+}
+
+impl NodeSpec {
+    /// A node whose managed pages did not change after boot sizing.
+    pub fn new(cpus: u32, managed_pages: [u64; MAX_NR_ZONES]) -> NodeSpec {
+        NodeSpec { cpus, managed_pages, boot_managed_pages: managed_pages }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MachineSpec {
+    pub nodes: Vec<NodeSpec>,
+    pub tunables: Tunables,
+    /// Whose rules to follow where Linux releases differ.
+    pub kernel: LinuxVersion,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SizingError {
+    NoNodes,
+    NoCpus,
+    /// ZONE_DEVICE memory is never managed by the page allocator.
+    DeviceZoneManaged { node: usize },
+    /// percpu_pagelist_high_fraction must be 0 or >= 8.
+    HighFractionRejected(u32),
+}
+
+impl fmt::Display for SizingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizingError::NoNodes => write!(f, "the machine has no nodes"),
+            SizingError::NoCpus => write!(f, "the machine has no CPUs"),
+            SizingError::DeviceZoneManaged { node } => {
+                write!(f, "node {node}: the Device zone cannot have managed pages")
+            }
+            SizingError::HighFractionRejected(value) => write!(
+                f,
+                "percpu_pagelist_high_fraction {value} rejected: use 0 or a value >= {}",
+                Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION
+            ),
+        }
+    }
+}
+
+/// Everything derived for one zone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneSizing {
+    pub node: usize,
+    pub zone_type: ZoneType,
+    pub managed_pages: u64,
+    pub watermarks: Watermarks,
+    /// Protection against requests whose highest zone is each zone type.
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    pub pcp: PcpBounds,
+    /// vmstat fold threshold while memory is not under pressure.
+    pub stat_threshold: u32,
+    /// vmstat fold threshold while kswapd is awake for the node.
+    pub pressure_stat_threshold: u32,
+}
+
+impl ZoneSizing {
+    pub fn is_populated(&self) -> bool {
+        self.managed_pages > 0
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MachineSizing {
+    pub min_free_kbytes: u64,
+    pub online_cpus: u32,
+    /// Every zone type of every node, node-major, in zone-type order (as /proc/zoneinfo).
+    pub zones: Vec<ZoneSizing>,
+}
+
+impl MachineSizing {
+    pub fn derive(spec: &MachineSpec) -> Result<MachineSizing, SizingError> {
+        let tunables = &spec.tunables;
+        if spec.nodes.is_empty() {
+            return Err(SizingError::NoNodes);
+        }
+        let online_cpus: u32 = spec.nodes.iter().map(|node| node.cpus).sum();
+        if online_cpus == 0 {
+            return Err(SizingError::NoCpus);
+        }
+        if let Some(node) = spec.nodes.iter().position(|n| n.managed_pages[ZoneType::Device.index()] != 0) {
+            return Err(SizingError::DeviceZoneManaged { node });
+        }
+        let fraction = tunables.percpu_pagelist_high_fraction;
+        if fraction != 0 && fraction < Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION {
+            return Err(SizingError::HighFractionRejected(fraction));
+        }
+
+        let kernel = spec.kernel;
+        let shares_min_free = |zone_type: ZoneType| {
+            zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
+        };
+        let boot_pages = |node: usize, zone_type: ZoneType| spec.nodes[node].boot_managed_pages[zone_type.index()];
+        let all_zones = || {
+            (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)))
+        };
+        let lowmem_managed_pages: u64 =
+            all_zones().filter(|&(_, zone_type)| shares_min_free(zone_type)).map(|(n, z)| boot_pages(n, z)).sum();
+        let watermarks_for = |min_free_kbytes: u64| -> Vec<Watermarks> {
+            all_zones()
+                .map(|(node, zone_type)| {
+                    zone_watermarks(
+                        min_free_kbytes,
+                        zone_type,
+                        boot_pages(node, zone_type),
+                        lowmem_managed_pages,
+                        tunables.watermark_scale_factor,
+                        kernel.movable_shares_min_free(),
+                    )
+                })
+                .collect()
+        };
+        // nr_free_buffer_pages(): zones up to Normal, less their high watermark.
+        let free_buffer_pages = |watermarks: &[Watermarks]| -> u64 {
+            all_zones()
+                .zip(watermarks)
+                .filter(|((_, zone_type), _)| zone_type.is_lowmem())
+                .map(|((node, zone_type), marks)| boot_pages(node, zone_type).saturating_sub(marks.high_pages))
+                .sum()
+        };
+
+        // At boot the watermarks are still zero.
+        let unset = [Watermarks::default(); MAX_NR_ZONES].repeat(spec.nodes.len());
+        let mut min_free_kbytes =
+            tunables.min_free_kbytes.unwrap_or_else(|| min_free_kbytes_for_lowmem(free_buffer_pages(&unset)));
+        let mut watermarks = watermarks_for(min_free_kbytes);
+
+        if tunables.thp && tunables.min_free_kbytes.is_none() {
+            // khugepaged starts after the first watermark setup, so its 5% cap sees lowmem
+            // minus each zone's high watermark.
+            let populated_lowmem_zones =
+                all_zones().filter(|&(n, z)| z.is_lowmem() && boot_pages(n, z) > 0).count() as u64;
+            let recommended = thp_recommended_min_free_kbytes(populated_lowmem_zones, free_buffer_pages(&watermarks));
+            if recommended > min_free_kbytes {
+                min_free_kbytes = recommended;
+                watermarks = watermarks_for(min_free_kbytes);
+            }
+        }
+
+        let mut zones = Vec::with_capacity(spec.nodes.len() * MAX_NR_ZONES);
+        for (node_index, node) in spec.nodes.iter().enumerate() {
+            let reserve_basis =
+                if kernel.lowmem_reserve_tracks_managed() { &node.managed_pages } else { &node.boot_managed_pages };
+            let reserves = lowmem_reserves(
+                reserve_basis,
+                &tunables.lowmem_reserve_ratio,
+                kernel.lowmem_reserve_skips_empty_upper(),
+            );
+            for zone_type in ZoneType::ALL {
+                let boot_managed = node.boot_managed_pages[zone_type.index()];
+                let zone_watermarks = watermarks[node_index * MAX_NR_ZONES + zone_type.index()];
+                let mut pcp = pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
+                if !kernel.pcp_high_autotuned() {
+                    // One static high: the low-watermark (or fraction) share.
+                    pcp.high_max_pages = pcp.high_min_pages;
+                }
+                zones.push(ZoneSizing {
+                    node: node_index,
+                    zone_type,
+                    managed_pages: node.managed_pages[zone_type.index()],
+                    watermarks: zone_watermarks,
+                    lowmem_reserve: reserves[zone_type.index()],
+                    pcp,
+                    stat_threshold: normal_stat_threshold(boot_managed, online_cpus),
+                    pressure_stat_threshold: pressure_stat_threshold(
+                        zone_watermarks.low_pages,
+                        zone_watermarks.min_pages,
+                        online_cpus,
+                    ),
+                });
+            }
+        }
+        Ok(MachineSizing { min_free_kbytes, online_cpus, zones })
+    }
+
+    pub fn zone(&self, node: usize, zone_type: ZoneType) -> Option<&ZoneSizing> {
+        self.zones.get(node * MAX_NR_ZONES + zone_type.index())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    fn one_node(cpus: u32, dma: u64, dma32: u64, normal: u64) -> MachineSpec {
+        MachineSpec {
+            nodes: vec![NodeSpec::new(cpus, [dma, dma32, normal, 0, 0])],
+            tunables: Tunables::default(),
+            kernel: LinuxVersion::MAINLINE,
+        }
+    }
+
+    #[test]
+    fn computed_min_free_kbytes_splits_by_zone_size() {
+        let spec = one_node(4, 3_977, 765_000, 7_400_000);
+        let sizing = MachineSizing::derive(&spec).unwrap();
+        let lowmem = 3_977 + 765_000 + 7_400_000u64;
+        assert_eq!(sizing.min_free_kbytes, crate::sizing::int_sqrt(lowmem * 4 * 16));
+        let pages_min = sizing.min_free_kbytes / 4;
+        let normal = sizing.zone(0, ZoneType::Normal).unwrap();
+        assert_eq!(normal.watermarks.min_pages, pages_min * 7_400_000 / lowmem);
+        assert_eq!(normal.pcp.high_min_pages, normal.watermarks.low_pages / 4);
+        assert_eq!(sizing.zones.len(), MAX_NR_ZONES);
+        let movable = sizing.zone(0, ZoneType::Movable).unwrap();
+        assert_eq!(movable.watermarks.min_pages, 32);
+        assert_eq!(normal.stat_threshold, 2 * 3 * (1 + 8));
+    }
+
+    #[test]
+    fn thp_raise_on_a_large_machine_is_the_familiar_67584_kb() {
+        let mut spec = one_node(8, 3_977, 765_000, 7_400_000);
+        spec.tunables.thp = true;
+        assert_eq!(MachineSizing::derive(&spec).unwrap().min_free_kbytes, 67_584);
+    }
+
+    #[test]
+    fn boot_managed_pages_size_watermarks_final_ones_are_printed() {
+        let mut spec = one_node(4, 3_977, 765_000, 7_400_000);
+        let boot = MachineSizing::derive(&spec).unwrap();
+        spec.nodes[0].managed_pages[ZoneType::Normal.index()] += 5_000;
+        let later = MachineSizing::derive(&spec).unwrap();
+        let (before, after) = (boot.zone(0, ZoneType::Normal).unwrap(), later.zone(0, ZoneType::Normal).unwrap());
+        assert_eq!(before.watermarks, after.watermarks);
+        assert_eq!(after.managed_pages, 7_405_000);
+        // Linux >= 6.13 recomputes lowmem_reserve from current managed pages.
+        let dma32 = later.zone(0, ZoneType::Dma32).unwrap();
+        assert_eq!(dma32.lowmem_reserve[ZoneType::Normal.index()], 7_405_000 / 256);
+    }
+
+    #[test]
+    fn thp_raises_min_free_kbytes_on_small_machines_only() {
+        let small = one_node(2, 3_977, 500_000, 0);
+        let plain = MachineSizing::derive(&small).unwrap();
+        let mut thp = small.clone();
+        thp.tunables.thp = true;
+        let raised = MachineSizing::derive(&thp).unwrap();
+        assert_eq!(raised.min_free_kbytes, 2 * 11 * 512 * 4);
+        assert!(raised.min_free_kbytes > plain.min_free_kbytes);
+    }
+
+    #[test]
+    fn rejects_bad_descriptions() {
+        assert_eq!(MachineSizing::derive(&MachineSpec::default()), Err(SizingError::NoNodes));
+        assert_eq!(MachineSizing::derive(&one_node(0, 1, 1, 1)), Err(SizingError::NoCpus));
+        let mut spec = one_node(1, 1, 1, 1);
+        spec.tunables.percpu_pagelist_high_fraction = 3;
+        assert_eq!(MachineSizing::derive(&spec), Err(SizingError::HighFractionRejected(3)));
+    }
+}

@@ -1,0 +1,78 @@
+//! The watermark check (mirrors __zone_watermark_ok() and zone_watermark_fast()).
+
+use core::sync::atomic::Ordering::Relaxed;
+
+use crate::platform::Platform;
+use crate::request::{AllocFlags, WatermarkLevel};
+use crate::types::{NR_ORDERS, NR_PCP_TYPES, ZoneType};
+use crate::zone::Zone;
+
+/// The boosted watermark an attempt with `level` must pass.
+#[inline]
+pub(crate) fn mark_pages<P: Platform>(zone: &Zone<P>, level: WatermarkLevel) -> u64 {
+    let marks = &zone.params.watermarks;
+    let base = match level {
+        WatermarkLevel::Min => marks.min_pages,
+        WatermarkLevel::Low => marks.low_pages,
+        WatermarkLevel::High => marks.high_pages,
+    };
+    base + zone.boost_pages()
+}
+
+/// Would taking a block of `order` leave more than `mark` plus the lowmem reserve free?
+/// For order > 0 a free block of at least that order must exist too.
+pub(crate) fn watermark_ok<P: Platform>(
+    zone: &Zone<P>,
+    order: u8,
+    mark: u64,
+    highest_zone: ZoneType,
+    flags: AllocFlags,
+    free_pages: u64,
+) -> bool {
+    let mut unusable_pages = (1u64 << order) - 1;
+    if !flags.uses_reserves() {
+        unusable_pages += zone.reserved_highatomic_pages();
+    }
+    let usable_pages = free_pages as i64 - unusable_pages as i64;
+    let mut min = mark as i64;
+    if flags.min_reserve {
+        min -= min / 2;
+        if flags.non_block {
+            min -= min / 4;
+        }
+    }
+    if usable_pages <= min + zone.params.lowmem_reserve[highest_zone.index()] as i64 {
+        return false;
+    }
+    if order == 0 {
+        return true;
+    }
+    let pcp_types_mask = (1u8 << NR_PCP_TYPES) - 1;
+    let highatomic_bit = 1u8 << crate::types::MigrateType::HighAtomic.index();
+    (order as usize..NR_ORDERS).any(|current| {
+        let nonempty = zone.mem.nonempty_types[current].load(Relaxed);
+        nonempty & pcp_types_mask != 0 || (flags.highatomic && nonempty & highatomic_bit != 0)
+    })
+}
+
+/// Watermark check with the order-0 shortcut and the boost exemption for high-priority
+/// order-0 requests at the min watermark.
+pub(crate) fn watermark_fast<P: Platform>(
+    zone: &Zone<P>,
+    order: u8,
+    mark: u64,
+    highest_zone: ZoneType,
+    flags: AllocFlags,
+) -> bool {
+    let free_pages = zone.free_pages();
+    if order == 0 && free_pages > mark + zone.params.lowmem_reserve[highest_zone.index()] {
+        return true;
+    }
+    if watermark_ok(zone, order, mark, highest_zone, flags, free_pages) {
+        return true;
+    }
+    if order == 0 && flags.min_reserve && flags.watermark == WatermarkLevel::Min && zone.boost_pages() > 0 {
+        return watermark_ok(zone, order, zone.params.watermarks.min_pages, highest_zone, flags, free_pages);
+    }
+    false
+}
