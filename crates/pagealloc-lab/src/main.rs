@@ -1,1 +1,48 @@
-fn main() {}
+//! `pagelab`: the pagealloc lab.
+
+mod demo;
+mod machine_args;
+mod rng;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "pagelab", version, about = "Lab for pagealloc, the Linux page allocator in Rust")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print /proc/zoneinfo as Linux would for a described machine (nothing is run).
+    Zoneinfo(machine_args::ZoneinfoArgs),
+    /// Run a small mixed workload on a live allocator and print its state in kernel formats.
+    Demo(demo::DemoArgs),
+    /// Print the allocator's metadata cost per frame.
+    Metadata,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Metadata => {
+            print!("{}", metadata_line());
+            Ok(())
+        }
+    };
+    if let Err(message) = result {
+        eprintln!("pagelab: {message}");
+        std::process::exit(2);
+    }
+}
+
+pub fn metadata_line() -> String {
+    format!(
+        "frame metadata: {} bytes per 4 KiB frame ({:.2}% of memory; Linux's struct page: 64 bytes, 1.56%)\n",
+        pagealloc::FRAME_METADATA_BYTES,
+        pagealloc::FRAME_METADATA_BYTES as f64 * 100.0 / 4096.0
+    )
+}

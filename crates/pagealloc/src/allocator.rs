@@ -9,7 +9,7 @@ use crate::block::Block;
 use crate::buddy::BuddyCtx;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::error::{AllocError, FreeError};
-use crate::events::EventSink;
+use crate::events::{EventSink, ExtfragStats};
 use crate::fallback::{self, FallbackEnv, RmqueueMode};
 use crate::frame::{FrameInfo, FrameState};
 use crate::highatomic;
@@ -140,6 +140,16 @@ impl<P: Platform> PageAllocator<P> {
         self.zones.iter().map(|z| z.free_pages()).sum()
     }
 
+    /// Fallback counters summed over all zones.
+    pub fn extfrag_stats(&self) -> ExtfragStats {
+        self.zones.iter().map(|zone| zone.extfrag.snapshot()).fold(ExtfragStats::default(), |total, s| ExtfragStats {
+            claims: total.claims + s.claims,
+            steals: total.steals + s.steals,
+            pageblock_splits: total.pageblock_splits + s.pageblock_splits,
+            watermark_boosts: total.watermark_boosts + s.watermark_boosts,
+        })
+    }
+
     fn node_of_cpu(&self, cpu: usize) -> u16 {
         self.cpu_node.get(cpu).copied().unwrap_or(0)
     }
@@ -172,7 +182,9 @@ impl<P: Platform> PageAllocator<P> {
 
         let mut flags = AllocFlags::fast_path(&request);
         flags.nofragment = self.nofragment_applies(preferred);
-        if let Some(block) = self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node) {
+        if let Some(block) =
+            self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node)
+        {
             return Ok(block);
         }
 
@@ -249,7 +261,8 @@ impl<P: Platform> PageAllocator<P> {
         let env = self.fallback_env();
         let pfn = {
             let mut area = zone.free.lock(&self.platform);
-            let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
+            let mut ctx =
+                BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
             let mut pfn = None;
             if flags.highatomic {
                 pfn = ctx.take_smallest(order, MigrateType::HighAtomic);
@@ -384,8 +397,7 @@ fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) 
     node_order.sort_by_key(|&other| (other.abs_diff(node), other));
     let mut zonelist = Vec::new();
     for other in node_order {
-        let mut local: Vec<&Zone<P>> =
-            zones.iter().filter(|zone| zone.node == other && zone.is_populated()).collect();
+        let mut local: Vec<&Zone<P>> = zones.iter().filter(|zone| zone.node == other && zone.is_populated()).collect();
         local.sort_by_key(|zone| core::cmp::Reverse(zone.zone_type));
         zonelist.extend(local.iter().map(|zone| zone.index));
     }

@@ -31,17 +31,33 @@ pub struct AllocatorBuilder {
 pub enum BuildError {
     NoZones,
     /// A zone names a node that was not declared.
-    UnknownNode { node: u16 },
+    UnknownNode {
+        node: u16,
+    },
     /// Two zones of one type on one node.
-    DuplicateZone { node: u16, zone_type: ZoneType },
-    Overlap { first: Range<Pfn>, second: Range<Pfn> },
-    EmptySpan { zone_type: ZoneType },
+    DuplicateZone {
+        node: u16,
+        zone_type: ZoneType,
+    },
+    Overlap {
+        first: Range<Pfn>,
+        second: Range<Pfn>,
+    },
+    EmptySpan {
+        zone_type: ZoneType,
+    },
     /// ZONE_DEVICE memory is not managed by the page allocator.
     DeviceZone,
     /// A zone spans more frames than 32-bit links can address.
-    ZoneTooLarge { zone_type: ZoneType, spanned_pages: u64 },
+    ZoneTooLarge {
+        zone_type: ZoneType,
+        spanned_pages: u64,
+    },
     /// The nodes' CPUs do not add up to the platform's CPUs.
-    CpuMismatch { node_cpus: u32, platform_cpus: usize },
+    CpuMismatch {
+        node_cpus: u32,
+        platform_cpus: usize,
+    },
     Sizing(SizingError),
 }
 
@@ -54,7 +70,11 @@ impl fmt::Display for BuildError {
                 write!(f, "node {node} has two {} zones", zone_type.kernel_name())
             }
             BuildError::Overlap { first, second } => {
-                write!(f, "zones overlap: {:#x}..{:#x} and {:#x}..{:#x}", first.start, first.end, second.start, second.end)
+                write!(
+                    f,
+                    "zones overlap: {:#x}..{:#x} and {:#x}..{:#x}",
+                    first.start, first.end, second.start, second.end
+                )
             }
             BuildError::EmptySpan { zone_type } => write!(f, "{} zone spans no frames", zone_type.kernel_name()),
             BuildError::DeviceZone => write!(f, "the Device zone cannot be managed"),

@@ -29,23 +29,46 @@ impl fmt::Display for AllocError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FreeError {
     /// The block was allocated by another allocator instance.
-    ForeignBlock { pfn: Pfn },
-    OrderTooLarge { order: u8 },
+    ForeignBlock {
+        pfn: Pfn,
+    },
+    OrderTooLarge {
+        order: u8,
+    },
     /// pfn is not a multiple of 2^order.
-    Misaligned { pfn: Pfn, order: u8 },
+    Misaligned {
+        pfn: Pfn,
+        order: u8,
+    },
     /// pfn lies outside every zone of this allocator.
-    OutOfRange { pfn: Pfn },
+    OutOfRange {
+        pfn: Pfn,
+    },
     /// pfn is in a hole or in memory reserved at boot.
-    NotManaged { pfn: Pfn },
+    NotManaged {
+        pfn: Pfn,
+    },
     /// The block claims a zone that does not contain it.
-    WrongZone { pfn: Pfn, claimed_zone: u16, actual_zone: u16 },
+    WrongZone {
+        pfn: Pfn,
+        claimed_zone: u16,
+        actual_zone: u16,
+    },
     /// The block is already free (on a zone free list or a per-CPU list).
-    DoubleFree { pfn: Pfn },
+    DoubleFree {
+        pfn: Pfn,
+    },
     /// The frame is not the head of an allocated block: inside a larger block, or free as
     /// part of a merged block (a double free or a frame never allocated).
-    NotAllocated { pfn: Pfn },
+    NotAllocated {
+        pfn: Pfn,
+    },
     /// The block was allocated with another order.
-    WrongOrder { pfn: Pfn, allocated_order: u8, freed_order: u8 },
+    WrongOrder {
+        pfn: Pfn,
+        allocated_order: u8,
+        freed_order: u8,
+    },
 }
 
 impl fmt::Display for FreeError {
@@ -61,10 +84,9 @@ impl fmt::Display for FreeError {
             }
             FreeError::DoubleFree { pfn } => write!(f, "pfn {pfn:#x} is already free"),
             FreeError::NotAllocated { pfn } => write!(f, "pfn {pfn:#x} is not the head of an allocated block"),
-            FreeError::WrongOrder { pfn, allocated_order, freed_order } => write!(
-                f,
-                "pfn {pfn:#x} was allocated at order {allocated_order}, freed at order {freed_order}"
-            ),
+            FreeError::WrongOrder { pfn, allocated_order, freed_order } => {
+                write!(f, "pfn {pfn:#x} was allocated at order {allocated_order}, freed at order {freed_order}")
+            }
         }
     }
 }

@@ -88,3 +88,10 @@ impl ExtfragCounters {
         }
     }
 }
+
+/// Share one sink between the allocator and the code that reads it.
+impl<T: EventSink + ?Sized> EventSink for alloc::sync::Arc<T> {
+    fn extfrag(&self, event: &ExtfragEvent) {
+        (**self).extfrag(event)
+    }
+}

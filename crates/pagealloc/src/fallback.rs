@@ -19,6 +19,14 @@ pub(crate) struct FallbackEnv<'a> {
     pub sink: Option<&'a dyn EventSink>,
 }
 
+/// What the caller wants from a fallback.
+#[derive(Clone, Copy)]
+struct Want {
+    order: u8,
+    start_type: MigrateType,
+    flags: AllocFlags,
+}
+
 /// Which stage last succeeded, so a bulk refill skips stages that already failed
 /// (mirrors `enum rmqueue_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,11 +48,7 @@ fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool)
 
 /// First fallback type with a free block of exactly `order` (mirrors find_suitable_fallback()).
 fn suitable_fallback<P: Platform>(ctx: &BuddyCtx<'_, P>, order: u8, start_type: MigrateType) -> Option<MigrateType> {
-    start_type
-        .fallbacks()
-        .iter()
-        .copied()
-        .find(|fallback| ctx.area.nr_free[order as usize][fallback.index()] > 0)
+    start_type.fallbacks().iter().copied().find(|fallback| ctx.area.nr_free[order as usize][fallback.index()] > 0)
 }
 
 fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, event: ExtfragEvent) {
@@ -76,13 +80,10 @@ fn try_claim_block<P: Platform>(
     zone: &Zone<P>,
     ctx: &mut BuddyCtx<'_, P>,
     env: &FallbackEnv<'_>,
-    flags: AllocFlags,
-    pfn: Pfn,
-    current_order: u8,
-    order: u8,
-    start_type: MigrateType,
-    block_type: MigrateType,
+    want: Want,
+    (pfn, current_order, block_type): (Pfn, u8, MigrateType),
 ) -> Option<Pfn> {
+    let Want { order, start_type, flags } = want;
     if current_order >= PAGEBLOCK_ORDER {
         ctx.del_free(pfn, current_order, block_type);
         ctx.set_pageblock_range_type(pfn, current_order, start_type);
@@ -112,10 +113,9 @@ fn rmqueue_claim<P: Platform>(
     zone: &Zone<P>,
     ctx: &mut BuddyCtx<'_, P>,
     env: &FallbackEnv<'_>,
-    order: u8,
-    start_type: MigrateType,
-    flags: AllocFlags,
+    want: Want,
 ) -> Option<Pfn> {
+    let Want { order, start_type, flags } = want;
     let min_order = if order < PAGEBLOCK_ORDER && flags.nofragment { PAGEBLOCK_ORDER } else { order };
     for current_order in (min_order..=MAX_ORDER).rev() {
         if !should_try_claim(current_order, start_type, env.grouping_disabled) {
@@ -124,7 +124,7 @@ fn rmqueue_claim<P: Platform>(
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
-        if let Some(head) = try_claim_block(zone, ctx, env, flags, pfn, current_order, order, start_type, block_type) {
+        if let Some(head) = try_claim_block(zone, ctx, env, want, (pfn, current_order, block_type)) {
             emit(
                 zone,
                 env,
@@ -148,9 +148,9 @@ fn rmqueue_steal<P: Platform>(
     zone: &Zone<P>,
     ctx: &mut BuddyCtx<'_, P>,
     env: &FallbackEnv<'_>,
-    order: u8,
-    start_type: MigrateType,
+    want: Want,
 ) -> Option<Pfn> {
+    let Want { order, start_type, .. } = want;
     for current_order in order..=MAX_ORDER {
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
@@ -190,15 +190,16 @@ pub(crate) fn rmqueue<P: Platform>(
             return Some(pfn);
         }
     }
+    let want = Want { order, start_type, flags };
     if *mode == RmqueueMode::Normal {
-        if let Some(pfn) = rmqueue_claim(zone, ctx, env, order, start_type, flags) {
+        if let Some(pfn) = rmqueue_claim(zone, ctx, env, want) {
             // The claimed pageblock now serves this type natively.
             *mode = RmqueueMode::Normal;
             return Some(pfn);
         }
     }
     if !flags.nofragment {
-        if let Some(pfn) = rmqueue_steal(zone, ctx, env, order, start_type) {
+        if let Some(pfn) = rmqueue_steal(zone, ctx, env, want) {
             *mode = RmqueueMode::Steal;
             return Some(pfn);
         }

@@ -108,11 +108,7 @@ const _: () = assert!(MAX_ORDER as u32 <= FrameInfo::ORDER_MASK);
 
 impl Frame {
     pub(crate) const fn reserved() -> Frame {
-        Frame {
-            next: AtomicU32::new(NIL),
-            prev: AtomicU32::new(NIL),
-            info: AtomicU32::new(FrameInfo::RESERVED.0),
-        }
+        Frame { next: AtomicU32::new(NIL), prev: AtomicU32::new(NIL), info: AtomicU32::new(FrameInfo::RESERVED.0) }
     }
 
     #[inline]

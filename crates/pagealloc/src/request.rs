@@ -32,17 +32,13 @@ impl AllocRequest {
         node: None,
     };
     /// GFP_HIGHUSER_MOVABLE: user pages, movable, may use ZONE_MOVABLE.
-    pub const USER_MOVABLE: AllocRequest = AllocRequest {
-        highest_zone: ZoneType::Movable,
-        migratetype: MigrateType::Movable,
-        ..AllocRequest::KERNEL
-    };
+    pub const USER_MOVABLE: AllocRequest =
+        AllocRequest { highest_zone: ZoneType::Movable, migratetype: MigrateType::Movable, ..AllocRequest::KERNEL };
     /// GFP_KERNEL | __GFP_RECLAIMABLE: slab caches that can be shrunk.
     pub const RECLAIMABLE: AllocRequest =
         AllocRequest { migratetype: MigrateType::Reclaimable, ..AllocRequest::KERNEL };
     /// GFP_ATOMIC: cannot sleep, high priority, reaches into reserves.
-    pub const ATOMIC: AllocRequest =
-        AllocRequest { high_priority: true, may_reclaim: false, ..AllocRequest::KERNEL };
+    pub const ATOMIC: AllocRequest = AllocRequest { high_priority: true, may_reclaim: false, ..AllocRequest::KERNEL };
     /// GFP_NOWAIT: cannot sleep, no reserve access beyond the non-blocking allowance.
     pub const NOWAIT: AllocRequest = AllocRequest { may_reclaim: false, ..AllocRequest::KERNEL };
     /// GFP_DMA32: below 4 GiB.

@@ -115,13 +115,8 @@ pub enum ZoneType {
 pub const MAX_NR_ZONES: usize = 5;
 
 impl ZoneType {
-    pub const ALL: [ZoneType; MAX_NR_ZONES] = [
-        ZoneType::Dma,
-        ZoneType::Dma32,
-        ZoneType::Normal,
-        ZoneType::Movable,
-        ZoneType::Device,
-    ];
+    pub const ALL: [ZoneType; MAX_NR_ZONES] =
+        [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::Movable, ZoneType::Device];
 
     #[inline]
     pub const fn index(self) -> usize {
@@ -152,9 +147,7 @@ impl ZoneType {
 
     /// Parses a kernel zone name (case-insensitive).
     pub fn parse(name: &str) -> Option<ZoneType> {
-        ZoneType::ALL
-            .into_iter()
-            .find(|zone_type| zone_type.kernel_name().eq_ignore_ascii_case(name))
+        ZoneType::ALL.into_iter().find(|zone_type| zone_type.kernel_name().eq_ignore_ascii_case(name))
     }
 
     /// Lowmem zones count toward min_free_kbytes sharing (not Movable, not Device; x86-64 has no HighMem).

@@ -4,7 +4,7 @@ use core::sync::atomic::Ordering::Relaxed;
 
 use crate::platform::Platform;
 use crate::request::{AllocFlags, WatermarkLevel};
-use crate::types::{NR_ORDERS, NR_PCP_TYPES, ZoneType};
+use crate::types::{ZoneType, NR_ORDERS, NR_PCP_TYPES};
 use crate::zone::Zone;
 
 /// The boosted watermark an attempt with `level` must pass.

@@ -6,15 +6,15 @@
 //! Every hook has an empty `#[inline(always)]` default, so on real hardware they compile to
 //! nothing.
 
-mod ticket_lock;
-mod test_platform;
 #[cfg(feature = "std")]
 mod std_platform;
+mod test_platform;
+mod ticket_lock;
 
-pub use test_platform::TestPlatform;
-pub use ticket_lock::TicketLock;
 #[cfg(feature = "std")]
 pub use std_platform::StdPlatform;
+pub use test_platform::TestPlatform;
+pub use ticket_lock::TicketLock;
 
 use crate::types::Pfn;
 

@@ -17,7 +17,7 @@ impl TicketLock {
         while self.now_serving.load(Ordering::Acquire) != ticket {
             core::hint::spin_loop();
             spins = spins.wrapping_add(1);
-            if spins % Self::SPINS_BEFORE_YIELD == 0 {
+            if spins.is_multiple_of(Self::SPINS_BEFORE_YIELD) {
                 #[cfg(feature = "std")]
                 std::thread::yield_now();
             }
@@ -30,10 +30,7 @@ impl TicketLock {
 // exists at a time. Acquire on entry pairs with Release on exit, ordering the critical sections.
 unsafe impl lock_api::RawMutex for TicketLock {
     #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: TicketLock = TicketLock {
-        next_ticket: AtomicU32::new(0),
-        now_serving: AtomicU32::new(0),
-    };
+    const INIT: TicketLock = TicketLock { next_ticket: AtomicU32::new(0), now_serving: AtomicU32::new(0) };
 
     type GuardMarker = lock_api::GuardSend;
 

@@ -6,9 +6,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::{
-    lowmem_reserves, min_free_kbytes_for_lowmem, normal_stat_threshold, pcp_high_bounds,
-    pressure_stat_threshold, thp_recommended_min_free_kbytes, zone_watermarks, LinuxVersion,
-    PcpBounds, Tunables, Watermarks,
+    lowmem_reserves, min_free_kbytes_for_lowmem, normal_stat_threshold, pcp_high_bounds, pressure_stat_threshold,
+    thp_recommended_min_free_kbytes, zone_watermarks, LinuxVersion, PcpBounds, Tunables, Watermarks,
 };
 use crate::types::{ZoneType, MAX_NR_ZONES};
 
@@ -43,7 +42,9 @@ pub enum SizingError {
     NoNodes,
     NoCpus,
     /// ZONE_DEVICE memory is never managed by the page allocator.
-    DeviceZoneManaged { node: usize },
+    DeviceZoneManaged {
+        node: usize,
+    },
     /// percpu_pagelist_high_fraction must be 0 or >= 8.
     HighFractionRejected(u32),
 }
@@ -118,9 +119,8 @@ impl MachineSizing {
             zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
         };
         let boot_pages = |node: usize, zone_type: ZoneType| spec.nodes[node].boot_managed_pages[zone_type.index()];
-        let all_zones = || {
-            (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)))
-        };
+        let all_zones =
+            || (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)));
         let lowmem_managed_pages: u64 =
             all_zones().filter(|&(_, zone_type)| shares_min_free(zone_type)).map(|(n, z)| boot_pages(n, z)).sum();
         let watermarks_for = |min_free_kbytes: u64| -> Vec<Watermarks> {
@@ -176,7 +176,8 @@ impl MachineSizing {
             for zone_type in ZoneType::ALL {
                 let boot_managed = node.boot_managed_pages[zone_type.index()];
                 let zone_watermarks = watermarks[node_index * MAX_NR_ZONES + zone_type.index()];
-                let mut pcp = pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
+                let mut pcp =
+                    pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
                 if !kernel.pcp_high_autotuned() {
                     // One static high: the low-watermark (or fraction) share.
                     pcp.high_max_pages = pcp.high_min_pages;

@@ -16,10 +16,7 @@ pub fn min_free_kbytes_for_lowmem(lowmem_free_buffer_pages: u64) -> u64 {
 /// The khugepaged recommendation: per populated lowmem zone, 2 free pageblocks plus
 /// MIGRATE_PCPTYPES^2 pageblocks for fallbacks, capped at 5% of `nr_free_buffer_pages()`
 /// (which by then excludes the high watermarks). Mirrors set_recommended_min_free_kbytes().
-pub fn thp_recommended_min_free_kbytes(
-    populated_lowmem_zones: u64,
-    lowmem_free_buffer_pages: u64,
-) -> u64 {
+pub fn thp_recommended_min_free_kbytes(populated_lowmem_zones: u64, lowmem_free_buffer_pages: u64) -> u64 {
     let per_zone_blocks = 2 + (NR_PCP_TYPES * NR_PCP_TYPES) as u64;
     let recommended_pages = PAGEBLOCK_PAGES * populated_lowmem_zones * per_zone_blocks;
     recommended_pages.min(lowmem_free_buffer_pages / 20) << (PAGE_SHIFT - 10)

@@ -79,7 +79,8 @@ mod tests {
         assert_eq!(fls(1), 1);
         assert_eq!(fls(0x80), 8);
         assert_eq!(mult_frac(1_000_003, 10, 10_000), 1_000);
-        assert_eq!(mult_frac(u64::MAX / 2, 10, 10_000), u64::MAX / 2 / 10_000 * 10 + 7);
+        let big = u64::MAX / 2;
+        assert_eq!(mult_frac(big, 10, 10_000) as u128, big as u128 * 10 / 10_000);
         assert_eq!(rounddown_pow_of_two(96), 64);
         assert_eq!(rounddown_pow_of_two(1), 1);
     }

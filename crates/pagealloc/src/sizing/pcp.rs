@@ -45,9 +45,8 @@ pub fn pcp_high_bounds(
     online_cpus: u32,
 ) -> PcpBounds {
     let batch_pages = zone_batch_pages(managed_pages);
-    let high = |fraction| {
-        zone_high_pages(low_watermark_pages, managed_pages, batch_pages, node_cpus, online_cpus, fraction)
-    };
+    let high =
+        |fraction| zone_high_pages(low_watermark_pages, managed_pages, batch_pages, node_cpus, online_cpus, fraction);
     let (high_min_pages, high_max_pages) = match tunables.percpu_pagelist_high_fraction {
         0 => (high(0), high(Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION)),
         fraction => (high(fraction), high(fraction)),
@@ -63,7 +62,8 @@ mod tests {
     fn batch_is_63_above_about_a_gibibyte() {
         assert_eq!(zone_batch_pages(16 << 20), 63);
         assert_eq!(zone_batch_pages(1 << 18), 63);
-        assert_eq!(zone_batch_pages(3_977), 0u64.max(1)); // DMA: 3977>>12 = 0 -> 1 -> 0 -> 1
+        // DMA: 3977 >> 12 = 0, clamped to 1, 2^0 - 1 = 0, at least 1.
+        assert_eq!(zone_batch_pages(3_977), 1);
         assert_eq!(zone_batch_pages(8 << 12), 7); // 8 -> 12 -> 8 - 1
         assert_eq!(zone_batch_pages(2 << 12), 1); // 2 -> 3 -> 2 - 1
     }

@@ -62,7 +62,8 @@ mod tests {
         assert_eq!(marks, Watermarks { min_pages: 32, low_pages: 32, high_pages: 32, promo_pages: 32 });
         let marks = zone_watermarks(45_056, ZoneType::Movable, 1 << 20, 4 << 20, 10, false);
         assert_eq!(marks.min_pages, 128);
-        assert_eq!(marks.low_pages - marks.min_pages, ((11_264u64 * (1 << 20) / (4 << 20)) >> 2).max(1048));
+        // share 2816 pages, spacing max(2816 / 4, 1 Mi * 10 / 10000) = max(704, 1048).
+        assert_eq!(marks.low_pages - marks.min_pages, 1048);
         let old = zone_watermarks(45_056, ZoneType::Movable, 1 << 20, 4 << 20, 10, true);
         assert_eq!(old.min_pages, 11_264u64 * (1 << 20) / (4 << 20));
     }

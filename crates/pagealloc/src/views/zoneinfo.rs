@@ -43,8 +43,9 @@ pub struct ZoneinfoZone {
 }
 
 impl ZoneinfoZone {
-    /// Zones of a described machine at rest: nothing allocated, every pageset empty with
-    /// high at high_min (where an idle CPU's decays to). Spans and start pfns are not part
+    /// Zones of a described machine at rest: nothing allocated, every pageset empty. An idle
+    /// CPU's high decays to high_min (6.7+), except in DMA, which CPUs normally never touch,
+    /// so its high stays at the boot value 0. Spans and start pfns are not part
     /// of a description: spanned = present = managed, and zones are laid out back to back
     /// from their conventional bases (DMA at pfn 1, DMA32 at 16 MiB, Normal at 4 GiB).
     pub fn from_sizing(sizing: &MachineSizing) -> Vec<ZoneinfoZone> {
@@ -62,11 +63,17 @@ impl ZoneinfoZone {
                 if zone.managed_pages > 0 {
                     next_free_pfn = start_pfn + zone.managed_pages;
                 }
+                let idle_high_pages =
+                    if zone.zone_type == ZoneType::Dma && zone.pcp.high_min_pages != zone.pcp.high_max_pages {
+                        0
+                    } else {
+                        zone.pcp.high_min_pages
+                    };
                 let pagesets = (0..sizing.online_cpus as usize)
                     .map(|cpu| PagesetLine {
                         cpu,
                         count_pages: 0,
-                        high_pages: zone.pcp.high_min_pages,
+                        high_pages: idle_high_pages,
                         batch_pages: zone.pcp.batch_pages,
                         high_min_pages: zone.pcp.high_min_pages,
                         high_max_pages: zone.pcp.high_max_pages,
@@ -95,7 +102,8 @@ impl ZoneinfoZone {
     pub fn from_allocator<P: Platform>(allocator: &PageAllocator<P>) -> Vec<ZoneinfoZone> {
         let mut zones = Self::from_sizing(allocator.sizing());
         for zone in allocator.zones() {
-            let Some(row) = zones.iter_mut().find(|r| r.node == zone.node() as usize && r.zone_type == zone.zone_type())
+            let Some(row) =
+                zones.iter_mut().find(|r| r.node == zone.node() as usize && r.zone_type == zone.zone_type())
             else {
                 continue;
             };
@@ -158,4 +166,112 @@ pub fn write_zoneinfo(out: &mut impl Write, zones: &[ZoneinfoZone], version: Lin
         writeln!(out)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{MachineSpec, NodeSpec, Tunables};
+    use alloc::string::String;
+    use alloc::vec;
+
+    fn sizing() -> MachineSizing {
+        let spec = MachineSpec {
+            nodes: vec![NodeSpec::new(1, [0, 262_144, 0, 0, 0])],
+            tunables: Tunables::default(),
+            kernel: LinuxVersion::MAINLINE,
+        };
+        MachineSizing::derive(&spec).unwrap()
+    }
+
+    #[test]
+    fn mainline_layout_is_exact() {
+        let mut text = String::new();
+        write_zoneinfo(&mut text, &ZoneinfoZone::from_sizing(&sizing()), LinuxVersion::MAINLINE).unwrap();
+        // 1 GiB DMA32 alone: min_free_kbytes = sqrt(16 * 1 GiB / 1 KiB) = 4096 -> min 1024,
+        // spacing max(256, 262) = 262; batch 63; high_min = low = 1286 (one CPU); high_max =
+        // 262144 / 8 = 32768; threshold 2 * fls(1) * (1 + fls(8)) = 10.
+        let expected = "\
+Node 0, zone      DMA
+  pages free     0
+        boost    0
+        min      0
+        low      0
+        high     0
+        promo    0
+        spanned  0
+        present  0
+        managed  0
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+Node 0, zone    DMA32
+  pages free     262144
+        boost    0
+        min      1024
+        low      1286
+        high     1548
+        promo    1810
+        spanned  262144
+        present  262144
+        managed  262144
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+  pagesets
+    cpu: 0
+              count:    0
+              high:     1286
+              batch:    63
+              high_min: 1286
+              high_max: 32768
+  vm stats threshold: 10
+  node_unreclaimable:  0
+  start_pfn:           4096
+Node 0, zone   Normal
+  pages free     0
+        boost    0
+        min      0
+        low      0
+        high     0
+        promo    0
+        spanned  0
+        present  0
+        managed  0
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+Node 0, zone  Movable
+  pages free     0
+        boost    0
+        min      32
+        low      32
+        high     32
+        promo    32
+        spanned  0
+        present  0
+        managed  0
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+Node 0, zone   Device
+  pages free     0
+        boost    0
+        min      0
+        low      0
+        high     0
+        promo    0
+        spanned  0
+        present  0
+        managed  0
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn pre_6_13_layout_has_narrow_pagesets_and_no_promo_before_6_12() {
+        let mut text = String::new();
+        write_zoneinfo(&mut text, &ZoneinfoZone::from_sizing(&sizing()), LinuxVersion::new(6, 8)).unwrap();
+        assert!(!text.contains("promo"));
+        assert!(text.contains("\n              count: 0\n              high:  1286\n              batch: 63\n"));
+        assert!(!text.contains("high_min"));
+    }
 }

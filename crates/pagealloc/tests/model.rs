@@ -1,0 +1,136 @@
+//! Property test: random alloc/free sequences of mixed orders, migratetypes and request
+//! kinds, against a reference model (a frame ownership map). After every step: the
+//! invariant checker passes, no frame is handed out twice, blocks respect their request's
+//! zone limit, and free + allocated == managed.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use pagealloc::types::MAX_ORDER;
+use pagealloc::{AllocRequest, Block, FreeError, ZoneType};
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Alloc { order: u8, request: usize },
+    Free { pick: usize },
+    DoubleFree { pick: usize },
+}
+
+const REQUESTS: [AllocRequest; 6] = [
+    AllocRequest::KERNEL,
+    AllocRequest::USER_MOVABLE,
+    AllocRequest::RECLAIMABLE,
+    AllocRequest::ATOMIC,
+    AllocRequest::DMA32,
+    AllocRequest::DMA,
+];
+
+fn op() -> impl Strategy<Value = Op> {
+    let order = prop_oneof![6 => 0u8..=3, 3 => 4u8..=MAX_ORDER];
+    prop_oneof![
+        5 => (order, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
+        4 => any::<usize>().prop_map(|pick| Op::Free { pick }),
+        1 => any::<usize>().prop_map(|pick| Op::DoubleFree { pick }),
+    ]
+}
+
+/// Reference model: which frames each live block owns.
+#[derive(Default)]
+struct Model {
+    /// Block head pfn -> order, for live blocks.
+    live: BTreeMap<u64, u8>,
+    /// Freed (pfn, order) pairs not reallocated since, for double-free attempts.
+    freed: Vec<(u64, u8)>,
+}
+
+impl Model {
+    fn overlaps(&self, pfn: u64, order: u8) -> bool {
+        let end = pfn + (1 << order);
+        self.live.range(..end).next_back().is_some_and(|(&start, &o)| start + (1 << o) > pfn)
+    }
+
+    fn allocated_pages(&self) -> u64 {
+        self.live.values().map(|&o| 1u64 << o).sum()
+    }
+}
+
+fn run(ops: Vec<Op>, total_mib: u64) -> Result<(), TestCaseError> {
+    let allocator = pc(total_mib);
+    let initial = buddyinfo(&allocator);
+    let managed = allocator.managed_pages();
+    let mut model = Model::default();
+    let mut blocks: Vec<Block> = Vec::new();
+    for op in ops {
+        match op {
+            Op::Alloc { order, request } => {
+                let request = REQUESTS[request];
+                if let Ok(block) = allocator.alloc_pages(order, request) {
+                    prop_assert!(!model.overlaps(block.pfn(), order), "frame handed out twice: {block:?}");
+                    prop_assert_eq!(block.pfn() % block.pages(), 0);
+                    let zone = allocator.zone_of_pfn(block.pfn()).unwrap();
+                    prop_assert!(zone.zone_type() <= request.highest_zone);
+                    model.live.insert(block.pfn(), order);
+                    model.freed.retain(|&(pfn, o)| pfn + (1 << o) <= block.pfn() || block.pfn() + block.pages() <= pfn);
+                    blocks.push(block);
+                }
+            }
+            Op::Free { pick } if !blocks.is_empty() => {
+                let block = blocks.swap_remove(pick % blocks.len());
+                let (pfn, order) = (block.pfn(), block.order());
+                allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;
+                model.live.remove(&pfn);
+                model.freed.push((pfn, order));
+            }
+            Op::DoubleFree { pick } if !model.freed.is_empty() => {
+                let (pfn, order) = model.freed[pick % model.freed.len()];
+                let error = allocator.free_pfn(pfn, order).expect_err("double free must fail");
+                prop_assert!(
+                    matches!(error, FreeError::DoubleFree { .. } | FreeError::NotAllocated { .. }),
+                    "{error:?}"
+                );
+            }
+            _ => {}
+        }
+        let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert_eq!(census.allocated_pages, model.allocated_pages());
+        prop_assert_eq!(census.free_pages + census.allocated_pages + census.pcp_pages, managed);
+    }
+    for block in blocks {
+        allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    }
+    let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(census.free_pages, managed);
+    if allocator.zones().iter().all(|z| z.reserved_highatomic_pages() == 0) {
+        prop_assert_eq!(buddyinfo(&allocator), initial, "everything merges back");
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_sequences_keep_every_invariant(ops in proptest::collection::vec(op(), 1..300)) {
+        run(ops, 32)?;
+    }
+
+    #[test]
+    fn random_sequences_near_exhaustion(ops in proptest::collection::vec(
+        prop_oneof![8 => (0u8..=2, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
+                    2 => any::<usize>().prop_map(|pick| Op::Free { pick })],
+        1000..2500)) {
+        // 8 MiB: 2048 frames, exhausted within the sequence.
+        run(ops, 8)?;
+    }
+}
+
+#[test]
+fn single_zone_kinds_build() {
+    for zone_type in [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::Movable] {
+        let allocator = single_zone(zone_type, 4096);
+        assert_eq!(allocator.check_invariants().unwrap().free_pages, 4096);
+    }
+}
