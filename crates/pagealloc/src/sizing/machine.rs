@@ -242,6 +242,22 @@ mod tests {
         assert_eq!(MachineSizing::derive(&spec).unwrap().min_free_kbytes, 67_584);
     }
 
+    /// A public /proc/zoneinfo sample (one node, THP on): min_free_kbytes 67584, DMA min 8,
+    /// protection rows as printed.
+    #[test]
+    fn matches_a_published_zoneinfo_sample() {
+        let mut spec = one_node(8, 3_973, 464_142, 7_726_451);
+        spec.tunables.thp = true;
+        let sizing = MachineSizing::derive(&spec).unwrap();
+        assert_eq!(sizing.min_free_kbytes, 67_584);
+        assert_eq!(sizing.zone(0, ZoneType::Dma).unwrap().watermarks.min_pages, 8);
+        assert_eq!(sizing.zone(0, ZoneType::Dma).unwrap().lowmem_reserve, [0, 1_813, 31_994, 31_994, 31_994]);
+        assert_eq!(sizing.zone(0, ZoneType::Dma32).unwrap().lowmem_reserve, [0, 0, 30_181, 30_181, 30_181]);
+        spec.kernel = LinuxVersion::new(6, 11);
+        let sizing = MachineSizing::derive(&spec).unwrap();
+        assert_eq!(sizing.zone(0, ZoneType::Dma).unwrap().lowmem_reserve, [0, 1_813, 31_994, 0, 0]);
+    }
+
     #[test]
     fn boot_managed_pages_size_watermarks_final_ones_are_printed() {
         let mut spec = one_node(4, 3_977, 765_000, 7_400_000);
