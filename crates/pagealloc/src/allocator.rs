@@ -13,7 +13,9 @@ use crate::events::{EventSink, ExtfragStats};
 use crate::fallback::{self, FallbackEnv, RmqueueMode};
 use crate::frame::{FrameInfo, FrameState};
 use crate::highatomic;
+use crate::pcp::{self, DrainCause, PcpCounters, PcpSlot, PerCpuPages};
 use crate::platform::Platform;
+use crate::policy::Policy;
 use crate::request::{AllocFlags, AllocRequest};
 use crate::sizing::{MachineSizing, Tunables};
 use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
@@ -49,6 +51,7 @@ pub struct PageAllocator<P: Platform> {
     cpu_node: Box<[u16]>,
     sizing: MachineSizing,
     tunables: Tunables,
+    policy: Policy,
     /// Mobility grouping off (tiny machine): every request is treated as unmovable.
     grouping_disabled: bool,
     sink: Option<Box<dyn EventSink>>,
@@ -73,6 +76,7 @@ impl<P: Platform> PageAllocator<P> {
             let managed_ranges = builder.managed_ranges(&layout.span);
             zone.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
             seed_free_memory(&zone, &platform, &managed_ranges);
+            zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus());
             zones.push(zone);
         }
 
@@ -97,6 +101,7 @@ impl<P: Platform> PageAllocator<P> {
             cpu_node: cpu_node.into_boxed_slice(),
             sizing,
             tunables: builder.tunables,
+            policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
             sink: builder.sink,
         })
@@ -124,6 +129,10 @@ impl<P: Platform> PageAllocator<P> {
 
     pub fn tunables(&self) -> &Tunables {
         &self.tunables
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 
     pub fn grouping_disabled(&self) -> bool {
@@ -166,6 +175,9 @@ impl<P: Platform> PageAllocator<P> {
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
         if order > MAX_ORDER {
             return Err(AllocError::OrderTooLarge { order });
+        }
+        if !request.migratetype.is_mergeable() {
+            return Err(AllocError::UnsupportedMigratetype { migratetype: request.migratetype });
         }
         let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
         let node = request
@@ -237,11 +249,10 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                let mark = mark_pages(zone, flags.watermark);
-                if !watermark_fast(zone, order, mark, highest_zone, flags) {
+                if !self.zone_has_room(zone, order, highest_zone, flags) {
                     continue;
                 }
-                if let Some(pfn) = self.rmqueue_buddy(zone, order, migratetype, flags) {
+                if let Some(pfn) = self.rmqueue(zone, order, migratetype, flags) {
                     if flags.highatomic {
                         highatomic::reserve_pageblock(zone, &self.platform, pfn, order);
                     }
@@ -254,6 +265,60 @@ impl<P: Platform> PageAllocator<P> {
             flags.nofragment = false;
         }
         None
+    }
+
+    /// The watermark test of the zonelist walk. With BELOW_HIGH tracking on, a zone passing
+    /// its high watermark is taken at once, and one failing it is flagged BELOW_HIGH (done
+    /// here rather than on the hotter free path).
+    #[inline]
+    fn zone_has_room(&self, zone: &Zone<P>, order: u8, highest_zone: ZoneType, flags: AllocFlags) -> bool {
+        if self.policy.pcp.below_high && zone.flags() & zone_flags::BELOW_HIGH == 0 {
+            let high = mark_pages(zone, crate::request::WatermarkLevel::High);
+            if watermark_fast(zone, order, high, highest_zone, flags) {
+                return true;
+            }
+            zone.set_flag(zone_flags::BELOW_HIGH);
+        }
+        watermark_fast(zone, order, mark_pages(zone, flags.watermark), highest_zone, flags)
+    }
+
+    /// Takes one block: from this CPU's pageset when the order is cached there, else from
+    /// the buddy (mirrors rmqueue()).
+    #[inline]
+    fn rmqueue(&self, zone: &Zone<P>, order: u8, migratetype: MigrateType, flags: AllocFlags) -> Option<Pfn> {
+        if self.policy.pcp.caches_order(order) {
+            let call = self.pcp_call(zone);
+            let pfn = pcp::pcp_alloc(&call, &self.fallback_env(), pcp::BlockRequest { order, migratetype, flags });
+            if let Some(pfn) = pfn {
+                self.after_zone_take(zone, flags);
+                return Some(pfn);
+            }
+        }
+        self.rmqueue_buddy(zone, order, migratetype, flags)
+    }
+
+    /// The calling CPU's pageset of `zone`.
+    #[inline]
+    fn pcp_call<'a>(&'a self, zone: &'a Zone<P>) -> pcp::PcpCall<'a, P> {
+        let cpu = self.platform.current_cpu();
+        pcp::PcpCall {
+            zone,
+            platform: &self.platform,
+            policy: &self.policy.pcp,
+            cpu,
+            remote: self.node_of_cpu(cpu) != zone.node,
+        }
+    }
+
+    /// A fallback may have boosted the watermark: wake kswapd outside the zone lock.
+    #[inline]
+    fn after_zone_take(&self, zone: &Zone<P>, flags: AllocFlags) {
+        if flags.kswapd
+            && zone.flags() & zone_flags::BOOSTED_WATERMARK != 0
+            && zone.clear_flag(zone_flags::BOOSTED_WATERMARK)
+        {
+            self.wake_kswapd(zone.node);
+        }
     }
 
     /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
@@ -277,11 +342,10 @@ impl<P: Platform> PageAllocator<P> {
             }
             let pfn = pfn?;
             zone.mem.frame(pfn).set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
+            ctx.area.counters.alloc_zone_pages += 1 << order;
             pfn
         };
-        if flags.kswapd && zone.clear_flag(zone_flags::BOOSTED_WATERMARK) {
-            self.wake_kswapd(zone.node);
-        }
+        self.after_zone_take(zone, flags);
         Some(pfn)
     }
 
@@ -362,13 +426,161 @@ impl<P: Platform> PageAllocator<P> {
                 Err(actual) => info = actual,
             }
         }
+        if self.policy.pcp.caches_order(order) && pcp::pcp_free(&self.pcp_call(zone), pfn, order) {
+            return Ok(());
+        }
         let mut area = zone.free.lock(&self.platform);
         // Read under the lock: a concurrent claim may be re-typing this pageblock.
         let migratetype = zone.mem.pageblock_type(pfn);
         let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
         ctx.free_one(pfn, order, migratetype);
+        ctx.area.counters.freed_to_zone_pages += 1 << order;
         Ok(())
     }
+
+    /// Empties `cpu`'s pagesets in every zone; returns pages drained.
+    fn drain_cpu_pagesets(&self, cpu: usize, cause: DrainCause) -> u64 {
+        self.zones
+            .iter()
+            .filter_map(|zone| zone.pcp.get(cpu).map(|slot| (zone, slot)))
+            .map(|(zone, slot)| pcp::drain_pcp(zone, &self.platform, slot, &self.policy.pcp, cause) as u64)
+            .sum()
+    }
+
+    /// Drains the calling CPU's pagesets (mirrors drain_local_pages()).
+    pub fn drain_local(&self) -> u64 {
+        self.drain_cpu_pagesets(self.platform.current_cpu(), DrainCause::Explicit)
+    }
+
+    /// Drains every CPU's pagesets that hold pages (mirrors drain_all_pages()).
+    pub fn drain_all(&self) -> u64 {
+        (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum()
+    }
+
+    /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
+    pub fn cpu_offline(&self, cpu: usize) -> u64 {
+        self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)
+    }
+
+    /// The periodic vmstat work of `cpu` (every second in Linux): decay auto-tuned high
+    /// and drain the excess; drain remote-node pagesets idle for 3 ticks. Returns pages
+    /// drained. Call it from a timer, a background thread, or the simulator's clock.
+    pub fn vmstat_tick(&self, cpu: usize) -> u64 {
+        let policy = &self.policy.pcp;
+        let cpu_node = self.node_of_cpu(cpu);
+        let mut drained = 0u64;
+        for zone in self.zones.iter() {
+            let Some(slot) = zone.pcp.get(cpu) else { continue };
+            let mut pageset = slot.pageset.lock(&self.platform);
+            let excess = pcp::decay_high(&mut pageset, policy);
+            if excess > 0 {
+                let chunk = if policy.drain.chunked { pageset.batch.max(1) } else { excess };
+                let mut left = excess;
+                while left > 0 {
+                    let freed = pcp::free_pcppages_bulk(
+                        zone,
+                        &self.platform,
+                        &mut pageset,
+                        left.min(chunk),
+                        0,
+                        policy,
+                        DrainCause::Decay,
+                    );
+                    drained += freed as u64;
+                    if freed == 0 {
+                        break;
+                    }
+                    left = left.saturating_sub(freed);
+                }
+            }
+            if zone.node == cpu_node || pageset.expire == 0 || pageset.count == 0 {
+                pageset.expire = 0;
+                continue;
+            }
+            pageset.expire -= 1;
+            if pageset.expire == 0 {
+                let batch = pageset.batch;
+                drained += pcp::free_pcppages_bulk(
+                    zone,
+                    &self.platform,
+                    &mut pageset,
+                    batch,
+                    0,
+                    policy,
+                    DrainCause::RemoteExpire,
+                ) as u64;
+            }
+        }
+        drained
+    }
+
+    /// Pages held in pagesets now, over all zones and CPUs.
+    pub fn pcp_pages(&self) -> u64 {
+        self.zones
+            .iter()
+            .flat_map(|zone| zone.pcp.iter())
+            .map(|slot| slot.inspect(&self.platform, |p| p.count_pages() as u64))
+            .sum()
+    }
+
+    /// Pageset counters summed over all zones and CPUs.
+    pub fn pcp_counters(&self) -> PcpCounters {
+        let mut total = PcpCounters::default();
+        for slot in self.zones.iter().flat_map(|zone| zone.pcp.iter()) {
+            let c = slot.inspect(&self.platform, |p| p.counters());
+            total.alloc_hits += c.alloc_hits;
+            total.refills += c.refills;
+            total.refill_pages += c.refill_pages;
+            total.free_high_events += c.free_high_events;
+            for (sum, pages) in total.drained_pages.iter_mut().zip(c.drained_pages) {
+                *sum += pages;
+            }
+            total.peak_pages += c.peak_pages;
+        }
+        total
+    }
+
+    /// Zone-lock counters summed over zones.
+    pub fn zone_counters(&self) -> crate::free_area::ZoneCounters {
+        let mut total = crate::free_area::ZoneCounters::default();
+        for zone in self.zones.iter() {
+            let c = zone.with_free_area(&self.platform, |area| area.counters());
+            total.alloc_zone_pages += c.alloc_zone_pages;
+            total.freed_to_zone_pages += c.freed_to_zone_pages;
+        }
+        total
+    }
+
+    /// Zone-lock statistics summed over zones.
+    pub fn zone_lock_stats(&self) -> crate::sync::LockStats {
+        self.zones.iter().map(|zone| zone.free.stats()).fold(crate::sync::LockStats::default(), |a, b| {
+            crate::sync::LockStats {
+                acquisitions: a.acquisitions + b.acquisitions,
+                contended: a.contended + b.contended,
+                wait_ns: a.wait_ns + b.wait_ns,
+            }
+        })
+    }
+}
+
+/// One pageset per CPU with the zone's batch and high bounds (policy overrides applied).
+/// Before auto-tuning, high is fixed at the low-watermark share (high_min).
+fn build_pagesets<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, nr_cpus: usize) -> Box<[PcpSlot<P>]> {
+    let policy = &builder.policy.pcp;
+    if !policy.enabled || !zone.is_populated() {
+        return Box::new([]);
+    }
+    let bounds = zone.params.pcp;
+    let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
+    let (high_min, high_max) = match policy.high_override {
+        Some(high) => (high, high),
+        None if policy.autotune_high => (bounds.high_min_pages as u32, bounds.high_max_pages as u32),
+        None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
+    };
+    let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
+    (0..nr_cpus)
+        .map(|cpu| PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch)))
+        .collect()
 }
 
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.

@@ -7,6 +7,7 @@ use core::fmt;
 use core::ops::Range;
 
 use crate::events::EventSink;
+use crate::policy::Policy;
 use crate::sizing::{LinuxVersion, MachineSizing, MachineSpec, NodeSpec, SizingError, Tunables};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
 
@@ -25,6 +26,29 @@ pub struct AllocatorBuilder {
     pub(crate) reserved: Vec<Range<Pfn>>,
     pub(crate) tunables: Tunables,
     pub(crate) sink: Option<Box<dyn EventSink>>,
+    pub(crate) policy: Policy,
+    pub(crate) llc: Option<LastLevelCache>,
+}
+
+/// The last-level cache as the PCP sees it (mirrors the per-CPU data cache slice of
+/// drivers/base/cacheinfo.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastLevelCache {
+    pub size_bytes: u64,
+    /// CPUs sharing one instance.
+    pub shared_by_cpus: u32,
+}
+
+impl LastLevelCache {
+    /// Each CPU's share.
+    pub fn slice_bytes(&self) -> u64 {
+        self.size_bytes / self.shared_by_cpus.max(1) as u64
+    }
+
+    /// A slice larger than 3 batches lets a pageset cache a batch before a free_high drain.
+    pub fn slice_holds_batches(&self, batch_pages: u64) -> bool {
+        (self.slice_bytes() >> crate::types::PAGE_SHIFT) > 3 * batch_pages
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +131,8 @@ impl AllocatorBuilder {
             reserved: Vec::new(),
             tunables: Tunables::default(),
             sink: None,
+            policy: Policy::default(),
+            llc: None,
         }
     }
 
@@ -137,6 +163,18 @@ impl AllocatorBuilder {
 
     pub fn tunables(mut self, tunables: Tunables) -> Self {
         self.tunables = tunables;
+        self
+    }
+
+    /// Behaviour switches (see `presets`); mainline by default.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The last-level cache, for the free_high batch decision.
+    pub fn last_level_cache(mut self, llc: LastLevelCache) -> Self {
+        self.llc = Some(llc);
         self
     }
 

@@ -11,6 +11,7 @@ use core::sync::atomic::Ordering::Relaxed;
 use crate::allocator::PageAllocator;
 use crate::frame::FrameState;
 use crate::free_area::FreeArea;
+use crate::pcp::{pindex, pindex_order, PerCpuPages, NR_PCP_LISTS};
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_MIGRATETYPES, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
@@ -141,6 +142,38 @@ impl<P: Platform> ZoneChecker<'_, P> {
         Ok(free_pages)
     }
 
+    /// Every pageset list holds PCP heads of its order and type, on no other list; counts
+    /// match; high lies within its bounds.
+    fn check_pageset(&mut self, cpu: usize, pcp: &PerCpuPages, thp_lists: u8) -> Result<u64, InvariantViolation> {
+        let mem = &self.zone.mem;
+        let mut pages = 0u64;
+        for list_index in 0..NR_PCP_LISTS {
+            let order = pindex_order(list_index);
+            for index in pcp.lists[list_index].iter(&mem.frames, mem.frames.len()) {
+                let pfn = mem.pfn(index);
+                let info = mem.frames[index as usize].info();
+                let expected_list = pindex(order, info.migratetype(), thp_lists.max(1));
+                if info.state() != FrameState::PcpHead || info.order() != order || expected_list != list_index {
+                    return self.fail(Some(pfn), alloc::format!("cpu {cpu} pageset list {list_index} holds {info:?}"));
+                }
+                if !self.mark_listed(index) {
+                    return self.fail(Some(pfn), alloc::format!("cpu {cpu}: on a pageset list and another list"));
+                }
+                pages += 1 << order;
+            }
+        }
+        if pages != pcp.count as u64 {
+            return self.fail(None, alloc::format!("cpu {cpu}: pageset lists hold {pages} pages, count {}", pcp.count));
+        }
+        if pcp.high < pcp.high_min || pcp.high > pcp.high_max.max(pcp.high_min) {
+            return self.fail(
+                None,
+                alloc::format!("cpu {cpu}: high {} outside [{}, {}]", pcp.high, pcp.high_min, pcp.high_max),
+            );
+        }
+        Ok(pages)
+    }
+
     /// Blocks tile the managed frames exactly; free blocks are listed and fully merged.
     fn check_frames(&self) -> Result<PageCensus, InvariantViolation> {
         let mem = &self.zone.mem;
@@ -165,7 +198,12 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     census.free_pages += pages;
                 }
                 FrameState::AllocHead => census.allocated_pages += pages,
-                FrameState::PcpHead => census.pcp_pages += pages,
+                FrameState::PcpHead => {
+                    if !self.is_listed(mem.index(pfn)) {
+                        return self.fail(Some(pfn), String::from("pageset head on no pageset list"));
+                    }
+                    census.pcp_pages += pages;
+                }
             }
             if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn {
                 return self.fail(Some(pfn), alloc::format!("{info:?} misaligned or past the zone"));
@@ -231,11 +269,20 @@ impl<P: Platform> PageAllocator<P> {
     pub fn check_invariants(&self) -> Result<PageCensus, InvariantViolation> {
         let mut total = PageCensus::default();
         for zone in self.zones() {
+            // Lock order as on the free path: pagesets, then the zone.
+            let pagesets: Vec<_> = zone.pcp.iter().map(|slot| slot.pageset.lock(self.platform())).collect();
             let area = zone.free.lock(self.platform());
             let mut checker =
                 ZoneChecker { zone, area: &area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
             let listed_free = checker.check_free_lists()?;
+            let mut listed_pcp = 0;
+            for (cpu, pageset) in pagesets.iter().enumerate() {
+                listed_pcp += checker.check_pageset(cpu, pageset, self.policy().pcp.thp_lists)?;
+            }
             let census = checker.check_frames()?;
+            if census.pcp_pages != listed_pcp {
+                return checker.fail(None, String::from("pageset heads and listed pageset blocks disagree"));
+            }
             checker.check_pageblocks()?;
             if census.free_pages != listed_free {
                 return checker.fail(None, String::from("free heads and listed blocks disagree"));

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::types::{Pfn, ZoneType, MAX_ORDER};
+use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocError {
@@ -12,6 +12,8 @@ pub enum AllocError {
     NoUsableZone { highest_zone: ZoneType },
     /// Every usable zone is below its watermark or has no block of that order.
     OutOfMemory { order: u8 },
+    /// Requests are unmovable, movable or reclaimable; the other types are pageblock states.
+    UnsupportedMigratetype { migratetype: MigrateType },
 }
 
 impl fmt::Display for AllocError {
@@ -22,6 +24,9 @@ impl fmt::Display for AllocError {
                 write!(f, "no populated zone at or below {}", highest_zone.kernel_name())
             }
             AllocError::OutOfMemory { order } => write!(f, "out of memory for an order-{order} block"),
+            AllocError::UnsupportedMigratetype { migratetype } => {
+                write!(f, "cannot request {} memory", migratetype.kernel_name())
+            }
         }
     }
 }

@@ -4,12 +4,22 @@
 use crate::list::FrameList;
 use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
 
+/// Zone-lock-side counters, kept under the lock (no atomics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ZoneCounters {
+    /// Pages handed out of the buddy, directly or into pagesets (the seeds' alloc_zone).
+    pub alloc_zone_pages: u64,
+    /// Pages returned to the buddy, directly or from pagesets.
+    pub freed_to_zone_pages: u64,
+}
+
 pub struct FreeArea {
     pub(crate) lists: [[FrameList; NR_MIGRATETYPES]; NR_ORDERS],
     /// Free blocks per (order, migratetype).
     pub(crate) nr_free: [[u64; NR_MIGRATETYPES]; NR_ORDERS],
     /// Free base pages in the zone (NR_FREE_PAGES).
     pub(crate) free_pages: u64,
+    pub(crate) counters: ZoneCounters,
 }
 
 impl Default for FreeArea {
@@ -18,6 +28,7 @@ impl Default for FreeArea {
             lists: [[FrameList::EMPTY; NR_MIGRATETYPES]; NR_ORDERS],
             nr_free: [[0; NR_MIGRATETYPES]; NR_ORDERS],
             free_pages: 0,
+            counters: ZoneCounters::default(),
         }
     }
 }
@@ -34,5 +45,9 @@ impl FreeArea {
 
     pub fn free_pages(&self) -> u64 {
         self.free_pages
+    }
+
+    pub fn counters(&self) -> ZoneCounters {
+        self.counters
     }
 }

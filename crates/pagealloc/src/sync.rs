@@ -1,28 +1,72 @@
 //! A mutex that reports acquire/release to the platform's cost hooks (lock_api underneath).
 
 use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::platform::{LockId, Platform};
+
+/// Acquisitions and time spent waiting, as seen by one lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LockStats {
+    pub acquisitions: u64,
+    /// Acquisitions that found the lock held.
+    pub contended: u64,
+    pub wait_ns: u64,
+}
 
 pub struct PlatformMutex<P: Platform, T> {
     id: LockId,
     inner: lock_api::Mutex<P::RawLock, T>,
+    // Updated only while holding the lock, so plain loads and stores keep them exact.
+    acquisitions: AtomicU64,
+    contended: AtomicU64,
+    wait_ns: AtomicU64,
 }
 
 impl<P: Platform, T> PlatformMutex<P, T> {
     pub fn new(id: LockId, value: T) -> Self {
-        PlatformMutex { id, inner: lock_api::Mutex::new(value) }
+        PlatformMutex {
+            id,
+            inner: lock_api::Mutex::new(value),
+            acquisitions: AtomicU64::new(0),
+            contended: AtomicU64::new(0),
+            wait_ns: AtomicU64::new(0),
+        }
     }
 
     pub fn id(&self) -> LockId {
         self.id
     }
 
-    /// Blocking acquire (mirrors spin_lock()).
+    /// Blocking acquire (mirrors spin_lock()). A real wait is timed only when the lock was
+    /// found held, so the uncontended path reads no clock.
     #[inline]
     pub fn lock<'a>(&'a self, platform: &'a P) -> PlatformGuard<'a, P, T> {
-        platform.lock_acquire(self.id);
-        PlatformGuard { guard: self.inner.lock(), platform, id: self.id }
+        let simulated_wait_ns = platform.lock_acquire(self.id);
+        let (guard, real_wait_ns) = match self.inner.try_lock() {
+            Some(guard) => (guard, None),
+            None => {
+                let start_ns = platform.now_ns();
+                let guard = self.inner.lock();
+                (guard, Some(platform.now_ns().saturating_sub(start_ns)))
+            }
+        };
+        let wait_ns = simulated_wait_ns + real_wait_ns.unwrap_or(0);
+        self.acquisitions.store(self.acquisitions.load(Relaxed) + 1, Relaxed);
+        if real_wait_ns.is_some() || simulated_wait_ns > 0 {
+            self.contended.store(self.contended.load(Relaxed) + 1, Relaxed);
+            self.wait_ns.store(self.wait_ns.load(Relaxed) + wait_ns, Relaxed);
+        }
+        PlatformGuard { guard, platform, id: self.id }
+    }
+
+    /// Lock statistics (racy snapshot).
+    pub fn stats(&self) -> LockStats {
+        LockStats {
+            acquisitions: self.acquisitions.load(Relaxed),
+            contended: self.contended.load(Relaxed),
+            wait_ns: self.wait_ns.load(Relaxed),
+        }
     }
 
     /// Non-blocking acquire (mirrors spin_trylock()); the platform may veto it.
@@ -32,6 +76,7 @@ impl<P: Platform, T> PlatformMutex<P, T> {
         if !platform.lock_try_acquire(self.id) {
             return None;
         }
+        self.acquisitions.store(self.acquisitions.load(Relaxed) + 1, Relaxed);
         Some(PlatformGuard { guard, platform, id: self.id })
     }
 

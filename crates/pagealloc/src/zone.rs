@@ -8,6 +8,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use crate::events::ExtfragCounters;
 use crate::frame::Frame;
 use crate::free_area::FreeArea;
+use crate::pcp::PcpSlot;
 use crate::platform::{LockId, Platform};
 use crate::sizing::{PcpBounds, Watermarks, ZoneSizing};
 use crate::sync::PlatformMutex;
@@ -133,6 +134,8 @@ pub struct Zone<P: Platform> {
     pub(crate) managed_pages: u64,
     pub(crate) mem: ZoneMem,
     pub(crate) free: PlatformMutex<P, FreeArea>,
+    /// One pageset per CPU (empty when pagesets are off).
+    pub(crate) pcp: Box<[PcpSlot<P>]>,
     pub(crate) params: ZoneParams,
     pub(crate) boost_pages: AtomicU64,
     pub(crate) flags: AtomicU32,
@@ -151,6 +154,7 @@ impl<P: Platform> Zone<P> {
             managed_pages: 0,
             mem,
             free: PlatformMutex::new(LockId::Zone(index), FreeArea::default()),
+            pcp: Box::new([]),
             params,
             boost_pages: AtomicU64::new(0),
             flags: AtomicU32::new(0),
@@ -246,6 +250,16 @@ impl<P: Platform> Zone<P> {
             counts[self.mem.pageblock_type(start).index()] += 1;
         }
         counts
+    }
+
+    /// The per-CPU pagesets, indexed by CPU.
+    pub fn pagesets(&self) -> &[PcpSlot<P>] {
+        &self.pcp
+    }
+
+    /// Zone lock statistics.
+    pub fn lock_stats(&self) -> crate::sync::LockStats {
+        self.free.stats()
     }
 
     /// Runs `f` with the zone lock held and the free area exposed (for views and tests).

@@ -107,7 +107,8 @@ fn normal_requests_spill_into_dma32_only_down_to_its_protection() {
         ZoneType::Normal,
         (1 << 20)..(1 << 20) + (16 << 8),
     );
-    let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(1)).unwrap();
+    let allocator =
+        PageAllocator::build(builder.policy(preset("global-lock")), pagealloc::platform::TestPlatform::new(1)).unwrap();
     let mut held = Vec::new();
     while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE.with_highest_zone(ZoneType::Normal)) {
         held.push(block);
@@ -131,7 +132,9 @@ impl EventSink for Recorder {
 
 fn recorded_allocator(pages: u64) -> (PageAllocator<pagealloc::platform::TestPlatform>, Arc<Recorder>) {
     let recorder = Arc::new(Recorder::default());
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).event_sink(Box::new(recorder.clone()));
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages)
+        .event_sink(Box::new(recorder.clone()))
+        .policy(preset("global-lock"));
     (PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(1)).unwrap(), recorder)
 }
 
@@ -234,7 +237,8 @@ fn nodes_prefer_local_memory_and_fall_back_to_remote() {
         ZoneType::Normal,
         (2 << 20)..(2 << 20) + 4096,
     );
-    let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(2)).unwrap();
+    let allocator =
+        PageAllocator::build(builder.policy(preset("global-lock")), pagealloc::platform::TestPlatform::new(2)).unwrap();
     allocator.platform().set_cpu(1);
     let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().node(), 1);

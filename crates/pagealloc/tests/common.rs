@@ -3,16 +3,30 @@
 
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::NR_ORDERS;
-use pagealloc::{AllocatorBuilder, PageAllocator, PageCensus, ZoneType};
+use pagealloc::{AllocatorBuilder, PageAllocator, PageCensus, Policy, ZoneType};
 
 pub type TestAllocator = PageAllocator<TestPlatform>;
 
-pub fn single_zone(zone_type: ZoneType, pages: u64) -> TestAllocator {
-    PageAllocator::build(AllocatorBuilder::single_zone(zone_type, pages), TestPlatform::new(1)).unwrap()
+/// Policy of a named preset.
+pub fn preset(name: &str) -> Policy {
+    pagealloc::presets::find(name).unwrap_or_else(|| panic!("no preset {name}")).policy
 }
 
+/// One zone, pagesets off: buddy mechanics exactly.
+pub fn single_zone(zone_type: ZoneType, pages: u64) -> TestAllocator {
+    let builder = AllocatorBuilder::single_zone(zone_type, pages).policy(preset("global-lock"));
+    PageAllocator::build(builder, TestPlatform::new(1)).unwrap()
+}
+
+/// PC layout on 2 CPUs, pagesets off.
 pub fn pc(total_mib: u64) -> TestAllocator {
-    PageAllocator::build(AllocatorBuilder::pc_layout(total_mib), TestPlatform::new(2)).unwrap()
+    pc_with(total_mib, "global-lock", 2)
+}
+
+/// PC layout with a preset and CPU count.
+pub fn pc_with(total_mib: u64, preset_name: &str, cpus: usize) -> TestAllocator {
+    let builder = AllocatorBuilder::pc_layout(total_mib).policy(preset(preset_name));
+    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
 }
 
 /// Free blocks per order per zone: the buddyinfo numbers.

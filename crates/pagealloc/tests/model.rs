@@ -8,16 +8,34 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::*;
+use pagealloc::platform::Platform;
 use pagealloc::types::MAX_ORDER;
 use pagealloc::{AllocRequest, Block, FreeError, ZoneType};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Alloc { order: u8, request: usize },
-    Free { pick: usize },
-    DoubleFree { pick: usize },
+    Alloc {
+        order: u8,
+        request: usize,
+    },
+    Free {
+        pick: usize,
+    },
+    DoubleFree {
+        pick: usize,
+    },
+    /// Later operations run on this CPU.
+    Migrate {
+        cpu: usize,
+    },
+    /// One vmstat period on the current CPU.
+    Tick,
+    DrainAll,
 }
+
+const CPUS: usize = 3;
+const PRESETS: [&str; 6] = ["global-lock", "vanilla-5.17", "highpcp-full", "base", "patch7", "mainline"];
 
 const REQUESTS: [AllocRequest; 6] = [
     AllocRequest::KERNEL,
@@ -31,9 +49,12 @@ const REQUESTS: [AllocRequest; 6] = [
 fn op() -> impl Strategy<Value = Op> {
     let order = prop_oneof![6 => 0u8..=3, 3 => 4u8..=MAX_ORDER];
     prop_oneof![
-        5 => (order, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
-        4 => any::<usize>().prop_map(|pick| Op::Free { pick }),
-        1 => any::<usize>().prop_map(|pick| Op::DoubleFree { pick }),
+        50 => (order, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
+        40 => any::<usize>().prop_map(|pick| Op::Free { pick }),
+        10 => any::<usize>().prop_map(|pick| Op::DoubleFree { pick }),
+        8 => (0..CPUS).prop_map(|cpu| Op::Migrate { cpu }),
+        3 => Just(Op::Tick),
+        1 => Just(Op::DrainAll),
     ]
 }
 
@@ -57,8 +78,8 @@ impl Model {
     }
 }
 
-fn run(ops: Vec<Op>, total_mib: u64) -> Result<(), TestCaseError> {
-    let allocator = pc(total_mib);
+fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str) -> Result<(), TestCaseError> {
+    let allocator = pc_with(total_mib, preset_name, CPUS);
     let initial = buddyinfo(&allocator);
     let managed = allocator.managed_pages();
     let mut model = Model::default();
@@ -92,6 +113,14 @@ fn run(ops: Vec<Op>, total_mib: u64) -> Result<(), TestCaseError> {
                     "{error:?}"
                 );
             }
+            Op::Migrate { cpu } => allocator.platform().set_cpu(cpu),
+            Op::Tick => {
+                allocator.vmstat_tick(allocator.platform().current_cpu());
+            }
+            Op::DrainAll => {
+                allocator.drain_all();
+                prop_assert_eq!(allocator.pcp_pages(), 0);
+            }
             _ => {}
         }
         let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
@@ -101,6 +130,7 @@ fn run(ops: Vec<Op>, total_mib: u64) -> Result<(), TestCaseError> {
     for block in blocks {
         allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
+    allocator.drain_all();
     let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(census.free_pages, managed);
     if allocator.zones().iter().all(|z| z.reserved_highatomic_pages() == 0) {
@@ -113,17 +143,22 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn random_sequences_keep_every_invariant(ops in proptest::collection::vec(op(), 1..300)) {
-        run(ops, 32)?;
+    fn random_sequences_keep_every_invariant(
+        ops in proptest::collection::vec(op(), 1..300),
+        preset in 0..PRESETS.len(),
+    ) {
+        run(ops, 32, PRESETS[preset])?;
     }
 
     #[test]
     fn random_sequences_near_exhaustion(ops in proptest::collection::vec(
         prop_oneof![8 => (0u8..=2, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
                     2 => any::<usize>().prop_map(|pick| Op::Free { pick })],
-        1000..2500)) {
+        1000..2500),
+        preset in 0..PRESETS.len(),
+    ) {
         // 8 MiB: 2048 frames, exhausted within the sequence.
-        run(ops, 8)?;
+        run(ops, 8, PRESETS[preset])?;
     }
 }
 

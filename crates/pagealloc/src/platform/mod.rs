@@ -39,6 +39,17 @@ pub enum SharedLine {
     FreeList { zone: u16, order: u8 },
     /// A per-CPU pageset's header, by (global zone index, CPU): remote when drained by another CPU.
     PcpHeader { zone: u16, cpu: u32 },
+    /// A cache line of frame metadata, by (global zone index, line number within the zone).
+    FrameMeta { zone: u16, line: u32 },
+}
+
+impl SharedLine {
+    /// The metadata line holding the record of the zone's `index`-th frame.
+    #[inline]
+    pub fn frame_meta(zone: u16, index: u32) -> SharedLine {
+        let line = (index as u64 * crate::frame::FRAME_METADATA_BYTES as u64 / 64) as u32;
+        SharedLine::FrameMeta { zone, line }
+    }
 }
 
 /// The machine abstraction the allocator is generic over.
@@ -57,9 +68,13 @@ pub trait Platform: Send + Sync {
     /// Monotonic time in nanoseconds.
     fn now_ns(&self) -> u64;
 
-    /// About to acquire `lock` (blocking). A simulator queues the CPU behind the holder.
+    /// About to acquire `lock` (blocking). A simulator queues the CPU behind the holder and
+    /// returns the simulated wait in ns; real platforms return 0 (the lock measures real
+    /// waits itself).
     #[inline(always)]
-    fn lock_acquire(&self, _lock: LockId) {}
+    fn lock_acquire(&self, _lock: LockId) -> u64 {
+        0
+    }
 
     /// About to try `lock`; returning false makes the trylock fail (a simulator answers from
     /// simulated time). Called only when the real lock was free.

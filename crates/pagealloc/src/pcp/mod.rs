@@ -1,0 +1,201 @@
+//! Per-CPU pagesets (Linux `struct per_cpu_pages`): per zone and CPU, LIFO lists of cached
+//! blocks per (order, migratetype), refilled from and drained to the buddy in batches, with
+//! `high` auto-tuned between `high_min` and `high_max`.
+//!
+//! The owning CPU takes the pageset lock with a trylock and falls back to the buddy when it
+//! fails (the thread may have migrated and another thread now uses this CPU's pageset);
+//! remote drains lock normally.
+
+mod drain;
+mod path;
+mod sizing;
+
+pub use drain::DrainCause;
+pub(crate) use drain::{drain_pcp, free_pcppages_bulk};
+pub(crate) use path::{pcp_alloc, pcp_free, BlockRequest, PcpCall};
+pub(crate) use sizing::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high};
+
+use crate::list::FrameList;
+use crate::platform::{LockId, Platform};
+use crate::sync::PlatformMutex;
+use crate::types::{MigrateType, COSTLY_ORDER, NR_PCP_TYPES, PAGEBLOCK_ORDER};
+
+/// Order 0..=3 lists per PCP type, plus up to two pageblock-order (THP) lists.
+pub const NR_PCP_LISTS: usize = (COSTLY_ORDER as usize + 1) * NR_PCP_TYPES + 2;
+const FIRST_THP_LIST: usize = NR_PCP_LISTS - 2;
+
+/// Pageset flag bits.
+pub mod pcp_flags {
+    /// The previous free into this pageset was of order 1..=3.
+    pub const PREV_FREE_HIGH_ORDER: u8 = 1 << 0;
+    /// This CPU's last-level-cache slice holds more than 3 batches: cache a batch before a
+    /// free_high drain.
+    pub const FREE_HIGH_BATCH: u8 = 1 << 1;
+}
+
+/// List index of (order, type) (mirrors order_to_pindex()). `pcp_type` is a PCP type.
+#[inline]
+pub fn pindex(order: u8, pcp_type: MigrateType, thp_lists: u8) -> usize {
+    if order <= COSTLY_ORDER {
+        order as usize * NR_PCP_TYPES + pcp_type.index()
+    } else {
+        debug_assert_eq!(order, PAGEBLOCK_ORDER);
+        FIRST_THP_LIST + usize::from(thp_lists == 2 && pcp_type == MigrateType::Movable)
+    }
+}
+
+/// Order of the blocks on list `index` (mirrors pindex_to_order()).
+#[inline]
+pub fn pindex_order(index: usize) -> u8 {
+    if index < FIRST_THP_LIST {
+        (index / NR_PCP_TYPES) as u8
+    } else {
+        PAGEBLOCK_ORDER
+    }
+}
+
+/// The list type a freed block joins: its pageblock's type, HIGHATOMIC and CMA on the
+/// movable list; `None` for ISOLATE, which bypasses the pageset.
+#[inline]
+pub(crate) fn pcp_type_for(pageblock_type: MigrateType) -> Option<MigrateType> {
+    match pageblock_type {
+        MigrateType::Unmovable | MigrateType::Movable | MigrateType::Reclaimable => Some(pageblock_type),
+        MigrateType::HighAtomic | MigrateType::Cma => Some(MigrateType::Movable),
+        MigrateType::Isolate => None,
+    }
+}
+
+/// Event counters of one pageset, kept under its lock (so they cost no atomics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PcpCounters {
+    /// Allocations served from a list that was not empty.
+    pub alloc_hits: u64,
+    /// Refills (rmqueue_bulk calls) and the pages they brought.
+    pub refills: u64,
+    pub refill_pages: u64,
+    /// Frees that met the free_high condition.
+    pub free_high_events: u64,
+    /// Pages drained to the buddy, by cause.
+    pub drained_pages: [u64; DrainCause::COUNT],
+    /// Largest `count` seen, in pages.
+    pub peak_pages: u64,
+}
+
+/// One zone's pageset on one CPU.
+pub struct PerCpuPages {
+    pub(crate) lists: [FrameList; NR_PCP_LISTS],
+    /// Pages cached (an order-n block counts 2^n).
+    pub(crate) count: u32,
+    pub(crate) high: u32,
+    pub(crate) high_min: u32,
+    pub(crate) high_max: u32,
+    pub(crate) batch: u32,
+    pub(crate) flags: u8,
+    /// log2 multiplier of order-0 refills.
+    pub(crate) alloc_factor: u8,
+    /// log2 multiplier of drains (v5.14 .. v6.6 sizing).
+    pub(crate) free_factor: u8,
+    /// vmstat ticks left before a remote-node pageset is drained.
+    pub(crate) expire: u8,
+    /// Pages freed since the last allocation, decaying.
+    pub(crate) free_count: u32,
+    pub(crate) counters: PcpCounters,
+}
+
+impl PerCpuPages {
+    pub(crate) fn new(batch: u32, high_min: u32, high_max: u32, free_high_batch: bool) -> PerCpuPages {
+        PerCpuPages {
+            lists: [FrameList::EMPTY; NR_PCP_LISTS],
+            count: 0,
+            high: high_min,
+            high_min,
+            high_max,
+            batch,
+            flags: if free_high_batch { pcp_flags::FREE_HIGH_BATCH } else { 0 },
+            alloc_factor: 0,
+            free_factor: 0,
+            expire: 0,
+            free_count: 0,
+            counters: PcpCounters::default(),
+        }
+    }
+
+    pub fn count_pages(&self) -> u32 {
+        self.count
+    }
+    pub fn high_pages(&self) -> u32 {
+        self.high
+    }
+    pub fn high_min_pages(&self) -> u32 {
+        self.high_min
+    }
+    pub fn high_max_pages(&self) -> u32 {
+        self.high_max
+    }
+    pub fn batch_pages(&self) -> u32 {
+        self.batch
+    }
+    pub fn flags(&self) -> u8 {
+        self.flags
+    }
+    pub fn alloc_factor(&self) -> u8 {
+        self.alloc_factor
+    }
+    pub fn free_count(&self) -> u32 {
+        self.free_count
+    }
+    pub fn counters(&self) -> PcpCounters {
+        self.counters
+    }
+
+    #[inline]
+    pub(crate) fn note_peak(&mut self) {
+        self.counters.peak_pages = self.counters.peak_pages.max(self.count as u64);
+    }
+}
+
+/// A pageset with its lock, on its own cache lines.
+#[repr(align(64))]
+pub struct PcpSlot<P: Platform> {
+    pub(crate) pageset: PlatformMutex<P, PerCpuPages>,
+}
+
+impl<P: Platform> PcpSlot<P> {
+    pub(crate) fn new(zone_index: u16, cpu: u32, pageset: PerCpuPages) -> PcpSlot<P> {
+        PcpSlot { pageset: PlatformMutex::new(LockId::Pcp { zone: zone_index, cpu }, pageset) }
+    }
+
+    /// Runs `f` on the pageset under its lock (views, tests).
+    pub fn inspect<R>(&self, platform: &P, f: impl FnOnce(&PerCpuPages) -> R) -> R {
+        f(&self.pageset.lock(platform))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_indices_cover_every_cached_order_and_type_once() {
+        let mut seen = [false; NR_PCP_LISTS];
+        for order in 0..=COSTLY_ORDER {
+            for pcp_type in [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable] {
+                let index = pindex(order, pcp_type, 2);
+                assert!(!seen[index]);
+                seen[index] = true;
+                assert_eq!(pindex_order(index), order);
+            }
+        }
+        assert_eq!(pindex(PAGEBLOCK_ORDER, MigrateType::Unmovable, 2), 12);
+        assert_eq!(pindex(PAGEBLOCK_ORDER, MigrateType::Movable, 2), 13);
+        assert_eq!(pindex(PAGEBLOCK_ORDER, MigrateType::Movable, 1), 12);
+        assert_eq!(pindex_order(13), PAGEBLOCK_ORDER);
+    }
+
+    #[test]
+    fn special_types_map_to_lists_as_in_linux() {
+        assert_eq!(pcp_type_for(MigrateType::HighAtomic), Some(MigrateType::Movable));
+        assert_eq!(pcp_type_for(MigrateType::Cma), Some(MigrateType::Movable));
+        assert_eq!(pcp_type_for(MigrateType::Isolate), None);
+    }
+}

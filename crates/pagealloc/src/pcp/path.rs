@@ -1,0 +1,166 @@
+//! The pageset fast paths (mirrors rmqueue_pcplist(), rmqueue_bulk() and
+//! free_frozen_page_commit()).
+
+use super::{
+    free_pcppages_bulk, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, DrainCause,
+    PerCpuPages,
+};
+use crate::buddy::BuddyCtx;
+use crate::fallback::{self, FallbackEnv, RmqueueMode};
+use crate::frame::{FrameInfo, FrameState};
+use crate::platform::Platform;
+use crate::policy::{FreeSizing, PcpPolicy};
+use crate::request::AllocFlags;
+use crate::types::{MigrateType, Pfn, ZoneType};
+use crate::zone::{zone_flags, Zone};
+
+/// vmstat ticks a remote node's pageset may idle before it is drained.
+const REMOTE_EXPIRE_TICKS: u8 = 3;
+
+/// Which pageset a fast-path call works on.
+pub(crate) struct PcpCall<'a, P: Platform> {
+    pub zone: &'a Zone<P>,
+    pub platform: &'a P,
+    pub policy: &'a PcpPolicy,
+    pub cpu: usize,
+    /// The CPU is on another node than the zone (its pageset expires when idle).
+    pub remote: bool,
+}
+
+/// A block request as the pageset sees it.
+#[derive(Clone, Copy)]
+pub(crate) struct BlockRequest {
+    pub order: u8,
+    pub migratetype: MigrateType,
+    pub flags: AllocFlags,
+}
+
+/// Takes up to `blocks` blocks of `order` from the buddy onto the tail of list `pindex`
+/// under one zone-lock hold; returns how many (mirrors rmqueue_bulk()).
+fn rmqueue_bulk<P: Platform>(
+    call: &PcpCall<'_, P>,
+    env: &FallbackEnv<'_>,
+    pcp: &mut PerCpuPages,
+    list_index: usize,
+    request: BlockRequest,
+    blocks: u32,
+) -> u32 {
+    let (zone, platform) = (call.zone, call.platform);
+    let BlockRequest { order, migratetype, flags } = request;
+    let mut area = zone.free.lock(platform);
+    let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+    let mut mode = RmqueueMode::Normal;
+    let mut taken = 0;
+    while taken < blocks {
+        let Some(pfn) = fallback::rmqueue(zone, &mut ctx, env, order, migratetype, flags, &mut mode) else { break };
+        zone.mem.frame(pfn).set_info(FrameInfo::new(FrameState::PcpHead, order, migratetype));
+        pcp.lists[list_index].push_tail(&zone.mem.frames, zone.mem.index(pfn));
+        taken += 1;
+    }
+    ctx.area.counters.alloc_zone_pages += (taken as u64) << order;
+    taken
+}
+
+/// Allocates from this CPU's pageset, refilling it if the list is empty. `None` when the
+/// pageset lock is busy or the buddy had nothing: the caller then tries the buddy directly.
+pub(crate) fn pcp_alloc<P: Platform>(
+    call: &PcpCall<'_, P>,
+    env: &FallbackEnv<'_>,
+    request: BlockRequest,
+) -> Option<Pfn> {
+    let PcpCall { zone, platform, policy, cpu, remote } = *call;
+    let BlockRequest { order, migratetype, .. } = request;
+    let slot = zone.pcp.get(cpu)?;
+    let mut pcp = slot.pageset.try_lock(platform)?;
+    match policy.free_sizing {
+        // An allocation between frees shrinks the next drain.
+        FreeSizing::FreeFactor => pcp.free_factor >>= 1,
+        FreeSizing::FreeCount => pcp.free_count >>= 1,
+    }
+    if remote {
+        pcp.expire = REMOTE_EXPIRE_TICKS;
+    }
+    let list_index = pindex(order, migratetype, policy.thp_lists);
+    if pcp.lists[list_index].is_empty() {
+        let blocks = nr_pcp_alloc(&mut pcp, policy, zone.flags(), order);
+        let taken = rmqueue_bulk(call, env, &mut pcp, list_index, request, blocks);
+        pcp.count += taken << order;
+        pcp.counters.refills += 1;
+        pcp.counters.refill_pages += (taken as u64) << order;
+        pcp.note_peak();
+    } else {
+        pcp.counters.alloc_hits += 1;
+    }
+    let index = pcp.lists[list_index].pop_head(&zone.mem.frames)?;
+    pcp.count -= 1 << order;
+    zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
+    Some(zone.mem.pfn(index))
+}
+
+/// Frees a block (already claimed from its allocated state by the caller) into this CPU's
+/// pageset, draining if over high. Returns false if the block must go to the buddy
+/// instead (pageset busy, or an isolated pageblock).
+pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
+    let PcpCall { zone, platform, policy, cpu, remote } = *call;
+    let Some(pcp_type) = pcp_type_for(zone.mem.pageblock_type(pfn)) else { return false };
+    let Some(slot) = zone.pcp.get(cpu) else { return false };
+    let Some(mut pcp) = slot.pageset.try_lock(platform) else { return false };
+    if policy.alloc_factor {
+        pcp.alloc_factor >>= 1;
+    }
+    if remote {
+        pcp.expire = REMOTE_EXPIRE_TICKS;
+    }
+    let list_index = pindex(order, pcp_type, policy.thp_lists);
+    let index = zone.mem.index(pfn);
+    zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::PcpHead, order, pcp_type));
+    pcp.lists[list_index].push_head(&zone.mem.frames, index);
+    pcp.count += 1 << order;
+    pcp.note_peak();
+
+    let free_high = take_free_high(&mut pcp, policy, order);
+    if free_high {
+        pcp.counters.free_high_events += 1;
+    }
+    if policy.free_sizing == FreeSizing::FreeCount && pcp.free_count < pcp.batch << policy.scale_max() {
+        pcp.free_count += 1 << order;
+    }
+    let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
+    if pcp.count >= high {
+        let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+        let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
+        if policy.drain.chunked {
+            // Batch-sized zone-lock holds; between them the pageset lock is dropped so a
+            // remote drainer or the CPU's next user is not held up. Bounded by to_free.
+            loop {
+                let chunk = to_free.min(pcp.batch.max(1));
+                let freed = free_pcppages_bulk(zone, platform, &mut pcp, chunk, list_index, policy, cause);
+                to_free = to_free.saturating_sub(freed.max(1));
+                if to_free == 0 || pcp.count == 0 {
+                    break;
+                }
+                drop(pcp);
+                match slot.pageset.try_lock(platform) {
+                    Some(again) => pcp = again,
+                    None => break,
+                }
+            }
+        } else {
+            free_pcppages_bulk(zone, platform, &mut pcp, to_free, list_index, policy, cause);
+        }
+    }
+    if policy.below_high
+        && zone.flags() & zone_flags::BELOW_HIGH != 0
+        && crate::watermark::watermark_ok(
+            zone,
+            0,
+            zone.watermarks_with_boost().high_pages,
+            ZoneType::Movable,
+            AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL),
+            zone.free_pages(),
+        )
+    {
+        zone.clear_flag(zone_flags::BELOW_HIGH);
+    }
+    true
+}

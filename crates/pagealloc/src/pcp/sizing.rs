@@ -1,0 +1,321 @@
+//! How much a pageset refills, when it drains and how much: the rules of each seed stage,
+//! selected by `PcpPolicy`. Pure functions of the pageset, the policy and the zone flags,
+//! so each rule is unit-tested against the facts document.
+
+use super::{pcp_flags, PerCpuPages};
+use crate::policy::{FreeHighRule, FreeSizing, PcpPolicy};
+use crate::types::COSTLY_ORDER;
+use crate::zone::zone_flags;
+
+/// `high` clamped into its bounds, stored back (the kernel re-clamps on every use).
+#[inline]
+fn clamped_high(pcp: &mut PerCpuPages) -> u32 {
+    pcp.high = pcp.high.clamp(pcp.high_min, pcp.high_max.max(pcp.high_min));
+    pcp.high
+}
+
+/// Blocks to take from the buddy when the list for `order` is empty (mirrors
+/// nr_pcp_alloc(); before 2023 patch 5 a plain batch scaled down by order).
+pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, order: u8) -> u32 {
+    let base_batch = pcp.batch;
+    let mut batch = base_batch;
+    if policy.alloc_factor {
+        let mut high = clamped_high(pcp);
+        if high < base_batch {
+            return 1;
+        }
+        if order == 0 {
+            batch = base_batch << pcp.alloc_factor;
+        }
+        let below_high = policy.below_high && zone_flag_bits & zone_flags::BELOW_HIGH != 0;
+        if policy.autotune_high && pcp.high_min != pcp.high_max && !below_high {
+            // A larger high would have let this allocation avoid the zone.
+            high = (high + batch).min(pcp.high_max);
+            pcp.high = high;
+        }
+        if order == 0 {
+            let max_nr_alloc = high.saturating_sub(pcp.count + base_batch).max(base_batch);
+            if batch <= max_nr_alloc && pcp.alloc_factor < policy.scale_max() {
+                pcp.alloc_factor += 1;
+            }
+            batch = batch.min(max_nr_alloc);
+        }
+    }
+    if batch > 1 {
+        batch = (batch >> order).max(2);
+    }
+    batch
+}
+
+/// Updates the consecutive-high-order-free tracking for a free of `order` and says whether
+/// this free is a "free_high" that should drain the pageset. Call after the block is listed.
+pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u8) -> bool {
+    if order == 0 || order > COSTLY_ORDER {
+        pcp.flags &= !pcp_flags::PREV_FREE_HIGH_ORDER;
+        return false;
+    }
+    let batch = pcp.batch;
+    let freeing_without_alloc = match policy.free_sizing {
+        FreeSizing::FreeFactor => pcp.free_factor != 0,
+        FreeSizing::FreeCount => pcp.free_count != 0,
+    };
+    let consecutive = pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER != 0;
+    let batch_cached = pcp.flags & pcp_flags::FREE_HIGH_BATCH == 0 || pcp.count >= batch;
+    let free_high = match policy.free_high {
+        FreeHighRule::Off => false,
+        FreeHighRule::AnyHighOrder => freeing_without_alloc,
+        FreeHighRule::Consecutive => freeing_without_alloc && consecutive,
+        FreeHighRule::ConsecutiveBatch => freeing_without_alloc && consecutive && batch_cached,
+        FreeHighRule::FreeCountBatch => pcp.free_count >= batch && consecutive && batch_cached,
+        FreeHighRule::FreeCountBatchHalfHighMin => {
+            pcp.free_count >= batch + pcp.high_min / 2 && consecutive && batch_cached
+        }
+    };
+    pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
+    free_high
+}
+
+/// Effective high for a free, retuning `pcp.high` on the way (mirrors nr_pcp_high()). The
+/// pageset drains when count >= the returned value.
+pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
+    let batch = pcp.batch;
+    let reclaim_active = zone_flag_bits & zone_flags::RECLAIM_ACTIVE != 0;
+    if !policy.autotune_high {
+        let high = pcp.high;
+        if high == 0 || free_high {
+            return 0;
+        }
+        return if reclaim_active { (batch << 2).min(high) } else { high };
+    }
+    let high = clamped_high(pcp);
+    if high == 0 {
+        return 0;
+    }
+    let high_min = pcp.high_min;
+    if free_high {
+        pcp.high = high.saturating_sub(batch << policy.scale_max()).max(high_min);
+        return 0;
+    }
+    let shrink_by = pcp.free_count.max(batch);
+    if reclaim_active {
+        pcp.high = high.saturating_sub(shrink_by).max(high_min);
+        return (batch * 4).min(pcp.high);
+    }
+    if high_min == pcp.high_max {
+        return high;
+    }
+    if policy.below_high && zone_flag_bits & zone_flags::BELOW_HIGH != 0 {
+        pcp.high = high.saturating_sub(shrink_by).max(high_min);
+        return pcp.count.max(high_min);
+    }
+    if pcp.count >= high {
+        let need_high = pcp.free_count + batch;
+        // Grow for next time; this free still drains against the old high.
+        if pcp.high < need_high {
+            pcp.high = need_high.clamp(high_min, pcp.high_max);
+        }
+    }
+    high
+}
+
+/// Pages to drain once count >= high (mirrors nr_pcp_free()).
+pub(crate) fn nr_pcp_free(pcp: &mut PerCpuPages, policy: &PcpPolicy, high: u32, free_high: bool) -> u32 {
+    let batch = pcp.batch;
+    if free_high {
+        return if policy.free_high_capped { pcp.count.min(batch << policy.scale_max()) } else { pcp.count };
+    }
+    if high < batch {
+        return 1;
+    }
+    let (min_nr_free, max_nr_free) = (batch, high - batch);
+    // The kernel's clamp() with lo > hi yields hi; so does min(max()).
+    let clamp = |value: u64| value.max(min_nr_free as u64).min(max_nr_free as u64) as u32;
+    match policy.free_sizing {
+        FreeSizing::FreeFactor => {
+            // Double the drain each time pages are freed without an allocation between.
+            let scaled = (batch as u64) << pcp.free_factor;
+            if scaled < max_nr_free as u64 && pcp.free_factor < policy.scale_max() {
+                pcp.free_factor += 1;
+            }
+            clamp(scaled)
+        }
+        FreeSizing::FreeCount => clamp(pcp.free_count as u64),
+    }
+}
+
+/// Periodic decay of an auto-tuned high towards high_min; returns pages to drain now
+/// (mirrors decay_pcp_high()).
+pub(crate) fn decay_high(pcp: &mut PerCpuPages, policy: &PcpPolicy) -> u32 {
+    if policy.autotune_high && pcp.high > pcp.high_min {
+        let by_count = pcp.count.saturating_sub(pcp.batch << policy.scale_max());
+        let by_eighth = pcp.high - (pcp.high >> 3);
+        pcp.high = by_count.max(by_eighth).max(pcp.high_min);
+    }
+    pcp.count.saturating_sub(pcp.high)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::presets::find;
+
+    fn policy(name: &str) -> PcpPolicy {
+        find(name).unwrap().policy.pcp
+    }
+
+    /// facts 2.7: batch 63, high_min 390, high_max 32768.
+    fn pageset() -> PerCpuPages {
+        PerCpuPages::new(63, 390, 32_768, false)
+    }
+
+    #[test]
+    fn refill_before_alloc_factor_is_batch_scaled_down_by_order() {
+        let mut pcp = pageset();
+        let base = policy("base");
+        assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 0), 63);
+        assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 1), 31);
+        assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 3), 7);
+        assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 9), 2, "at least 2 blocks");
+    }
+
+    #[test]
+    fn refill_raises_high_and_doubles_alloc_factor_until_capped() {
+        let mainline = policy("mainline");
+        let mut pcp = pageset();
+        // high 390: raised by the batch, factor 0 -> 1 (63 <= max(453 - 0 - 63, 63)).
+        assert_eq!(nr_pcp_alloc(&mut pcp, &mainline, 0, 0), 63);
+        assert_eq!((pcp.high, pcp.alloc_factor), (453, 1));
+        // Next refill: 126 pages, high 579.
+        assert_eq!(nr_pcp_alloc(&mut pcp, &mainline, 0, 0), 126);
+        assert_eq!((pcp.high, pcp.alloc_factor), (579, 2));
+        // With count near high the refill is capped at max(high - count - batch, batch).
+        pcp.count = 700;
+        let got = nr_pcp_alloc(&mut pcp, &mainline, 0, 0);
+        assert_eq!(pcp.high, 579 + 252);
+        assert_eq!(got, 831 - 700 - 63);
+        for _ in 0..20 {
+            pcp.count = 0;
+            nr_pcp_alloc(&mut pcp, &mainline, 0, 0);
+        }
+        assert_eq!(pcp.alloc_factor, 5, "PCP_BATCH_SCALE_MAX");
+        assert_eq!(pcp.high, 32_768, "raised up to high_max");
+    }
+
+    #[test]
+    fn below_high_stops_raising_high() {
+        let mainline = policy("mainline");
+        let mut pcp = pageset();
+        nr_pcp_alloc(&mut pcp, &mainline, zone_flags::BELOW_HIGH, 0);
+        assert_eq!(pcp.high, 390);
+        // Before patch 8 the flag is ignored.
+        let mut pcp = pageset();
+        nr_pcp_alloc(&mut pcp, &policy("patch7"), zone_flags::BELOW_HIGH, 0);
+        assert_eq!(pcp.high, 453);
+    }
+
+    #[test]
+    fn free_high_rules_per_stage() {
+        // base: any order 1..3 free while freeing without allocation.
+        let mut pcp = pageset();
+        pcp.free_factor = 1;
+        assert!(take_free_high(&mut pcp, &policy("base"), 1));
+        // patch1: needs the previous free to be high-order too.
+        let mut pcp = pageset();
+        pcp.free_factor = 1;
+        assert!(!take_free_high(&mut pcp, &policy("patch1"), 1), "first order-1 free after order-0 frees");
+        assert!(take_free_high(&mut pcp, &policy("patch1"), 2), "second consecutive");
+        assert!(!take_free_high(&mut pcp, &policy("patch1"), 0));
+        assert_eq!(pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER, 0, "order-0 free clears the flag");
+        // patch3: with a large cache slice, only once a batch is cached.
+        let mut pcp = PerCpuPages::new(63, 390, 32_768, true);
+        pcp.free_factor = 1;
+        pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
+        pcp.count = 62;
+        assert!(!take_free_high(&mut pcp, &policy("patch3"), 1));
+        pcp.count = 63;
+        assert!(take_free_high(&mut pcp, &policy("patch3"), 1));
+        // patch9: free_count >= batch; mainline: >= batch + high_min / 2 = 258 (facts 2.7).
+        let mut pcp = pageset();
+        pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
+        pcp.free_count = 63;
+        assert!(take_free_high(&mut pcp, &policy("patch9"), 1));
+        assert!(!take_free_high(&mut pcp, &policy("mainline"), 1));
+        pcp.free_count = 258;
+        assert!(take_free_high(&mut pcp, &policy("mainline"), 1));
+        // THP frees never count and clear the flag.
+        assert!(!take_free_high(&mut pcp, &policy("mainline"), 9));
+        assert_eq!(pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER, 0);
+    }
+
+    #[test]
+    fn fixed_high_drains_on_free_high_and_under_reclaim() {
+        let base = policy("base");
+        let mut pcp = PerCpuPages::new(63, 1000, 1000, false);
+        assert_eq!(nr_pcp_high(&mut pcp, &base, 0, false), 1000);
+        assert_eq!(nr_pcp_high(&mut pcp, &base, 0, true), 0);
+        assert_eq!(nr_pcp_high(&mut pcp, &base, zone_flags::RECLAIM_ACTIVE, false), 252);
+        pcp.count = 1000;
+        assert_eq!(nr_pcp_free(&mut pcp, &base, 1000, true), 1000, "v6.6 free_high empties the pageset");
+        assert_eq!(nr_pcp_free(&mut pcp, &policy("patch4"), 1000, true), 1000, "under the cap of 63 << 5");
+        pcp.count = 3000;
+        assert_eq!(nr_pcp_free(&mut pcp, &policy("patch4"), 1000, true), 63 << 5);
+    }
+
+    #[test]
+    fn free_factor_doubles_drains_up_to_high_minus_batch() {
+        let base = policy("base");
+        let mut pcp = PerCpuPages::new(63, 1000, 1000, false);
+        let drains: alloc::vec::Vec<u32> = (0..6).map(|_| nr_pcp_free(&mut pcp, &base, 1000, false)).collect();
+        assert_eq!(drains, [63, 126, 252, 504, 937, 937]);
+        assert_eq!(pcp.free_factor, 4, "stops growing once the scaled batch passes high - batch");
+    }
+
+    #[test]
+    fn autotuned_high_rules() {
+        let mainline = policy("mainline");
+        // free_high: shrink high by batch << 5, drain everything (h = 0).
+        let mut pcp = pageset();
+        pcp.high = 5000;
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, true), 0);
+        assert_eq!(pcp.high, 5000 - 2016);
+        // RECLAIM_ACTIVE: shrink by max(free_count, batch), effective min(4 batch, high).
+        let mut pcp = pageset();
+        pcp.high = 5000;
+        pcp.free_count = 100;
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, zone_flags::RECLAIM_ACTIVE, false), 252);
+        assert_eq!(pcp.high, 4900);
+        // BELOW_HIGH: shrink, effective max(count, high_min).
+        let mut pcp = pageset();
+        pcp.high = 5000;
+        pcp.count = 600;
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, zone_flags::BELOW_HIGH, false), 600);
+        assert_eq!(pcp.high, 5000 - 63);
+        // Over high: grow high to free_count + batch, but this free drains against the old high.
+        let mut pcp = pageset();
+        pcp.count = 400;
+        pcp.free_count = 700;
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, false), 390);
+        assert_eq!(pcp.high, 763);
+        assert_eq!(nr_pcp_free(&mut pcp, &mainline, 390, false), 390 - 63, "clamp(free_count, batch, high - batch)");
+        // Equal bounds: fixed.
+        let mut pcp = PerCpuPages::new(63, 700, 700, false);
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, false), 700);
+    }
+
+    #[test]
+    fn decay_moves_high_an_eighth_towards_high_min() {
+        let mainline = policy("mainline");
+        let mut pcp = pageset();
+        pcp.high = 8000;
+        pcp.count = 7000;
+        let to_drain = decay_high(&mut pcp, &mainline);
+        assert_eq!(pcp.high, 7000);
+        assert_eq!(to_drain, 0);
+        pcp.count = 7500;
+        assert_eq!(decay_high(&mut pcp, &mainline), 7500 - 6125);
+        let mut pcp = pageset();
+        pcp.high = 400;
+        decay_high(&mut pcp, &mainline);
+        assert_eq!(pcp.high, 390);
+    }
+}

@@ -1,0 +1,111 @@
+//! Every behaviour of the two PCP seed series as a switch, and named presets that reproduce
+//! each stage (see `presets`). A `Policy` is plain data: copy it, tweak one field, compare.
+
+/// When a high-order (1..=3) free counts as "free_high" and drains the pageset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FreeHighRule {
+    /// Never (before v5.18).
+    Off,
+    /// Any order 1..=3 free while the pageset is freeing without allocating
+    /// (free_factor != 0). v5.18, the 2022 series' patch 5.
+    AnyHighOrder,
+    /// Two consecutive order 1..=3 frees (2023 patch 1).
+    Consecutive,
+    /// Consecutive, and if the CPU's cache slice is large (FREE_HIGH_BATCH), only once
+    /// `batch` pages are cached (2023 patch 3).
+    ConsecutiveBatch,
+    /// As above, and free_count >= batch (2023 patch 9).
+    FreeCountBatch,
+    /// As above with free_count >= batch + high_min / 2 (mainline, ~v6.16).
+    FreeCountBatchHalfHighMin,
+}
+
+/// How the free path sizes a drain when the pageset is over high.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FreeSizing {
+    /// `batch << free_factor`, the factor growing per drain without allocation
+    /// (v5.14 .. v6.6).
+    FreeFactor,
+    /// `free_count` pages freed since the last allocation, clamped (v6.7 patch 7 onwards).
+    FreeCount,
+}
+
+/// How `free_pcppages_bulk` picks pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DrainPolicy {
+    /// Round robin taking `batch_free` pages per list (grown per empty list skipped) instead
+    /// of emptying each list in turn (before 2022 patch 3).
+    pub proportional: bool,
+    /// Skip lists outside the known non-empty index range (2022 patch 2; removed in 2023).
+    pub track_active_range: bool,
+    /// Collect the pages under the PCP lock first, then free them under the zone lock
+    /// (before 2022 patch 4), instead of one pass under the zone lock.
+    pub two_pass: bool,
+    /// Prefetch the buddy at the block's order; before 2022 patch 1 the order-0 buddy was
+    /// prefetched for every block.
+    pub prefetch_correct_buddy: bool,
+    /// Start with the list just freed to rather than the one after it.
+    pub start_at_freed_list: bool,
+    /// Drain in `batch`-sized chunks, dropping and retaking the PCP lock in between
+    /// (mainline, 2025).
+    pub chunked: bool,
+}
+
+/// Per-CPU pageset behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PcpPolicy {
+    /// Per-CPU pagesets at all. Off = every request takes the zone lock.
+    pub enabled: bool,
+    /// Highest order cached besides pageblock order (0 reverts high-order caching; 3 is
+    /// PAGE_ALLOC_COSTLY_ORDER).
+    pub max_cached_order: u8,
+    /// Lists for pageblock-order (THP) blocks: 0, 1 (v5.13 .. v6.x) or 2 (movable and not).
+    pub thp_lists: u8,
+    pub drain: DrainPolicy,
+    pub free_high: FreeHighRule,
+    /// A free_high drain is capped at `batch << batch_scale_max` pages (2023 patch 4) instead
+    /// of emptying the pageset.
+    pub free_high_capped: bool,
+    pub free_sizing: FreeSizing,
+    /// PCP_BATCH_SCALE_MAX: largest log2 multiplier of batch for scaled refills and drains.
+    /// `None` leaves the free factor unbounded (before 2023 patch 4).
+    pub batch_scale_max: Option<u8>,
+    /// Scale order-0 refills by alloc_factor (2023 patch 5).
+    pub alloc_factor: bool,
+    /// high moves between high_min and high_max (2023 patch 7), with periodic decay.
+    pub autotune_high: bool,
+    /// Shrink high and stop raising it while the zone is below its high watermark
+    /// (2023 patch 8).
+    pub below_high: bool,
+    /// Override of batch (pages), as in the 310/1860 experiments.
+    pub batch_override: Option<u32>,
+    /// Override of high (pages); fixes high_min = high_max.
+    pub high_override: Option<u32>,
+}
+
+/// Allocator behaviour. Only the PCP has switches so far; fragmentation-avoidance switches
+/// join later.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Policy {
+    pub pcp: PcpPolicy,
+}
+
+impl PcpPolicy {
+    /// Default PCP_BATCH_SCALE_MAX.
+    pub const DEFAULT_BATCH_SCALE_MAX: u8 = 5;
+    /// Stand-in for "unbounded" free_factor growth; growth stops anyway once the scaled
+    /// batch reaches high - batch.
+    const UNBOUNDED_SCALE: u8 = 20;
+
+    /// PCP_BATCH_SCALE_MAX in force.
+    #[inline]
+    pub fn scale_max(&self) -> u8 {
+        self.batch_scale_max.unwrap_or(Self::UNBOUNDED_SCALE)
+    }
+
+    /// Orders that use the pagesets (mirrors pcp_allowed_order()).
+    #[inline]
+    pub fn caches_order(&self, order: u8) -> bool {
+        self.enabled && (order <= self.max_cached_order || (order == crate::PAGEBLOCK_ORDER && self.thp_lists > 0))
+    }
+}

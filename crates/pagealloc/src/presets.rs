@@ -1,0 +1,159 @@
+//! Named policies reproducing each stage of the seed series, as a table.
+//!
+//! 2022, "Follow-up on high-order PCP caching" (shared/seeds/high-order-pcp-followup.txt):
+//! `vanilla-5.17`, `revert-highpcp`, `highpcp-patch1` .. `highpcp-patch4`, `highpcp-full`.
+//! 2023, "mm: PCP high auto-tuning" v3 (shared/seeds/pcp-high-autotuning.txt): `base`
+//! (v6.6), `patch1` .. `patch9` cumulative, and `mainline` (later fixes). Aliases:
+//! `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`, `global-lock` (no pagesets).
+
+use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, PcpPolicy, Policy};
+
+/// A named policy with what it reproduces.
+#[derive(Clone, Copy, Debug)]
+pub struct Preset {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub summary: &'static str,
+    pub policy: Policy,
+}
+
+const VANILLA_5_17: PcpPolicy = PcpPolicy {
+    enabled: true,
+    max_cached_order: 3,
+    thp_lists: 1,
+    drain: DrainPolicy {
+        proportional: true,
+        track_active_range: false,
+        two_pass: true,
+        prefetch_correct_buddy: false,
+        start_at_freed_list: false,
+        chunked: false,
+    },
+    free_high: FreeHighRule::Off,
+    free_high_capped: false,
+    free_sizing: FreeSizing::FreeFactor,
+    batch_scale_max: None,
+    alloc_factor: false,
+    autotune_high: false,
+    below_high: false,
+    batch_override: None,
+    high_override: None,
+};
+
+const fn with_drain(base: PcpPolicy, drain: DrainPolicy) -> PcpPolicy {
+    PcpPolicy { drain, ..base }
+}
+
+const HIGHPCP_PATCH1: PcpPolicy =
+    with_drain(VANILLA_5_17, DrainPolicy { prefetch_correct_buddy: true, ..VANILLA_5_17.drain });
+const HIGHPCP_PATCH2: PcpPolicy =
+    with_drain(HIGHPCP_PATCH1, DrainPolicy { track_active_range: true, ..HIGHPCP_PATCH1.drain });
+const HIGHPCP_PATCH3: PcpPolicy =
+    with_drain(HIGHPCP_PATCH2, DrainPolicy { proportional: false, ..HIGHPCP_PATCH2.drain });
+const HIGHPCP_PATCH4: PcpPolicy = with_drain(HIGHPCP_PATCH3, DrainPolicy { two_pass: false, ..HIGHPCP_PATCH3.drain });
+const HIGHPCP_FULL: PcpPolicy = PcpPolicy { free_high: FreeHighRule::AnyHighOrder, ..HIGHPCP_PATCH4 };
+const REVERT_HIGHPCP: PcpPolicy = PcpPolicy { max_cached_order: 0, thp_lists: 0, ..VANILLA_5_17 };
+
+/// v6.6: the 2022 series merged, active-range tracking gone, draining starts at the list
+/// just freed to.
+const BASE: PcpPolicy = with_drain(
+    HIGHPCP_FULL,
+    DrainPolicy { track_active_range: false, start_at_freed_list: true, ..HIGHPCP_FULL.drain },
+);
+const PATCH1: PcpPolicy = PcpPolicy { free_high: FreeHighRule::Consecutive, ..BASE };
+/// Patch 2 only computes the per-CPU cache slice (used from patch 3).
+const PATCH2: PcpPolicy = PATCH1;
+const PATCH3: PcpPolicy = PcpPolicy { free_high: FreeHighRule::ConsecutiveBatch, ..PATCH2 };
+const PATCH4: PcpPolicy =
+    PcpPolicy { batch_scale_max: Some(PcpPolicy::DEFAULT_BATCH_SCALE_MAX), free_high_capped: true, ..PATCH3 };
+const PATCH5: PcpPolicy = PcpPolicy { alloc_factor: true, ..PATCH4 };
+/// Patch 6 adds high_min/high_max with equal values: no behaviour change.
+const PATCH6: PcpPolicy = PATCH5;
+const PATCH7: PcpPolicy = PcpPolicy { autotune_high: true, free_sizing: FreeSizing::FreeCount, ..PATCH6 };
+const PATCH8: PcpPolicy = PcpPolicy { below_high: true, ..PATCH7 };
+const PATCH9: PcpPolicy = PcpPolicy { free_high: FreeHighRule::FreeCountBatch, ..PATCH8 };
+const MAINLINE: PcpPolicy = PcpPolicy {
+    free_high: FreeHighRule::FreeCountBatchHalfHighMin,
+    thp_lists: 2,
+    drain: DrainPolicy { chunked: true, ..PATCH9.drain },
+    ..PATCH9
+};
+const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
+
+const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
+    Preset { name, aliases, summary, policy: Policy { pcp } }
+}
+
+pub const PRESETS: &[Preset] = &[
+    preset("vanilla-5.17", &["linux-5.17"], "v5.17: high-order PCP lists, proportional two-pass drains", VANILLA_5_17),
+    preset("revert-highpcp", &[], "v5.17 with only order-0 pages on the PCP", REVERT_HIGHPCP),
+    preset("highpcp-patch1", &[], "2022 #1: prefetch the buddy of the right order", HIGHPCP_PATCH1),
+    preset("highpcp-patch2", &[], "2022 #2: track the range of active PCP lists", HIGHPCP_PATCH2),
+    preset("highpcp-patch3", &[], "2022 #3: drain whole lists round robin", HIGHPCP_PATCH3),
+    preset("highpcp-patch4", &[], "2022 #4: single pass under the zone lock", HIGHPCP_PATCH4),
+    preset("highpcp-full", &["linux-5.18"], "2022 #5: free_high drains on high-order frees", HIGHPCP_FULL),
+    preset("base", &["linux-6.6"], "v6.6: fixed high, free_factor doubling, free_high on any order 1-3 free", BASE),
+    preset("patch1", &["pcp-autotune-patch1"], "2023 #1: free_high needs two consecutive high-order frees", PATCH1),
+    preset("patch2", &["pcp-autotune-patch2"], "2023 #2: per-CPU cache slice computed (no behaviour change)", PATCH2),
+    preset("patch3", &["pcp-autotune-patch3"], "2023 #3: large cache slice caches a batch before free_high", PATCH3),
+    preset("patch4", &["pcp-autotune-patch4"], "2023 #4: PCP_BATCH_SCALE_MAX = 5 bounds scaled batches", PATCH4),
+    preset("patch5", &["pcp-autotune-patch5"], "2023 #5: order-0 refills scale with alloc_factor", PATCH5),
+    preset("patch6", &["pcp-autotune-patch6"], "2023 #6: high_min/high_max framework (no behaviour change)", PATCH6),
+    preset("patch7", &["pcp-autotune-patch7"], "2023 #7: high auto-tuned between bounds, free_count, decay", PATCH7),
+    preset("patch8", &["pcp-autotune-patch8"], "2023 #8: shrink high below the high watermark", PATCH8),
+    preset("patch9", &["pcp-autotune-patch9"], "2023 #9: free_high needs free_count >= batch", PATCH9),
+    preset(
+        "mainline",
+        &["linux-6.18"],
+        "later fixes: free_high at batch + high_min/2, chunked drains, two THP lists",
+        MAINLINE,
+    ),
+    preset("global-lock", &["no-pcp"], "no per-CPU pagesets: every request takes the zone lock", GLOBAL_LOCK),
+];
+
+/// Finds a preset by name or alias.
+pub fn find(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|preset| preset.name == name || preset.aliases.contains(&name))
+}
+
+impl Default for Policy {
+    /// Mainline behaviour.
+    fn default() -> Self {
+        Policy { pcp: MAINLINE }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique_and_resolve() {
+        let mut names: alloc::vec::Vec<&str> =
+            PRESETS.iter().flat_map(|p| core::iter::once(p.name).chain(p.aliases.iter().copied())).collect();
+        let total = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), total);
+        assert_eq!(find("linux-6.6").unwrap().name, "base");
+        assert_eq!(find("pcp-autotune-patch7").unwrap().name, "patch7");
+        assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn each_2023_patch_changes_what_its_summary_says() {
+        let get = |name| find(name).unwrap().policy.pcp;
+        assert_eq!(get("base").free_high, FreeHighRule::AnyHighOrder);
+        assert_eq!(get("patch1").free_high, FreeHighRule::Consecutive);
+        assert_eq!(get("patch3").free_high, FreeHighRule::ConsecutiveBatch);
+        assert_eq!(get("patch4").batch_scale_max, Some(5));
+        assert!(!get("patch4").alloc_factor && get("patch5").alloc_factor);
+        assert!(!get("patch6").autotune_high && get("patch7").autotune_high);
+        assert!(!get("patch7").below_high && get("patch8").below_high);
+        assert_eq!(get("patch9").free_high, FreeHighRule::FreeCountBatch);
+        assert_eq!(get("mainline").thp_lists, 2);
+        assert_eq!(get("revert-highpcp").max_cached_order, 0);
+        assert!(get("vanilla-5.17").drain.proportional && !get("highpcp-patch3").drain.proportional);
+        assert!(get("highpcp-patch3").drain.two_pass && !get("highpcp-patch4").drain.two_pass);
+    }
+}
