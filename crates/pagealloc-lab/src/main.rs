@@ -1,5 +1,6 @@
 //! `pagelab`: the pagealloc lab.
 
+mod bench;
 mod demo;
 mod machine_args;
 mod rng;
@@ -17,10 +18,18 @@ struct Cli {
 enum Command {
     /// Print /proc/zoneinfo as Linux would for a described machine (nothing is run).
     Zoneinfo(machine_args::ZoneinfoArgs),
+    /// LLFree's allocator benchmark (bulk, repeat, rand, frag) against peers, on real threads.
+    Bench(bench::BenchArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
     /// Print the allocator's metadata cost per frame.
     Metadata,
+    /// List the policy presets (each seed stage) and their switches.
+    Presets {
+        /// Print every switch of every preset.
+        #[arg(long)]
+        verbose: bool,
+    },
 }
 
 fn main() {
@@ -28,8 +37,23 @@ fn main() {
     let result = match cli.command {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Metadata => {
             print!("{}", metadata_line());
+            Ok(())
+        }
+        Command::Presets { verbose } => {
+            for preset in pagealloc::presets::PRESETS {
+                let aliases = if preset.aliases.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (alias {})", preset.aliases.join(", "))
+                };
+                println!("{:<16} {}{}", preset.name, preset.summary, aliases);
+                if verbose {
+                    println!("{:16} {:?}", "", preset.policy.pcp);
+                }
+            }
             Ok(())
         }
     };

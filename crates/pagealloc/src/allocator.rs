@@ -24,6 +24,16 @@ use crate::zone::{zone_flags, Zone, ZoneMem, ZoneParams};
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
+/// One allocation's fixed parameters, threaded through the zonelist walk.
+#[derive(Clone, Copy)]
+struct AllocCall {
+    order: u8,
+    migratetype: MigrateType,
+    highest_zone: ZoneType,
+    preferred_node: u16,
+    cpu: usize,
+}
+
 /// Per-node state: its CPUs, its zonelist and background-reclaim bookkeeping.
 pub struct Node {
     pub(crate) cpus: core::ops::Range<usize>,
@@ -91,6 +101,18 @@ impl<P: Platform> PageAllocator<P> {
                 kswapd_pending: AtomicBool::new(false),
                 kswapd_runs: AtomicU64::new(0),
             });
+        }
+        // NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead;
+        // on several nodes only if this node has DMA32 (mirrors alloc_flags_nofragment()).
+        let single_node = builder.node_cpus.len() == 1;
+        let has_dma32: Vec<bool> = (0..builder.node_cpus.len())
+            .map(|node| {
+                zones.iter().any(|z| z.node as usize == node && z.zone_type == ZoneType::Dma32 && z.is_populated())
+            })
+            .collect();
+        for zone in zones.iter_mut() {
+            zone.nofragment_when_preferred =
+                zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
         }
         let total_managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
         Ok(PageAllocator {
@@ -179,11 +201,11 @@ impl<P: Platform> PageAllocator<P> {
         if !request.migratetype.is_mergeable() {
             return Err(AllocError::UnsupportedMigratetype { migratetype: request.migratetype });
         }
-        let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
-        let node = request
-            .node
-            .filter(|&node| (node as usize) < self.nodes.len())
-            .unwrap_or_else(|| self.node_of_cpu(self.platform.current_cpu()));
+        let cpu = self.platform.current_cpu();
+        let node = match request.node {
+            Some(node) if (node as usize) < self.nodes.len() => node,
+            _ => self.node_of_cpu(cpu),
+        };
         let zonelist = &self.nodes[node as usize].zonelist;
         let highest_zone = request.highest_zone;
         let preferred = zonelist
@@ -191,12 +213,17 @@ impl<P: Platform> PageAllocator<P> {
             .map(|&index| &self.zones[index as usize])
             .find(|zone| zone.zone_type <= highest_zone)
             .ok_or(AllocError::NoUsableZone { highest_zone })?;
+        let call = AllocCall {
+            order,
+            migratetype: if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype },
+            highest_zone,
+            preferred_node: preferred.node,
+            cpu,
+        };
 
         let mut flags = AllocFlags::fast_path(&request);
-        flags.nofragment = self.nofragment_applies(preferred);
-        if let Some(block) =
-            self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node)
-        {
+        flags.nofragment = preferred.nofragment_when_preferred;
+        if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
             return Ok(block);
         }
 
@@ -207,34 +234,11 @@ impl<P: Platform> PageAllocator<P> {
             self.run_kswapd(preferred.node);
         }
         let flags = AllocFlags::slow_path(&request, order);
-        self.get_page_from_freelist(order, migratetype, highest_zone, flags, zonelist, preferred.node)
-            .ok_or(AllocError::OutOfMemory { order })
+        self.get_page_from_freelist(&call, flags, zonelist).ok_or(AllocError::OutOfMemory { order })
     }
 
-    /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead
-    /// (mirrors alloc_flags_nofragment()).
-    fn nofragment_applies(&self, preferred: &Zone<P>) -> bool {
-        if preferred.zone_type != ZoneType::Normal {
-            return false;
-        }
-        if self.nodes.len() > 1 {
-            return self
-                .zones
-                .iter()
-                .any(|zone| zone.node == preferred.node && zone.zone_type == ZoneType::Dma32 && zone.is_populated());
-        }
-        true
-    }
-
-    fn get_page_from_freelist(
-        &self,
-        order: u8,
-        migratetype: MigrateType,
-        highest_zone: ZoneType,
-        mut flags: AllocFlags,
-        zonelist: &[u16],
-        preferred_node: u16,
-    ) -> Option<Block> {
+    fn get_page_from_freelist(&self, call: &AllocCall, mut flags: AllocFlags, zonelist: &[u16]) -> Option<Block> {
+        let (highest_zone, preferred_node) = (call.highest_zone, call.preferred_node);
         // At most two passes: with NOFRAGMENT, then without.
         for _pass in 0..2 {
             let mut dropped_nofragment = false;
@@ -249,14 +253,8 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                if !self.zone_has_room(zone, order, highest_zone, flags) {
-                    continue;
-                }
-                if let Some(pfn) = self.rmqueue(zone, order, migratetype, flags) {
-                    if flags.highatomic {
-                        highatomic::reserve_pageblock(zone, &self.platform, pfn, order);
-                    }
-                    return Some(Block::new(pfn, order, zone.index, self.id));
+                if let Some(pfn) = self.try_zone(zone, call, flags) {
+                    return Some(Block::new(pfn, call.order, zone.index, self.id));
                 }
             }
             if !(dropped_nofragment || flags.nofragment) {
@@ -265,6 +263,22 @@ impl<P: Platform> PageAllocator<P> {
             flags.nofragment = false;
         }
         None
+    }
+
+    /// One zone of the zonelist walk: watermark test, then a block. Kept out of line so the
+    /// walk's loop stays small (inlined, the optimizer hoisted and spilled dozens of
+    /// invariants into the hot path).
+    #[inline(never)]
+    fn try_zone(&self, zone: &Zone<P>, call: &AllocCall, flags: AllocFlags) -> Option<Pfn> {
+        let AllocCall { order, migratetype, highest_zone, cpu, .. } = *call;
+        if !self.zone_has_room(zone, order, highest_zone, flags) {
+            return None;
+        }
+        let pfn = self.rmqueue(zone, cpu, order, migratetype, flags)?;
+        if flags.highatomic {
+            highatomic::reserve_pageblock(zone, &self.platform, pfn, order);
+        }
+        Some(pfn)
     }
 
     /// The watermark test of the zonelist walk. With BELOW_HIGH tracking on, a zone passing
@@ -285,9 +299,16 @@ impl<P: Platform> PageAllocator<P> {
     /// Takes one block: from this CPU's pageset when the order is cached there, else from
     /// the buddy (mirrors rmqueue()).
     #[inline]
-    fn rmqueue(&self, zone: &Zone<P>, order: u8, migratetype: MigrateType, flags: AllocFlags) -> Option<Pfn> {
+    fn rmqueue(
+        &self,
+        zone: &Zone<P>,
+        cpu: usize,
+        order: u8,
+        migratetype: MigrateType,
+        flags: AllocFlags,
+    ) -> Option<Pfn> {
         if self.policy.pcp.caches_order(order) {
-            let call = self.pcp_call(zone);
+            let call = self.pcp_call(zone, cpu);
             let pfn = pcp::pcp_alloc(&call, &self.fallback_env(), pcp::BlockRequest { order, migratetype, flags });
             if let Some(pfn) = pfn {
                 self.after_zone_take(zone, flags);
@@ -299,8 +320,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The calling CPU's pageset of `zone`.
     #[inline]
-    fn pcp_call<'a>(&'a self, zone: &'a Zone<P>) -> pcp::PcpCall<'a, P> {
-        let cpu = self.platform.current_cpu();
+    fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> pcp::PcpCall<'a, P> {
         pcp::PcpCall {
             zone,
             platform: &self.platform,
@@ -322,6 +342,7 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
+    #[inline(never)]
     fn rmqueue_buddy(&self, zone: &Zone<P>, order: u8, migratetype: MigrateType, flags: AllocFlags) -> Option<Pfn> {
         let env = self.fallback_env();
         let pfn = {
@@ -426,7 +447,9 @@ impl<P: Platform> PageAllocator<P> {
                 Err(actual) => info = actual,
             }
         }
-        if self.policy.pcp.caches_order(order) && pcp::pcp_free(&self.pcp_call(zone), pfn, order) {
+        if self.policy.pcp.caches_order(order)
+            && pcp::pcp_free(&self.pcp_call(zone, self.platform.current_cpu()), pfn, order)
+        {
             return Ok(());
         }
         let mut area = zone.free.lock(&self.platform);

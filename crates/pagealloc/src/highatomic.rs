@@ -15,6 +15,8 @@ fn reserve_limit_pages<P: Platform>(zone: &Zone<P>) -> Option<u64> {
 }
 
 /// Reserves the pageblock(s) of the block just allocated at `pfn`.
+#[cold]
+#[inline(never)]
 pub(crate) fn reserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, pfn: Pfn, order: u8) {
     let Some(limit_pages) = reserve_limit_pages(zone) else { return };
     if zone.reserved_highatomic_pages() >= limit_pages {

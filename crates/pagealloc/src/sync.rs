@@ -14,20 +14,24 @@ pub struct LockStats {
     pub wait_ns: u64,
 }
 
-pub struct PlatformMutex<P: Platform, T> {
+/// A mutex over raw lock `R` (the platform's `RawLock` by default) that reports to the
+/// platform's hooks.
+pub struct PlatformMutex<P: Platform, T, R: lock_api::RawMutex = <P as Platform>::RawLock> {
     id: LockId,
-    inner: lock_api::Mutex<P::RawLock, T>,
+    inner: lock_api::Mutex<R, T>,
+    _platform: core::marker::PhantomData<fn(&P)>,
     // Updated only while holding the lock, so plain loads and stores keep them exact.
     acquisitions: AtomicU64,
     contended: AtomicU64,
     wait_ns: AtomicU64,
 }
 
-impl<P: Platform, T> PlatformMutex<P, T> {
+impl<P: Platform, T, R: lock_api::RawMutex> PlatformMutex<P, T, R> {
     pub fn new(id: LockId, value: T) -> Self {
         PlatformMutex {
             id,
             inner: lock_api::Mutex::new(value),
+            _platform: core::marker::PhantomData,
             acquisitions: AtomicU64::new(0),
             contended: AtomicU64::new(0),
             wait_ns: AtomicU64::new(0),
@@ -41,7 +45,7 @@ impl<P: Platform, T> PlatformMutex<P, T> {
     /// Blocking acquire (mirrors spin_lock()). A real wait is timed only when the lock was
     /// found held, so the uncontended path reads no clock.
     #[inline]
-    pub fn lock<'a>(&'a self, platform: &'a P) -> PlatformGuard<'a, P, T> {
+    pub fn lock<'a>(&'a self, platform: &'a P) -> PlatformGuard<'a, P, T, R> {
         let simulated_wait_ns = platform.lock_acquire(self.id);
         let (guard, real_wait_ns) = match self.inner.try_lock() {
             Some(guard) => (guard, None),
@@ -69,14 +73,14 @@ impl<P: Platform, T> PlatformMutex<P, T> {
         }
     }
 
-    /// Non-blocking acquire (mirrors spin_trylock()); the platform may veto it.
+    /// Non-blocking acquire (mirrors spin_trylock()); the platform may veto it. Not counted
+    /// in `stats` (it is the fast path; callers count what they need).
     #[inline]
-    pub fn try_lock<'a>(&'a self, platform: &'a P) -> Option<PlatformGuard<'a, P, T>> {
+    pub fn try_lock<'a>(&'a self, platform: &'a P) -> Option<PlatformGuard<'a, P, T, R>> {
         let guard = self.inner.try_lock()?;
         if !platform.lock_try_acquire(self.id) {
             return None;
         }
-        self.acquisitions.store(self.acquisitions.load(Relaxed) + 1, Relaxed);
         Some(PlatformGuard { guard, platform, id: self.id })
     }
 
@@ -86,13 +90,13 @@ impl<P: Platform, T> PlatformMutex<P, T> {
     }
 }
 
-pub struct PlatformGuard<'a, P: Platform, T> {
-    guard: lock_api::MutexGuard<'a, P::RawLock, T>,
+pub struct PlatformGuard<'a, P: Platform, T, R: lock_api::RawMutex = <P as Platform>::RawLock> {
+    guard: lock_api::MutexGuard<'a, R, T>,
     platform: &'a P,
     id: LockId,
 }
 
-impl<P: Platform, T> Deref for PlatformGuard<'_, P, T> {
+impl<P: Platform, T, R: lock_api::RawMutex> Deref for PlatformGuard<'_, P, T, R> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
@@ -100,14 +104,14 @@ impl<P: Platform, T> Deref for PlatformGuard<'_, P, T> {
     }
 }
 
-impl<P: Platform, T> DerefMut for PlatformGuard<'_, P, T> {
+impl<P: Platform, T, R: lock_api::RawMutex> DerefMut for PlatformGuard<'_, P, T, R> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.guard
     }
 }
 
-impl<P: Platform, T> Drop for PlatformGuard<'_, P, T> {
+impl<P: Platform, T, R: lock_api::RawMutex> Drop for PlatformGuard<'_, P, T, R> {
     #[inline]
     fn drop(&mut self) {
         // The raw lock is released right after this body, when `guard` drops; reporting first

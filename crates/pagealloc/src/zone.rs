@@ -142,6 +142,8 @@ pub struct Zone<P: Platform> {
     /// Pages in pageblocks re-typed HIGHATOMIC.
     pub(crate) reserved_highatomic_pages: AtomicU64,
     pub(crate) extfrag: ExtfragCounters,
+    /// Allocations preferring this zone start with ALLOC_NOFRAGMENT.
+    pub(crate) nofragment_when_preferred: bool,
 }
 
 impl<P: Platform> Zone<P> {
@@ -160,6 +162,7 @@ impl<P: Platform> Zone<P> {
             flags: AtomicU32::new(0),
             reserved_highatomic_pages: AtomicU64::new(0),
             extfrag: ExtfragCounters::default(),
+            nofragment_when_preferred: false,
         }
     }
 

@@ -157,7 +157,7 @@ impl PerCpuPages {
 /// A pageset with its lock, on its own cache lines.
 #[repr(align(64))]
 pub struct PcpSlot<P: Platform> {
-    pub(crate) pageset: PlatformMutex<P, PerCpuPages>,
+    pub(crate) pageset: PlatformMutex<P, PerCpuPages, P::PcpLock>,
 }
 
 impl<P: Platform> PcpSlot<P> {

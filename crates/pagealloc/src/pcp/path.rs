@@ -37,6 +37,8 @@ pub(crate) struct BlockRequest {
 
 /// Takes up to `blocks` blocks of `order` from the buddy onto the tail of list `pindex`
 /// under one zone-lock hold; returns how many (mirrors rmqueue_bulk()).
+#[cold]
+#[inline(never)]
 fn rmqueue_bulk<P: Platform>(
     call: &PcpCall<'_, P>,
     env: &FallbackEnv<'_>,
@@ -61,8 +63,27 @@ fn rmqueue_bulk<P: Platform>(
     taken
 }
 
+/// Refills an empty list (the slow half of the allocation fast path).
+#[cold]
+#[inline(never)]
+fn refill<P: Platform>(
+    call: &PcpCall<'_, P>,
+    env: &FallbackEnv<'_>,
+    pcp: &mut PerCpuPages,
+    list_index: usize,
+    request: BlockRequest,
+) {
+    let blocks = nr_pcp_alloc(pcp, call.policy, call.zone.flags(), request.order);
+    let taken = rmqueue_bulk(call, env, pcp, list_index, request, blocks);
+    pcp.count += taken << request.order;
+    pcp.counters.refills += 1;
+    pcp.counters.refill_pages += (taken as u64) << request.order;
+    pcp.note_peak();
+}
+
 /// Allocates from this CPU's pageset, refilling it if the list is empty. `None` when the
 /// pageset lock is busy or the buddy had nothing: the caller then tries the buddy directly.
+#[inline(never)]
 pub(crate) fn pcp_alloc<P: Platform>(
     call: &PcpCall<'_, P>,
     env: &FallbackEnv<'_>,
@@ -82,12 +103,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
     }
     let list_index = pindex(order, migratetype, policy.thp_lists);
     if pcp.lists[list_index].is_empty() {
-        let blocks = nr_pcp_alloc(&mut pcp, policy, zone.flags(), order);
-        let taken = rmqueue_bulk(call, env, &mut pcp, list_index, request, blocks);
-        pcp.count += taken << order;
-        pcp.counters.refills += 1;
-        pcp.counters.refill_pages += (taken as u64) << order;
-        pcp.note_peak();
+        refill(call, env, &mut pcp, list_index, request);
     } else {
         pcp.counters.alloc_hits += 1;
     }
@@ -100,6 +116,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
 /// Frees a block (already claimed from its allocated state by the caller) into this CPU's
 /// pageset, draining if over high. Returns false if the block must go to the buddy
 /// instead (pageset busy, or an isolated pageblock).
+#[inline(never)]
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
     let PcpCall { zone, platform, policy, cpu, remote } = *call;
     let Some(pcp_type) = pcp_type_for(zone.mem.pageblock_type(pfn)) else { return false };
@@ -127,40 +144,57 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     }
     let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
     if pcp.count >= high {
-        let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
-        let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
-        if policy.drain.chunked {
-            // Batch-sized zone-lock holds; between them the pageset lock is dropped so a
-            // remote drainer or the CPU's next user is not held up. Bounded by to_free.
-            loop {
-                let chunk = to_free.min(pcp.batch.max(1));
-                let freed = free_pcppages_bulk(zone, platform, &mut pcp, chunk, list_index, policy, cause);
-                to_free = to_free.saturating_sub(freed.max(1));
-                if to_free == 0 || pcp.count == 0 {
-                    break;
-                }
-                drop(pcp);
-                match slot.pageset.try_lock(platform) {
-                    Some(again) => pcp = again,
-                    None => break,
-                }
-            }
-        } else {
-            free_pcppages_bulk(zone, platform, &mut pcp, to_free, list_index, policy, cause);
-        }
+        drain_over_high(call, slot, pcp, list_index, high, free_high);
     }
-    if policy.below_high
-        && zone.flags() & zone_flags::BELOW_HIGH != 0
-        && crate::watermark::watermark_ok(
-            zone,
-            0,
-            zone.watermarks_with_boost().high_pages,
-            ZoneType::Movable,
-            AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL),
-            zone.free_pages(),
-        )
-    {
-        zone.clear_flag(zone_flags::BELOW_HIGH);
+    if policy.below_high && zone.flags() & zone_flags::BELOW_HIGH != 0 {
+        clear_below_high_if_recovered(zone);
     }
     true
+}
+
+/// Drains a pageset that a free pushed over its effective high (the slow half of the free
+/// fast path).
+#[cold]
+#[inline(never)]
+fn drain_over_high<'a, P: Platform>(
+    call: &PcpCall<'a, P>,
+    slot: &'a super::PcpSlot<P>,
+    mut pcp: crate::sync::PlatformGuard<'a, P, PerCpuPages, P::PcpLock>,
+    list_index: usize,
+    high: u32,
+    free_high: bool,
+) {
+    let PcpCall { zone, platform, policy, .. } = *call;
+    let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+    let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
+    if !policy.drain.chunked {
+        free_pcppages_bulk(zone, platform, &mut pcp, to_free, list_index, policy, cause);
+        return;
+    }
+    // Batch-sized zone-lock holds; between them the pageset lock is dropped so a remote
+    // drainer or the CPU's next user is not held up. Bounded by to_free.
+    loop {
+        let chunk = to_free.min(pcp.batch.max(1));
+        let freed = free_pcppages_bulk(zone, platform, &mut pcp, chunk, list_index, policy, cause);
+        to_free = to_free.saturating_sub(freed.max(1));
+        if to_free == 0 || pcp.count == 0 {
+            return;
+        }
+        drop(pcp);
+        match slot.pageset.try_lock(platform) {
+            Some(again) => pcp = again,
+            None => return,
+        }
+    }
+}
+
+/// The zone is back above its high watermark: stop shrinking pagesets.
+#[cold]
+#[inline(never)]
+fn clear_below_high_if_recovered<P: Platform>(zone: &Zone<P>) {
+    let flags = AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL);
+    let high = zone.watermarks_with_boost().high_pages;
+    if crate::watermark::watermark_ok(zone, 0, high, ZoneType::Movable, flags, zone.free_pages()) {
+        zone.clear_flag(zone_flags::BELOW_HIGH);
+    }
 }

@@ -8,11 +8,13 @@
 
 #[cfg(feature = "std")]
 mod std_platform;
+mod tas_lock;
 mod test_platform;
 mod ticket_lock;
 
 #[cfg(feature = "std")]
 pub use std_platform::StdPlatform;
+pub use tas_lock::TasLock;
 pub use test_platform::TestPlatform;
 pub use ticket_lock::TicketLock;
 
@@ -54,8 +56,12 @@ impl SharedLine {
 
 /// The machine abstraction the allocator is generic over.
 pub trait Platform: Send + Sync {
-    /// Raw lock used for zone, per-CPU pageset and LRU locks.
+    /// Raw lock for zone and LRU locks (contended; FIFO is fairest).
     type RawLock: lock_api::RawMutex + Send + Sync;
+
+    /// Raw lock for per-CPU pageset locks: taken by trylock on every fast-path call and
+    /// almost never contended, so acquire cost matters most.
+    type PcpLock: lock_api::RawMutex + Send + Sync;
 
     /// Id of the CPU the caller runs on, in `0..nr_cpus()`. May be stale by the time it is
     /// used (the thread can migrate); the allocator stays correct because per-CPU state is

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{Platform, TicketLock};
+use super::{Platform, TasLock, TicketLock};
 
 pub struct StdPlatform {
     nr_cpus: usize,
@@ -32,6 +32,7 @@ impl Default for StdPlatform {
 
 impl Platform for StdPlatform {
     type RawLock = TicketLock;
+    type PcpLock = TasLock;
 
     #[inline]
     fn current_cpu(&self) -> usize {

@@ -2,7 +2,7 @@
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use super::{Platform, TicketLock};
+use super::{Platform, TasLock, TicketLock};
 
 pub struct TestPlatform {
     nr_cpus: usize,
@@ -30,6 +30,7 @@ impl TestPlatform {
 
 impl Platform for TestPlatform {
     type RawLock = TicketLock;
+    type PcpLock = TasLock;
 
     fn current_cpu(&self) -> usize {
         self.current_cpu.load(Relaxed)

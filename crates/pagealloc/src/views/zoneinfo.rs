@@ -112,6 +112,15 @@ impl ZoneinfoZone {
             row.spanned_pages = zone.spanned_pages();
             row.present_pages = zone.present_pages();
             row.start_pfn = zone.start_pfn();
+            for (line, slot) in row.pagesets.iter_mut().zip(zone.pagesets()) {
+                slot.inspect(allocator.platform(), |pageset| {
+                    line.count_pages = pageset.count_pages() as u64;
+                    line.high_pages = pageset.high_pages() as u64;
+                    line.batch_pages = pageset.batch_pages() as u64;
+                    line.high_min_pages = pageset.high_min_pages() as u64;
+                    line.high_max_pages = pageset.high_max_pages() as u64;
+                });
+            }
         }
         zones
     }

@@ -1,0 +1,129 @@
+//! Convenience calls over `alloc_pages`/`free_pages`: `Layout` requests, bulk calls, and an
+//! owning handle that frees on drop.
+
+use alloc::vec::Vec;
+use core::alloc::Layout;
+
+use crate::allocator::PageAllocator;
+use crate::block::Block;
+use crate::error::{AllocError, FreeError};
+use crate::platform::Platform;
+use crate::request::AllocRequest;
+use crate::types::{MAX_ORDER, PAGE_SHIFT};
+
+/// Smallest order whose naturally aligned block satisfies `layout` (buddy blocks are aligned
+/// to their size, so the alignment only matters when it exceeds the size).
+pub fn order_for_layout(layout: Layout) -> Option<u8> {
+    let bytes = layout.size().max(layout.align()).max(1) as u64;
+    let pages = bytes.div_ceil(1 << PAGE_SHIFT);
+    let order = pages.next_power_of_two().trailing_zeros() as u8;
+    (order <= MAX_ORDER).then_some(order)
+}
+
+/// A block that returns itself to its allocator when dropped.
+pub struct OwnedBlock<'a, P: Platform> {
+    allocator: &'a PageAllocator<P>,
+    block: Option<Block>,
+}
+
+impl<P: Platform> OwnedBlock<'_, P> {
+    pub fn block(&self) -> &Block {
+        self.block.as_ref().expect("present until dropped")
+    }
+
+    /// Gives up ownership: the caller frees the block.
+    pub fn into_block(mut self) -> Block {
+        self.block.take().expect("present until dropped")
+    }
+}
+
+impl<P: Platform> core::ops::Deref for OwnedBlock<'_, P> {
+    type Target = Block;
+    fn deref(&self) -> &Block {
+        self.block()
+    }
+}
+
+impl<P: Platform> Drop for OwnedBlock<'_, P> {
+    fn drop(&mut self) {
+        if let Some(block) = self.block.take() {
+            let result = self.allocator.free_pages(block);
+            debug_assert!(result.is_ok(), "an owned block failed to free: {result:?}");
+        }
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Allocates the smallest block that fits `layout`.
+    pub fn alloc_layout(&self, layout: Layout, request: AllocRequest) -> Result<Block, AllocError> {
+        let order = order_for_layout(layout).ok_or(AllocError::OrderTooLarge { order: u8::MAX })?;
+        self.alloc_pages(order, request)
+    }
+
+    /// Allocates a block freed automatically when the handle drops.
+    pub fn alloc_owned(&self, order: u8, request: AllocRequest) -> Result<OwnedBlock<'_, P>, AllocError> {
+        Ok(OwnedBlock { allocator: self, block: Some(self.alloc_pages(order, request)?) })
+    }
+
+    /// Allocates up to `count` blocks into `out`; returns how many it got (fewer when memory
+    /// runs short, like alloc_pages_bulk()).
+    pub fn alloc_bulk(&self, order: u8, request: AllocRequest, count: usize, out: &mut Vec<Block>) -> usize {
+        out.reserve(count);
+        let before = out.len();
+        for _ in 0..count {
+            match self.alloc_pages(order, request) {
+                Ok(block) => out.push(block),
+                Err(_) => break,
+            }
+        }
+        out.len() - before
+    }
+
+    /// Frees every block; returns the first error after trying all of them.
+    pub fn free_bulk(&self, blocks: impl IntoIterator<Item = Block>) -> Result<(), FreeError> {
+        let mut first_error = Ok(());
+        for block in blocks {
+            if let Err(error) = self.free_pages(block) {
+                if first_error.is_ok() {
+                    first_error = Err(error);
+                }
+            }
+        }
+        first_error
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::types::ZoneType;
+
+    #[test]
+    fn layout_orders() {
+        assert_eq!(order_for_layout(Layout::from_size_align(1, 1).unwrap()), Some(0));
+        assert_eq!(order_for_layout(Layout::from_size_align(4097, 8).unwrap()), Some(1));
+        assert_eq!(order_for_layout(Layout::from_size_align(4096, 2 << 20).unwrap()), Some(9));
+        assert_eq!(order_for_layout(Layout::from_size_align(8 << 20, 4096).unwrap()), None);
+    }
+
+    #[test]
+    fn owned_blocks_free_on_drop_and_bulk_calls_round_trip() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(1)).unwrap();
+        {
+            let owned = allocator.alloc_owned(2, AllocRequest::KERNEL).unwrap();
+            assert_eq!(owned.pages(), 4);
+            assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 4);
+        }
+        assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
+        let layout_block = allocator.alloc_layout(Layout::from_size_align(12_000, 4096).unwrap(), AllocRequest::KERNEL);
+        assert_eq!(layout_block.as_ref().unwrap().order(), 2);
+        let mut blocks = Vec::new();
+        assert_eq!(allocator.alloc_bulk(0, AllocRequest::USER_MOVABLE, 100, &mut blocks), 100);
+        blocks.push(layout_block.unwrap());
+        allocator.free_bulk(blocks).unwrap();
+        assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
+    }
+}
