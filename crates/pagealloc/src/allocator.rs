@@ -6,7 +6,6 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::block::Block;
-use crate::buddy::BuddyCtx;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::error::{AllocError, FreeError};
 use crate::events::{EventSink, ExtfragStats};
@@ -347,8 +346,7 @@ impl<P: Platform> PageAllocator<P> {
         let env = self.fallback_env();
         let pfn = {
             let mut area = zone.free.lock(&self.platform);
-            let mut ctx =
-                BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
+            let mut ctx = zone.buddy(&mut area, &self.platform);
             let mut pfn = None;
             if flags.highatomic {
                 pfn = ctx.take_smallest(order, MigrateType::HighAtomic);
@@ -455,7 +453,7 @@ impl<P: Platform> PageAllocator<P> {
         let mut area = zone.free.lock(&self.platform);
         // Read under the lock: a concurrent claim may be re-typing this pageblock.
         let migratetype = zone.mem.pageblock_type(pfn);
-        let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform: &self.platform, zone_index: zone.index };
+        let mut ctx = zone.buddy(&mut area, &self.platform);
         ctx.free_one(pfn, order, migratetype);
         ctx.area.counters.freed_to_zone_pages += 1 << order;
         Ok(())
@@ -609,7 +607,7 @@ fn build_pagesets<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, nr_cp
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.
 fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::ops::Range<Pfn>]) {
     let mut area = zone.free.lock(platform);
-    let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+    let mut ctx = zone.buddy(&mut area, platform);
     for range in ranges {
         for pfn in range.clone() {
             zone.mem.frame(pfn).set_info(FrameInfo::INTERIOR);

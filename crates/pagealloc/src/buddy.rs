@@ -17,17 +17,41 @@ pub struct BuddyCtx<'a, P: Platform> {
     pub(crate) zone_index: u16,
 }
 
+/// The lockless free-page mirror is published once per lock hold, not per list operation:
+/// other CPUs read it on every allocation (watermark checks), so a store per operation would
+/// bounce its cache line on every page of a refill or drain (the reason Linux keeps
+/// NR_FREE_PAGES in per-CPU diffs).
+impl<P: Platform> Drop for BuddyCtx<'_, P> {
+    fn drop(&mut self) {
+        // Writers hold the zone lock, so plain stores keep the summary exact; stores only
+        // when something changed keep the line shared in the readers' caches.
+        let summary = &self.mem.summary;
+        let mut wrote = false;
+        if summary.free_pages.load(Relaxed) != self.area.free_pages {
+            summary.free_pages.store(self.area.free_pages, Relaxed);
+            wrote = true;
+        }
+        for (published, &mask) in summary.nonempty_types.iter().zip(&self.area.nonempty_types) {
+            if published.load(Relaxed) != mask {
+                published.store(mask, Relaxed);
+                wrote = true;
+            }
+        }
+        if wrote {
+            self.platform.touch_shared(SharedLine::ZoneCounters(self.zone_index), true);
+        }
+    }
+}
+
 impl<P: Platform> BuddyCtx<'_, P> {
     #[inline]
-    fn publish_counts(&self, order: u8, migratetype: MigrateType) {
-        // Writers hold the zone lock, so plain stores keep the lockless mirrors exact.
-        self.mem.free_pages.store(self.area.free_pages, Relaxed);
-        let mask = &self.mem.nonempty_types[order as usize];
+    fn publish_counts(&mut self, order: u8, migratetype: MigrateType) {
         let bit = 1u8 << migratetype.index();
-        let old = mask.load(Relaxed);
-        let new = if self.area.lists[order as usize][migratetype.index()].is_empty() { old & !bit } else { old | bit };
-        if new != old {
-            mask.store(new, Relaxed);
+        let mask = &mut self.area.nonempty_types[order as usize];
+        if self.area.lists[order as usize][migratetype.index()].is_empty() {
+            *mask &= !bit;
+        } else {
+            *mask |= bit;
         }
         self.platform.touch_shared(SharedLine::FreeList { zone: self.zone_index, order }, true);
     }

@@ -125,17 +125,19 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     nonempty_mask |= 1 << migratetype.index();
                 }
             }
-            if mem.nonempty_types[order].load(Relaxed) != nonempty_mask {
+            if self.area.nonempty_types[order] != nonempty_mask
+                || mem.summary.nonempty_types[order].load(Relaxed) != nonempty_mask
+            {
                 return self.fail(None, alloc::format!("order {order}: non-empty type mask out of date"));
             }
         }
-        if free_pages != self.area.free_pages || mem.free_pages.load(Relaxed) != free_pages {
+        if free_pages != self.area.free_pages || mem.summary.free_pages.load(Relaxed) != free_pages {
             return self.fail(
                 None,
                 alloc::format!(
                     "{free_pages} free pages listed, {} counted, {} published",
                     self.area.free_pages,
-                    mem.free_pages.load(Relaxed)
+                    mem.summary.free_pages.load(Relaxed)
                 ),
             );
         }
@@ -349,10 +351,10 @@ mod tests {
         let zone = &allocator.zones()[0];
         // Put both back as separate free blocks, bypassing the merge.
         let mut area = zone.free.lock(allocator.platform());
-        let mut ctx =
-            crate::buddy::BuddyCtx { mem: &zone.mem, area: &mut area, platform: allocator.platform(), zone_index: 0 };
+        let mut ctx = zone.buddy(&mut area, allocator.platform());
         ctx.add_free(first.pfn(), 0, MigrateType::Movable, false);
         ctx.add_free(second.pfn(), 0, MigrateType::Movable, false);
+        drop(ctx);
         drop(area);
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("not merged"), "{violation}");

@@ -4,7 +4,6 @@
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use crate::buddy::BuddyCtx;
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
@@ -23,7 +22,7 @@ pub(crate) fn reserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, pfn: 
         return;
     }
     let mut area = zone.free.lock(platform);
-    let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+    let mut ctx = zone.buddy(&mut area, platform);
     if zone.reserved_highatomic_pages() >= limit_pages {
         return;
     }

@@ -119,3 +119,24 @@ impl<P: Platform, T, R: lock_api::RawMutex> Drop for PlatformGuard<'_, P, T, R> 
         self.platform.lock_release(self.id);
     }
 }
+
+/// Puts a value on cache lines of its own, so writes to it do not invalidate neighbours
+/// that other CPUs read.
+#[derive(Default)]
+#[repr(align(64))]
+pub struct CacheAligned<T>(pub T);
+
+impl<T> Deref for CacheAligned<T> {
+    type Target = T;
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> DerefMut for CacheAligned<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}

@@ -50,7 +50,7 @@ pub(crate) fn watermark_ok<P: Platform>(
     let pcp_types_mask = (1u8 << NR_PCP_TYPES) - 1;
     let highatomic_bit = 1u8 << crate::types::MigrateType::HighAtomic.index();
     (order as usize..NR_ORDERS).any(|current| {
-        let nonempty = zone.mem.nonempty_types[current].load(Relaxed);
+        let nonempty = zone.mem.summary.nonempty_types[current].load(Relaxed);
         nonempty & pcp_types_mask != 0 || (flags.highatomic && nonempty & highatomic_bit != 0)
     })
 }

@@ -11,7 +11,7 @@ use crate::free_area::FreeArea;
 use crate::pcp::PcpSlot;
 use crate::platform::{LockId, Platform};
 use crate::sizing::{PcpBounds, Watermarks, ZoneSizing};
-use crate::sync::PlatformMutex;
+use crate::sync::{CacheAligned, PlatformMutex};
 use crate::types::{MigrateType, Pfn, ZoneType, MAX_NR_ZONES, NR_ORDERS, PAGEBLOCK_ORDER};
 
 /// Zone flag bits (Linux `enum zone_flags`).
@@ -31,11 +31,18 @@ pub struct ZoneMem {
     pub(crate) frames: Box<[Frame]>,
     /// Migratetype per pageblock; written under the zone lock, read locklessly on free.
     pub(crate) pageblock_types: Box<[AtomicU8]>,
-    /// Mirror of the free area's page count, stored under the lock, read locklessly by
-    /// watermark checks (NR_FREE_PAGES).
+    /// What watermark checks read without the lock, published once per lock hold.
+    pub(crate) summary: CacheAligned<FreeSummary>,
+}
+
+/// Lockless view of a zone's free area: read by every allocation on every CPU, so it lives
+/// on its own cache line and is written only when a zone-lock holder releases the lock with
+/// something changed.
+#[derive(Default)]
+pub(crate) struct FreeSummary {
+    /// NR_FREE_PAGES.
     pub(crate) free_pages: AtomicU64,
-    /// Per order, a bit per migratetype whose free list is non-empty; lockless reads by the
-    /// order > 0 watermark check.
+    /// Per order, a bit per migratetype whose free list is non-empty (order > 0 checks).
     pub(crate) nonempty_types: [AtomicU8; NR_ORDERS],
 }
 
@@ -53,8 +60,7 @@ impl ZoneMem {
             end_pfn,
             frames: frames.into_boxed_slice(),
             pageblock_types: pageblock_types.into_boxed_slice(),
-            free_pages: AtomicU64::new(0),
-            nonempty_types: Default::default(),
+            summary: CacheAligned::default(),
         }
     }
 
@@ -133,7 +139,8 @@ pub struct Zone<P: Platform> {
     pub(crate) present_pages: u64,
     pub(crate) managed_pages: u64,
     pub(crate) mem: ZoneMem,
-    pub(crate) free: PlatformMutex<P, FreeArea>,
+    /// zone->lock and what it protects, on lines of their own (written constantly).
+    pub(crate) free: CacheAligned<PlatformMutex<P, FreeArea>>,
     /// One pageset per CPU (empty when pagesets are off).
     pub(crate) pcp: Box<[PcpSlot<P>]>,
     pub(crate) params: ZoneParams,
@@ -155,7 +162,7 @@ impl<P: Platform> Zone<P> {
             present_pages: 0,
             managed_pages: 0,
             mem,
-            free: PlatformMutex::new(LockId::Zone(index), FreeArea::default()),
+            free: CacheAligned(PlatformMutex::new(LockId::Zone(index), FreeArea::default())),
             pcp: Box::new([]),
             params,
             boost_pages: AtomicU64::new(0),
@@ -201,7 +208,7 @@ impl<P: Platform> Zone<P> {
     /// Free pages in the buddy (racy read, like zone_page_state(NR_FREE_PAGES)).
     #[inline]
     pub fn free_pages(&self) -> u64 {
-        self.mem.free_pages.load(Relaxed)
+        self.mem.summary.free_pages.load(Relaxed)
     }
 
     #[inline]
@@ -263,6 +270,12 @@ impl<P: Platform> Zone<P> {
     /// Zone lock statistics.
     pub fn lock_stats(&self) -> crate::sync::LockStats {
         self.free.stats()
+    }
+
+    /// Buddy operations on this zone; `area` must be this zone's free area, locked.
+    #[inline]
+    pub(crate) fn buddy<'a>(&'a self, area: &'a mut FreeArea, platform: &'a P) -> crate::buddy::BuddyCtx<'a, P> {
+        crate::buddy::BuddyCtx { mem: &self.mem, area, platform, zone_index: self.index }
     }
 
     /// Runs `f` with the zone lock held and the free area exposed (for views and tests).

@@ -166,7 +166,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         );
         // Pass 2 under the zone lock.
         let mut area = zone.free.lock(platform);
-        let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+        let mut ctx = zone.buddy(&mut area, platform);
         while let Some(index) = collected.pop_head(frames) {
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
@@ -175,7 +175,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         ctx.area.counters.freed_to_zone_pages += (before - pcp.count) as u64;
     } else {
         let mut area = zone.free.lock(platform);
-        let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+        let mut ctx = zone.buddy(&mut area, platform);
         select_blocks(
             pcp,
             count as i64,

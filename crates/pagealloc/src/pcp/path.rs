@@ -5,7 +5,6 @@ use super::{
     free_pcppages_bulk, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, DrainCause,
     PerCpuPages,
 };
-use crate::buddy::BuddyCtx;
 use crate::fallback::{self, FallbackEnv, RmqueueMode};
 use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
@@ -50,7 +49,7 @@ fn rmqueue_bulk<P: Platform>(
     let (zone, platform) = (call.zone, call.platform);
     let BlockRequest { order, migratetype, flags } = request;
     let mut area = zone.free.lock(platform);
-    let mut ctx = BuddyCtx { mem: &zone.mem, area: &mut area, platform, zone_index: zone.index };
+    let mut ctx = zone.buddy(&mut area, platform);
     let mut mode = RmqueueMode::Normal;
     let mut taken = 0;
     while taken < blocks {

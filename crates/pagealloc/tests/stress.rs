@@ -1,0 +1,138 @@
+//! Real threads hammering one allocator while "migrating" between CPUs (the test platform's
+//! CPU id is one shared value any thread may change at any moment, so threads constantly
+//! find their CPU's pageset busy or belonging to someone else), with concurrent drains,
+//! vmstat ticks and racing double frees. At quiescent points the invariant checker and
+//! conservation must hold. Short by default; `cargo test --release -- --ignored` runs the
+//! long version.
+
+mod common;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use common::*;
+use pagealloc::platform::{Platform, TestPlatform};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, FreeError, PageAllocator};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}
+
+const REQUESTS: [AllocRequest; 4] =
+    [AllocRequest::USER_MOVABLE, AllocRequest::KERNEL, AllocRequest::RECLAIMABLE, AllocRequest::ATOMIC];
+
+fn stress(preset_name: &str, ops_per_thread: u64, workers: usize) {
+    let cpus = 4;
+    let builder = AllocatorBuilder::pc_layout(128).policy(preset(preset_name));
+    let allocator = PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap();
+    let managed = allocator.managed_pages();
+    let double_frees_rejected = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        for worker in 0..workers {
+            let (allocator, rejected) = (&allocator, &double_frees_rejected);
+            scope.spawn(move || {
+                let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (worker as u64 + 1));
+                let mut held: Vec<Block> = Vec::new();
+                for _ in 0..ops_per_thread {
+                    match rng.below(100) {
+                        0..=4 => allocator.platform().set_cpu(rng.below(cpus as u64) as usize),
+                        5..=54 => {
+                            let order = [0, 0, 0, 0, 1, 2, 3, 9][rng.below(8) as usize];
+                            let request = REQUESTS[rng.below(REQUESTS.len() as u64) as usize];
+                            if let Ok(block) = allocator.alloc_pages(order, request) {
+                                held.push(block);
+                            }
+                        }
+                        55..=97 if !held.is_empty() => {
+                            let block = held.swap_remove(rng.below(held.len() as u64) as usize);
+                            let (pfn, order) = (block.pfn(), block.order());
+                            allocator.free_pages(block).expect("a held block frees");
+                            // Freeing it again must fail, whatever other threads do meanwhile.
+                            if rng.below(8) == 0 {
+                                let error = allocator.free_pfn(pfn, order).expect_err("double free");
+                                assert!(matches!(
+                                    error,
+                                    FreeError::DoubleFree { .. }
+                                        | FreeError::NotAllocated { .. }
+                                        | FreeError::WrongOrder { .. }
+                                ));
+                                rejected.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                allocator.free_bulk(held).expect("held blocks free");
+            });
+        }
+        // A housekeeping thread: remote drains and vmstat ticks for every CPU.
+        let allocator = &allocator;
+        scope.spawn(move || {
+            for round in 0..ops_per_thread / 200 {
+                allocator.drain_all();
+                allocator.vmstat_tick((round % cpus as u64) as usize);
+                std::thread::yield_now();
+            }
+        });
+    });
+    allocator.drain_all();
+    let census = allocator.check_invariants().unwrap_or_else(|v| panic!("{preset_name}: {v}"));
+    assert_eq!(census.free_pages, managed, "{preset_name}: every page came back");
+    assert_eq!(census.pcp_pages + census.allocated_pages, 0);
+    assert!(double_frees_rejected.load(Ordering::Relaxed) > 0);
+}
+
+#[test]
+fn concurrent_mixed_operations_keep_invariants() {
+    for preset_name in ["mainline", "base", "vanilla-5.17", "global-lock"] {
+        stress(preset_name, 20_000, 3);
+    }
+}
+
+#[test]
+#[ignore = "long: run with --release -- --ignored"]
+fn concurrent_mixed_operations_keep_invariants_long() {
+    for preset_name in ["mainline", "patch7", "base", "highpcp-full", "vanilla-5.17", "revert-highpcp", "global-lock"] {
+        stress(preset_name, 2_000_000, 4);
+    }
+}
+
+#[test]
+fn racing_double_frees_of_one_block_free_it_exactly_once() {
+    let allocator = pc_with(64, "mainline", 2);
+    for round in 0..2_000 {
+        let block = allocator.alloc_pages((round % 4) as u8, AllocRequest::KERNEL).unwrap();
+        let (pfn, order) = (block.pfn(), block.order());
+        drop(block);
+        let successes = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    if allocator.free_pfn(pfn, order).is_ok() {
+                        successes.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        assert_eq!(successes.load(Ordering::Relaxed), 1, "round {round}");
+    }
+    allocator.drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.managed_pages());
+}
+
+#[test]
+fn std_platform_reports_a_valid_cpu() {
+    let platform = pagealloc::platform::StdPlatform::new();
+    for _ in 0..100 {
+        assert!(platform.current_cpu() < platform.nr_cpus());
+    }
+}
