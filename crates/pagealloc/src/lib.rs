@@ -32,6 +32,8 @@ extern crate alloc;
 extern crate std;
 
 pub mod allocator;
+#[cfg(feature = "std")]
+pub mod background;
 pub mod block;
 mod buddy;
 pub mod builder;
