@@ -1,4 +1,44 @@
-//! Deterministic many-CPU simulator platform for `pagealloc` (skeleton: the simulator
-//! arrives with the simulation issue). It will implement `pagealloc::platform::Platform`
-//! so that the very same allocator code runs on N virtual CPUs.
-#![no_std]
+//! # pagealloc-sim
+//!
+//! A [`pagealloc::platform::Platform`] of N virtual CPUs with a discrete-event clock and a
+//! cost model, so the very same allocator code runs as if on a 224-CPU server, on a laptop,
+//! deterministically.
+//!
+//! ## Model
+//! - Every virtual CPU has its own clock. The [`engine`] always runs the CPU with the
+//!   earliest clock (ties to the lowest id); one allocator call executes atomically on the
+//!   host while the platform hooks charge simulated time to that CPU.
+//! - Locks are FIFO servers: a CPU asking for a lock that, in simulated time, is held until
+//!   t waits until t. Calls are processed in order of their start time, so waiters queue in
+//!   arrival order. A trylock fails if the lock is held at the caller's time.
+//! - Shared cache lines (lock words, zone counters, free-list heads, pageset headers, frame
+//!   metadata lines) have an owner and sharers; a touch by a CPU that does not hold the line
+//!   pays a transfer cost by distance (SMT sibling, same socket, other socket); a write
+//!   invalidates the other sharers.
+//! - Page data has per-CPU residency: an LRU of pages the size of the CPU's cache share
+//!   (its L2 share plus its share of the socket's LLC). Touching a resident page costs a hit,
+//!   otherwise memory latency.
+//! - All constants are in [`calibration::Calibration`], one set used by every experiment.
+//!
+//! ## Approximations
+//! - The allocator's own instruction cost is not modelled instruction by instruction: the
+//!   workload charges a fixed compute time per operation; the allocator's data movement is
+//!   what the hooks charge (lock words, shared lines, page data).
+//! - A lock's queue order is the order in which calls *start*, a close stand-in for the order
+//!   in which they reach the lock.
+//! - Page residency ignores sharing between CPUs of a socket (a page another CPU of the
+//!   socket just wrote counts as a miss), and coherence misses on page data are misses.
+
+pub mod calibration;
+pub mod engine;
+pub mod page_cache;
+pub mod platform;
+pub mod topology;
+
+pub use calibration::Calibration;
+pub use engine::Engine;
+pub use platform::{SimPlatform, SimStats};
+pub use topology::Topology;
+
+/// A fixed-key hasher, so that hash maps behave identically on every run.
+pub type DeterministicHasher = std::collections::hash_map::DefaultHasher;

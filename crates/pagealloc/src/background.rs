@@ -67,7 +67,8 @@ mod tests {
             PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), TestPlatform::new(1))
                 .unwrap(),
         );
-        let blocks: std::vec::Vec<_> = (0..3000).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+        let blocks: std::vec::Vec<_> =
+            (0..3000).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
         allocator.free_bulk(blocks).unwrap();
         let high_min = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_min_pages());
         let worker = VmstatWorker::spawn(allocator.clone(), Duration::from_millis(1));

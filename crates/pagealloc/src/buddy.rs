@@ -57,9 +57,16 @@ impl<P: Platform> BuddyCtx<'_, P> {
     }
 
     /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
+    /// Reports a read or write of a frame's metadata line to the platform.
+    #[inline(always)]
+    fn touch_frame(&self, index: u32, write: bool) {
+        self.platform.touch_shared(SharedLine::frame_meta(self.zone_index, index), write);
+    }
+
     #[inline]
     pub(crate) fn add_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
         let index = self.mem.index(pfn);
+        self.touch_frame(index, true);
         self.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::FreeHead, order, migratetype));
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
@@ -77,6 +84,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
     #[inline]
     pub(crate) fn del_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
         let index = self.mem.index(pfn);
+        self.touch_frame(index, true);
         debug_assert!(self.mem.frames[index as usize].info().is_free_head_of_order(order));
         debug_assert_eq!(self.mem.frames[index as usize].info().migratetype(), migratetype);
         self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index);
@@ -124,7 +132,11 @@ impl<P: Platform> BuddyCtx<'_, P> {
     /// True if `pfn` heads a free block of exactly `order` (mirrors page_is_buddy()).
     #[inline]
     fn is_free_buddy(&self, pfn: Pfn, order: u8) -> bool {
-        self.mem.contains(pfn) && self.mem.frame(pfn).info().is_free_head_of_order(order)
+        if !self.mem.contains(pfn) {
+            return false;
+        }
+        self.touch_frame(self.mem.index(pfn), false);
+        self.mem.frame(pfn).info().is_free_head_of_order(order)
     }
 
     /// Merging is likely to continue if the block's buddy one order up is free: then the

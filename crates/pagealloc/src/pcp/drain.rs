@@ -204,6 +204,10 @@ pub(crate) fn drain_pcp<P: Platform>(
     // Bounded: each round frees at least one page or stops.
     loop {
         let mut pcp = slot.pageset.lock(platform);
+        if let crate::platform::LockId::Pcp { zone, cpu } = slot.pageset.id() {
+            // A remote drain pulls the pageset's header into the draining CPU's cache.
+            platform.touch_shared(SharedLine::PcpHeader { zone, cpu }, true);
+        }
         if pcp.count == 0 {
             return freed;
         }

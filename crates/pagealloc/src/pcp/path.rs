@@ -7,7 +7,7 @@ use super::{
 };
 use crate::fallback::{self, FallbackEnv, RmqueueMode};
 use crate::frame::{FrameInfo, FrameState};
-use crate::platform::Platform;
+use crate::platform::{Platform, SharedLine};
 use crate::policy::{FreeSizing, PcpPolicy};
 use crate::request::AllocFlags;
 use crate::types::{MigrateType, Pfn, ZoneType};
@@ -92,6 +92,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
     let BlockRequest { order, migratetype, .. } = request;
     let slot = zone.pcp.get(cpu)?;
     let mut pcp = slot.pageset.try_lock(platform)?;
+    platform.touch_shared(SharedLine::PcpHeader { zone: zone.index, cpu: cpu as u32 }, true);
     match policy.free_sizing {
         // An allocation between frees shrinks the next drain.
         FreeSizing::FreeFactor => pcp.free_factor >>= 1,
@@ -107,6 +108,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
         pcp.counters.alloc_hits += 1;
     }
     let index = pcp.lists[list_index].pop_head(&zone.mem.frames)?;
+    platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
     pcp.count -= 1 << order;
     zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
     Some(zone.mem.pfn(index))
@@ -121,6 +123,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     let Some(pcp_type) = pcp_type_for(zone.mem.pageblock_type(pfn)) else { return false };
     let Some(slot) = zone.pcp.get(cpu) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(platform) else { return false };
+    platform.touch_shared(SharedLine::PcpHeader { zone: zone.index, cpu: cpu as u32 }, true);
     if policy.alloc_factor {
         pcp.alloc_factor >>= 1;
     }
@@ -129,6 +132,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     }
     let list_index = pindex(order, pcp_type, policy.thp_lists);
     let index = zone.mem.index(pfn);
+    platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
     zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::PcpHead, order, pcp_type));
     pcp.lists[list_index].push_head(&zone.mem.frames, index);
     pcp.count += 1 << order;

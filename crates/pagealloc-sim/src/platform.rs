@@ -1,0 +1,471 @@
+//! The simulated machine as a `Platform`. Its state lives in a thread-local table on the
+//! host thread that runs the simulation (hooks are hot: a thread-local borrow costs a few ns,
+//! a mutex ten times more); the platform value is a handle to its slot.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use pagealloc::platform::{LockId, Platform, SharedLine, TasLock};
+use pagealloc::types::Pfn;
+use serde::Serialize;
+
+use crate::calibration::Calibration;
+use crate::page_cache::PageCache;
+use crate::topology::{Distance, Topology};
+use crate::DeterministicHasher;
+
+/// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
+pub const MAX_CPUS: usize = 256;
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct CpuSet([u64; MAX_CPUS / 64]);
+
+impl CpuSet {
+    fn only(cpu: usize) -> CpuSet {
+        let mut set = CpuSet::default();
+        set.insert(cpu);
+        set
+    }
+    fn insert(&mut self, cpu: usize) {
+        self.0[cpu / 64] |= 1 << (cpu % 64);
+    }
+    fn contains(&self, cpu: usize) -> bool {
+        self.0[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+}
+
+/// Coherence state of one shared line.
+struct LineState {
+    /// Last writer (or first reader).
+    owner: u32,
+    sharers: CpuSet,
+}
+
+/// A lock as a FIFO server in simulated time.
+#[derive(Default)]
+struct LockState {
+    /// When the lock is next free.
+    free_at_ns: u64,
+    /// CPU whose cache holds the lock word.
+    word_owner: Option<u32>,
+    acquired_at_ns: u64,
+}
+
+/// Lock statistics of one class of locks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LockClassStats {
+    pub acquisitions: u64,
+    /// Acquisitions that had to wait.
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
+    /// Trylocks refused because the lock was held in simulated time.
+    pub try_failures: u64,
+}
+
+/// What the cost model charged, summed over CPUs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SimStats {
+    pub zone_lock: LockClassStats,
+    pub pcp_lock: LockClassStats,
+    pub lru_lock: LockClassStats,
+    /// Touches of shared lines that another CPU held.
+    pub line_transfers: u64,
+    pub line_transfer_ns: u64,
+    pub page_touches: u64,
+    pub page_misses: u64,
+}
+
+struct SimState {
+    topology: Topology,
+    calibration: Calibration,
+    clocks_ns: Vec<u64>,
+    current: usize,
+    locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
+    lines: HashMap<SharedLine, LineState, BuildHasherDefault<DeterministicHasher>>,
+    caches: Vec<PageCache>,
+    stats: SimStats,
+}
+
+impl SimState {
+    fn lock_class(&mut self, lock: LockId) -> &mut LockClassStats {
+        match lock {
+            LockId::Zone(_) => &mut self.stats.zone_lock,
+            LockId::Pcp { .. } => &mut self.stats.pcp_lock,
+            LockId::Lru(_) => &mut self.stats.lru_lock,
+        }
+    }
+
+    fn transfer_ns(&self, from: u32, to: usize) -> u64 {
+        self.calibration.line_transfer_ns(self.topology.distance(from, to as u32))
+    }
+
+    /// Takes the lock at the current CPU's time, waiting for the holder if needed; returns
+    /// the wait.
+    fn acquire(&mut self, lock: LockId) -> u64 {
+        let cpu = self.current;
+        let now = self.clocks_ns[cpu];
+        let state = self.locks.entry(lock).or_default();
+        let wait_ns = state.free_at_ns.saturating_sub(now);
+        let word_owner = state.word_owner.replace(cpu as u32);
+        let mut cost_ns = self.calibration.atomic_rmw_ns;
+        if let Some(owner) = word_owner.filter(|&owner| owner as usize != cpu) {
+            cost_ns += self.transfer_ns(owner, cpu);
+        }
+        let acquired_at_ns = now + wait_ns + cost_ns;
+        self.locks.get_mut(&lock).expect("inserted above").acquired_at_ns = acquired_at_ns;
+        self.clocks_ns[cpu] = acquired_at_ns;
+        let class = self.lock_class(lock);
+        class.acquisitions += 1;
+        if wait_ns > 0 {
+            class.contended += 1;
+            class.wait_ns += wait_ns;
+        }
+        wait_ns
+    }
+
+    fn try_acquire(&mut self, lock: LockId) -> bool {
+        let now = self.clocks_ns[self.current];
+        let held = self.locks.get(&lock).is_some_and(|state| state.free_at_ns > now);
+        if held {
+            self.lock_class(lock).try_failures += 1;
+            return false;
+        }
+        self.acquire(lock);
+        true
+    }
+
+    fn release(&mut self, lock: LockId) {
+        let now = self.clocks_ns[self.current];
+        let state = self.locks.entry(lock).or_default();
+        state.free_at_ns = now;
+        let hold_ns = now.saturating_sub(state.acquired_at_ns);
+        self.lock_class(lock).hold_ns += hold_ns;
+    }
+
+    fn touch_line(&mut self, line: SharedLine, write: bool) {
+        let cpu = self.current;
+        let mut cost_ns = self.calibration.line_local_ns;
+        let mut transferred_from = None;
+        match self.lines.get_mut(&line) {
+            None => {
+                self.lines.insert(line, LineState { owner: cpu as u32, sharers: CpuSet::only(cpu) });
+            }
+            Some(state) => {
+                let held_alone = state.owner as usize == cpu && state.sharers == CpuSet::only(cpu);
+                if write {
+                    if !held_alone {
+                        transferred_from = Some(if state.owner as usize == cpu { cpu as u32 } else { state.owner });
+                    }
+                    state.owner = cpu as u32;
+                    state.sharers = CpuSet::only(cpu);
+                } else if !state.sharers.contains(cpu) {
+                    transferred_from = Some(state.owner);
+                    state.sharers.insert(cpu);
+                }
+            }
+        }
+        if let Some(from) = transferred_from {
+            // A write to a line others share pays at least an invalidation round trip.
+            let distance = self.topology.distance(from, cpu as u32);
+            let distance = if distance == Distance::SameCpu { Distance::SameSocket } else { distance };
+            cost_ns = self.calibration.line_transfer_ns(distance);
+            self.stats.line_transfers += 1;
+            self.stats.line_transfer_ns += cost_ns;
+        }
+        self.clocks_ns[cpu] += cost_ns;
+    }
+
+    fn touch_pages(&mut self, pfn: Pfn, pages: u64) {
+        let cpu = self.current;
+        let mut cost_ns = 0;
+        for page in pfn..pfn + pages {
+            self.stats.page_touches += 1;
+            if self.caches[cpu].touch(page) {
+                cost_ns += self.calibration.page_hit_ns;
+            } else {
+                self.stats.page_misses += 1;
+                cost_ns += self.calibration.page_miss_ns;
+            }
+        }
+        self.clocks_ns[cpu] += cost_ns;
+    }
+}
+
+thread_local! {
+    static SIMULATIONS: RefCell<Vec<Option<SimState>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The simulated machine. Owned by the allocator it drives; [`SimPlatform::handle`] gives the
+/// engine and the workload access to the same state.
+pub struct SimPlatform {
+    handle: SimHandle,
+}
+
+/// Another reference to a simulation's state (not a platform; no ownership).
+#[derive(Clone, Copy, Debug)]
+pub struct SimHandle {
+    slot: usize,
+    nr_cpus: usize,
+}
+
+impl SimPlatform {
+    /// A machine with `topology`'s CPUs, costs from `calibration`, all clocks at 0.
+    pub fn new(topology: Topology, calibration: Calibration) -> SimPlatform {
+        let nr_cpus = topology.cpus() as usize;
+        assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
+        let cache_pages = (topology.cache_share_bytes() / pagealloc::types::PAGE_SIZE_BYTES) as usize;
+        let state = SimState {
+            clocks_ns: vec![0; nr_cpus],
+            current: 0,
+            locks: HashMap::default(),
+            lines: HashMap::default(),
+            caches: (0..nr_cpus).map(|_| PageCache::new(cache_pages)).collect(),
+            stats: SimStats::default(),
+            topology,
+            calibration,
+        };
+        let slot = SIMULATIONS.with(|sims| {
+            let mut sims = sims.borrow_mut();
+            match sims.iter().position(Option::is_none) {
+                Some(free) => {
+                    sims[free] = Some(state);
+                    free
+                }
+                None => {
+                    sims.push(Some(state));
+                    sims.len() - 1
+                }
+            }
+        });
+        SimPlatform { handle: SimHandle { slot, nr_cpus } }
+    }
+
+    pub fn handle(&self) -> SimHandle {
+        self.handle
+    }
+}
+
+impl Drop for SimPlatform {
+    fn drop(&mut self) {
+        // A simulation dropped on another thread leaves its slot until that thread ends.
+        let _ = SIMULATIONS.try_with(|sims| {
+            if let Some(slot) = sims.borrow_mut().get_mut(self.handle.slot) {
+                *slot = None;
+            }
+        });
+    }
+}
+
+impl SimHandle {
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut SimState) -> R) -> R {
+        SIMULATIONS.with(|sims| {
+            let mut sims = sims.borrow_mut();
+            let state = sims
+                .get_mut(self.slot)
+                .and_then(Option::as_mut)
+                .expect("simulation used from another host thread or after it ended");
+            f(state)
+        })
+    }
+
+    pub fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    /// Makes `cpu` the one running.
+    pub fn set_cpu(&self, cpu: usize) {
+        assert!(cpu < self.nr_cpus);
+        self.with(|state| state.current = cpu);
+    }
+
+    pub fn current_cpu(&self) -> usize {
+        self.with(|state| state.current)
+    }
+
+    pub fn clock_ns(&self, cpu: usize) -> u64 {
+        self.with(|state| state.clocks_ns[cpu])
+    }
+
+    /// Charges `ns` of computation to the running CPU.
+    pub fn advance(&self, ns: u64) {
+        self.with(|state| {
+            let cpu = state.current;
+            state.clocks_ns[cpu] += ns;
+        });
+    }
+
+    /// Moves an idle CPU's clock forward to `ns` (it slept until then).
+    pub fn idle_until(&self, cpu: usize, ns: u64) {
+        self.with(|state| state.clocks_ns[cpu] = state.clocks_ns[cpu].max(ns));
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.with(|state| state.stats.clone())
+    }
+
+    pub fn topology(&self) -> Topology {
+        self.with(|state| state.topology.clone())
+    }
+
+    pub fn calibration(&self) -> Calibration {
+        self.with(|state| state.calibration.clone())
+    }
+
+    /// Pages resident in `cpu`'s cache share.
+    pub fn resident_pages(&self, cpu: usize) -> usize {
+        self.with(|state| state.caches[cpu].len())
+    }
+}
+
+impl Platform for SimPlatform {
+    // The host runs one simulated call at a time, so the real locks are never contended;
+    // simulated contention is the hooks' business.
+    type RawLock = TasLock;
+    type PcpLock = TasLock;
+
+    #[inline]
+    fn current_cpu(&self) -> usize {
+        self.handle.current_cpu()
+    }
+
+    fn nr_cpus(&self) -> usize {
+        self.handle.nr_cpus
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.handle.with(|state| state.clocks_ns[state.current])
+    }
+
+    #[inline]
+    fn lock_acquire(&self, lock: LockId) -> u64 {
+        self.handle.with(|state| state.acquire(lock))
+    }
+
+    #[inline]
+    fn lock_try_acquire(&self, lock: LockId) -> bool {
+        self.handle.with(|state| state.try_acquire(lock))
+    }
+
+    #[inline]
+    fn lock_release(&self, lock: LockId) {
+        self.handle.with(|state| state.release(lock))
+    }
+
+    #[inline]
+    fn touch_shared(&self, line: SharedLine, write: bool) {
+        self.handle.with(|state| state.touch_line(line, write))
+    }
+
+    #[inline]
+    fn touch_pages(&self, pfn: Pfn, pages: u64) {
+        self.handle.with(|state| state.touch_pages(pfn, pages))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn machine(cpus: u32) -> SimPlatform {
+        SimPlatform::new(Topology::flat(cpus), Calibration::XEON)
+    }
+
+    #[test]
+    fn a_lock_held_until_t_makes_a_later_cpu_wait_until_t() {
+        let platform = machine(2);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        sim.set_cpu(0);
+        assert_eq!(platform.lock_acquire(LockId::Zone(0)), 0);
+        sim.advance(1_000);
+        platform.lock_release(LockId::Zone(0));
+        let released_at = sim.clock_ns(0);
+        assert_eq!(released_at, cal.atomic_rmw_ns + 1_000);
+        // CPU 1 asks at time 100: it waits until the release, then pays the RMW and the
+        // transfer of the lock word from CPU 0.
+        sim.set_cpu(1);
+        sim.advance(100);
+        assert_eq!(platform.lock_acquire(LockId::Zone(0)), released_at - 100);
+        assert_eq!(sim.clock_ns(1), released_at + cal.atomic_rmw_ns + cal.line_same_socket_ns);
+        platform.lock_release(LockId::Zone(0));
+        let stats = sim.stats();
+        assert_eq!((stats.zone_lock.acquisitions, stats.zone_lock.contended), (2, 1));
+        assert_eq!(stats.zone_lock.wait_ns, released_at - 100);
+        assert_eq!(stats.zone_lock.hold_ns, 1_000);
+    }
+
+    #[test]
+    fn a_cpu_arriving_after_the_release_does_not_wait_and_trylock_sees_simulated_holds() {
+        let platform = machine(2);
+        let sim = platform.handle();
+        sim.set_cpu(0);
+        platform.lock_acquire(LockId::Zone(0));
+        sim.advance(500);
+        platform.lock_release(LockId::Zone(0));
+        sim.set_cpu(1);
+        sim.advance(10_000);
+        assert_eq!(platform.lock_acquire(LockId::Zone(0)), 0);
+        platform.lock_release(LockId::Zone(0));
+        // CPU 0 holds a pageset lock until its time 2000; CPU 1 tries at time ~10000: free.
+        // Rewind: CPU 1 tries a lock held until later in simulated time.
+        sim.set_cpu(0);
+        let pcp = LockId::Pcp { zone: 0, cpu: 0 };
+        platform.lock_acquire(pcp);
+        sim.advance(20_000);
+        platform.lock_release(pcp);
+        sim.set_cpu(1);
+        assert!(!platform.lock_try_acquire(pcp), "held until CPU 0's time ~20500");
+        sim.advance(20_000);
+        assert!(platform.lock_try_acquire(pcp));
+        assert_eq!(sim.stats().pcp_lock.try_failures, 1);
+    }
+
+    #[test]
+    fn shared_lines_cost_a_transfer_by_distance() {
+        let platform = SimPlatform::new(Topology::SERVER_224, Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let line = SharedLine::ZoneCounters(0);
+        let charge = |cpu: usize, write: bool| {
+            sim.set_cpu(cpu);
+            let before = sim.clock_ns(cpu);
+            platform.touch_shared(line, write);
+            sim.clock_ns(cpu) - before
+        };
+        assert_eq!(charge(0, true), cal.line_local_ns, "first touch");
+        assert_eq!(charge(0, true), cal.line_local_ns, "still held");
+        assert_eq!(charge(112, false), cal.line_smt_ns, "sibling reads");
+        assert_eq!(charge(112, false), cal.line_local_ns, "now shared");
+        assert_eq!(charge(1, false), cal.line_same_socket_ns);
+        assert_eq!(charge(56, true), cal.line_other_socket_ns, "other socket takes it");
+        assert_eq!(charge(0, false), cal.line_other_socket_ns, "and the first CPU lost it");
+        assert_eq!(charge(0, true), cal.line_other_socket_ns, "writing invalidates the sharer on the other socket");
+        assert_eq!(sim.stats().line_transfers, 5);
+    }
+
+    #[test]
+    fn page_data_is_hot_only_in_the_cpu_that_touched_it_recently() {
+        let platform = SimPlatform::new(Topology::SMALL_CACHE_8, Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let capacity = Topology::SMALL_CACHE_8.cache_share_bytes() / 4096;
+        sim.set_cpu(0);
+        platform.touch_pages(1000, 4);
+        assert_eq!(sim.clock_ns(0), 4 * cal.page_miss_ns);
+        platform.touch_pages(1000, 4);
+        assert_eq!(sim.clock_ns(0), 4 * cal.page_miss_ns + 4 * cal.page_hit_ns);
+        sim.set_cpu(1);
+        platform.touch_pages(1000, 1);
+        assert_eq!(sim.clock_ns(1), cal.page_miss_ns, "not in CPU 1's cache");
+        sim.set_cpu(0);
+        platform.touch_pages(1_000_000, capacity);
+        let before = sim.clock_ns(0);
+        platform.touch_pages(1000, 1);
+        assert_eq!(sim.clock_ns(0) - before, cal.page_miss_ns, "evicted by a cache's worth of pages");
+        let stats = sim.stats();
+        assert_eq!(stats.page_touches, 10 + capacity);
+    }
+}

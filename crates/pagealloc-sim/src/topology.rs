@@ -1,0 +1,136 @@
+//! Machine topology: sockets, cores, SMT threads and cache sizes. CPU numbering follows
+//! Linux on Intel servers: first one thread of every core of every socket, then the SMT
+//! siblings (cpu and cpu + cores_total are siblings).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Topology {
+    pub name: &'static str,
+    pub sockets: u32,
+    pub cores_per_socket: u32,
+    pub threads_per_core: u32,
+    /// Private L2 per core.
+    pub l2_bytes_per_core: u64,
+    /// Last-level cache per socket.
+    pub llc_bytes_per_socket: u64,
+}
+
+/// How far apart two CPUs are, for cache-line transfers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Distance {
+    SameCpu,
+    /// Same core, other hardware thread: shares L1/L2.
+    SmtSibling,
+    SameSocket,
+    OtherSocket,
+}
+
+impl Topology {
+    /// 2-socket Sapphire Rapids-class server, 2 x 56 cores x 2 threads = 224 CPUs, 105 MiB LLC
+    /// per socket, 2 MiB L2 per core (the kbuild machine of the 2023 seed).
+    pub const SERVER_224: Topology = Topology {
+        name: "2s-224cpu",
+        sockets: 2,
+        cores_per_socket: 56,
+        threads_per_core: 2,
+        l2_bytes_per_core: 2 << 20,
+        llc_bytes_per_socket: 105 << 20,
+    };
+
+    /// 2-socket Ice Lake-class server, 2 x 32 cores x 2 threads = 128 CPUs, 48 MiB LLC per
+    /// socket, 1.25 MiB L2 per core (the SCTP and AF_UNIX machine of the 2023 seed).
+    pub const SERVER_128: Topology = Topology {
+        name: "2s-128cpu",
+        sockets: 2,
+        cores_per_socket: 32,
+        threads_per_core: 2,
+        l2_bytes_per_core: 1280 << 10,
+        llc_bytes_per_socket: 48 << 20,
+    };
+
+    /// 1-socket desktop-class part with a small cache (the "small CPU cache" Skylake of the
+    /// 2022 seed): 4 cores x 2 threads, 8 MiB LLC, 256 KiB L2.
+    pub const SMALL_CACHE_8: Topology = Topology {
+        name: "1s-8cpu-small-cache",
+        sockets: 1,
+        cores_per_socket: 4,
+        threads_per_core: 2,
+        l2_bytes_per_core: 256 << 10,
+        llc_bytes_per_socket: 8 << 20,
+    };
+
+    /// A single-socket topology of `cpus` CPUs without SMT (tests, small runs).
+    pub fn flat(cpus: u32) -> Topology {
+        Topology {
+            name: "flat",
+            sockets: 1,
+            cores_per_socket: cpus.max(1),
+            threads_per_core: 1,
+            l2_bytes_per_core: 1 << 20,
+            llc_bytes_per_socket: (cpus.max(1) as u64) << 20,
+        }
+    }
+
+    pub fn cpus(&self) -> u32 {
+        self.sockets * self.cores_per_socket * self.threads_per_core
+    }
+
+    fn cores_total(&self) -> u32 {
+        self.sockets * self.cores_per_socket
+    }
+
+    /// (socket, core within the machine) of a CPU.
+    pub fn place(&self, cpu: u32) -> (u32, u32) {
+        let core = cpu % self.cores_total();
+        (core / self.cores_per_socket, core)
+    }
+
+    pub fn distance(&self, a: u32, b: u32) -> Distance {
+        if a == b {
+            return Distance::SameCpu;
+        }
+        let ((socket_a, core_a), (socket_b, core_b)) = (self.place(a), self.place(b));
+        if core_a == core_b {
+            Distance::SmtSibling
+        } else if socket_a == socket_b {
+            Distance::SameSocket
+        } else {
+            Distance::OtherSocket
+        }
+    }
+
+    /// A CPU's share of cache for page data: its core's L2 split between SMT threads plus
+    /// its socket's LLC split between the socket's CPUs.
+    pub fn cache_share_bytes(&self) -> u64 {
+        let cpus_per_socket = (self.cores_per_socket * self.threads_per_core) as u64;
+        self.l2_bytes_per_core / self.threads_per_core as u64 + self.llc_bytes_per_socket / cpus_per_socket
+    }
+
+    /// CPUs sharing one LLC instance.
+    pub fn cpus_per_llc(&self) -> u32 {
+        self.cores_per_socket * self.threads_per_core
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn linux_style_numbering_places_siblings_one_core_count_apart() {
+        let topology = Topology::SERVER_224;
+        assert_eq!(topology.cpus(), 224);
+        assert_eq!(topology.distance(0, 112), Distance::SmtSibling);
+        assert_eq!(topology.distance(0, 1), Distance::SameSocket);
+        assert_eq!(topology.distance(0, 56), Distance::OtherSocket);
+        assert_eq!(topology.distance(55, 167), Distance::SmtSibling);
+        assert_eq!(topology.distance(3, 3), Distance::SameCpu);
+    }
+
+    #[test]
+    fn cache_share_splits_l2_and_llc() {
+        let topology = Topology::SERVER_128;
+        assert_eq!(topology.cache_share_bytes(), (1280 << 10) / 2 + (48 << 20) / 64);
+    }
+}
