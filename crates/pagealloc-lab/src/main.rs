@@ -4,6 +4,8 @@ mod bench;
 mod demo;
 mod machine_args;
 mod rng;
+mod run;
+mod workload;
 
 use clap::{Parser, Subcommand};
 
@@ -20,6 +22,8 @@ enum Command {
     Zoneinfo(machine_args::ZoneinfoArgs),
     /// LLFree's allocator benchmark (bulk, repeat, rand, frag) against peers, on real threads.
     Bench(bench::BenchArgs),
+    /// Run one workload on the many-CPU simulator (or on real threads with --real).
+    Run(run::RunArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
     /// Print the allocator's metadata cost per frame.
@@ -38,6 +42,7 @@ fn main() {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Metadata => {
             print!("{}", metadata_line());
             Ok(())

@@ -70,6 +70,7 @@ pub struct SimStats {
     pub zone_lock: LockClassStats,
     pub pcp_lock: LockClassStats,
     pub lru_lock: LockClassStats,
+    pub workload_lock: LockClassStats,
     /// Touches of shared lines that another CPU held.
     pub line_transfers: u64,
     pub line_transfer_ns: u64,
@@ -94,6 +95,7 @@ impl SimState {
             LockId::Zone(_) => &mut self.stats.zone_lock,
             LockId::Pcp { .. } => &mut self.stats.pcp_lock,
             LockId::Lru(_) => &mut self.stats.lru_lock,
+            LockId::Workload(_) => &mut self.stats.workload_lock,
         }
     }
 
@@ -317,6 +319,18 @@ impl SimHandle {
     /// Pages resident in `cpu`'s cache share.
     pub fn resident_pages(&self, cpu: usize) -> usize {
         self.with(|state| state.caches[cpu].len())
+    }
+}
+
+impl SimPlatform {
+    /// Takes a workload-level lock (e.g. a modelled mm lock) on the running CPU: a FIFO server
+    /// like the allocator's locks. Returns the wait.
+    pub fn workload_lock(&self, id: u16) -> u64 {
+        self.handle.with(|state| state.acquire(LockId::Workload(id)))
+    }
+
+    pub fn workload_unlock(&self, id: u16) {
+        self.handle.with(|state| state.release(LockId::Workload(id)))
     }
 }
 

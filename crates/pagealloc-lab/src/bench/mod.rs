@@ -19,6 +19,8 @@
 mod peers;
 mod pin;
 
+pub use pin::pin_to_cpu;
+
 use std::sync::Barrier;
 use std::time::Instant;
 

@@ -30,6 +30,8 @@ pub enum LockId {
     Pcp { zone: u16, cpu: u32 },
     /// An LRU lock, by node.
     Lru(u16),
+    /// A lock of the workload around the allocator (e.g. a modelled mm lock), by its id.
+    Workload(u16),
 }
 
 /// A shared cache line the allocator touches, named by what it holds.

@@ -1,0 +1,150 @@
+//! `pagelab run WORKLOAD`: one workload on the simulator (default) or on real threads.
+
+mod real;
+mod sim;
+
+pub use real::run_real;
+pub use sim::run_sim;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use crate::workload::{FaultMode, PageBench, PageFault, Workload};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum WorkloadKind {
+    #[value(name = "page_bench03")]
+    PageBench03,
+    #[value(name = "page_fault1")]
+    PageFault1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TopologyKind {
+    /// One socket, no SMT, as many cores as --cpus.
+    Flat,
+    /// 2 sockets x 56 cores x 2 threads (the 2023 seed's kbuild machine).
+    #[value(name = "2s-224cpu")]
+    Server224,
+    /// 2 sockets x 32 cores x 2 threads (the 2023 seed's network machine).
+    #[value(name = "2s-128cpu")]
+    Server128,
+    /// 1 socket x 4 cores x 2 threads with an 8 MiB LLC (the 2022 seed's small-cache box).
+    #[value(name = "small-cache")]
+    SmallCache,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    pub workload: WorkloadKind,
+    /// CPUs running the workload (the first N of the topology).
+    #[arg(long, default_value_t = 8)]
+    pub cpus: usize,
+    #[arg(long, default_value = "mainline")]
+    pub preset: String,
+    /// Run on real threads instead of the simulator.
+    #[arg(long)]
+    pub real: bool,
+    #[arg(long, value_enum, default_value = "flat")]
+    pub topology: TopologyKind,
+    /// Simulated (or, with --real, wall-clock) run time.
+    #[arg(long, default_value_t = 20)]
+    pub duration_ms: u64,
+    #[arg(long, default_value_t = 4)]
+    pub memory_gib: u64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// page_bench03: block order.
+    #[arg(long, default_value_t = 0)]
+    pub order: u8,
+    /// page_fault1: process or thread mode.
+    #[arg(long, default_value = "process")]
+    pub mode: String,
+    #[arg(long, default_value = "table")]
+    pub format: String,
+}
+
+impl RunArgs {
+    pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
+        Ok(match self.workload {
+            WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
+            WorkloadKind::PageFault1 => Box::new(PageFault::new(match self.mode.as_str() {
+                "process" => FaultMode::Process,
+                "thread" => FaultMode::Thread,
+                other => return Err(format!("--mode {other}: process or thread")),
+            })),
+        })
+    }
+
+    pub fn topology(&self) -> pagealloc_sim::Topology {
+        match self.topology {
+            TopologyKind::Flat => pagealloc_sim::Topology::flat(self.cpus as u32),
+            TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,
+            TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
+            TopologyKind::SmallCache => pagealloc_sim::Topology::SMALL_CACHE_8,
+        }
+    }
+}
+
+/// One run's results.
+#[derive(Debug, Serialize)]
+pub struct RunReport {
+    pub workload: &'static str,
+    pub params: serde_json::Value,
+    pub preset: String,
+    pub cpus: usize,
+    pub platform: String,
+    pub seed: u64,
+    pub unit: &'static str,
+    pub work_units: u64,
+    /// Simulated (or wall-clock) seconds the CPUs ran.
+    pub elapsed_s: f64,
+    pub work_per_sec: f64,
+    pub allocator_calls: u64,
+    /// Zone-lock wait as a share of all CPU time.
+    pub lock_contend_pct: f64,
+    pub alloc_zone_pages: u64,
+    pub free_high: u64,
+    pub pcp_pages_end: u64,
+    /// Simulator speed: allocator calls per host second (simulated runs only).
+    pub sim_ops_per_sec: Option<f64>,
+    pub host_seconds: f64,
+    pub sim: Option<pagealloc_sim::SimStats>,
+    pub calibration: Option<pagealloc_sim::Calibration>,
+}
+
+pub fn run(args: &RunArgs) -> Result<(), String> {
+    let workload = args.workload()?;
+    let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
+    if args.format == "json" {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "{} on {} ({} CPUs, preset {}, seed {})",
+            report.workload, report.platform, report.cpus, report.preset, report.seed
+        );
+        println!("  params: {}", report.params);
+        println!(
+            "  {} {} in {:.4} s: {:.0} {}/s ({:.1} ns per {} per CPU)",
+            report.work_units,
+            report.unit,
+            report.elapsed_s,
+            report.work_per_sec,
+            report.unit,
+            report.elapsed_s * 1e9 * report.cpus as f64 / report.work_units.max(1) as f64,
+            report.unit.trim_end_matches('s'),
+        );
+        println!(
+            "  zone lock contention {:.2}% of CPU time; alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
+            report.lock_contend_pct, report.alloc_zone_pages, report.free_high, report.pcp_pages_end
+        );
+        if let Some(rate) = report.sim_ops_per_sec {
+            println!(
+                "  simulator: {:.2} M allocator calls per host second ({:.2} s host)",
+                rate / 1e6,
+                report.host_seconds
+            );
+        }
+    }
+    Ok(())
+}

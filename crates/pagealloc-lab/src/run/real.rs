@@ -1,0 +1,132 @@
+//! Running a workload on real threads, one pinned thread per CPU, with real page data: a
+//! buffer of the pool's size that `touch` writes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pagealloc::platform::StdPlatform;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+
+use super::{RunArgs, RunReport};
+use crate::workload::{Env, Next, Workload};
+
+const WORDS_PER_PAGE: usize = 4096 / 8;
+
+struct RealEnv<'a> {
+    allocator: &'a PageAllocator<StdPlatform>,
+    /// The pool's page data; blocks are disjoint, so relaxed stores never race on a word
+    /// two owners use at once.
+    data: &'a [AtomicU64],
+    base_pfn: u64,
+    locks: &'a [Mutex<()>],
+    held: Vec<std::sync::MutexGuard<'a, ()>>,
+    work_units: u64,
+    calls: u64,
+}
+
+impl Env for RealEnv<'_> {
+    fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
+        self.calls += 1;
+        self.allocator.alloc_pages(order, request).ok()
+    }
+    fn free(&mut self, block: Block) {
+        self.calls += 1;
+        self.allocator.free_pages(block).expect("workloads free what they allocated");
+    }
+    fn touch(&mut self, block: &Block) {
+        let start = (block.pfn() - self.base_pfn) as usize * WORDS_PER_PAGE;
+        for word in &self.data[start..start + block.pages() as usize * WORDS_PER_PAGE] {
+            word.store(0, Ordering::Relaxed);
+        }
+    }
+    fn compute(&mut self, ns: u64) {
+        let until = Instant::now() + Duration::from_nanos(ns);
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+    fn lock(&mut self, id: u16) {
+        let guard = self.locks[id as usize].lock().expect("unpoisoned");
+        self.held.push(guard);
+    }
+    fn unlock(&mut self, _id: u16) {
+        self.held.pop();
+    }
+    fn done(&mut self, units: u64) {
+        self.work_units += units;
+    }
+}
+
+pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    let available = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    if args.cpus == 0 || args.cpus > available {
+        return Err(format!("--real runs at most {available} threads here (--cpus {})", args.cpus));
+    }
+    let pages = args.memory_gib << 18;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(preset.policy);
+    let allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?;
+    let base_pfn = allocator.zones()[0].start_pfn();
+    let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
+    let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
+    let tasks = workload.tasks(args.cpus, args.seed);
+    let duration = Duration::from_millis(args.duration_ms);
+    let barrier = std::sync::Barrier::new(args.cpus);
+
+    let host_start = Instant::now();
+    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = tasks
+            .into_iter()
+            .enumerate()
+            .map(|(cpu, mut task)| {
+                let (allocator, data, locks, barrier) = (&allocator, &data, &locks, &barrier);
+                scope.spawn(move || {
+                    crate::bench::pin_to_cpu(cpu);
+                    let mut env =
+                        RealEnv { allocator, data, base_pfn, locks, held: Vec::new(), work_units: 0, calls: 0 };
+                    barrier.wait();
+                    let deadline = Instant::now() + duration;
+                    while Instant::now() < deadline {
+                        if task.step(&mut env) == Next::Done {
+                            break;
+                        }
+                    }
+                    let counted = (env.work_units, env.calls);
+                    task.finish(&mut env);
+                    counted
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("workload thread panicked")).collect()
+    });
+    let host_seconds = host_start.elapsed().as_secs_f64();
+    let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
+    let counters = allocator.pcp_counters();
+    let pcp_pages_end = allocator.pcp_pages();
+    let lock_stats = allocator.zone_lock_stats();
+    allocator.drain_all();
+    allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
+    let elapsed_s = duration.as_secs_f64();
+    Ok(RunReport {
+        workload: workload.name(),
+        params: workload.params(),
+        preset: preset.name.to_string(),
+        cpus: args.cpus,
+        platform: "real threads".into(),
+        seed: args.seed,
+        unit: workload.unit(),
+        work_units,
+        elapsed_s,
+        work_per_sec: work_units as f64 / elapsed_s,
+        allocator_calls: calls,
+        lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s * 1e9 * args.cpus as f64),
+        alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
+        free_high: counters.free_high_events,
+        pcp_pages_end,
+        sim_ops_per_sec: None,
+        host_seconds,
+        sim: None,
+        calibration: None,
+    })
+}

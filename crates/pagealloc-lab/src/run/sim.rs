@@ -1,0 +1,120 @@
+//! Running a workload on the many-CPU simulator.
+
+use std::time::Instant;
+
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
+use pagealloc_sim::platform::SimHandle;
+use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
+
+use super::{RunArgs, RunReport};
+use crate::workload::{Env, Next, Workload};
+
+/// vm.stat_interval: the periodic pageset decay runs once a simulated second per CPU.
+const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
+
+struct SimEnv<'a> {
+    allocator: &'a PageAllocator<SimPlatform>,
+    sim: SimHandle,
+    cpu: usize,
+    work_units: u64,
+    calls: u64,
+}
+
+impl Env for SimEnv<'_> {
+    fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
+        self.calls += 1;
+        self.allocator.alloc_pages(order, request).ok()
+    }
+    fn free(&mut self, block: Block) {
+        self.calls += 1;
+        self.allocator.free_pages(block).expect("workloads free what they allocated");
+    }
+    fn touch(&mut self, block: &Block) {
+        use pagealloc::platform::Platform;
+        self.allocator.platform().touch_pages(block.pfn(), block.pages());
+    }
+    fn compute(&mut self, ns: u64) {
+        self.sim.advance(ns);
+    }
+    fn lock(&mut self, id: u16) {
+        self.allocator.platform().workload_lock(id);
+    }
+    fn unlock(&mut self, id: u16) {
+        self.allocator.platform().workload_unlock(id);
+    }
+    fn done(&mut self, units: u64) {
+        self.work_units += units;
+    }
+}
+
+pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+    let topology = args.topology();
+    let machine_cpus = topology.cpus() as usize;
+    if args.cpus == 0 || args.cpus > machine_cpus {
+        return Err(format!("--cpus {} on a {machine_cpus}-CPU topology", args.cpus));
+    }
+    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
+    let platform_name = format!("simulated {}", topology.name);
+    let platform = SimPlatform::new(topology, Calibration::XEON);
+    let sim = platform.handle();
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, args.memory_gib << 18)
+        .policy(preset.policy)
+        .last_level_cache(llc);
+    let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
+    let cpus: Vec<usize> = (0..args.cpus).collect();
+    let mut tasks = workload.tasks(args.cpus, args.seed);
+    let mut envs: Vec<SimEnv> =
+        cpus.iter().map(|&cpu| SimEnv { allocator: &allocator, sim, cpu, work_units: 0, calls: 0 }).collect();
+    let mut next_tick_ns = vec![VMSTAT_INTERVAL_NS; args.cpus];
+    let duration_ns = args.duration_ms * 1_000_000;
+
+    let host_start = Instant::now();
+    Engine::new(sim).run(&cpus, duration_ns, |cpu| {
+        if sim.clock_ns(cpu) >= next_tick_ns[cpu] {
+            allocator.vmstat_tick(cpu);
+            next_tick_ns[cpu] += VMSTAT_INTERVAL_NS;
+        }
+        match tasks[cpu].step(&mut envs[cpu]) {
+            Next::Continue => engine::Next::Continue,
+            Next::Done => engine::Next::Done,
+        }
+    });
+    let host_seconds = host_start.elapsed().as_secs_f64();
+    let elapsed_ns = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).max().unwrap_or(0);
+    let cpu_time_ns: u64 = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).sum();
+    let stats = sim.stats();
+    let counters = allocator.pcp_counters();
+    let pcp_pages_end = allocator.pcp_pages();
+    let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
+
+    for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
+        sim.set_cpu(env.cpu);
+        task.finish(env);
+    }
+    allocator.drain_all();
+    allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
+
+    let elapsed_s = elapsed_ns as f64 / 1e9;
+    Ok(RunReport {
+        workload: workload.name(),
+        params: workload.params(),
+        preset: preset.name.to_string(),
+        cpus: args.cpus,
+        platform: platform_name,
+        seed: args.seed,
+        unit: workload.unit(),
+        work_units,
+        elapsed_s,
+        work_per_sec: work_units as f64 / elapsed_s.max(1e-12),
+        allocator_calls: calls,
+        lock_contend_pct: stats.zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
+        alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
+        free_high: counters.free_high_events,
+        pcp_pages_end,
+        sim_ops_per_sec: Some(calls as f64 / host_seconds.max(1e-9)),
+        host_seconds,
+        sim: Some(stats),
+        calibration: Some(sim.calibration()),
+    })
+}

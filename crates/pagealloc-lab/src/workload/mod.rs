@@ -1,0 +1,49 @@
+//! Workloads as per-CPU operation generators, written once against [`Env`] and run either on
+//! the many-CPU simulator or on real threads (`--real`).
+
+mod page_bench;
+mod page_fault;
+
+pub use page_bench::PageBench;
+pub use page_fault::{FaultMode, PageFault};
+
+use pagealloc::{AllocRequest, Block};
+
+/// What a workload step may do: allocator calls, touching page data, computing, and
+/// workload-level locks (e.g. an mm lock).
+pub trait Env {
+    fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block>;
+    fn free(&mut self, block: Block);
+    /// Writes the block's data (zeroing a faulted page, copying a message).
+    fn touch(&mut self, block: &Block);
+    /// Computation between allocator calls.
+    fn compute(&mut self, ns: u64);
+    fn lock(&mut self, id: u16);
+    fn unlock(&mut self, id: u16);
+    /// Units of the workload's metric completed (faults, operations, messages).
+    fn done(&mut self, units: u64);
+}
+
+/// What a task asks for after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Continue,
+    Done,
+}
+
+/// One CPU's share of a workload.
+pub trait CpuTask: Send {
+    /// A few allocator calls' worth of work.
+    fn step(&mut self, env: &mut dyn Env) -> Next;
+    /// Returns everything the task still holds.
+    fn finish(&mut self, env: &mut dyn Env);
+}
+
+/// A workload: its name, its parameters as printed in results, and its per-CPU tasks.
+pub trait Workload {
+    fn name(&self) -> &'static str;
+    /// The unit of `done` (e.g. "faults").
+    fn unit(&self) -> &'static str;
+    fn params(&self) -> serde_json::Value;
+    fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>>;
+}
