@@ -12,6 +12,19 @@ use super::{RunArgs, RunReport};
 use crate::workload::{Env, Next, Workload};
 
 const WORDS_PER_PAGE: usize = 4096 / 8;
+/// Steps between deadline checks (a clock read costs ~20 ns, more than a fast-path step).
+const STEPS_PER_CLOCK_CHECK: u32 = 64;
+
+/// Spin-loop iterations per microsecond, measured once, so `compute` burns time without
+/// reading the clock.
+fn spin_iterations_per_us() -> f64 {
+    let iterations = 2_000_000u64;
+    let start = Instant::now();
+    for i in 0..iterations {
+        std::hint::black_box(i);
+    }
+    iterations as f64 / (start.elapsed().as_nanos().max(1) as f64 / 1_000.0)
+}
 
 struct RealEnv<'a> {
     allocator: &'a PageAllocator<StdPlatform>,
@@ -21,6 +34,7 @@ struct RealEnv<'a> {
     base_pfn: u64,
     locks: &'a [Mutex<()>],
     held: Vec<std::sync::MutexGuard<'a, ()>>,
+    spin_per_us: f64,
     work_units: u64,
     calls: u64,
 }
@@ -41,9 +55,9 @@ impl Env for RealEnv<'_> {
         }
     }
     fn compute(&mut self, ns: u64) {
-        let until = Instant::now() + Duration::from_nanos(ns);
-        while Instant::now() < until {
-            std::hint::spin_loop();
+        let iterations = (ns as f64 * self.spin_per_us / 1_000.0) as u64;
+        for i in 0..iterations {
+            std::hint::black_box(i);
         }
     }
     fn lock(&mut self, id: u16) {
@@ -73,6 +87,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let tasks = workload.tasks(args.cpus, args.seed);
     let duration = Duration::from_millis(args.duration_ms);
     let barrier = std::sync::Barrier::new(args.cpus);
+    let spin_per_us = spin_iterations_per_us();
 
     let host_start = Instant::now();
     let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
@@ -83,12 +98,25 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
                 let (allocator, data, locks, barrier) = (&allocator, &data, &locks, &barrier);
                 scope.spawn(move || {
                     crate::bench::pin_to_cpu(cpu);
-                    let mut env =
-                        RealEnv { allocator, data, base_pfn, locks, held: Vec::new(), work_units: 0, calls: 0 };
+                    let mut env = RealEnv {
+                        allocator,
+                        data,
+                        base_pfn,
+                        locks,
+                        held: Vec::new(),
+                        spin_per_us,
+                        work_units: 0,
+                        calls: 0,
+                    };
                     barrier.wait();
                     let deadline = Instant::now() + duration;
-                    while Instant::now() < deadline {
-                        if task.step(&mut env) == Next::Done {
+                    'run: loop {
+                        for _ in 0..STEPS_PER_CLOCK_CHECK {
+                            if task.step(&mut env) == Next::Done {
+                                break 'run;
+                            }
+                        }
+                        if Instant::now() >= deadline {
                             break;
                         }
                     }
