@@ -20,10 +20,12 @@ pub struct Calibration {
     /// An atomic read-modify-write on a line already held (lock acquire, refcount): measured
     /// 6-8 ns for uncontended xchg/cmpxchg on Xeon-class cores.
     pub atomic_rmw_ns: u64,
-    /// Touching a 4 KiB page resident in this CPU's cache share (64 lines from L2/LLC with
-    /// hardware prefetch).
-    pub page_hit_ns: u64,
-    /// Touching a 4 KiB page not resident: DRAM at ~10-15 GB/s per core with prefetching.
+    /// Touching a 4 KiB page in this CPU's L2 (64 lines at ~2 cycles each with prefetch).
+    pub page_l2_hit_ns: u64,
+    /// Touching a 4 KiB page in the socket's LLC (or another core's L2 on the socket): ~64
+    /// lines at LLC bandwidth, ~30-40 GB/s per core.
+    pub page_llc_hit_ns: u64,
+    /// Touching a 4 KiB page from DRAM: ~10-15 GB/s per core with prefetching.
     pub page_miss_ns: u64,
 }
 
@@ -36,7 +38,8 @@ impl Calibration {
         line_same_socket_ns: 50,
         line_other_socket_ns: 120,
         atomic_rmw_ns: 7,
-        page_hit_ns: 40,
+        page_l2_hit_ns: 30,
+        page_llc_hit_ns: 110,
         page_miss_ns: 300,
     };
 

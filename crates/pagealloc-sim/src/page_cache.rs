@@ -22,6 +22,8 @@ pub struct PageCache {
     head: u32,
     /// Least recently used.
     tail: u32,
+    /// Nodes of invalidated pages, reused before evicting.
+    free: Vec<u32>,
 }
 
 impl PageCache {
@@ -32,6 +34,7 @@ impl PageCache {
             nodes: Vec::new(),
             head: NIL,
             tail: NIL,
+            free: Vec::new(),
         }
     }
 
@@ -81,7 +84,10 @@ impl PageCache {
             self.push_front(index);
             return true;
         }
-        let index = if self.slots.len() < self.capacity {
+        let index = if let Some(index) = self.free.pop() {
+            self.nodes[index as usize].pfn = pfn;
+            index
+        } else if self.slots.len() < self.capacity {
             self.nodes.push(Node { pfn, prev: NIL, next: NIL });
             (self.nodes.len() - 1) as u32
         } else {
@@ -100,6 +106,15 @@ impl PageCache {
     pub fn contains(&self, pfn: u64) -> bool {
         self.slots.contains_key(&pfn)
     }
+
+    /// Drops `pfn` if resident (another CPU took the page exclusively).
+    pub fn invalidate(&mut self, pfn: u64) {
+        if let Some(index) = self.slots.remove(&pfn) {
+            // Off the recency list, so eviction never sees it; reused by the next insert.
+            self.unlink(index);
+            self.free.push(index);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -116,6 +131,11 @@ mod tests {
         assert!(!cache.touch(4), "evicts 2, the least recent");
         assert!(!cache.contains(2));
         assert!(cache.contains(1) && cache.contains(3) && cache.contains(4));
+        assert_eq!(cache.len(), 3);
+        cache.invalidate(3);
+        assert!(!cache.contains(3));
+        assert!(!cache.touch(5), "reuses the invalidated slot, evicting nothing");
+        assert!(cache.contains(1) && cache.contains(4) && cache.contains(5));
         assert_eq!(cache.len(), 3);
     }
 }

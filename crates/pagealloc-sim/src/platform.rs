@@ -75,6 +75,9 @@ pub struct SimStats {
     pub line_transfers: u64,
     pub line_transfer_ns: u64,
     pub page_touches: u64,
+    /// Touches served by the socket's LLC (or another core's L2 there).
+    pub page_llc_hits: u64,
+    /// Touches served by memory (LLC misses: the seeds' "cache miss rate").
     pub page_misses: u64,
 }
 
@@ -85,7 +88,12 @@ struct SimState {
     current: usize,
     locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
     lines: HashMap<SharedLine, LineState, BuildHasherDefault<DeterministicHasher>>,
-    caches: Vec<PageCache>,
+    /// Private L2 share per CPU.
+    l2: Vec<PageCache>,
+    /// Shared LLC per socket.
+    llc: Vec<PageCache>,
+    /// CPU whose L2 holds each page (one at a time: touches are writes).
+    l2_owner: HashMap<Pfn, u32, BuildHasherDefault<DeterministicHasher>>,
     stats: SimStats,
 }
 
@@ -179,17 +187,29 @@ impl SimState {
         self.clocks_ns[cpu] += cost_ns;
     }
 
+    /// A touch is a write (zeroing, copying in) or a read after another CPU's write: either
+    /// way the page ends up in this CPU's L2 alone, and in its socket's LLC.
     fn touch_pages(&mut self, pfn: Pfn, pages: u64) {
         let cpu = self.current;
+        let socket = self.topology.socket(cpu as u32) as usize;
         let mut cost_ns = 0;
         for page in pfn..pfn + pages {
             self.stats.page_touches += 1;
-            if self.caches[cpu].touch(page) {
-                cost_ns += self.calibration.page_hit_ns;
+            let previous_owner = self.l2_owner.insert(page, cpu as u32);
+            if let Some(owner) = previous_owner.filter(|&owner| owner as usize != cpu) {
+                self.l2[owner as usize].invalidate(page);
+            }
+            let in_l2 = self.l2[cpu].touch(page);
+            let in_llc = self.llc[socket].touch(page);
+            cost_ns += if in_l2 {
+                self.calibration.page_l2_hit_ns
+            } else if in_llc {
+                self.stats.page_llc_hits += 1;
+                self.calibration.page_llc_hit_ns
             } else {
                 self.stats.page_misses += 1;
-                cost_ns += self.calibration.page_miss_ns;
-            }
+                self.calibration.page_miss_ns
+            };
         }
         self.clocks_ns[cpu] += cost_ns;
     }
@@ -217,13 +237,17 @@ impl SimPlatform {
     pub fn new(topology: Topology, calibration: Calibration) -> SimPlatform {
         let nr_cpus = topology.cpus() as usize;
         assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
-        let cache_pages = (topology.cache_share_bytes() / pagealloc::types::PAGE_SIZE_BYTES) as usize;
+        let page_bytes = pagealloc::types::PAGE_SIZE_BYTES;
+        let l2_pages = (topology.l2_share_bytes() / page_bytes) as usize;
+        let llc_pages = (topology.llc_bytes_per_socket / page_bytes) as usize;
         let state = SimState {
             clocks_ns: vec![0; nr_cpus],
             current: 0,
             locks: HashMap::default(),
             lines: HashMap::default(),
-            caches: (0..nr_cpus).map(|_| PageCache::new(cache_pages)).collect(),
+            l2: (0..nr_cpus).map(|_| PageCache::new(l2_pages)).collect(),
+            llc: (0..topology.sockets).map(|_| PageCache::new(llc_pages)).collect(),
+            l2_owner: HashMap::default(),
             stats: SimStats::default(),
             topology,
             calibration,
@@ -316,9 +340,9 @@ impl SimHandle {
         self.with(|state| state.calibration.clone())
     }
 
-    /// Pages resident in `cpu`'s cache share.
-    pub fn resident_pages(&self, cpu: usize) -> usize {
-        self.with(|state| state.caches[cpu].len())
+    /// Pages resident in `cpu`'s L2 share.
+    pub fn l2_resident_pages(&self, cpu: usize) -> usize {
+        self.with(|state| state.l2[cpu].len())
     }
 }
 
@@ -461,25 +485,29 @@ mod tests {
     }
 
     #[test]
-    fn page_data_is_hot_only_in_the_cpu_that_touched_it_recently() {
-        let platform = SimPlatform::new(Topology::SMALL_CACHE_8, Calibration::XEON);
+    fn page_data_moves_between_l2_llc_and_memory() {
+        let topology = Topology::SERVER_128;
+        let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
         let sim = platform.handle();
         let cal = Calibration::XEON;
-        let capacity = Topology::SMALL_CACHE_8.cache_share_bytes() / 4096;
+        let charge = |cpu: usize, pfn: u64| {
+            sim.set_cpu(cpu);
+            let before = sim.clock_ns(cpu);
+            platform.touch_pages(pfn, 1);
+            sim.clock_ns(cpu) - before
+        };
+        assert_eq!(charge(0, 1000), cal.page_miss_ns, "first touch comes from memory");
+        assert_eq!(charge(0, 1000), cal.page_l2_hit_ns, "then it is in CPU 0's L2");
+        assert_eq!(charge(1, 1000), cal.page_llc_hit_ns, "CPU 1 on the socket finds it in the LLC");
+        assert_eq!(charge(0, 1000), cal.page_llc_hit_ns, "CPU 1's write took it out of CPU 0's L2");
+        assert_eq!(charge(32, 1000), cal.page_miss_ns, "the other socket's LLC does not have it");
+        // A full L2's worth of other pages evicts it from CPU 0's L2, not from the LLC.
+        let l2_pages = topology.l2_share_bytes() / 4096;
         sim.set_cpu(0);
-        platform.touch_pages(1000, 4);
-        assert_eq!(sim.clock_ns(0), 4 * cal.page_miss_ns);
-        platform.touch_pages(1000, 4);
-        assert_eq!(sim.clock_ns(0), 4 * cal.page_miss_ns + 4 * cal.page_hit_ns);
-        sim.set_cpu(1);
-        platform.touch_pages(1000, 1);
-        assert_eq!(sim.clock_ns(1), cal.page_miss_ns, "not in CPU 1's cache");
-        sim.set_cpu(0);
-        platform.touch_pages(1_000_000, capacity);
-        let before = sim.clock_ns(0);
-        platform.touch_pages(1000, 1);
-        assert_eq!(sim.clock_ns(0) - before, cal.page_miss_ns, "evicted by a cache's worth of pages");
+        platform.touch_pages(1_000_000, l2_pages);
+        assert_eq!(charge(0, 1000), cal.page_llc_hit_ns);
         let stats = sim.stats();
-        assert_eq!(stats.page_touches, 10 + capacity);
+        assert_eq!(stats.page_touches, 6 + l2_pages);
+        assert_eq!(stats.page_misses, 2 + l2_pages);
     }
 }

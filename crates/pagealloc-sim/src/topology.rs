@@ -100,11 +100,14 @@ impl Topology {
         }
     }
 
-    /// A CPU's share of cache for page data: its core's L2 split between SMT threads plus
-    /// its socket's LLC split between the socket's CPUs.
-    pub fn cache_share_bytes(&self) -> u64 {
-        let cpus_per_socket = (self.cores_per_socket * self.threads_per_core) as u64;
-        self.l2_bytes_per_core / self.threads_per_core as u64 + self.llc_bytes_per_socket / cpus_per_socket
+    /// A CPU's share of its core's L2 (split between SMT threads).
+    pub fn l2_share_bytes(&self) -> u64 {
+        self.l2_bytes_per_core / self.threads_per_core as u64
+    }
+
+    /// Socket of a CPU.
+    pub fn socket(&self, cpu: u32) -> u32 {
+        self.place(cpu).0
     }
 
     /// CPUs sharing one LLC instance.
@@ -129,8 +132,8 @@ mod tests {
     }
 
     #[test]
-    fn cache_share_splits_l2_and_llc() {
-        let topology = Topology::SERVER_128;
-        assert_eq!(topology.cache_share_bytes(), (1280 << 10) / 2 + (48 << 20) / 64);
+    fn l2_share_splits_between_siblings() {
+        assert_eq!(Topology::SERVER_128.l2_share_bytes(), (1280 << 10) / 2);
+        assert_eq!(Topology::SERVER_128.socket(100), 1);
     }
 }

@@ -9,7 +9,7 @@ pub use sim::run_sim;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use crate::workload::{FaultMode, PageBench, PageFault, Workload};
+use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, Trunc, Workload};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WorkloadKind {
@@ -17,6 +17,16 @@ pub enum WorkloadKind {
     PageBench03,
     #[value(name = "page_fault1")]
     PageFault1,
+    /// netperf SCTP_STREAM_MANY / TCP_STREAM pairs (page_frag carving of order-3 blocks).
+    #[value(name = "netperf-pairs")]
+    NetperfPairs,
+    /// lmbench AF_UNIX pairs (order-3 paged fragments per message).
+    #[value(name = "unix-pairs")]
+    UnixPairs,
+    /// mmtests io-trunc: fill page cache, then truncate it from one CPU.
+    Trunc,
+    /// Many short-lived processes with exit bursts and migrations.
+    Kbuild,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,9 +57,10 @@ pub struct RunArgs {
     pub real: bool,
     #[arg(long, value_enum, default_value = "flat")]
     pub topology: TopologyKind,
-    /// Simulated (or, with --real, wall-clock) run time.
-    #[arg(long, default_value_t = 20)]
-    pub duration_ms: u64,
+    /// Simulated (or, with --real, wall-clock) run time; fixed-work workloads (trunc,
+    /// kbuild) stop earlier when done. Default: the workload's own.
+    #[arg(long)]
+    pub duration_ms: Option<u64>,
     #[arg(long, default_value_t = 4)]
     pub memory_gib: u64,
     #[arg(long, default_value_t = 1)]
@@ -60,11 +71,22 @@ pub struct RunArgs {
     /// page_fault1: process or thread mode.
     #[arg(long, default_value = "process")]
     pub mode: String,
+    /// netperf-pairs / unix-pairs: bytes per message.
+    #[arg(long, default_value_t = 16384)]
+    pub message_bytes: u64,
     #[arg(long, default_value = "table")]
     pub format: String,
 }
 
 impl RunArgs {
+    /// Run-time cap: as given, or the workload's default.
+    pub fn duration_ms(&self) -> u64 {
+        self.duration_ms.unwrap_or(match self.workload {
+            WorkloadKind::Trunc | WorkloadKind::Kbuild => 10_000,
+            _ => 20,
+        })
+    }
+
     pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
         Ok(match self.workload {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
@@ -73,6 +95,10 @@ impl RunArgs {
                 "thread" => FaultMode::Thread,
                 other => return Err(format!("--mode {other}: process or thread")),
             })),
+            WorkloadKind::NetperfPairs => Box::new(Pairs::new(PairKind::Netperf, self.message_bytes)),
+            WorkloadKind::UnixPairs => Box::new(Pairs::new(PairKind::Unix, self.message_bytes)),
+            WorkloadKind::Trunc => Box::new(Trunc::default()),
+            WorkloadKind::Kbuild => Box::new(Kbuild::default()),
         })
     }
 
@@ -109,6 +135,8 @@ pub struct RunReport {
     /// Simulator speed: allocator calls per host second (simulated runs only).
     pub sim_ops_per_sec: Option<f64>,
     pub host_seconds: f64,
+    /// Workload-specific results (e.g. truncate_s).
+    pub recorded: std::collections::BTreeMap<String, f64>,
     pub sim: Option<pagealloc_sim::SimStats>,
     pub calibration: Option<pagealloc_sim::Calibration>,
 }
@@ -125,19 +153,28 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         );
         println!("  params: {}", report.params);
         println!(
-            "  {} {} in {:.4} s: {:.0} {}/s ({:.1} ns per {} per CPU)",
+            "  {} {} in {:.4} s: {:.0} per second ({:.1} ns of CPU time each)",
             report.work_units,
             report.unit,
             report.elapsed_s,
             report.work_per_sec,
-            report.unit,
             report.elapsed_s * 1e9 * report.cpus as f64 / report.work_units.max(1) as f64,
-            report.unit.trim_end_matches('s'),
         );
         println!(
             "  zone lock contention {:.2}% of CPU time; alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
             report.lock_contend_pct, report.alloc_zone_pages, report.free_high, report.pcp_pages_end
         );
+        for (key, value) in &report.recorded {
+            println!("  {key}: {value:.6}");
+        }
+        if let Some(stats) = &report.sim {
+            let miss_pct = stats.page_misses as f64 * 100.0 / stats.page_touches.max(1) as f64;
+            let llc_pct = stats.page_llc_hits as f64 * 100.0 / stats.page_touches.max(1) as f64;
+            println!(
+                "  page data: {} touches, {llc_pct:.1}% from the LLC, {miss_pct:.1}% from memory",
+                stats.page_touches
+            );
+        }
         if let Some(rate) = report.sim_ops_per_sec {
             println!(
                 "  simulator: {:.2} M allocator calls per host second ({:.2} s host)",

@@ -1,6 +1,7 @@
 //! Running a workload on real threads, one pinned thread per CPU, with real page data: a
 //! buffer of the pool's size that `touch` writes.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -35,6 +36,8 @@ struct RealEnv<'a> {
     locks: &'a [Mutex<()>],
     held: Vec<std::sync::MutexGuard<'a, ()>>,
     spin_per_us: f64,
+    started: Instant,
+    recorded: BTreeMap<&'static str, f64>,
     work_units: u64,
     calls: u64,
 }
@@ -48,9 +51,9 @@ impl Env for RealEnv<'_> {
         self.calls += 1;
         self.allocator.free_pages(block).expect("workloads free what they allocated");
     }
-    fn touch(&mut self, block: &Block) {
-        let start = (block.pfn() - self.base_pfn) as usize * WORDS_PER_PAGE;
-        for word in &self.data[start..start + block.pages() as usize * WORDS_PER_PAGE] {
+    fn touch(&mut self, pfn: u64, pages: u64) {
+        let start = (pfn - self.base_pfn) as usize * WORDS_PER_PAGE;
+        for word in &self.data[start..start + pages as usize * WORDS_PER_PAGE] {
             word.store(0, Ordering::Relaxed);
         }
     }
@@ -70,6 +73,12 @@ impl Env for RealEnv<'_> {
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }
+    fn now_ns(&self) -> u64 {
+        self.started.elapsed().as_nanos() as u64
+    }
+    fn record(&mut self, key: &'static str, value: f64) {
+        *self.recorded.entry(key).or_default() += value;
+    }
 }
 
 pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
@@ -85,12 +94,12 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
     let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
     let tasks = workload.tasks(args.cpus, args.seed);
-    let duration = Duration::from_millis(args.duration_ms);
+    let duration = Duration::from_millis(args.duration_ms());
     let barrier = std::sync::Barrier::new(args.cpus);
     let spin_per_us = spin_iterations_per_us();
 
     let host_start = Instant::now();
-    let results: Vec<(u64, u64)> = std::thread::scope(|scope| {
+    let results: Vec<(u64, u64, BTreeMap<&'static str, f64>)> = std::thread::scope(|scope| {
         let handles: Vec<_> = tasks
             .into_iter()
             .enumerate()
@@ -105,6 +114,8 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
                         locks,
                         held: Vec::new(),
                         spin_per_us,
+                        started: Instant::now(),
+                        recorded: BTreeMap::new(),
                         work_units: 0,
                         calls: 0,
                     };
@@ -120,7 +131,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
                             break;
                         }
                     }
-                    let counted = (env.work_units, env.calls);
+                    let counted = (env.work_units, env.calls, std::mem::take(&mut env.recorded));
                     task.finish(&mut env);
                     counted
                 })
@@ -130,6 +141,12 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     });
     let host_seconds = host_start.elapsed().as_secs_f64();
     let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
+    let mut recorded = BTreeMap::new();
+    for (_, _, values) in &results {
+        for (&key, &value) in values {
+            *recorded.entry(key.to_string()).or_insert(0.0) += value;
+        }
+    }
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let lock_stats = allocator.zone_lock_stats();
@@ -154,6 +171,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         pcp_pages_end,
         sim_ops_per_sec: None,
         host_seconds,
+        recorded,
         sim: None,
         calibration: None,
     })

@@ -1,5 +1,6 @@
 //! Running a workload on the many-CPU simulator.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
@@ -18,6 +19,7 @@ struct SimEnv<'a> {
     cpu: usize,
     work_units: u64,
     calls: u64,
+    recorded: BTreeMap<&'static str, f64>,
 }
 
 impl Env for SimEnv<'_> {
@@ -29,9 +31,9 @@ impl Env for SimEnv<'_> {
         self.calls += 1;
         self.allocator.free_pages(block).expect("workloads free what they allocated");
     }
-    fn touch(&mut self, block: &Block) {
+    fn touch(&mut self, pfn: u64, pages: u64) {
         use pagealloc::platform::Platform;
-        self.allocator.platform().touch_pages(block.pfn(), block.pages());
+        self.allocator.platform().touch_pages(pfn, pages);
     }
     fn compute(&mut self, ns: u64) {
         self.sim.advance(ns);
@@ -44,6 +46,12 @@ impl Env for SimEnv<'_> {
     }
     fn done(&mut self, units: u64) {
         self.work_units += units;
+    }
+    fn now_ns(&self) -> u64 {
+        self.sim.clock_ns(self.cpu)
+    }
+    fn record(&mut self, key: &'static str, value: f64) {
+        *self.recorded.entry(key).or_default() += value;
     }
 }
 
@@ -64,10 +72,12 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
     let cpus: Vec<usize> = (0..args.cpus).collect();
     let mut tasks = workload.tasks(args.cpus, args.seed);
-    let mut envs: Vec<SimEnv> =
-        cpus.iter().map(|&cpu| SimEnv { allocator: &allocator, sim, cpu, work_units: 0, calls: 0 }).collect();
+    let mut envs: Vec<SimEnv> = cpus
+        .iter()
+        .map(|&cpu| SimEnv { allocator: &allocator, sim, cpu, work_units: 0, calls: 0, recorded: BTreeMap::new() })
+        .collect();
     let mut next_tick_ns = vec![VMSTAT_INTERVAL_NS; args.cpus];
-    let duration_ns = args.duration_ms * 1_000_000;
+    let duration_ns = args.duration_ms() * 1_000_000;
 
     let host_start = Instant::now();
     Engine::new(sim).run(&cpus, duration_ns, |cpu| {
@@ -87,6 +97,12 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
+    let mut recorded = BTreeMap::new();
+    for env in &envs {
+        for (&key, &value) in &env.recorded {
+            *recorded.entry(key.to_string()).or_insert(0.0) += value;
+        }
+    }
 
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
         sim.set_cpu(env.cpu);
@@ -114,7 +130,61 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         pcp_pages_end,
         sim_ops_per_sec: Some(calls as f64 / host_seconds.max(1e-9)),
         host_seconds,
+        recorded,
         sim: Some(stats),
         calibration: Some(sim.calibration()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{TopologyKind, WorkloadKind};
+
+    fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
+        RunArgs {
+            workload,
+            cpus,
+            preset: "mainline".into(),
+            real: false,
+            topology: TopologyKind::SmallCache,
+            duration_ms: Some(duration_ms),
+            memory_gib: 1,
+            seed: 7,
+            order: 0,
+            mode: "thread".into(),
+            message_bytes: 16_384,
+            format: "table".into(),
+        }
+    }
+
+    #[test]
+    fn every_workload_runs_on_the_simulator_and_repeats_exactly() {
+        for (workload, duration_ms) in [
+            (WorkloadKind::PageBench03, 1),
+            (WorkloadKind::PageFault1, 5),
+            (WorkloadKind::NetperfPairs, 2),
+            (WorkloadKind::UnixPairs, 2),
+            (WorkloadKind::Trunc, 10_000),
+            (WorkloadKind::Kbuild, 3),
+        ] {
+            let run = || {
+                let args = args(workload, 4, duration_ms);
+                run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
+            };
+            let (first, second) = (run(), run());
+            assert!(first.work_units > 0, "{workload:?} did no work");
+            assert_eq!(first.work_units, second.work_units, "{workload:?}");
+            assert_eq!(first.sim, second.sim, "{workload:?}");
+            assert_eq!(first.elapsed_s, second.elapsed_s, "{workload:?}");
+        }
+    }
+
+    #[test]
+    fn trunc_records_its_truncate_time() {
+        let args = args(WorkloadKind::Trunc, 2, 10_000);
+        let report = run_sim(args.workload().unwrap().as_ref(), &args).unwrap();
+        assert_eq!(report.work_units, 1 << 16);
+        assert!(report.recorded["truncate_s"] > 0.0);
+    }
 }

@@ -1,11 +1,17 @@
 //! Workloads as per-CPU operation generators, written once against [`Env`] and run either on
 //! the many-CPU simulator or on real threads (`--real`).
 
+mod kbuild;
 mod page_bench;
 mod page_fault;
+mod pairs;
+mod trunc;
 
+pub use kbuild::Kbuild;
 pub use page_bench::PageBench;
 pub use page_fault::{FaultMode, PageFault};
+pub use pairs::{PairKind, Pairs};
+pub use trunc::Trunc;
 
 use pagealloc::{AllocRequest, Block};
 
@@ -14,14 +20,19 @@ use pagealloc::{AllocRequest, Block};
 pub trait Env {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block>;
     fn free(&mut self, block: Block);
-    /// Writes the block's data (zeroing a faulted page, copying a message).
-    fn touch(&mut self, block: &Block);
+    /// Reads or writes the data of `pages` pages from `pfn` (zeroing a faulted page,
+    /// copying a message).
+    fn touch(&mut self, pfn: u64, pages: u64);
     /// Computation between allocator calls.
     fn compute(&mut self, ns: u64);
     fn lock(&mut self, id: u16);
     fn unlock(&mut self, id: u16);
     /// Units of the workload's metric completed (faults, operations, messages).
     fn done(&mut self, units: u64);
+    /// The running CPU's time in ns (simulated, or wall clock since the run started).
+    fn now_ns(&self) -> u64;
+    /// A workload-specific result (summed over CPUs), e.g. a phase's duration.
+    fn record(&mut self, key: &'static str, value: f64);
 }
 
 /// What a task asks for after a step.

@@ -51,7 +51,7 @@ impl CpuTask for Task {
                 self.unmap(env);
                 return Next::Continue;
             };
-            env.touch(&page);
+            env.touch(page.pfn(), 1);
             if self.config.mode == FaultMode::Thread {
                 env.lock(MM_LOCK);
                 env.compute(self.config.mm_lock_hold_ns);
