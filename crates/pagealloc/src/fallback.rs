@@ -51,7 +51,17 @@ fn suitable_fallback<P: Platform>(ctx: &BuddyCtx<'_, P>, order: u8, start_type: 
     start_type.fallbacks().iter().copied().find(|fallback| ctx.area.nr_free[order as usize][fallback.index()] > 0)
 }
 
-fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, event: ExtfragEvent) {
+/// Records and publishes one fallback (the mm_page_alloc_extfrag tracepoint).
+fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, want: Want, taken: (u8, MigrateType), kind: FallbackKind) {
+    let (fallback_order, fallback_migratetype) = taken;
+    let event = ExtfragEvent {
+        zone_index: zone.index,
+        order: want.order,
+        fallback_order,
+        start_migratetype: want.start_type,
+        fallback_migratetype,
+        kind,
+    };
     zone.extfrag.record(&event);
     if let Some(sink) = env.sink {
         sink.extfrag(&event);
@@ -125,18 +135,7 @@ fn rmqueue_claim<P: Platform>(
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
         if let Some(head) = try_claim_block(zone, ctx, env, want, (pfn, current_order, block_type)) {
-            emit(
-                zone,
-                env,
-                ExtfragEvent {
-                    zone_index: zone.index,
-                    order,
-                    fallback_order: current_order,
-                    start_migratetype: start_type,
-                    fallback_migratetype: block_type,
-                    kind: FallbackKind::Claim,
-                },
-            );
+            emit(zone, env, want, (current_order, block_type), FallbackKind::Claim);
             return Some(head);
         }
     }
@@ -157,18 +156,7 @@ fn rmqueue_steal<P: Platform>(
         let pfn = ctx.mem.pfn(index);
         ctx.del_free(pfn, current_order, block_type);
         ctx.expand(pfn, order, current_order, block_type);
-        emit(
-            zone,
-            env,
-            ExtfragEvent {
-                zone_index: zone.index,
-                order,
-                fallback_order: current_order,
-                start_migratetype: start_type,
-                fallback_migratetype: block_type,
-                kind: FallbackKind::Steal,
-            },
-        );
+        emit(zone, env, want, (current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }
     None

@@ -58,3 +58,13 @@ pub trait Workload {
     fn params(&self) -> serde_json::Value;
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>>;
 }
+
+/// A CPU with nothing to do in this workload.
+pub struct Idle;
+
+impl CpuTask for Idle {
+    fn step(&mut self, _env: &mut dyn Env) -> Next {
+        Next::Done
+    }
+    fn finish(&mut self, _env: &mut dyn Env) {}
+}

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Next, Workload};
+use super::{CpuTask, Env, Idle, Next, Workload};
 use pagealloc::{AllocRequest, Block};
 
 /// Order of fragment blocks (PAGE_FRAG_CACHE_MAX_ORDER, SKB_FRAG_PAGE_ORDER).
@@ -224,15 +224,6 @@ impl CpuTask for Receiver {
             self.consume(env, message, false);
         }
     }
-}
-
-struct Idle;
-
-impl CpuTask for Idle {
-    fn step(&mut self, _env: &mut dyn Env) -> Next {
-        Next::Done
-    }
-    fn finish(&mut self, _env: &mut dyn Env) {}
 }
 
 impl Workload for Pairs {

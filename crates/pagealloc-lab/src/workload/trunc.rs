@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Next, Workload};
+use super::{CpuTask, Env, Idle, Next, Workload};
 use pagealloc::{AllocRequest, Block};
 
 #[derive(Clone, Debug)]
@@ -69,15 +69,6 @@ impl CpuTask for Truncator {
             env.free(page);
         }
     }
-}
-
-struct Idle;
-
-impl CpuTask for Idle {
-    fn step(&mut self, _env: &mut dyn Env) -> Next {
-        Next::Done
-    }
-    fn finish(&mut self, _env: &mut dyn Env) {}
 }
 
 impl Workload for Trunc {
