@@ -2,7 +2,9 @@
 
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use super::{Platform, TasLock, TicketLock};
+#[cfg(not(feature = "std"))]
+use super::TicketLock;
+use super::{Platform, TasLock};
 
 pub struct TestPlatform {
     nr_cpus: usize,
@@ -29,6 +31,9 @@ impl TestPlatform {
 }
 
 impl Platform for TestPlatform {
+    #[cfg(feature = "std")]
+    type RawLock = parking_lot::RawMutex;
+    #[cfg(not(feature = "std"))]
     type RawLock = TicketLock;
     type PcpLock = TasLock;
 
