@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod experiments;
 mod machine_args;
 mod rng;
 mod run;
@@ -26,6 +27,21 @@ enum Command {
     Run(run::RunArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
+    /// Reproduce the seeds' tables on the simulator (all experiments without a name).
+    Reproduce {
+        /// Experiments to run (see `pagelab experiments`); all when none given.
+        experiments: Vec<String>,
+        /// Smaller runs (under a minute each here).
+        #[arg(long)]
+        quick: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Directory for JSON and CSV results.
+        #[arg(long, default_value = "pagelab-out")]
+        out: std::path::PathBuf,
+    },
+    /// List the experiments `reproduce` runs.
+    Experiments,
     /// Print the allocator's metadata cost per frame.
     Metadata,
     /// List the policy presets (each seed stage) and their switches.
@@ -43,6 +59,13 @@ fn main() {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Reproduce { experiments, quick, seed, out } => experiments::reproduce(&experiments, quick, seed, &out),
+        Command::Experiments => {
+            for experiment in experiments::EXPERIMENTS {
+                println!("{:<24} {}", experiment.name, experiment.summary);
+            }
+            Ok(())
+        }
         Command::Metadata => {
             print!("{}", metadata_line());
             Ok(())

@@ -49,6 +49,17 @@ impl Topology {
         llc_bytes_per_socket: 48 << 20,
     };
 
+    /// 2-socket CascadeLake-class server, 2 x 20 cores x 2 threads = 80 CPUs, 27.5 MiB LLC
+    /// per socket, 1 MiB L2 per core (the 2022 seed's page_fault1 and trunc machine).
+    pub const SERVER_80: Topology = Topology {
+        name: "2s-80cpu",
+        sockets: 2,
+        cores_per_socket: 20,
+        threads_per_core: 2,
+        l2_bytes_per_core: 1 << 20,
+        llc_bytes_per_socket: 55 << 19,
+    };
+
     /// 1-socket desktop-class part with a small cache (the "small CPU cache" Skylake of the
     /// 2022 seed): 4 cores x 2 threads, 8 MiB LLC, 256 KiB L2.
     pub const SMALL_CACHE_8: Topology = Topology {

@@ -39,6 +39,9 @@ pub enum TopologyKind {
     /// 2 sockets x 32 cores x 2 threads (the 2023 seed's network machine).
     #[value(name = "2s-128cpu")]
     Server128,
+    /// 2 sockets x 20 cores x 2 threads (the 2022 seed's CascadeLake).
+    #[value(name = "2s-80cpu")]
+    Server80,
     /// 1 socket x 4 cores x 2 threads with an 8 MiB LLC (the 2022 seed's small-cache box).
     #[value(name = "small-cache")]
     SmallCache,
@@ -76,6 +79,9 @@ pub struct RunArgs {
     pub message_bytes: u64,
     #[arg(long, default_value = "table")]
     pub format: String,
+    /// Count allocations per page frame and report the five most reused.
+    #[arg(long)]
+    pub top_reuse: bool,
 }
 
 impl RunArgs {
@@ -107,6 +113,7 @@ impl RunArgs {
             TopologyKind::Flat => pagealloc_sim::Topology::flat(self.cpus as u32),
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,
             TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
+            TopologyKind::Server80 => pagealloc_sim::Topology::SERVER_80,
             TopologyKind::SmallCache => pagealloc_sim::Topology::SMALL_CACHE_8,
         }
     }
@@ -137,6 +144,10 @@ pub struct RunReport {
     pub host_seconds: f64,
     /// Workload-specific results (e.g. truncate_s).
     pub recorded: std::collections::BTreeMap<String, f64>,
+    /// With --top-reuse: the five most allocated page frames, (pfn, allocations).
+    pub top_pfn_reuse: Vec<(u64, u64)>,
+    /// Time-average of pages held in pagesets, sampled at every vmstat tick and at the end.
+    pub pcp_pages_avg: f64,
     pub sim: Option<pagealloc_sim::SimStats>,
     pub calibration: Option<pagealloc_sim::Calibration>,
 }

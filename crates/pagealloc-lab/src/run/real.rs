@@ -172,6 +172,8 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         sim_ops_per_sec: None,
         host_seconds,
         recorded,
+        top_pfn_reuse: Vec::new(),
+        pcp_pages_avg: pcp_pages_end as f64,
         sim: None,
         calibration: None,
     })

@@ -1,6 +1,6 @@
 //! Running a workload on the many-CPU simulator.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
@@ -12,6 +12,8 @@ use crate::workload::{Env, Next, Workload};
 
 /// vm.stat_interval: the periodic pageset decay runs once a simulated second per CPU.
 const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Sampling period of the pages held in pagesets.
+const SAMPLE_NS: u64 = 100_000;
 
 struct SimEnv<'a> {
     allocator: &'a PageAllocator<SimPlatform>,
@@ -20,12 +22,18 @@ struct SimEnv<'a> {
     work_units: u64,
     calls: u64,
     recorded: BTreeMap<&'static str, f64>,
+    /// Allocations per page frame, when tracked.
+    reuse: Option<HashMap<u64, u64>>,
 }
 
 impl Env for SimEnv<'_> {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
         self.calls += 1;
-        self.allocator.alloc_pages(order, request).ok()
+        let block = self.allocator.alloc_pages(order, request).ok()?;
+        if let Some(reuse) = self.reuse.as_mut() {
+            *reuse.entry(block.pfn()).or_default() += 1;
+        }
+        Some(block)
     }
     fn free(&mut self, block: Block) {
         self.calls += 1;
@@ -74,13 +82,28 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let mut tasks = workload.tasks(args.cpus, args.seed);
     let mut envs: Vec<SimEnv> = cpus
         .iter()
-        .map(|&cpu| SimEnv { allocator: &allocator, sim, cpu, work_units: 0, calls: 0, recorded: BTreeMap::new() })
+        .map(|&cpu| SimEnv {
+            allocator: &allocator,
+            sim,
+            cpu,
+            work_units: 0,
+            calls: 0,
+            recorded: BTreeMap::new(),
+            reuse: args.top_reuse.then(HashMap::new),
+        })
         .collect();
     let mut next_tick_ns = vec![VMSTAT_INTERVAL_NS; args.cpus];
+    // Pages held in pagesets, sampled every SAMPLE_NS of CPU 0's time.
+    let mut pcp_samples = (0u64, 0u64);
+    let mut next_sample_ns = 0u64;
     let duration_ns = args.duration_ms() * 1_000_000;
 
     let host_start = Instant::now();
     Engine::new(sim).run(&cpus, duration_ns, |cpu| {
+        if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
+            pcp_samples = (pcp_samples.0 + allocator.pcp_pages(), pcp_samples.1 + 1);
+            next_sample_ns += SAMPLE_NS;
+        }
         if sim.clock_ns(cpu) >= next_tick_ns[cpu] {
             allocator.vmstat_tick(cpu);
             next_tick_ns[cpu] += VMSTAT_INTERVAL_NS;
@@ -97,6 +120,17 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
+    let mut reuse: HashMap<u64, u64> = HashMap::new();
+    for env in &envs {
+        for (&pfn, &count) in env.reuse.iter().flatten() {
+            *reuse.entry(pfn).or_default() += count;
+        }
+    }
+    let mut top_pfn_reuse: Vec<(u64, u64)> = reuse.into_iter().collect();
+    top_pfn_reuse.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top_pfn_reuse.truncate(5);
+    let pcp_pages_avg =
+        if pcp_samples.1 == 0 { pcp_pages_end as f64 } else { pcp_samples.0 as f64 / pcp_samples.1 as f64 };
     let mut recorded = BTreeMap::new();
     for env in &envs {
         for (&key, &value) in &env.recorded {
@@ -131,6 +165,8 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         sim_ops_per_sec: Some(calls as f64 / host_seconds.max(1e-9)),
         host_seconds,
         recorded,
+        top_pfn_reuse,
+        pcp_pages_avg,
         sim: Some(stats),
         calibration: Some(sim.calibration()),
     })
@@ -155,6 +191,7 @@ mod tests {
             mode: "thread".into(),
             message_bytes: 16_384,
             format: "table".into(),
+            top_reuse: false,
         }
     }
 

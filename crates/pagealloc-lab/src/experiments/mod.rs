@@ -1,0 +1,408 @@
+//! The seeds' experiments: presets x parameters run on the simulator, our table printed
+//! beside the published one, JSON and CSV written to an output directory.
+//!
+//! Every experiment uses the single calibration of `pagealloc-sim`; nothing is fitted per
+//! experiment. Normalised columns follow the seed (the first preset = 100).
+
+mod published;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
+use crate::workload::{FaultMode, Kbuild, PageFault, PairKind, Pairs, Trunc, Workload};
+use published::PublishedTable;
+
+/// One of our rows: a preset (and parameters) with its metrics, named as the published
+/// columns.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub preset: String,
+    pub params: serde_json::Value,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct PublishedJson {
+    source: &'static str,
+    columns: &'static [&'static str],
+    rows: Vec<(&'static str, &'static [f64])>,
+}
+
+#[derive(Debug, Serialize)]
+struct ExperimentJson<'a> {
+    experiment: &'static str,
+    cpus: usize,
+    seed: u64,
+    quick: bool,
+    calibration: pagealloc_sim::Calibration,
+    rows: &'a [Row],
+    published: PublishedJson,
+}
+
+/// What an experiment's runs share.
+struct Setup {
+    workload: WorkloadKind,
+    topology: TopologyKind,
+    cpus: usize,
+    memory_gib: u64,
+    duration_ms: u64,
+}
+
+pub struct Experiment {
+    pub name: &'static str,
+    pub summary: &'static str,
+    published: &'static PublishedTable,
+    presets: &'static [&'static str],
+    /// Runs one preset; returns one row per parameter point.
+    run: fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>,
+    /// CPUs of the machine.
+    cpus: usize,
+}
+
+const PCP_PRESETS: &[&str] = &["base", "patch1", "patch3", "patch5", "patch7", "patch9"];
+
+fn simulate(
+    setup: &Setup,
+    workload: &dyn Workload,
+    preset: &str,
+    seed: u64,
+    top_reuse: bool,
+) -> Result<RunReport, String> {
+    let args = RunArgs {
+        workload: setup.workload,
+        cpus: setup.cpus,
+        preset: preset.to_string(),
+        real: false,
+        topology: setup.topology,
+        duration_ms: Some(setup.duration_ms),
+        memory_gib: setup.memory_gib,
+        seed,
+        order: 0,
+        mode: "process".into(),
+        message_bytes: 0,
+        format: "json".into(),
+        top_reuse,
+    };
+    run_sim(workload, &args)
+}
+
+fn cache_miss_pct(report: &RunReport) -> f64 {
+    report.sim.as_ref().map_or(0.0, |s| s.page_misses as f64 * 100.0 / s.page_touches.max(1) as f64)
+}
+
+/// The 2023 seed's columns from a run (raw: normalised later).
+fn pcp_metrics(report: &RunReport, first: &str) -> BTreeMap<String, f64> {
+    let mut metrics = BTreeMap::new();
+    metrics.insert(first.to_string(), if first == "build_time" { report.elapsed_s } else { report.work_per_sec });
+    metrics.insert("lock_contend_pct".into(), report.lock_contend_pct);
+    metrics.insert("free_high".into(), report.free_high as f64);
+    metrics.insert("alloc_zone".into(), report.alloc_zone_pages as f64);
+    metrics.insert("cache_miss_pct".into(), cache_miss_pct(report));
+    metrics.insert("pcp_pages_avg".into(), report.pcp_pages_avg);
+    metrics.insert("pcp_pages_end".into(), report.pcp_pages_end as f64);
+    metrics.insert("elapsed".into(), report.elapsed_s);
+    metrics
+}
+
+fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    let setup = Setup {
+        workload: WorkloadKind::Kbuild,
+        topology: TopologyKind::Server224,
+        cpus: 224,
+        memory_gib: 64,
+        duration_ms: 60_000,
+    };
+    let workload = Kbuild { processes_per_cpu: if quick { 3 } else { 12 }, ..Kbuild::default() };
+    let report = simulate(&setup, &workload, preset, seed, false)?;
+    Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "build_time") }])
+}
+
+fn pairs(
+    kind: PairKind,
+    cpus: usize,
+    message_bytes: u64,
+    preset: &str,
+    quick: bool,
+    seed: u64,
+) -> Result<Vec<Row>, String> {
+    let setup = Setup {
+        workload: if kind == PairKind::Netperf { WorkloadKind::NetperfPairs } else { WorkloadKind::UnixPairs },
+        topology: TopologyKind::Server128,
+        cpus,
+        memory_gib: 64,
+        duration_ms: if quick { 4 } else { 20 },
+    };
+    let workload = Pairs::new(kind, message_bytes);
+    let report = simulate(&setup, &workload, preset, seed, false)?;
+    Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "score") }])
+}
+
+fn sctp(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    pairs(PairKind::Netperf, 128, 4096, preset, quick, seed)
+}
+
+fn unix(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    pairs(PairKind::Unix, 32, 65_536, preset, quick, seed)
+}
+
+fn trunc(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    let setup = Setup {
+        workload: WorkloadKind::Trunc,
+        topology: TopologyKind::Server80,
+        cpus: 1,
+        memory_gib: 8,
+        duration_ms: 60_000,
+    };
+    let workload = Trunc { file_pages: if quick { 1 << 16 } else { 1 << 19 }, ..Trunc::default() };
+    let report = simulate(&setup, &workload, preset, seed, false)?;
+    let mut metrics = BTreeMap::new();
+    metrics.insert("elapsed".into(), report.recorded.get("truncate_s").copied().unwrap_or(0.0));
+    metrics.insert("lock_contend_pct".into(), report.lock_contend_pct);
+    Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics }])
+}
+
+fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    let counts: &[usize] = if quick { &[2, 8] } else { &[2, 8, 30, 79] };
+    let mut metrics = BTreeMap::new();
+    let workload = PageFault::new(FaultMode::Process);
+    for &processes in counts {
+        bar.set_message(format!("{preset}, {processes} processes"));
+        let setup = Setup {
+            workload: WorkloadKind::PageFault1,
+            topology: TopologyKind::Server80,
+            cpus: processes,
+            memory_gib: 32,
+            duration_ms: if quick { 10 } else { 40 },
+        };
+        let report = simulate(&setup, &workload, preset, seed, false)?;
+        metrics.insert(format!("faults_per_sec_{processes}"), report.work_per_sec);
+    }
+    Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics }])
+}
+
+fn netperf_tcp(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    let mut metrics = BTreeMap::new();
+    let mut top = Vec::new();
+    for message_bytes in [64u64, 1024, 16_384] {
+        bar.set_message(format!("{preset}, {message_bytes} B"));
+        let setup = Setup {
+            workload: WorkloadKind::NetperfPairs,
+            topology: TopologyKind::SmallCache,
+            cpus: 2,
+            memory_gib: 4,
+            duration_ms: if quick { 20 } else { 100 },
+        };
+        let workload = Pairs::new(PairKind::Netperf, message_bytes);
+        let report = simulate(&setup, &workload, preset, seed, message_bytes == 16_384)?;
+        metrics.insert(format!("score_{message_bytes}"), report.work_per_sec * message_bytes as f64 * 8.0 / 1e6);
+        metrics.insert(format!("cache_miss_pct_{message_bytes}"), cache_miss_pct(&report));
+        if message_bytes == 16_384 {
+            top = report.top_pfn_reuse;
+        }
+    }
+    for (rank, (_, count)) in top.iter().enumerate() {
+        metrics.insert(format!("top_pfn_reuse_{}", rank + 1), *count as f64);
+    }
+    Ok(vec![Row { preset: preset.into(), params: serde_json::json!({ "message_bytes": [64, 1024, 16384] }), metrics }])
+}
+
+pub const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "pcp-kbuild",
+        summary: "2023 PCP auto-tuning, kbuild on 224 CPUs: build time, zone lock contention, free_high, alloc_zone",
+        published: &published::PCP_KBUILD,
+        presets: PCP_PRESETS,
+        run: kbuild,
+        cpus: 224,
+    },
+    Experiment {
+        name: "pcp-sctp",
+        summary: "2023 PCP auto-tuning, netperf SCTP_STREAM_MANY, 64 pairs on 128 CPUs",
+        published: &published::PCP_SCTP,
+        presets: PCP_PRESETS,
+        run: sctp,
+        cpus: 128,
+    },
+    Experiment {
+        name: "pcp-unix",
+        summary: "2023 PCP auto-tuning, lmbench AF_UNIX, 16 pairs on a 128-CPU machine",
+        published: &published::PCP_UNIX,
+        presets: PCP_PRESETS,
+        run: unix,
+        cpus: 128,
+    },
+    Experiment {
+        name: "highorder-trunc",
+        summary: "2022 high-order PCP follow-up, trunc: one CPU frees a long run of page cache",
+        published: &published::HIGHORDER_TRUNC,
+        presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
+        run: trunc,
+        cpus: 80,
+    },
+    Experiment {
+        name: "highorder-page-fault1",
+        summary: "2022 high-order PCP follow-up, page_fault1 processes on 80 CPUs",
+        published: &published::HIGHORDER_PAGE_FAULT1,
+        presets: &["vanilla-5.17", "highpcp-full"],
+        run: page_fault1,
+        cpus: 80,
+    },
+    Experiment {
+        name: "highorder-netperf-tcp",
+        summary: "2022 high-order PCP follow-up, netperf TCP on a small-cache machine, with top-5 frame reuse",
+        published: &published::HIGHORDER_NETPERF_TCP,
+        presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
+        run: netperf_tcp,
+        cpus: 8,
+    },
+];
+
+/// Metrics shown normalised to the first preset (= 100), as the seeds print them.
+fn normalised(column: &str) -> bool {
+    !(column.contains("pct") || column.starts_with("top_pfn") || column.starts_with("pcp_pages"))
+}
+
+/// Rows with normalised metrics replaced by their ratio to the first row.
+fn normalise(rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
+    let Some(first) = rows.first() else { return Vec::new() };
+    rows.iter()
+        .map(|row| {
+            row.metrics
+                .iter()
+                .map(|(column, &value)| {
+                    let shown = if normalised(column) {
+                        let base = first.metrics.get(column).copied().unwrap_or(0.0);
+                        if base == 0.0 {
+                            0.0
+                        } else {
+                            value * 100.0 / base
+                        }
+                    } else {
+                        value
+                    };
+                    (column.clone(), shown)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn print_tables(experiment: &Experiment, rows: &[Row]) {
+    let table = experiment.published;
+    let shown = normalise(rows);
+    println!("\n== {}: {}", experiment.name, experiment.summary);
+    println!("published ({}), normalised columns as printed there:", table.source);
+    print!("  {:<16}", "preset");
+    for column in table.columns {
+        print!(" {column:>18}");
+    }
+    println!();
+    let base_row = table.rows.first().map(|r| r.1);
+    for (preset, values) in table.rows {
+        print!("  {preset:<16}");
+        for (i, (column, value)) in table.columns.iter().zip(values.iter()).enumerate() {
+            // The 2022 tables print absolute values; show them relative to the first row too.
+            let value = match base_row {
+                Some(base) if normalised(column) && base[i] != 0.0 => value * 100.0 / base[i],
+                _ => *value,
+            };
+            print!(" {value:>18.1}");
+        }
+        println!();
+    }
+    println!("ours (simulated; normalised columns: first preset = 100):");
+    print!("  {:<16}", "preset");
+    for column in table.columns {
+        print!(" {column:>18}");
+    }
+    println!("  extra");
+    for (row, metrics) in rows.iter().zip(&shown) {
+        print!("  {:<16}", row.preset);
+        for column in table.columns {
+            match metrics.get(*column) {
+                Some(value) => print!(" {value:>18.1}"),
+                None => print!(" {:>18}", "-"),
+            }
+        }
+        let extra: Vec<String> = metrics
+            .iter()
+            .filter(|(column, _)| !table.columns.contains(&column.as_str()))
+            .map(|(column, value)| format!("{column}={value:.1}"))
+            .collect();
+        println!("  {}", extra.join(" "));
+    }
+}
+
+fn write_outputs(experiment: &Experiment, rows: &[Row], quick: bool, seed: u64, out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let json = ExperimentJson {
+        experiment: experiment.name,
+        cpus: experiment.cpus,
+        seed,
+        quick,
+        calibration: pagealloc_sim::Calibration::XEON,
+        rows,
+        published: PublishedJson {
+            source: experiment.published.source,
+            columns: experiment.published.columns,
+            rows: experiment.published.rows.to_vec(),
+        },
+    };
+    let json_path = out.join(format!("{}.json", experiment.name));
+    std::fs::write(&json_path, serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?)
+        .map_err(|e| format!("{}: {e}", json_path.display()))?;
+    let csv_path = out.join(format!("{}.csv", experiment.name));
+    let mut writer = csv::Writer::from_path(&csv_path).map_err(|e| format!("{}: {e}", csv_path.display()))?;
+    writer.write_record(["source", "preset", "metric", "value"]).map_err(|e| e.to_string())?;
+    for row in rows {
+        for (metric, value) in &row.metrics {
+            writer.write_record(["ours", &row.preset, metric, &value.to_string()]).map_err(|e| e.to_string())?;
+        }
+    }
+    for (preset, values) in experiment.published.rows {
+        for (metric, value) in experiment.published.columns.iter().zip(values.iter()) {
+            writer.write_record(["published", preset, metric, &value.to_string()]).map_err(|e| e.to_string())?;
+        }
+    }
+    writer.flush().map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+pub fn find(name: &str) -> Option<&'static Experiment> {
+    EXPERIMENTS.iter().find(|e| e.name == name)
+}
+
+/// Runs experiments (all when `names` is empty), printing tables and writing outputs.
+pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path) -> Result<(), String> {
+    let chosen: Vec<&Experiment> = if names.is_empty() {
+        EXPERIMENTS.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| find(n).ok_or_else(|| format!("unknown experiment '{n}' (see `pagelab experiments`)")))
+            .collect::<Result<_, _>>()?
+    };
+    let total: u64 = chosen.iter().map(|e| e.presets.len() as u64).sum();
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
+            .map_err(|e| e.to_string())?
+            .progress_chars("=> "),
+    );
+    for experiment in chosen {
+        let mut rows = Vec::new();
+        for preset in experiment.presets {
+            bar.set_message(format!("{}: {preset}", experiment.name));
+            rows.extend((experiment.run)(preset, quick, seed, &bar)?);
+            bar.inc(1);
+        }
+        bar.suspend(|| print_tables(experiment, &rows));
+        write_outputs(experiment, &rows, quick, seed, out)?;
+    }
+    bar.finish_with_message(format!("done; JSON and CSV in {}", out.display()));
+    Ok(())
+}

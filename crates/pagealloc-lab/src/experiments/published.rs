@@ -1,0 +1,84 @@
+//! The seeds' published tables, as data, with their sources.
+
+/// A published table: column names and, per preset, the values as printed.
+#[derive(Debug)]
+pub struct PublishedTable {
+    pub source: &'static str,
+    pub columns: &'static [&'static str],
+    pub rows: &'static [(&'static str, &'static [f64])],
+}
+
+/// shared/seeds/pcp-high-autotuning.txt, kbuild (224 CPUs, 8 x make -j28): build time and
+/// free_high and alloc_zone normalised to base = 100, lock contention in percent.
+pub const PCP_KBUILD: PublishedTable = PublishedTable {
+    source: "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), kbuild table",
+    columns: &["build_time", "lock_contend_pct", "free_high", "alloc_zone"],
+    rows: &[
+        ("base", &[100.0, 14.0, 100.0, 100.0]),
+        ("patch1", &[99.5, 12.8, 19.5, 95.6]),
+        ("patch3", &[99.4, 12.6, 7.1, 95.6]),
+        ("patch5", &[98.6, 11.0, 8.1, 97.1]),
+        ("patch7", &[95.1, 0.5, 2.8, 15.6]),
+        ("patch9", &[95.0, 1.0, 8.8, 20.0]),
+    ],
+};
+
+/// Same source, netperf SCTP_STREAM_MANY (128 CPUs, 64 pairs).
+pub const PCP_SCTP: PublishedTable = PublishedTable {
+    source: "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), netperf SCTP_STREAM_MANY table",
+    columns: &["score", "lock_contend_pct", "free_high", "alloc_zone", "cache_miss_pct"],
+    rows: &[
+        ("base", &[100.0, 2.1, 100.0, 100.0, 1.3]),
+        ("patch1", &[99.4, 2.1, 99.4, 99.4, 1.3]),
+        ("patch3", &[106.4, 1.3, 13.3, 106.3, 1.3]),
+        ("patch5", &[106.0, 1.2, 13.2, 105.9, 1.3]),
+        ("patch7", &[103.4, 1.9, 6.7, 90.3, 7.6]),
+        ("patch9", &[108.6, 1.3, 13.7, 108.6, 1.3]),
+    ],
+};
+
+/// Same source, lmbench3 AF_UNIX (128 CPUs, 16 pairs).
+pub const PCP_UNIX: PublishedTable = PublishedTable {
+    source: "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), lmbench3 UNIX table",
+    columns: &["score", "lock_contend_pct", "free_high", "alloc_zone", "cache_miss_pct"],
+    rows: &[
+        ("base", &[100.0, 51.4, 100.0, 100.0, 0.2]),
+        ("patch1", &[116.8, 46.1, 69.5, 104.3, 0.2]),
+        ("patch3", &[199.1, 21.3, 7.0, 104.9, 0.2]),
+        ("patch5", &[200.0, 20.8, 7.1, 106.9, 0.3]),
+        ("patch7", &[191.6, 19.9, 6.8, 103.8, 2.8]),
+        ("patch9", &[193.4, 21.7, 7.0, 104.7, 2.1]),
+    ],
+};
+
+/// shared/seeds/high-order-pcp-followup.txt, patch 4: trunc on the 2-socket CascadeLake,
+/// mean elapsed seconds (vanilla 5.17-rc3, revert of high-order PCP, the series).
+pub const HIGHORDER_TRUNC: PublishedTable = PublishedTable {
+    source:
+        "\"Follow-up on high-order PCP caching\" (Mel Gorman, 2022-02-15), patch 4, trunc 2-socket CascadeLake Amean",
+    columns: &["elapsed"],
+    rows: &[("vanilla-5.17", &[529.0]), ("revert-highpcp", &[521.0]), ("highpcp-full", &[516.0])],
+};
+
+/// Same source, patch 5: netperf-tcp on the small-cache 1-socket Skylake, Hmean throughput
+/// for message sizes 64, 1024, 16384 bytes.
+pub const HIGHORDER_NETPERF_TCP: PublishedTable = PublishedTable {
+    source: "\"Follow-up on high-order PCP caching\" (Mel Gorman, 2022-02-15), patch 5, netperf-tcp small-cache Skylake Hmean",
+    columns: &["score_64", "score_1024", "score_16384"],
+    rows: &[
+        ("vanilla-5.17", &[938.95, 13206.52, 58410.86]),
+        ("revert-highpcp", &[941.50, 13487.80, 60839.80]),
+        ("highpcp-full", &[940.47, 13351.11, 61362.12]),
+    ],
+};
+
+/// Same source, patch 4: will-it-scale page_fault1 processes on the 2-socket CascadeLake (80
+/// CPUs), Hmean faults per second at several process counts.
+pub const HIGHORDER_PAGE_FAULT1: PublishedTable = PublishedTable {
+    source: "\"Follow-up on high-order PCP caching\" (Mel Gorman, 2022-02-15), patch 4, page_fault1-processes Hmean",
+    columns: &["faults_per_sec_2", "faults_per_sec_8", "faults_per_sec_30", "faults_per_sec_79"],
+    rows: &[
+        ("vanilla-5.17", &[2_694_662.26, 9_642_169.10, 25_157_348.61, 25_928_742.64]),
+        ("highpcp-full", &[2_696_801.07, 9_647_444.94, 25_111_707.15, 25_920_933.41]),
+    ],
+};
