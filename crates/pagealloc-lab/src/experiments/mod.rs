@@ -52,13 +52,15 @@ struct Setup {
     duration_ms: u64,
 }
 
+/// Runs one preset (quick?, seed, progress) and returns one row per parameter point.
+type RunPreset = fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>;
+
 pub struct Experiment {
     pub name: &'static str,
     pub summary: &'static str,
     published: &'static PublishedTable,
     presets: &'static [&'static str],
-    /// Runs one preset; returns one row per parameter point.
-    run: fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>,
+    run: RunPreset,
     /// CPUs of the machine.
     cpus: usize,
 }
