@@ -408,3 +408,48 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path) -> Result
     bar.finish_with_message(format!("done; JSON and CSV in {}", out.display()));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_tables_are_well_formed_and_presets_exist() {
+        for experiment in EXPERIMENTS {
+            let table = experiment.published;
+            for (preset, values) in table.rows {
+                assert_eq!(values.len(), table.columns.len(), "{}: {preset}", experiment.name);
+                assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
+            }
+            for preset in experiment.presets {
+                assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
+            }
+            assert_eq!(table.rows[0].0, experiment.presets[0], "{}: both tables start from one baseline", experiment.name);
+        }
+    }
+
+    #[test]
+    fn normalisation_divides_by_the_first_row_except_percentages() {
+        let row = |preset: &str, score: f64, pct: f64| Row {
+            preset: preset.into(),
+            params: serde_json::Value::Null,
+            metrics: [("score".to_string(), score), ("lock_contend_pct".to_string(), pct)].into_iter().collect(),
+        };
+        let shown = normalise(&[row("base", 50.0, 10.0), row("patch1", 75.0, 4.0)]);
+        assert_eq!(shown[0]["score"], 100.0);
+        assert_eq!(shown[1]["score"], 150.0);
+        assert_eq!(shown[1]["lock_contend_pct"], 4.0);
+    }
+
+    #[test]
+    fn a_quick_experiment_writes_json_and_csv() {
+        let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
+        reproduce(&["highorder-trunc".to_string()], true, 1, &out).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("highorder-trunc.json")).unwrap()).unwrap();
+        assert_eq!(json["experiment"], "highorder-trunc");
+        assert_eq!(json["rows"].as_array().unwrap().len(), 3);
+        assert!(std::fs::read_to_string(out.join("highorder-trunc.csv")).unwrap().contains("published,vanilla-5.17"));
+        std::fs::remove_dir_all(out).ok();
+    }
+}
