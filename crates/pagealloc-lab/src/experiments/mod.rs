@@ -424,7 +424,11 @@ mod tests {
             for preset in experiment.presets {
                 assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
             }
-            assert_eq!(table.rows[0].0, experiment.presets[0], "{}: both tables start from one baseline", experiment.name);
+            assert_eq!(
+                table.rows[0].0, experiment.presets[0],
+                "{}: both tables start from one baseline",
+                experiment.name
+            );
         }
     }
 
