@@ -56,6 +56,8 @@ pub mod sync;
 pub mod types;
 pub mod views;
 pub(crate) mod watermark;
+#[cfg(feature = "x86_64-frames")]
+pub mod x86_64_frames;
 pub mod zone;
 
 pub use allocator::PageAllocator;

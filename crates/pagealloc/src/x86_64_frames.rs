@@ -1,0 +1,84 @@
+//! The x86_64 crate's frame-allocation traits over a [`PageAllocator`] (feature
+//! `x86_64-frames`), so page-table code (`Mapper::map_to`) can take frames from it: 4 KiB
+//! frames are order-0 blocks, 2 MiB frames order-9 blocks.
+
+use x86_64::structures::paging::{FrameAllocator, FrameDeallocator, PhysFrame, Size2MiB, Size4KiB};
+use x86_64::PhysAddr;
+
+use crate::allocator::PageAllocator;
+use crate::platform::Platform;
+use crate::request::AllocRequest;
+use crate::types::{PAGEBLOCK_ORDER, PAGE_SHIFT};
+
+/// Frames for page tables and mappings, allocated with one request type (page tables are
+/// GFP_KERNEL, unmovable).
+pub struct X86FrameSource<'a, P: Platform> {
+    allocator: &'a PageAllocator<P>,
+    request: AllocRequest,
+}
+
+impl<'a, P: Platform> X86FrameSource<'a, P> {
+    pub fn new(allocator: &'a PageAllocator<P>, request: AllocRequest) -> Self {
+        X86FrameSource { allocator, request }
+    }
+}
+
+// SAFETY: a frame is handed out only by a successful allocation, and the allocator never
+// hands out a frame again until it has been freed: the frames returned are unique and unused.
+unsafe impl<P: Platform> FrameAllocator<Size4KiB> for X86FrameSource<'_, P> {
+    fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
+        let block = self.allocator.alloc_pages(0, self.request).ok()?;
+        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr())).ok()
+    }
+}
+
+// SAFETY: as above; order-9 blocks are naturally aligned to 2 MiB.
+unsafe impl<P: Platform> FrameAllocator<Size2MiB> for X86FrameSource<'_, P> {
+    fn allocate_frame(&mut self) -> Option<PhysFrame<Size2MiB>> {
+        let block = self.allocator.alloc_pages(PAGEBLOCK_ORDER, self.request).ok()?;
+        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr())).ok()
+    }
+}
+
+impl<P: Platform> FrameDeallocator<Size4KiB> for X86FrameSource<'_, P> {
+    /// A frame this allocator does not own, or one already free, is rejected by the
+    /// allocator's checks and left alone (debug builds assert).
+    unsafe fn deallocate_frame(&mut self, frame: PhysFrame<Size4KiB>) {
+        let result = self.allocator.free_pfn(frame.start_address().as_u64() >> PAGE_SHIFT, 0);
+        debug_assert!(result.is_ok(), "deallocate_frame: {result:?}");
+    }
+}
+
+impl<P: Platform> FrameDeallocator<Size2MiB> for X86FrameSource<'_, P> {
+    unsafe fn deallocate_frame(&mut self, frame: PhysFrame<Size2MiB>) {
+        let result = self.allocator.free_pfn(frame.start_address().as_u64() >> PAGE_SHIFT, PAGEBLOCK_ORDER);
+        debug_assert!(result.is_ok(), "deallocate_frame: {result:?}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::types::ZoneType;
+
+    #[test]
+    fn frames_round_trip_through_the_x86_64_traits() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1))
+                .unwrap();
+        let mut frames = X86FrameSource::new(&allocator, AllocRequest::KERNEL);
+        let small: PhysFrame<Size4KiB> = frames.allocate_frame().unwrap();
+        let huge: PhysFrame<Size2MiB> = frames.allocate_frame().unwrap();
+        assert_eq!(huge.start_address().as_u64() % (2 << 20), 0);
+        assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 1 + 512);
+        // SAFETY: both frames came from this source and are unused.
+        unsafe {
+            frames.deallocate_frame(small);
+            frames.deallocate_frame(huge);
+        }
+        allocator.drain_all();
+        assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
+    }
+}
