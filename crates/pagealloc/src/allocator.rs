@@ -233,7 +233,25 @@ impl<P: Platform> PageAllocator<P> {
             self.run_kswapd(preferred.node);
         }
         let flags = AllocFlags::slow_path(&request, order);
-        self.get_page_from_freelist(&call, flags, zonelist).ok_or(AllocError::OutOfMemory { order })
+        if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
+            return Ok(block);
+        }
+        // A caller that may reclaim gets one more try after what direct reclaim does when
+        // it frees nothing: release high-order atomic reserves and drain every CPU's
+        // pagesets (mirrors the retry in __alloc_pages_direct_reclaim()).
+        if request.may_reclaim {
+            for &zone_index in zonelist.iter() {
+                let zone = &self.zones[zone_index as usize];
+                if zone.zone_type <= highest_zone {
+                    highatomic::unreserve_pageblock(zone, &self.platform, call.migratetype);
+                }
+            }
+            self.drain_all();
+            if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
+                return Ok(block);
+            }
+        }
+        Err(AllocError::OutOfMemory { order })
     }
 
     fn get_page_from_freelist(&self, call: &AllocCall, mut flags: AllocFlags, zonelist: &[u16]) -> Option<Block> {
@@ -493,26 +511,20 @@ impl<P: Platform> PageAllocator<P> {
         for zone in self.zones.iter() {
             let Some(slot) = zone.pcp.get(cpu) else { continue };
             let mut pageset = slot.pageset.lock(&self.platform);
-            let excess = pcp::decay_high(&mut pageset, policy);
-            if excess > 0 {
-                let chunk = if policy.drain.chunked { pageset.batch.max(1) } else { excess };
-                let mut left = excess;
-                while left > 0 {
-                    let freed = pcp::free_pcppages_bulk(
-                        zone,
-                        &self.platform,
-                        &mut pageset,
-                        left.min(chunk),
-                        0,
-                        policy,
-                        DrainCause::Decay,
-                    );
-                    drained += freed as u64;
-                    if freed == 0 {
-                        break;
-                    }
-                    left = left.saturating_sub(freed);
+            let mut excess = pcp::decay_high(&mut pageset, policy);
+            // Mainline frees the excess in batch-sized chunks, each under its own hold of
+            // the pageset lock; earlier kernels in one hold.
+            while excess > 0 {
+                let chunk = if policy.drain.chunked { excess.min(pageset.batch.max(1)) } else { excess };
+                let freed =
+                    pcp::free_pcppages_bulk(zone, &self.platform, &mut pageset, chunk, 0, policy, DrainCause::Decay);
+                drained += freed as u64;
+                excess = excess.saturating_sub(freed);
+                if freed == 0 || excess == 0 {
+                    break;
                 }
+                drop(pageset);
+                pageset = slot.pageset.lock(&self.platform);
             }
             if zone.node == cpu_node || pageset.expire == 0 || pageset.count == 0 {
                 pageset.expire = 0;

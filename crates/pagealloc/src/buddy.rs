@@ -31,6 +31,10 @@ impl<P: Platform> Drop for BuddyCtx<'_, P> {
             summary.free_pages.store(self.area.free_pages, Relaxed);
             wrote = true;
         }
+        if summary.free_highatomic_pages.load(Relaxed) != self.area.free_highatomic_pages {
+            summary.free_highatomic_pages.store(self.area.free_highatomic_pages, Relaxed);
+            wrote = true;
+        }
         for (published, &mask) in summary.nonempty_types.iter().zip(&self.area.nonempty_types) {
             if published.load(Relaxed) != mask {
                 published.store(mask, Relaxed);
@@ -63,6 +67,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.platform.touch_shared(SharedLine::frame_meta(self.zone_index, index), write);
     }
 
+    /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
     #[inline]
     pub(crate) fn add_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
         let index = self.mem.index(pfn);
@@ -76,6 +81,9 @@ impl<P: Platform> BuddyCtx<'_, P> {
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
+        if migratetype == MigrateType::HighAtomic {
+            self.area.free_highatomic_pages += 1 << order;
+        }
         self.publish_counts(order, migratetype);
     }
 
@@ -90,6 +98,9 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
         self.area.free_pages -= 1 << order;
+        if migratetype == MigrateType::HighAtomic {
+            self.area.free_highatomic_pages -= 1 << order;
+        }
         self.publish_counts(order, migratetype);
     }
 

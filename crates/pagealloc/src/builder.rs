@@ -82,6 +82,8 @@ pub enum BuildError {
         node_cpus: u32,
         platform_cpus: usize,
     },
+    /// A policy switch outside what the pagesets support.
+    InvalidPolicy(&'static str),
     Sizing(SizingError),
 }
 
@@ -109,6 +111,7 @@ impl fmt::Display for BuildError {
                 write!(f, "nodes declare {node_cpus} CPUs but the platform has {platform_cpus}")
             }
             BuildError::Sizing(error) => write!(f, "{error}"),
+            BuildError::InvalidPolicy(what) => write!(f, "invalid policy: {what}"),
         }
     }
 }
@@ -225,6 +228,19 @@ impl AllocatorBuilder {
         let node_cpus: u32 = self.node_cpus.iter().sum();
         if node_cpus as usize != platform_cpus {
             return Err(BuildError::CpuMismatch { node_cpus, platform_cpus });
+        }
+        let pcp = &self.policy.pcp;
+        if pcp.max_cached_order > crate::types::COSTLY_ORDER {
+            return Err(BuildError::InvalidPolicy("max_cached_order above PAGE_ALLOC_COSTLY_ORDER (3)"));
+        }
+        if pcp.thp_lists > 2 {
+            return Err(BuildError::InvalidPolicy("thp_lists is 0, 1 or 2"));
+        }
+        if pcp.batch_scale_max.is_some_and(|scale| scale > crate::policy::PcpPolicy::MAX_BATCH_SCALE) {
+            return Err(BuildError::InvalidPolicy("batch_scale_max above 6 (PCP_BATCH_SCALE_MAX range 0..6)"));
+        }
+        if pcp.batch_override == Some(0) || pcp.high_override.is_some_and(|high| high > 1 << 24) {
+            return Err(BuildError::InvalidPolicy("batch override must be positive, high override at most 2^24"));
         }
         self.zones.sort_by_key(|zone| (zone.node, zone.zone_type));
         for (i, zone) in self.zones.iter().enumerate() {

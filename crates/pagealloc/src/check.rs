@@ -131,6 +131,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 return self.fail(None, alloc::format!("order {order}: non-empty type mask out of date"));
             }
         }
+        let free_highatomic: u64 =
+            (0..NR_ORDERS).map(|order| self.area.nr_free[order][MigrateType::HighAtomic.index()] << order).sum();
+        if free_highatomic != self.area.free_highatomic_pages
+            || mem.summary.free_highatomic_pages.load(Relaxed) != free_highatomic
+        {
+            return self.fail(None, alloc::format!("{free_highatomic} free HighAtomic pages, accounting disagrees"));
+        }
         if free_pages != self.area.free_pages || mem.summary.free_pages.load(Relaxed) != free_pages {
             return self.fail(
                 None,

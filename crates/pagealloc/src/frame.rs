@@ -1,9 +1,11 @@
 //! Frame metadata: one 12-byte record per 4 KiB frame (Linux spends a 64-byte `struct page`).
 //!
-//! Fields are atomics used with `Relaxed` ordering: every transition of a record happens under
-//! the lock that owns the list the frame is on (zone lock or per-CPU pageset lock), which gives
-//! the ordering; the atomics only make shared access safe Rust. On x86-64 a relaxed load or store
-//! is a plain `mov`.
+//! Fields are atomics. List links and list-state transitions change under the lock that owns
+//! the list (zone lock or per-CPU pageset lock), which gives the ordering, so they use
+//! `Relaxed` (a plain `mov` on x86-64). One transition has no lock: a free claims its block
+//! with a compare-and-swap from allocated to interior (`transition`, AcqRel), so two racing
+//! frees of one block cannot both succeed. A block just taken off a list is owned by the
+//! caller alone, which marks it allocated after unlinking it.
 
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 

@@ -19,6 +19,9 @@ pub struct FreeArea {
     pub(crate) nr_free: [[u64; NR_MIGRATETYPES]; NR_ORDERS],
     /// Free base pages in the zone (NR_FREE_PAGES).
     pub(crate) free_pages: u64,
+    /// Free pages on HIGHATOMIC lists (NR_FREE_HIGHATOMIC): unusable to requests without
+    /// reserve access.
+    pub(crate) free_highatomic_pages: u64,
     /// Per order, a bit per migratetype whose list is non-empty (published to the zone's
     /// lockless summary when the lock is released).
     pub(crate) nonempty_types: [u8; NR_ORDERS],
@@ -31,6 +34,7 @@ impl Default for FreeArea {
             lists: [[FrameList::EMPTY; NR_MIGRATETYPES]; NR_ORDERS],
             nr_free: [[0; NR_MIGRATETYPES]; NR_ORDERS],
             free_pages: 0,
+            free_highatomic_pages: 0,
             nonempty_types: [0; NR_ORDERS],
             counters: ZoneCounters::default(),
         }

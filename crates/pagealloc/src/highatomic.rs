@@ -40,3 +40,32 @@ pub(crate) fn reserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, pfn: 
     };
     zone.reserved_highatomic_pages.fetch_add(reserved_pages, Relaxed);
 }
+
+/// Gives one reserved pageblock (or one larger free reserved block) back to `migratetype`
+/// when allocations are about to fail; returns whether anything was released (mirrors
+/// unreserve_highatomic_pageblock()).
+pub(crate) fn unreserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, migratetype: MigrateType) -> bool {
+    if zone.reserved_highatomic_pages() == 0 {
+        return false;
+    }
+    let mut area = zone.free.lock(platform);
+    let mut ctx = zone.buddy(&mut area, platform);
+    let Some((pfn, order)) = (0..crate::types::NR_ORDERS).find_map(|order| {
+        let index = ctx.area.lists[order][MigrateType::HighAtomic.index()].head()?;
+        Some((ctx.mem.pfn(index), order as u8))
+    }) else {
+        return false;
+    };
+    let released_pages = if order >= PAGEBLOCK_ORDER {
+        ctx.del_free(pfn, order, MigrateType::HighAtomic);
+        ctx.set_pageblock_range_type(pfn, order, migratetype);
+        ctx.add_free(pfn, order, migratetype, true);
+        1 << order
+    } else {
+        let Some((start, end)) = ctx.whole_pageblock(pfn) else { return false };
+        ctx.move_pageblock(start, end, MigrateType::HighAtomic, migratetype);
+        PAGEBLOCK_PAGES
+    };
+    zone.reserved_highatomic_pages.fetch_sub(released_pages, Relaxed);
+    true
+}

@@ -51,7 +51,8 @@ pub struct DrainPolicy {
     pub chunked: bool,
 }
 
-/// Per-CPU pageset behaviour.
+/// Per-CPU pageset behaviour. The builder rejects values outside what Linux allows
+/// (`max_cached_order` <= 3, `thp_lists` <= 2, `batch_scale_max` <= 6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PcpPolicy {
     /// Per-CPU pagesets at all. Off = every request takes the zone lock.
@@ -93,6 +94,8 @@ pub struct Policy {
 impl PcpPolicy {
     /// Default PCP_BATCH_SCALE_MAX.
     pub const DEFAULT_BATCH_SCALE_MAX: u8 = 5;
+    /// Largest PCP_BATCH_SCALE_MAX Linux accepts.
+    pub const MAX_BATCH_SCALE: u8 = 6;
     /// Stand-in for "unbounded" free_factor growth; growth stops anyway once the scaled
     /// batch reaches high - batch.
     const UNBOUNDED_SCALE: u8 = 20;

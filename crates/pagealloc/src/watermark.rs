@@ -19,6 +19,17 @@ pub(crate) fn mark_pages<P: Platform>(zone: &Zone<P>, level: WatermarkLevel) -> 
     base + zone.boost_pages()
 }
 
+/// Free pages a request cannot use: the free part of the high-order atomic reserve, unless
+/// it has reserve access (mirrors __zone_watermark_unusable_free(), v6.12+ accounting).
+#[inline]
+fn unusable_reserve_pages<P: Platform>(zone: &Zone<P>, flags: AllocFlags) -> u64 {
+    if flags.uses_reserves() {
+        0
+    } else {
+        zone.free_highatomic_pages()
+    }
+}
+
 /// Would taking a block of `order` leave more than `mark` plus the lowmem reserve free?
 /// For order > 0 a free block of at least that order must exist too.
 pub(crate) fn watermark_ok<P: Platform>(
@@ -29,10 +40,7 @@ pub(crate) fn watermark_ok<P: Platform>(
     flags: AllocFlags,
     free_pages: u64,
 ) -> bool {
-    let mut unusable_pages = (1u64 << order) - 1;
-    if !flags.uses_reserves() {
-        unusable_pages += zone.reserved_highatomic_pages();
-    }
+    let unusable_pages = (1u64 << order) - 1 + unusable_reserve_pages(zone, flags);
     let usable_pages = free_pages as i64 - unusable_pages as i64;
     let mut min = mark as i64;
     if flags.min_reserve {
@@ -65,8 +73,11 @@ pub(crate) fn watermark_fast<P: Platform>(
     flags: AllocFlags,
 ) -> bool {
     let free_pages = zone.free_pages();
-    if order == 0 && free_pages > mark + zone.params.lowmem_reserve[highest_zone.index()] {
-        return true;
+    if order == 0 {
+        let usable_pages = free_pages.saturating_sub(unusable_reserve_pages(zone, flags));
+        if usable_pages > mark + zone.params.lowmem_reserve[highest_zone.index()] {
+            return true;
+        }
     }
     if watermark_ok(zone, order, mark, highest_zone, flags, free_pages) {
         return true;

@@ -42,6 +42,8 @@ pub struct ZoneMem {
 pub(crate) struct FreeSummary {
     /// NR_FREE_PAGES.
     pub(crate) free_pages: AtomicU64,
+    /// NR_FREE_HIGHATOMIC.
+    pub(crate) free_highatomic_pages: AtomicU64,
     /// Per order, a bit per migratetype whose free list is non-empty (order > 0 checks).
     pub(crate) nonempty_types: [AtomicU8; NR_ORDERS],
 }
@@ -226,6 +228,12 @@ impl<P: Platform> Zone<P> {
 
     pub(crate) fn clear_flag(&self, flag: u32) -> bool {
         self.flags.fetch_and(!flag, Relaxed) & flag != 0
+    }
+
+    /// Free pages in high-order atomic reserve pageblocks (racy read).
+    #[inline]
+    pub fn free_highatomic_pages(&self) -> u64 {
+        self.mem.summary.free_highatomic_pages.load(Relaxed)
     }
 
     pub fn reserved_highatomic_pages(&self) -> u64 {

@@ -249,3 +249,42 @@ fn batch_and_high_overrides_apply() {
         allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| (p.batch_pages(), p.high_pages()));
     assert_eq!((batch, high), (310, 1860));
 }
+
+#[test]
+fn allocation_drains_other_cpus_pagesets_before_failing() {
+    let allocator = normal_zone("mainline", 2);
+    // CPU 1 caches a few hundred pages.
+    allocator.platform().set_cpu(1);
+    let cached: Vec<Block> = (0..300).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    allocator.free_bulk(cached).unwrap();
+    assert!(pageset_count(&allocator, 1) > 0);
+    // CPU 0 exhausts the zone: before reporting out-of-memory it drains CPU 1's pageset.
+    allocator.platform().set_cpu(0);
+    let mut held = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+        held.push(block);
+    }
+    assert_eq!(pageset_count(&allocator, 1), 0, "the failing request drained CPU 1");
+    assert!(allocator.pcp_counters().drained_pages[DrainCause::Explicit as usize] > 0);
+    allocator.free_bulk(held).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn out_of_range_policy_switches_are_rejected() {
+    for (tweak, what) in [
+        (
+            Box::new(|p: &mut pagealloc::Policy| p.pcp.max_cached_order = 4) as Box<dyn Fn(&mut pagealloc::Policy)>,
+            "order",
+        ),
+        (Box::new(|p: &mut pagealloc::Policy| p.pcp.thp_lists = 3), "thp"),
+        (Box::new(|p: &mut pagealloc::Policy| p.pcp.batch_scale_max = Some(7)), "scale"),
+        (Box::new(|p: &mut pagealloc::Policy| p.pcp.batch_override = Some(0)), "batch"),
+    ] {
+        let mut policy = preset("mainline");
+        tweak(&mut policy);
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).policy(policy);
+        let result = PageAllocator::build(builder, TestPlatform::new(1));
+        assert!(matches!(result, Err(pagealloc::BuildError::InvalidPolicy(_))), "{what}");
+    }
+}

@@ -148,9 +148,10 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
     if pcp.count >= high {
         drain_over_high(call, slot, pcp, list_index, high, free_high);
-    }
-    if policy.below_high && zone.flags() & zone_flags::BELOW_HIGH != 0 {
-        clear_below_high_if_recovered(zone);
+        // Only a drain can lift the zone back over its high watermark.
+        if policy.below_high && zone.flags() & zone_flags::BELOW_HIGH != 0 {
+            clear_below_high_if_recovered(zone);
+        }
     }
     true
 }

@@ -3,8 +3,9 @@
 
 use super::{rounddown_pow_of_two, Tunables};
 
-/// Refill/drain chunk: about 0.1% of the zone or 1 MiB, whichever is smaller, clamped to a
-/// 2^n - 1 value (avoids cache-colour aliasing between tasks), at least 1.
+/// Refill/drain chunk: b = min(managed / 4096, 64) pages (the kernel's "0.1% of the zone or
+/// 1 MiB, divided by 4"), then rounddown_pow_of_two(b + b/2) - 1, at least 1: 63 pages for
+/// any zone over ~1 GiB. The 2^n - 1 shape avoids cache-colour aliasing between tasks.
 pub fn zone_batch_pages(managed_pages: u64) -> u64 {
     const ONE_MIB_PAGES: u64 = (1 << 20) / crate::types::PAGE_SIZE_BYTES;
     let quarter = (managed_pages >> 10).min(ONE_MIB_PAGES) / 4;
