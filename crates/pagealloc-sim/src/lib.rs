@@ -40,5 +40,53 @@ pub use engine::Engine;
 pub use platform::{SimPlatform, SimStats};
 pub use topology::Topology;
 
-/// A fixed-key hasher, so that hash maps behave identically on every run.
-pub type DeterministicHasher = std::collections::hash_map::DefaultHasher;
+/// A fixed, fast hasher for the simulator's maps (page frame numbers, lock and line ids):
+/// identical on every run, and a few instructions per key instead of SipHash's rounds. Keys
+/// are program-chosen, not adversarial, so hash flooding is no concern.
+#[derive(Default, Clone, Copy)]
+pub struct DeterministicHasher(u64);
+
+impl std::hash::Hasher for DeterministicHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        // Final avalanche so that low bits depend on all key bits (hashbrown uses the top 7
+        // bits as tags and the low bits as the bucket).
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x
+    }
+
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(byte as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, value: u8) {
+        self.write_u64(value as u64);
+    }
+
+    #[inline]
+    fn write_u16(&mut self, value: u16) {
+        self.write_u64(value as u64);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, value: u32) {
+        self.write_u64(value as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, value: usize) {
+        self.write_u64(value as u64);
+    }
+}
