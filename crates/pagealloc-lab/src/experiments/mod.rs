@@ -1,10 +1,11 @@
 //! The seeds' experiments: presets x parameters run on the simulator, our table printed
-//! beside the published one, JSON and CSV written to an output directory.
+//! beside the published one, JSON, CSV and an SVG figure written to an output directory.
 //!
 //! Every experiment uses the single calibration of `pagealloc-sim`; nothing is fitted per
 //! experiment. Normalised columns follow the seed (the first preset = 100).
 
 mod published;
+mod svg;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -293,6 +294,29 @@ fn normalise(rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
         .collect()
 }
 
+/// Published values as displayed: normalised columns relative to the first row.
+fn published_shown(table: &PublishedTable) -> Vec<Vec<Option<f64>>> {
+    let base_row = table.rows.first().map(|r| r.1);
+    table
+        .rows
+        .iter()
+        .map(|(_, values)| {
+            table
+                .columns
+                .iter()
+                .zip(values.iter())
+                .enumerate()
+                .map(|(i, (column, value))| {
+                    Some(match base_row {
+                        Some(base) if normalised(column) && base[i] != 0.0 => value * 100.0 / base[i],
+                        _ => *value,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
 fn print_tables(experiment: &Experiment, rows: &[Row]) {
     let table = experiment.published;
     let shown = normalise(rows);
@@ -303,15 +327,10 @@ fn print_tables(experiment: &Experiment, rows: &[Row]) {
         print!(" {column:>18}");
     }
     println!();
-    let base_row = table.rows.first().map(|r| r.1);
-    for (preset, values) in table.rows {
+    // The 2022 tables print absolute values; they are shown relative to the first row too.
+    for ((preset, _), values) in table.rows.iter().zip(published_shown(table)) {
         print!("  {preset:<16}");
-        for (i, (column, value)) in table.columns.iter().zip(values.iter()).enumerate() {
-            // The 2022 tables print absolute values; show them relative to the first row too.
-            let value = match base_row {
-                Some(base) if normalised(column) && base[i] != 0.0 => value * 100.0 / base[i],
-                _ => *value,
-            };
+        for value in values.into_iter().flatten() {
             print!(" {value:>18.1}");
         }
         println!();
@@ -371,6 +390,27 @@ fn write_outputs(experiment: &Experiment, rows: &[Row], quick: bool, seed: u64, 
         }
     }
     writer.flush().map_err(|e| e.to_string())?;
+    // The figure lines up our rows with the published ones by preset name.
+    let presets: Vec<&str> = experiment.presets.to_vec();
+    let published_by_preset: Vec<Vec<Option<f64>>> = {
+        let shown = published_shown(experiment.published);
+        presets
+            .iter()
+            .map(|preset| {
+                experiment
+                    .published
+                    .rows
+                    .iter()
+                    .position(|(name, _)| name == preset)
+                    .map(|i| shown[i].clone())
+                    .unwrap_or_else(|| vec![None; experiment.published.columns.len()])
+            })
+            .collect()
+    };
+    let ours = normalise(rows);
+    let figure = svg::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours);
+    let svg_path = out.join(format!("{}.svg", experiment.name));
+    std::fs::write(&svg_path, figure).map_err(|e| format!("{}: {e}", svg_path.display()))?;
     Ok(())
 }
 
@@ -405,7 +445,7 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path) -> Result
         bar.suspend(|| print_tables(experiment, &rows));
         write_outputs(experiment, &rows, quick, seed, out)?;
     }
-    bar.finish_with_message(format!("done; JSON and CSV in {}", out.display()));
+    bar.finish_with_message(format!("done; JSON, CSV and SVG in {}", out.display()));
     Ok(())
 }
 
@@ -454,6 +494,10 @@ mod tests {
         assert_eq!(json["experiment"], "highorder-trunc");
         assert_eq!(json["rows"].as_array().unwrap().len(), 3);
         assert!(std::fs::read_to_string(out.join("highorder-trunc.csv")).unwrap().contains("published,vanilla-5.17"));
+        let figure = std::fs::read_to_string(out.join("highorder-trunc.svg")).unwrap();
+        assert!(
+            figure.starts_with("<svg") && figure.contains("revert-highpcp") && figure.trim_end().ends_with("</svg>")
+        );
         std::fs::remove_dir_all(out).ok();
     }
 }
