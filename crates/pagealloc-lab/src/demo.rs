@@ -18,7 +18,7 @@ use crate::rng::SplitMix64;
 #[derive(Args, Debug)]
 pub struct DemoArgs {
     /// RAM of the demo machine in MiB (PC layout: DMA, DMA32 below 3 GiB, Normal above 4 GiB).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 4096)]
     pub memory_mib: u64,
     /// Seed of the workload.
     #[arg(long, default_value_t = 1)]
