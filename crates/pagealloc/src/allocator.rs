@@ -35,7 +35,7 @@ struct AllocCall {
 
 /// Per-node state: its CPUs, its zonelist and background-reclaim bookkeeping.
 pub struct Node {
-    pub(crate) cpus: core::ops::Range<usize>,
+    pub(crate) cpu_count: u32,
     /// Zones to try, best first: this node's zones from the highest type down, then other
     /// nodes' by distance (node-ordered zonelist).
     pub(crate) zonelist: Box<[u16]>,
@@ -44,8 +44,9 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn cpus(&self) -> core::ops::Range<usize> {
-        self.cpus.clone()
+    /// CPUs whose local memory this node is.
+    pub fn cpu_count(&self) -> u32 {
+        self.cpu_count
     }
     pub fn kswapd_runs(&self) -> u64 {
         self.kswapd_runs.load(Relaxed)
@@ -89,13 +90,11 @@ impl<P: Platform> PageAllocator<P> {
             zones.push(zone);
         }
 
-        let mut cpu_node = Vec::new();
+        let cpu_node = builder.cpu_to_node();
         let mut nodes = Vec::new();
         for (node_id, &cpus) in builder.node_cpus.iter().enumerate() {
-            let first_cpu = cpu_node.len();
-            cpu_node.extend(core::iter::repeat_n(node_id as u16, cpus as usize));
             nodes.push(Node {
-                cpus: first_cpu..cpu_node.len(),
+                cpu_count: cpus,
                 zonelist: build_zonelist(&zones, node_id as u16, builder.node_cpus.len()),
                 kswapd_pending: AtomicBool::new(false),
                 kswapd_runs: AtomicU64::new(0),

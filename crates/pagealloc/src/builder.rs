@@ -28,6 +28,8 @@ pub struct AllocatorBuilder {
     pub(crate) sink: Option<Box<dyn EventSink>>,
     pub(crate) policy: Policy,
     pub(crate) llc: Option<LastLevelCache>,
+    /// Node of each CPU, when CPUs are not numbered node by node.
+    pub(crate) cpu_nodes: Option<Vec<u16>>,
 }
 
 /// The last-level cache as the PCP sees it (mirrors the per-CPU data cache slice of
@@ -136,6 +138,7 @@ impl AllocatorBuilder {
             sink: None,
             policy: Policy::default(),
             llc: None,
+            cpu_nodes: None,
         }
     }
 
@@ -143,6 +146,15 @@ impl AllocatorBuilder {
     /// nodes in declaration order. Without any declaration, node 0 gets every CPU.
     pub fn node(mut self, cpus: u32) -> Self {
         self.node_cpus.push(cpus);
+        self
+    }
+
+    /// Assigns CPU i to node `map[i]`, for machines that do not number CPUs node by node
+    /// (Linux on 2-socket Intel servers interleaves SMT siblings: socket = (cpu % cores) /
+    /// cores_per_socket). Replaces `node()` declarations: nodes are 0..=max(map), each with the
+    /// CPUs mapped to it.
+    pub fn cpu_node_map(mut self, map: Vec<u16>) -> Self {
+        self.cpu_nodes = Some(map);
         self
     }
 
@@ -222,6 +234,14 @@ impl AllocatorBuilder {
         if self.zones.is_empty() {
             return Err(BuildError::NoZones);
         }
+        if let Some(map) = &self.cpu_nodes {
+            if map.len() != platform_cpus {
+                return Err(BuildError::CpuMismatch { node_cpus: map.len() as u32, platform_cpus });
+            }
+            let nodes = map.iter().copied().max().map_or(0, |max| max as usize + 1);
+            self.node_cpus =
+                (0..nodes).map(|node| map.iter().filter(|&&n| n as usize == node).count() as u32).collect();
+        }
         if self.node_cpus.is_empty() {
             self.node_cpus.push(platform_cpus as u32);
         }
@@ -267,6 +287,19 @@ impl AllocatorBuilder {
             }
         }
         Ok(())
+    }
+
+    /// Node of every CPU: the map if given, else CPUs numbered node by node.
+    pub(crate) fn cpu_to_node(&self) -> Vec<u16> {
+        match &self.cpu_nodes {
+            Some(map) => map.clone(),
+            None => self
+                .node_cpus
+                .iter()
+                .enumerate()
+                .flat_map(|(node, &cpus)| core::iter::repeat_n(node as u16, cpus as usize))
+                .collect(),
+        }
     }
 
     /// Managed sub-ranges of `span`: the span minus holes and reservations.

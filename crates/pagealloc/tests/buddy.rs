@@ -259,3 +259,26 @@ fn nodes_prefer_local_memory_and_fall_back_to_remote() {
     assert!(remote > 3000, "node 1 spilled into node 0 ({remote} pages)");
     allocator.check_invariants().unwrap();
 }
+
+#[test]
+fn cpu_node_map_places_interleaved_cpus_on_their_nodes() {
+    // Four CPUs numbered like a 2-socket server: 0 and 2 on node 0, 1 and 3 on node 1.
+    let builder = AllocatorBuilder::new()
+        .cpu_node_map(vec![0, 1, 0, 1])
+        .zone(0, ZoneType::Normal, (1 << 20)..(1 << 20) + 4096)
+        .zone(1, ZoneType::Normal, (2 << 20)..(2 << 20) + 4096)
+        .policy(preset("global-lock"));
+    let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(4)).unwrap();
+    assert_eq!(allocator.nodes().iter().map(|n| n.cpu_count()).collect::<Vec<_>>(), [2, 2]);
+    for (cpu, node) in [(0, 0), (1, 1), (2, 0), (3, 1)] {
+        allocator.platform().set_cpu(cpu);
+        let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+        assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().node(), node, "cpu {cpu}");
+        allocator.free_pages(block).unwrap();
+    }
+    let wrong = AllocatorBuilder::new().cpu_node_map(vec![0, 1]).zone(0, ZoneType::Normal, (1 << 20)..(1 << 20) + 4096);
+    assert!(matches!(
+        PageAllocator::build(wrong, pagealloc::platform::TestPlatform::new(4)),
+        Err(pagealloc::BuildError::CpuMismatch { .. })
+    ));
+}

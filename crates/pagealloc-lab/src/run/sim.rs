@@ -63,6 +63,21 @@ impl Env for SimEnv<'_> {
     }
 }
 
+/// Memory of a simulated machine: one NUMA node per socket, each with a Normal zone of an
+/// equal share of the pages (its own zone lock), CPUs on the node of their socket.
+fn machine_memory(topology: &pagealloc_sim::Topology, pages: u64) -> AllocatorBuilder {
+    const NORMAL_BASE_PFN: u64 = 1 << 20;
+    let sockets = topology.sockets.max(1) as u64;
+    let node_pages = pages / sockets;
+    let mut builder =
+        AllocatorBuilder::new().cpu_node_map((0..topology.cpus()).map(|cpu| topology.socket(cpu) as u16).collect());
+    for node in 0..sockets {
+        let start = NORMAL_BASE_PFN + node * node_pages;
+        builder = builder.zone(node as u16, ZoneType::Normal, start..start + node_pages);
+    }
+    builder
+}
+
 pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
     let topology = args.topology();
     let machine_cpus = topology.cpus() as usize;
@@ -72,11 +87,9 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
+    let builder = machine_memory(&topology, args.memory_gib << 18).policy(preset.policy).last_level_cache(llc);
     let platform = SimPlatform::new(topology, Calibration::XEON);
     let sim = platform.handle();
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, args.memory_gib << 18)
-        .policy(preset.policy)
-        .last_level_cache(llc);
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
     let cpus: Vec<usize> = (0..args.cpus).collect();
     let mut tasks = workload.tasks(args.cpus, args.seed);
