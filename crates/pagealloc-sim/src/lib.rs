@@ -15,9 +15,10 @@
 //!   metadata lines) have an owner and sharers; a touch by a CPU that does not hold the line
 //!   pays a transfer cost by distance (SMT sibling, same socket, other socket); a write
 //!   invalidates the other sharers.
-//! - Page data has per-CPU residency: an LRU of pages the size of the CPU's cache share
-//!   (its L2 share plus its share of the socket's LLC). Touching a resident page costs a hit,
-//!   otherwise memory latency.
+//! - Page data lives in two levels: a private L2 share per CPU and a shared LLC per socket
+//!   (exact LRU sets of pages). A touch costs an L2 hit, an LLC hit or memory latency; it
+//!   leaves the page in the toucher's L2 alone (touches are writes or reads after another
+//!   CPU's write) and in its socket's LLC.
 //! - All constants are in [`calibration::Calibration`], one set used by every experiment.
 //!
 //! ## Approximations
@@ -26,8 +27,13 @@
 //!   what the hooks charge (lock words, shared lines, page data).
 //! - A lock's queue order is the order in which calls *start*, a close stand-in for the order
 //!   in which they reach the lock.
-//! - Page residency ignores sharing between CPUs of a socket (a page another CPU of the
-//!   socket just wrote counts as a miss), and coherence misses on page data are misses.
+//! - Page data is modelled at page granularity: a touch moves the whole page, and every
+//!   touch counts as a write for residency (a page read by two CPUs in turn bounces between
+//!   their L2s through the LLC instead of being shared).
+//! - Caches are inclusive and LLCs of different sockets do not exchange data: a page last
+//!   touched on the other socket comes from memory.
+//! - The allocator's own frame-metadata lines are tracked as shared lines; the workload's
+//!   page data as pages.
 
 pub mod calibration;
 pub mod engine;

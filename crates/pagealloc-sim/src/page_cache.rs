@@ -1,4 +1,5 @@
-//! Which pages' data sit in a CPU's cache share: an exact LRU set of page frame numbers.
+//! Which pages' data sit in one cache (a CPU's L2 share or a socket's LLC): an exact LRU set
+//! of page frame numbers.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
