@@ -69,9 +69,12 @@ const PATCH4: PcpPolicy =
 const PATCH5: PcpPolicy = PcpPolicy { alloc_factor: true, ..PATCH4 };
 /// Patch 6 adds high_min/high_max with equal values: no behaviour change.
 const PATCH6: PcpPolicy = PATCH5;
-const PATCH7: PcpPolicy = PcpPolicy { autotune_high: true, free_sizing: FreeSizing::FreeCount, ..PATCH6 };
+/// Patch 7 tunes high; consecutive-free detection still relies on drains (free_factor):
+/// patch 9's changelog says it replaced that reliance with a counter.
+const PATCH7: PcpPolicy = PcpPolicy { autotune_high: true, ..PATCH6 };
 const PATCH8: PcpPolicy = PcpPolicy { below_high: true, ..PATCH7 };
-const PATCH9: PcpPolicy = PcpPolicy { free_high: FreeHighRule::FreeCountBatch, ..PATCH8 };
+const PATCH9: PcpPolicy =
+    PcpPolicy { free_high: FreeHighRule::FreeCountBatch, free_sizing: FreeSizing::FreeCount, ..PATCH8 };
 const MAINLINE: PcpPolicy = PcpPolicy {
     free_high: FreeHighRule::FreeCountBatchHalfHighMin,
     thp_lists: 2,
@@ -99,9 +102,14 @@ pub const PRESETS: &[Preset] = &[
     preset("patch4", &["pcp-autotune-patch4"], "2023 #4: PCP_BATCH_SCALE_MAX = 5 bounds scaled batches", PATCH4),
     preset("patch5", &["pcp-autotune-patch5"], "2023 #5: order-0 refills scale with alloc_factor", PATCH5),
     preset("patch6", &["pcp-autotune-patch6"], "2023 #6: high_min/high_max framework (no behaviour change)", PATCH6),
-    preset("patch7", &["pcp-autotune-patch7"], "2023 #7: high auto-tuned between bounds, free_count, decay", PATCH7),
+    preset("patch7", &["pcp-autotune-patch7"], "2023 #7: high auto-tuned between bounds, with decay", PATCH7),
     preset("patch8", &["pcp-autotune-patch8"], "2023 #8: shrink high below the high watermark", PATCH8),
-    preset("patch9", &["pcp-autotune-patch9"], "2023 #9: free_high needs free_count >= batch", PATCH9),
+    preset(
+        "patch9",
+        &["pcp-autotune-patch9"],
+        "2023 #9: a free_count counter detects consecutive frees (>= batch)",
+        PATCH9,
+    ),
     preset(
         "mainline",
         &["linux-6.18"],

@@ -1,7 +1,8 @@
 //! A kernel-build-like load: many short-lived processes per CPU. Each process faults in
 //! anonymous memory and page cache with compute between faults, allocates page tables
-//! (an order-1 root and order-0 tables), then exits: a burst of order-0 frees followed by
-//! the order-1 root. Some processes have migrated by the time they exit, so their exit
+//! (an order-1 root and order-0 tables) and kernel objects in high-order slab pages (task,
+//! mm and file structures come from order-1..3 slabs), then exits: a burst of order-0
+//! frees, the slab pages (consecutive high-order frees), then the order-1 root. Some processes have migrated by the time they exit, so their exit
 //! runs on another CPU. Page cache stays (up to a per-CPU share, then the oldest pages
 //! are reclaimed). Metric: build time, the time until every CPU has run its processes.
 
@@ -31,6 +32,8 @@ pub struct Kbuild {
     pub faults_per_table: u64,
     /// fork + exec + exit overhead per process.
     pub process_overhead_ns: u64,
+    /// High-order slab pages a process's kernel objects occupy (orders cycle 1, 2, 3).
+    pub slab_blocks_per_process: u64,
 }
 
 impl Default for Kbuild {
@@ -45,6 +48,7 @@ impl Default for Kbuild {
             migrate_pct: 20,
             faults_per_table: 512,
             process_overhead_ns: 50_000,
+            slab_blocks_per_process: 2,
         }
     }
 }
@@ -53,6 +57,7 @@ impl Default for Kbuild {
 struct Exit {
     anon: Vec<Block>,
     tables: Vec<Block>,
+    slab: Vec<Block>,
     root: Option<Block>,
 }
 
@@ -78,6 +83,9 @@ impl Builder {
         for table in exit.tables {
             env.free(table);
         }
+        for slab in exit.slab {
+            env.free(slab);
+        }
         if let Some(root) = exit.root {
             env.free(root);
         }
@@ -87,7 +95,10 @@ impl Builder {
         env.compute(self.config.process_overhead_ns);
         self.faults_left = self.config.min_faults + self.rng.below(self.config.max_faults - self.config.min_faults + 1);
         let root = env.alloc(1, AllocRequest::KERNEL);
-        self.current = Some(Exit { anon: Vec::new(), tables: Vec::new(), root });
+        let slab = (0..self.config.slab_blocks_per_process)
+            .filter_map(|i| env.alloc(1 + (i % 3) as u8, AllocRequest::KERNEL))
+            .collect();
+        self.current = Some(Exit { anon: Vec::new(), tables: Vec::new(), slab, root });
         self.started += 1;
     }
 }
@@ -169,6 +180,7 @@ impl Workload for Kbuild {
             "migrate_pct": self.migrate_pct,
             "faults_per_table": self.faults_per_table,
             "process_overhead_ns": self.process_overhead_ns,
+            "slab_blocks_per_process": self.slab_blocks_per_process,
         })
     }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {

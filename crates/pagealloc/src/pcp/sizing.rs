@@ -96,7 +96,13 @@ pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_b
         pcp.high = high.saturating_sub(batch << policy.scale_max()).max(high_min);
         return 0;
     }
-    let shrink_by = pcp.free_count.max(batch);
+    // How much has been freed recently: the free_count counter (patch 9 on), or before it the
+    // drain-scaled batch (batch << free_factor).
+    let recently_freed = match policy.free_sizing {
+        FreeSizing::FreeCount => pcp.free_count,
+        FreeSizing::FreeFactor => batch.checked_shl(pcp.free_factor as u32).unwrap_or(u32::MAX).min(pcp.high_max),
+    };
+    let shrink_by = recently_freed.max(batch);
     if reclaim_active {
         pcp.high = high.saturating_sub(shrink_by).max(high_min);
         return (batch * 4).min(pcp.high);
@@ -109,7 +115,7 @@ pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_b
         return pcp.count.max(high_min);
     }
     if pcp.count >= high {
-        let need_high = pcp.free_count + batch;
+        let need_high = recently_freed.saturating_add(batch);
         // Grow for next time; this free still drains against the old high.
         if pcp.high < need_high {
             pcp.high = need_high.clamp(high_min, pcp.high_max);
