@@ -107,6 +107,9 @@ fn pcp_metrics(report: &RunReport, first: &str) -> BTreeMap<String, f64> {
     metrics.insert("cache_miss_pct".into(), cache_miss_pct(report));
     metrics.insert("pcp_pages_avg".into(), report.pcp_pages_avg);
     metrics.insert("pcp_pages_end".into(), report.pcp_pages_end as f64);
+    if let Some(idle) = report.pcp_pages_after_idle {
+        metrics.insert("pcp_pages_idle".into(), idle as f64);
+    }
     metrics.insert("elapsed".into(), report.elapsed_s);
     metrics
 }

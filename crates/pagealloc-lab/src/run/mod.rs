@@ -146,8 +146,10 @@ pub struct RunReport {
     pub recorded: std::collections::BTreeMap<String, f64>,
     /// With --top-reuse: the five most allocated page frames, (pfn, allocations).
     pub top_pfn_reuse: Vec<(u64, u64)>,
-    /// Time-average of pages held in pagesets, sampled at every vmstat tick and at the end.
+    /// Time-average of pages held in pagesets (sampled every 100 us of simulated time).
     pub pcp_pages_avg: f64,
+    /// Pages still in pagesets after 30 simulated seconds of idle decay (simulated runs).
+    pub pcp_pages_after_idle: Option<u64>,
     pub sim: Option<pagealloc_sim::SimStats>,
     pub calibration: Option<pagealloc_sim::Calibration>,
 }
@@ -175,6 +177,9 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             "  zone lock contention {:.2}% of CPU time; alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
             report.lock_contend_pct, report.alloc_zone_pages, report.free_high, report.pcp_pages_end
         );
+        if let Some(idle) = report.pcp_pages_after_idle {
+            println!("  pagesets: {:.0} pages on average, {idle} after 30 s idle", report.pcp_pages_avg);
+        }
         for (key, value) in &report.recorded {
             println!("  {key}: {value:.6}");
         }

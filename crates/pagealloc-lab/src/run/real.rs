@@ -174,6 +174,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         recorded,
         top_pfn_reuse: Vec::new(),
         pcp_pages_avg: pcp_pages_end as f64,
+        pcp_pages_after_idle: None,
         sim: None,
         calibration: None,
     })

@@ -12,6 +12,8 @@ use crate::workload::{Env, Next, Workload};
 
 /// vm.stat_interval: the periodic pageset decay runs once a simulated second per CPU.
 const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
+/// Simulated seconds of idling after a run, to watch pagesets decay.
+const IDLE_TAIL_TICKS: u64 = 30;
 /// Sampling period of the pages held in pagesets.
 const SAMPLE_NS: u64 = 100_000;
 
@@ -151,6 +153,17 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         }
     }
 
+    // The machine then idles: the periodic pageset decay runs each simulated second, and
+    // what the pagesets still hold afterwards shows whether cached memory returns.
+    for tick in 1..=IDLE_TAIL_TICKS {
+        for &cpu in &cpus {
+            sim.set_cpu(cpu);
+            sim.idle_until(cpu, elapsed_ns + tick * VMSTAT_INTERVAL_NS);
+            allocator.vmstat_tick(cpu);
+        }
+    }
+    let pcp_pages_after_idle = allocator.pcp_pages();
+
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
         sim.set_cpu(env.cpu);
         task.finish(env);
@@ -180,6 +193,7 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         recorded,
         top_pfn_reuse,
         pcp_pages_avg,
+        pcp_pages_after_idle: Some(pcp_pages_after_idle),
         sim: Some(stats),
         calibration: Some(sim.calibration()),
     })
