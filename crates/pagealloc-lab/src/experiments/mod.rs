@@ -489,6 +489,19 @@ mod tests {
     }
 
     #[test]
+    fn same_seed_same_json_byte_for_byte() {
+        let base = std::env::temp_dir().join(format!("pagelab-determinism-{}", std::process::id()));
+        let run = |dir: &str| {
+            let out = base.join(dir);
+            reproduce(&["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()], true, 3, &out).unwrap();
+            ["pcp-unix.json", "highorder-netperf-tcp.json", "pcp-unix.csv", "pcp-unix.svg"]
+                .map(|file| std::fs::read(out.join(file)).unwrap())
+        };
+        assert_eq!(run("first"), run("second"));
+        std::fs::remove_dir_all(base).ok();
+    }
+
+    #[test]
     fn a_quick_experiment_writes_json_and_csv() {
         let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
         reproduce(&["highorder-trunc".to_string()], true, 1, &out).unwrap();
