@@ -171,12 +171,11 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Fallback counters summed over all zones.
     pub fn extfrag_stats(&self) -> ExtfragStats {
-        self.zones.iter().map(|zone| zone.extfrag.snapshot()).fold(ExtfragStats::default(), |total, s| ExtfragStats {
-            claims: total.claims + s.claims,
-            steals: total.steals + s.steals,
-            pageblock_splits: total.pageblock_splits + s.pageblock_splits,
-            watermark_boosts: total.watermark_boosts + s.watermark_boosts,
-        })
+        let mut total = ExtfragStats::default();
+        for zone in self.zones.iter() {
+            total += zone.extfrag.snapshot();
+        }
+        total
     }
 
     fn node_of_cpu(&self, cpu: usize) -> u16 {
@@ -559,15 +558,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn pcp_counters(&self) -> PcpCounters {
         let mut total = PcpCounters::default();
         for slot in self.zones.iter().flat_map(|zone| zone.pcp.iter()) {
-            let c = slot.inspect(&self.platform, |p| p.counters());
-            total.alloc_hits += c.alloc_hits;
-            total.refills += c.refills;
-            total.refill_pages += c.refill_pages;
-            total.free_high_events += c.free_high_events;
-            for (sum, pages) in total.drained_pages.iter_mut().zip(c.drained_pages) {
-                *sum += pages;
-            }
-            total.peak_pages += c.peak_pages;
+            total += slot.inspect(&self.platform, |p| p.counters());
         }
         total
     }
@@ -576,22 +567,18 @@ impl<P: Platform> PageAllocator<P> {
     pub fn zone_counters(&self) -> crate::free_area::ZoneCounters {
         let mut total = crate::free_area::ZoneCounters::default();
         for zone in self.zones.iter() {
-            let c = zone.with_free_area(&self.platform, |area| area.counters());
-            total.alloc_zone_pages += c.alloc_zone_pages;
-            total.freed_to_zone_pages += c.freed_to_zone_pages;
+            total += zone.with_free_area(&self.platform, |area| area.counters());
         }
         total
     }
 
     /// Zone-lock statistics summed over zones.
     pub fn zone_lock_stats(&self) -> crate::sync::LockStats {
-        self.zones.iter().map(|zone| zone.free.stats()).fold(crate::sync::LockStats::default(), |a, b| {
-            crate::sync::LockStats {
-                acquisitions: a.acquisitions + b.acquisitions,
-                contended: a.contended + b.contended,
-                wait_ns: a.wait_ns + b.wait_ns,
-            }
-        })
+        let mut total = crate::sync::LockStats::default();
+        for zone in self.zones.iter() {
+            total += zone.free.stats();
+        }
+        total
     }
 }
 

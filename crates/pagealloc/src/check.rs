@@ -13,7 +13,7 @@ use crate::frame::FrameState;
 use crate::free_area::FreeArea;
 use crate::pcp::{pindex, pindex_order, PerCpuPages, NR_PCP_LISTS};
 use crate::platform::Platform;
-use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_MIGRATETYPES, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,11 +251,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
     }
 
     fn check_pageblocks(&self) -> Result<(), InvariantViolation> {
-        let mut counts = [0u64; NR_MIGRATETYPES];
-        for slot in 0..self.zone.mem.pageblock_count() {
-            let start = self.zone.mem.pageblock_start(slot).max(self.zone.mem.start_pfn);
-            counts[self.zone.mem.pageblock_type(start).index()] += 1;
-        }
+        let counts = self.zone.pageblock_counts();
         if counts.iter().sum::<u64>() != self.zone.mem.pageblock_count() as u64 {
             return self.fail(None, String::from("pageblock counts do not add up"));
         }

@@ -58,6 +58,15 @@ pub struct ExtfragStats {
     pub watermark_boosts: u64,
 }
 
+impl core::ops::AddAssign for ExtfragStats {
+    fn add_assign(&mut self, other: ExtfragStats) {
+        self.claims += other.claims;
+        self.steals += other.steals;
+        self.pageblock_splits += other.pageblock_splits;
+        self.watermark_boosts += other.watermark_boosts;
+    }
+}
+
 impl ExtfragStats {
     pub fn events(&self) -> u64 {
         self.claims + self.steals

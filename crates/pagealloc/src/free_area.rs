@@ -13,6 +13,13 @@ pub struct ZoneCounters {
     pub freed_to_zone_pages: u64,
 }
 
+impl core::ops::AddAssign for ZoneCounters {
+    fn add_assign(&mut self, other: ZoneCounters) {
+        self.alloc_zone_pages += other.alloc_zone_pages;
+        self.freed_to_zone_pages += other.freed_to_zone_pages;
+    }
+}
+
 pub struct FreeArea {
     pub(crate) lists: [[FrameList; NR_MIGRATETYPES]; NR_ORDERS],
     /// Free blocks per (order, migratetype).

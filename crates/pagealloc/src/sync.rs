@@ -14,6 +14,14 @@ pub struct LockStats {
     pub wait_ns: u64,
 }
 
+impl core::ops::AddAssign for LockStats {
+    fn add_assign(&mut self, other: LockStats) {
+        self.acquisitions += other.acquisitions;
+        self.contended += other.contended;
+        self.wait_ns += other.wait_ns;
+    }
+}
+
 /// A mutex over raw lock `R` (the platform's `RawLock` by default) that reports to the
 /// platform's hooks.
 pub struct PlatformMutex<P: Platform, T, R: lock_api::RawMutex = <P as Platform>::RawLock> {

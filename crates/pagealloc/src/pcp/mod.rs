@@ -81,6 +81,19 @@ pub struct PcpCounters {
     pub peak_pages: u64,
 }
 
+impl core::ops::AddAssign for PcpCounters {
+    fn add_assign(&mut self, other: PcpCounters) {
+        self.alloc_hits += other.alloc_hits;
+        self.refills += other.refills;
+        self.refill_pages += other.refill_pages;
+        self.free_high_events += other.free_high_events;
+        self.peak_pages += other.peak_pages;
+        for (sum, pages) in self.drained_pages.iter_mut().zip(other.drained_pages) {
+            *sum += pages;
+        }
+    }
+}
+
 /// One zone's pageset on one CPU.
 pub struct PerCpuPages {
     pub(crate) lists: [FrameList; NR_PCP_LISTS],
