@@ -17,7 +17,7 @@ use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::request::{AllocFlags, AllocRequest};
 use crate::sizing::{MachineSizing, Tunables};
-use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
+use crate::types::{MigrateType, Pfn, ZoneType, MAX_NR_ZONES, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
 use crate::watermark::{mark_pages, watermark_fast};
 use crate::zone::{zone_flags, Zone, ZoneMem, ZoneParams};
 
@@ -39,11 +39,21 @@ pub struct Node {
     /// Zones to try, best first: this node's zones from the highest type down, then other
     /// nodes' by distance (node-ordered zonelist).
     pub(crate) zonelist: Box<[u16]>,
+    /// Per highest usable zone type: where in `zonelist` the first zone at or below it
+    /// stands (`zonelist.len()` if none), so an allocation finds its preferred zone in O(1).
+    pub(crate) zonelist_start: [u8; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
     pub(crate) kswapd_runs: AtomicU64,
 }
 
 impl Node {
+    /// The zonelist from the preferred zone for `highest_zone` on (mirrors
+    /// first_zones_zonelist()); empty if no zone qualifies.
+    #[inline]
+    pub(crate) fn zonelist_from(&self, highest_zone: ZoneType) -> &[u16] {
+        &self.zonelist[self.zonelist_start[highest_zone.index()] as usize..]
+    }
+
     /// CPUs whose local memory this node is.
     pub fn cpu_count(&self) -> u32 {
         self.cpu_count
@@ -93,9 +103,15 @@ impl<P: Platform> PageAllocator<P> {
         let cpu_node = builder.cpu_to_node();
         let mut nodes = Vec::new();
         for (node_id, &cpus) in builder.node_cpus.iter().enumerate() {
+            let zonelist = build_zonelist(&zones, node_id as u16, builder.node_cpus.len());
+            let zonelist_start = core::array::from_fn(|highest| {
+                let start = zonelist.iter().position(|&index| zones[index as usize].zone_type.index() <= highest);
+                start.unwrap_or(zonelist.len()) as u8
+            });
             nodes.push(Node {
                 cpu_count: cpus,
-                zonelist: build_zonelist(&zones, node_id as u16, builder.node_cpus.len()),
+                zonelist,
+                zonelist_start,
                 kswapd_pending: AtomicBool::new(false),
                 kswapd_runs: AtomicU64::new(0),
             });
@@ -191,6 +207,7 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Allocates 2^order contiguous frames.
+    #[inline]
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
         if order > MAX_ORDER {
             return Err(AllocError::OrderTooLarge { order });
@@ -203,13 +220,12 @@ impl<P: Platform> PageAllocator<P> {
             Some(node) if (node as usize) < self.nodes.len() => node,
             _ => self.node_of_cpu(cpu),
         };
-        let zonelist = &self.nodes[node as usize].zonelist;
         let highest_zone = request.highest_zone;
-        let preferred = zonelist
-            .iter()
-            .map(|&index| &self.zones[index as usize])
-            .find(|zone| zone.zone_type <= highest_zone)
-            .ok_or(AllocError::NoUsableZone { highest_zone })?;
+        let zonelist = self.nodes[node as usize].zonelist_from(highest_zone);
+        let Some(&preferred_index) = zonelist.first() else {
+            return Err(AllocError::NoUsableZone { highest_zone });
+        };
+        let preferred = &self.zones[preferred_index as usize];
         let call = AllocCall {
             order,
             migratetype: if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype },
@@ -217,21 +233,37 @@ impl<P: Platform> PageAllocator<P> {
             preferred_node: preferred.node,
             cpu,
         };
-
         let mut flags = AllocFlags::fast_path(&request);
         flags.nofragment = preferred.nofragment_when_preferred;
-        if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
+        // The walk's first step inline: the preferred zone, usually a pageset hit.
+        if let Some(pfn) = self.try_zone(preferred, &call, flags) {
+            return Ok(Block::new(pfn, order, preferred.index, self.id));
+        }
+        self.alloc_pages_rest(&call, flags, zonelist, &request)
+    }
+
+    /// The rest of the walk after the preferred zone failed, then the slow path.
+    #[cold]
+    #[inline(never)]
+    fn alloc_pages_rest(
+        &self,
+        call: &AllocCall,
+        flags: AllocFlags,
+        zonelist: &[u16],
+        request: &AllocRequest,
+    ) -> Result<Block, AllocError> {
+        if let Some(block) = self.get_page_from_freelist(call, flags, zonelist, true) {
             return Ok(block);
         }
 
         // Slow path: background reclaim runs (kswapd), then retry at the min watermark with
         // the reserve access the request's priority allows.
         if request.wake_kswapd {
-            self.wake_kswapd(preferred.node);
-            self.run_kswapd(preferred.node);
+            self.wake_kswapd(call.preferred_node);
+            self.run_kswapd(call.preferred_node);
         }
-        let flags = AllocFlags::slow_path(&request, order);
-        if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
+        let flags = AllocFlags::slow_path(request, call.order);
+        if let Some(block) = self.get_page_from_freelist(call, flags, zonelist, false) {
             return Ok(block);
         }
         // A caller that may reclaim gets one more try after what direct reclaim does when
@@ -240,24 +272,34 @@ impl<P: Platform> PageAllocator<P> {
         if request.may_reclaim {
             for &zone_index in zonelist.iter() {
                 let zone = &self.zones[zone_index as usize];
-                if zone.zone_type <= highest_zone {
+                if zone.zone_type <= call.highest_zone {
                     highatomic::unreserve_pageblock(zone, &self.platform, call.migratetype);
                 }
             }
             self.drain_all();
-            if let Some(block) = self.get_page_from_freelist(&call, flags, zonelist) {
+            if let Some(block) = self.get_page_from_freelist(call, flags, zonelist, false) {
                 return Ok(block);
             }
         }
-        Err(AllocError::OutOfMemory { order })
+        Err(AllocError::OutOfMemory { order: call.order })
     }
 
-    fn get_page_from_freelist(&self, call: &AllocCall, mut flags: AllocFlags, zonelist: &[u16]) -> Option<Block> {
+    /// The zonelist walk from the preferred zone (`zonelist[0]`). `preferred_tried`: the
+    /// caller already tried the preferred zone with these flags, so the first pass resumes
+    /// after it.
+    fn get_page_from_freelist(
+        &self,
+        call: &AllocCall,
+        mut flags: AllocFlags,
+        zonelist: &[u16],
+        preferred_tried: bool,
+    ) -> Option<Block> {
         let (highest_zone, preferred_node) = (call.highest_zone, call.preferred_node);
+        let mut start = usize::from(preferred_tried);
         // At most two passes: with NOFRAGMENT, then without.
         for _pass in 0..2 {
             let mut dropped_nofragment = false;
-            for &zone_index in zonelist {
+            for &zone_index in &zonelist[start.min(zonelist.len())..] {
                 let zone = &self.zones[zone_index as usize];
                 if zone.zone_type > highest_zone {
                     continue;
@@ -268,7 +310,7 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                if let Some(pfn) = self.try_zone(zone, call, flags) {
+                if let Some(pfn) = self.try_zone_outlined(zone, call, flags) {
                     return Some(Block::new(pfn, call.order, zone.index, self.id));
                 }
             }
@@ -276,14 +318,20 @@ impl<P: Platform> PageAllocator<P> {
                 return None;
             }
             flags.nofragment = false;
+            start = 0;
         }
         None
     }
 
-    /// One zone of the zonelist walk: watermark test, then a block. Kept out of line so the
-    /// walk's loop stays small (inlined, the optimizer hoisted and spilled dozens of
-    /// invariants into the hot path).
     #[inline(never)]
+    fn try_zone_outlined(&self, zone: &Zone<P>, call: &AllocCall, flags: AllocFlags) -> Option<Pfn> {
+        self.try_zone(zone, call, flags)
+    }
+
+    /// One zone of the zonelist walk: watermark test, then a block. Inlined only into the
+    /// preferred-zone step; the walk's loop calls it out of line (inlined there, the
+    /// optimizer hoisted and spilled dozens of invariants into the hot path).
+    #[inline(always)]
     fn try_zone(&self, zone: &Zone<P>, call: &AllocCall, flags: AllocFlags) -> Option<Pfn> {
         let AllocCall { order, migratetype, highest_zone, cpu, .. } = *call;
         if !self.zone_has_room(zone, order, highest_zone, flags) {
@@ -324,7 +372,7 @@ impl<P: Platform> PageAllocator<P> {
     ) -> Option<Pfn> {
         if self.policy.pcp.caches_order(order) {
             let call = self.pcp_call(zone, cpu);
-            let pfn = pcp::pcp_alloc(&call, &self.fallback_env(), pcp::BlockRequest { order, migratetype, flags });
+            let pfn = pcp::pcp_alloc(&call, || self.fallback_env(), pcp::BlockRequest { order, migratetype, flags });
             if let Some(pfn) = pfn {
                 self.after_zone_take(zone, flags);
                 return Some(pfn);
@@ -424,7 +472,38 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Returns a block to the allocator.
+    #[inline]
     pub fn free_pages(&self, block: Block) -> Result<(), FreeError> {
+        // Fast path: the block names its zone, so a well-formed free of an allocated head
+        // costs one frame load and the claim. Anything unusual takes the checked path,
+        // which re-reads everything and names the error.
+        if block.allocator_id() == self.id {
+            if let Some(zone) = self.zones.get(block.zone_index() as usize) {
+                let (pfn, order) = (block.pfn(), block.order());
+                if zone.mem.contains(pfn) && Self::try_claim_allocated(zone, pfn, order) {
+                    self.release_claimed(zone, pfn, order);
+                    return Ok(());
+                }
+            }
+        }
+        self.free_pages_checked(block)
+    }
+
+    /// Claims the head of an allocated block of `order` (allocated -> interior), if that is
+    /// what the frame holds. Also rejects a misaligned `pfn`: an allocated head is aligned.
+    #[inline]
+    fn try_claim_allocated(zone: &Zone<P>, pfn: Pfn, order: u8) -> bool {
+        if order > MAX_ORDER {
+            return false;
+        }
+        let frame = zone.mem.frame(pfn);
+        let info = frame.info();
+        info.is_alloc_head_of_order(order) && frame.transition(info, FrameInfo::INTERIOR).is_ok()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_pages_checked(&self, block: Block) -> Result<(), FreeError> {
         let pfn = block.pfn();
         if block.allocator_id() != self.id {
             return Err(FreeError::ForeignBlock { pfn });
@@ -437,7 +516,20 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Frees by frame number and order, as kernel callers of `__free_pages()` do.
+    #[inline]
     pub fn free_pfn(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
+        if let Some(zone) = self.zone_of_pfn(pfn) {
+            if Self::try_claim_allocated(zone, pfn, order) {
+                self.release_claimed(zone, pfn, order);
+                return Ok(());
+            }
+        }
+        self.free_pfn_checked(pfn, order)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn free_pfn_checked(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
         let zone = self.validate_free(pfn, order)?;
         self.free_checked(zone, pfn, order)
     }
@@ -461,18 +553,29 @@ impl<P: Platform> PageAllocator<P> {
                 Err(actual) => info = actual,
             }
         }
+        self.release_claimed(zone, pfn, order);
+        Ok(())
+    }
+
+    /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.
+    #[inline]
+    fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         if self.policy.pcp.caches_order(order)
             && pcp::pcp_free(&self.pcp_call(zone, self.platform.current_cpu()), pfn, order)
         {
-            return Ok(());
+            return;
         }
+        self.free_to_buddy(zone, pfn, order);
+    }
+
+    #[inline(never)]
+    fn free_to_buddy(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         let mut area = zone.free.lock(&self.platform);
         // Read under the lock: a concurrent claim may be re-typing this pageblock.
         let migratetype = zone.mem.pageblock_type(pfn);
         let mut ctx = zone.buddy(&mut area, &self.platform);
         ctx.free_one(pfn, order, migratetype);
         ctx.area.counters.freed_to_zone_pages += 1 << order;
-        Ok(())
     }
 
     /// Empties `cpu`'s pagesets in every zone; returns pages drained.

@@ -83,6 +83,13 @@ impl FrameInfo {
         MigrateType::from_index(((self.0 >> Self::TYPE_SHIFT) & Self::TYPE_MASK) as usize)
     }
 
+    /// True if this is the head of an allocated block of exactly `order` (any type).
+    #[inline]
+    pub fn is_alloc_head_of_order(self, order: u8) -> bool {
+        let state_and_order = (1 << Self::TYPE_SHIFT) - 1;
+        self.0 & state_and_order == FrameInfo::new(FrameState::AllocHead, order, MigrateType::Unmovable).0
+    }
+
     /// True if this is the head of a free buddy block of exactly `order`.
     #[inline]
     pub fn is_free_head_of_order(self, order: u8) -> bool {
@@ -155,6 +162,17 @@ mod tests {
                     assert_eq!(info.migratetype(), migratetype);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn alloc_head_test_ignores_the_type_only() {
+        for migratetype in MigrateType::ALL {
+            let head = FrameInfo::new(FrameState::AllocHead, 3, migratetype);
+            assert!(head.is_alloc_head_of_order(3));
+            assert!(!head.is_alloc_head_of_order(2));
+            assert!(!FrameInfo::new(FrameState::PcpHead, 3, migratetype).is_alloc_head_of_order(3));
+            assert!(!FrameInfo::new(FrameState::FreeHead, 3, migratetype).is_alloc_head_of_order(3));
         }
     }
 

@@ -13,6 +13,9 @@ use crate::request::AllocFlags;
 use crate::types::{MigrateType, Pfn, ZoneType};
 use crate::zone::{zone_flags, Zone};
 
+/// Zone flags under which a free may retune high (nr_pcp_high()'s shrink branches).
+const RETUNING_ZONE_FLAGS: u32 = zone_flags::RECLAIM_ACTIVE | zone_flags::BELOW_HIGH;
+
 /// vmstat ticks a remote node's pageset may idle before it is drained.
 const REMOTE_EXPIRE_TICKS: u8 = 3;
 
@@ -82,10 +85,11 @@ fn refill<P: Platform>(
 
 /// Allocates from this CPU's pageset, refilling it if the list is empty. `None` when the
 /// pageset lock is busy or the buddy had nothing: the caller then tries the buddy directly.
-#[inline(never)]
-pub(crate) fn pcp_alloc<P: Platform>(
+/// `env` is built only for a refill (the hit path does not need it).
+#[inline]
+pub(crate) fn pcp_alloc<'e, P: Platform>(
     call: &PcpCall<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: impl FnOnce() -> FallbackEnv<'e>,
     request: BlockRequest,
 ) -> Option<Pfn> {
     let PcpCall { zone, platform, policy, cpu, remote } = *call;
@@ -103,7 +107,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
     }
     let list_index = pindex(order, migratetype, policy.thp_lists);
     if pcp.lists[list_index].is_empty() {
-        refill(call, env, &mut pcp, list_index, request);
+        refill(call, &env(), &mut pcp, list_index, request);
     } else {
         pcp.counters.alloc_hits += 1;
     }
@@ -117,7 +121,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
 /// Frees a block (already claimed from its allocated state by the caller) into this CPU's
 /// pageset, draining if over high. Returns false if the block must go to the buddy
 /// instead (pageset busy, or an isolated pageblock).
-#[inline(never)]
+#[inline]
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
     let PcpCall { zone, platform, policy, cpu, remote } = *call;
     let Some(pcp_type) = pcp_type_for(zone.mem.pageblock_type(pfn)) else { return false };
@@ -145,7 +149,14 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     if policy.free_sizing == FreeSizing::FreeCount && pcp.free_count < pcp.batch << policy.scale_max() {
         pcp.free_count += 1 << order;
     }
-    let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
+    // The common case, decided without nr_pcp_high(): below high, and nothing that retunes
+    // high on a free. nr_pcp_high() would return `pcp.high` unchanged here (the checker
+    // keeps high within its bounds), so this is a shortcut, not a different rule.
+    let zone_flag_bits = zone.flags();
+    if !free_high && pcp.count < pcp.high && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
+        return true;
+    }
+    let high = nr_pcp_high(&mut pcp, policy, zone_flag_bits, free_high);
     if pcp.count >= high {
         drain_over_high(call, slot, pcp, list_index, high, free_high);
         // Only a drain can lift the zone back over its high watermark.

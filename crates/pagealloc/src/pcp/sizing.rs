@@ -49,6 +49,7 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
 
 /// Updates the consecutive-high-order-free tracking for a free of `order` and says whether
 /// this free is a "free_high" that should drain the pageset. Call after the block is listed.
+#[inline]
 pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u8) -> bool {
     if order == 0 || order > COSTLY_ORDER {
         pcp.flags &= !pcp_flags::PREV_FREE_HIGH_ORDER;

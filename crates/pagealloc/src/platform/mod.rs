@@ -7,6 +7,8 @@
 //! nothing.
 
 #[cfg(feature = "std")]
+mod rseq_cpu;
+#[cfg(feature = "std")]
 mod std_platform;
 mod tas_lock;
 mod test_platform;
