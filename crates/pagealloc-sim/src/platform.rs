@@ -95,6 +95,8 @@ struct SimState {
     /// CPU whose L2 holds each page (one at a time: touches are writes).
     l2_owner: HashMap<Pfn, u32, BuildHasherDefault<DeterministicHasher>>,
     stats: SimStats,
+    /// Inside `SimHandle::observe`: hooks charge nothing and change no ownership.
+    observing: bool,
 }
 
 impl SimState {
@@ -249,6 +251,7 @@ impl SimPlatform {
             llc: (0..topology.sockets).map(|_| PageCache::new(llc_pages)).collect(),
             l2_owner: HashMap::default(),
             stats: SimStats::default(),
+            observing: false,
             topology,
             calibration,
         };
@@ -315,6 +318,16 @@ impl SimHandle {
         self.with(|state| state.clocks_ns[cpu])
     }
 
+    /// Runs `f` as an outside observer (the harness sampling pageset sizes, statistics):
+    /// the allocator's hooks charge no time, queue on no lock and move no line or page, so
+    /// measuring does not perturb the machine measured.
+    pub fn observe<R>(&self, f: impl FnOnce() -> R) -> R {
+        let was_observing = self.with(|state| core::mem::replace(&mut state.observing, true));
+        let result = f();
+        self.with(|state| state.observing = was_observing);
+        result
+    }
+
     /// Charges `ns` of computation to the running CPU.
     pub fn advance(&self, ns: u64) {
         self.with(|state| {
@@ -379,27 +392,39 @@ impl Platform for SimPlatform {
 
     #[inline]
     fn lock_acquire(&self, lock: LockId) -> u64 {
-        self.handle.with(|state| state.acquire(lock))
+        self.handle.with(|state| if state.observing { 0 } else { state.acquire(lock) })
     }
 
     #[inline]
     fn lock_try_acquire(&self, lock: LockId) -> bool {
-        self.handle.with(|state| state.try_acquire(lock))
+        self.handle.with(|state| state.observing || state.try_acquire(lock))
     }
 
     #[inline]
     fn lock_release(&self, lock: LockId) {
-        self.handle.with(|state| state.release(lock))
+        self.handle.with(|state| {
+            if !state.observing {
+                state.release(lock)
+            }
+        })
     }
 
     #[inline]
     fn touch_shared(&self, line: SharedLine, write: bool) {
-        self.handle.with(|state| state.touch_line(line, write))
+        self.handle.with(|state| {
+            if !state.observing {
+                state.touch_line(line, write)
+            }
+        })
     }
 
     #[inline]
     fn touch_pages(&self, pfn: Pfn, pages: u64) {
-        self.handle.with(|state| state.touch_pages(pfn, pages))
+        self.handle.with(|state| {
+            if !state.observing {
+                state.touch_pages(pfn, pages)
+            }
+        })
     }
 }
 
@@ -459,6 +484,34 @@ mod tests {
         sim.advance(20_000);
         assert!(platform.lock_try_acquire(pcp));
         assert_eq!(sim.stats().pcp_lock.try_failures, 1);
+    }
+
+    #[test]
+    fn an_observer_charges_nothing_and_moves_nothing() {
+        let platform = machine(2);
+        let sim = platform.handle();
+        sim.set_cpu(1);
+        let pcp = LockId::Pcp { zone: 0, cpu: 1 };
+        platform.lock_acquire(pcp);
+        platform.touch_shared(SharedLine::PcpHeader { zone: 0, cpu: 1 }, true);
+        platform.lock_release(pcp);
+        let (clock_before, stats_before) = (sim.clock_ns(1), sim.stats());
+        sim.set_cpu(0);
+        sim.observe(|| {
+            assert_eq!(platform.lock_acquire(pcp), 0);
+            platform.touch_shared(SharedLine::PcpHeader { zone: 0, cpu: 1 }, false);
+            platform.touch_pages(7, 4);
+            platform.lock_release(pcp);
+        });
+        assert_eq!(sim.clock_ns(0), 0, "the observer's CPU was charged");
+        assert_eq!(sim.stats(), stats_before);
+        // CPU 1 still owns its lock word and line: its next use costs what it did before.
+        sim.set_cpu(1);
+        platform.lock_acquire(pcp);
+        platform.touch_shared(SharedLine::PcpHeader { zone: 0, cpu: 1 }, true);
+        platform.lock_release(pcp);
+        let cal = Calibration::XEON;
+        assert_eq!(sim.clock_ns(1) - clock_before, cal.atomic_rmw_ns + cal.line_local_ns);
     }
 
     #[test]
