@@ -122,7 +122,7 @@ fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Ve
         memory_gib: 64,
         duration_ms: 60_000,
     };
-    let workload = Kbuild { processes_per_cpu: if quick { 3 } else { 12 }, ..Kbuild::default() };
+    let workload = Kbuild { processes_per_cpu: if quick { 6 } else { 12 }, ..Kbuild::default() };
     let report = simulate(&setup, &workload, preset, seed, false)?;
     Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "build_time") }])
 }

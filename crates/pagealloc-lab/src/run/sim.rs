@@ -117,7 +117,8 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     Engine::new(sim).run(&cpus, duration_ns, |cpu| {
         if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
             pcp_samples = (pcp_samples.0 + sim.observe(|| allocator.pcp_pages()), pcp_samples.1 + 1);
-            next_sample_ns += SAMPLE_NS;
+            // Skip samples a long step jumped over rather than bunching them.
+            next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
         }
         if sim.clock_ns(cpu) >= next_tick_ns[cpu] {
             allocator.vmstat_tick(cpu);

@@ -46,12 +46,17 @@ pub struct Pairs {
     pub poll_ns: u64,
 }
 
+/// Default send buffer of a socket (net.core.wmem_default): a sender blocks once this much
+/// of its data is queued and unread.
+pub const SOCKET_BUFFER_BYTES: u64 = 212_992;
+
 impl Pairs {
     pub fn new(kind: PairKind, message_bytes: u64) -> Pairs {
+        let message_bytes = message_bytes.max(1);
         Pairs {
             kind,
-            message_bytes: message_bytes.max(1),
-            queue_messages: 64,
+            message_bytes,
+            queue_messages: (SOCKET_BUFFER_BYTES / message_bytes).max(1) as usize,
             per_message_ns: 1_500,
             receive_per_message_ns: 2_000,
             poll_ns: 500,
