@@ -231,7 +231,7 @@ mod tests {
             (WorkloadKind::NetperfPairs, 2),
             (WorkloadKind::UnixPairs, 2),
             (WorkloadKind::Trunc, 10_000),
-            (WorkloadKind::Kbuild, 3),
+            (WorkloadKind::Kbuild, 40),
         ] {
             let run = || {
                 let args = args(workload, 4, duration_ms);
