@@ -41,7 +41,7 @@ pub struct Node {
     pub(crate) zonelist: Box<[u16]>,
     /// Per highest usable zone type: where in `zonelist` the first zone at or below it
     /// stands (`zonelist.len()` if none), so an allocation finds its preferred zone in O(1).
-    pub(crate) zonelist_start: [u8; MAX_NR_ZONES],
+    pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
     pub(crate) kswapd_runs: AtomicU64,
 }
@@ -106,7 +106,7 @@ impl<P: Platform> PageAllocator<P> {
             let zonelist = build_zonelist(&zones, node_id as u16, builder.node_cpus.len());
             let zonelist_start = core::array::from_fn(|highest| {
                 let start = zonelist.iter().position(|&index| zones[index as usize].zone_type.index() <= highest);
-                start.unwrap_or(zonelist.len()) as u8
+                start.unwrap_or(zonelist.len()) as u16
             });
             nodes.push(Node {
                 cpu_count: cpus,

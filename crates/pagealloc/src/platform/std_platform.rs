@@ -83,7 +83,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rseq_and_sched_getcpu_agree_on_a_pinned_thread() {
+    fn rseq_and_sched_getcpu_agree() {
         let platform = StdPlatform::with_cpus(1024);
         // A thread may migrate between the two reads; retry a few times.
         let agreed = (0..100).any(|_| platform.current_cpu() == sched_getcpu());
