@@ -13,9 +13,6 @@ use crate::request::AllocFlags;
 use crate::types::{MigrateType, Pfn, ZoneType};
 use crate::zone::{zone_flags, Zone};
 
-/// Zone flags under which a free may retune high (nr_pcp_high()'s shrink branches).
-const RETUNING_ZONE_FLAGS: u32 = zone_flags::RECLAIM_ACTIVE | zone_flags::BELOW_HIGH;
-
 /// vmstat ticks a remote node's pageset may idle before it is drained.
 const REMOTE_EXPIRE_TICKS: u8 = 3;
 
@@ -149,14 +146,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     if policy.free_sizing == FreeSizing::FreeCount && pcp.free_count < pcp.batch << policy.scale_max() {
         pcp.free_count += 1 << order;
     }
-    // The common case, decided without nr_pcp_high(): below high, and nothing that retunes
-    // high on a free. nr_pcp_high() would return `pcp.high` unchanged here (the checker
-    // keeps high within its bounds), so this is a shortcut, not a different rule.
-    let zone_flag_bits = zone.flags();
-    if !free_high && pcp.count < pcp.high && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
-        return true;
-    }
-    let high = nr_pcp_high(&mut pcp, policy, zone_flag_bits, free_high);
+    let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
     if pcp.count >= high {
         drain_over_high(call, slot, pcp, list_index, high, free_high);
         // Only a drain can lift the zone back over its high watermark.

@@ -76,9 +76,24 @@ pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u
     free_high
 }
 
+/// Zone flags under which a free may retune high (nr_pcp_high()'s shrink branches).
+const RETUNING_ZONE_FLAGS: u32 = zone_flags::RECLAIM_ACTIVE | zone_flags::BELOW_HIGH;
+
 /// Effective high for a free, retuning `pcp.high` on the way (mirrors nr_pcp_high()). The
 /// pageset drains when count >= the returned value.
+#[inline]
 pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
+    // The common case inline: below high and nothing that retunes high on a free. Every
+    // branch of the full rule returns `pcp.high` unchanged here (high stays within its
+    // bounds, which the checker enforces), so this is a shortcut, not a different rule.
+    if !free_high && pcp.count < pcp.high && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
+        return pcp.high;
+    }
+    nr_pcp_high_retune(pcp, policy, zone_flag_bits, free_high)
+}
+
+#[inline(never)]
+fn nr_pcp_high_retune(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
     let batch = pcp.batch;
     let reclaim_active = zone_flag_bits & zone_flags::RECLAIM_ACTIVE != 0;
     if !policy.autotune_high {
