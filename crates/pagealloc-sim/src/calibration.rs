@@ -17,6 +17,13 @@ pub struct Calibration {
     pub line_same_socket_ns: u64,
     /// Line held on the other socket (UPI): 110-135 ns measured on 2-socket Xeons.
     pub line_other_socket_ns: u64,
+    /// A line no core holds but the socket's LLC does (a metadata line evicted from the L2):
+    /// load-to-use latency of the LLC, 30-35 ns measured on Ice Lake-SP and Sapphire Rapids.
+    pub line_llc_ns: u64,
+    /// A line from DRAM (cold metadata, never touched or evicted from the LLC): loaded local
+    /// memory latency, 100-120 ns measured on the same parts. A single dependent miss gets
+    /// no help from prefetching, unlike streaming a whole page.
+    pub line_memory_ns: u64,
     /// An atomic read-modify-write on a line already held (lock acquire, refcount): measured
     /// 6-8 ns for uncontended xchg/cmpxchg on Xeon-class cores.
     pub atomic_rmw_ns: u64,
@@ -37,6 +44,8 @@ impl Calibration {
         line_smt_ns: 15,
         line_same_socket_ns: 50,
         line_other_socket_ns: 120,
+        line_llc_ns: 35,
+        line_memory_ns: 110,
         atomic_rmw_ns: 7,
         page_l2_hit_ns: 30,
         page_llc_hit_ns: 110,

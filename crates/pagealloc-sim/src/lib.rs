@@ -35,14 +35,16 @@
 //! - The allocator's own frame-metadata lines are tracked as shared lines; the workload's
 //!   page data as pages.
 
+pub mod cache_set;
 pub mod calibration;
 pub mod engine;
-pub mod page_cache;
+pub mod metadata_layout;
 pub mod platform;
 pub mod topology;
 
 pub use calibration::Calibration;
 pub use engine::Engine;
+pub use metadata_layout::MetadataLayout;
 pub use platform::{SimPlatform, SimStats};
 pub use topology::Topology;
 

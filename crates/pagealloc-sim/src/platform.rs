@@ -10,8 +10,9 @@ use pagealloc::platform::{LockId, Platform, SharedLine, TasLock};
 use pagealloc::types::Pfn;
 use serde::Serialize;
 
+use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
-use crate::page_cache::PageCache;
+use crate::metadata_layout::MetadataLayout;
 use crate::topology::{Distance, Topology};
 use crate::DeterministicHasher;
 
@@ -33,13 +34,45 @@ impl CpuSet {
     fn contains(&self, cpu: usize) -> bool {
         self.0[cpu / 64] & (1 << (cpu % 64)) != 0
     }
+    fn iter(self) -> impl Iterator<Item = usize> {
+        self.0.into_iter().enumerate().flat_map(|(word_index, mut word)| {
+            core::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let bit = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    word_index * 64 + bit
+                })
+            })
+        })
+    }
 }
 
 /// Coherence state of one shared line.
 struct LineState {
-    /// Last writer (or first reader).
+    /// Last writer (or first reader); `NO_OWNER` before any touch.
     owner: u32,
     sharers: CpuSet,
+}
+
+const NO_OWNER: u32 = u32::MAX;
+
+/// Size of a cache line, the unit shared lines are cached in.
+const LINE_BYTES: u32 = 64;
+
+/// Page data is cached a whole page at a time.
+const PAGE_BYTES: u32 = pagealloc::types::PAGE_SIZE_BYTES as u32;
+
+/// Cache key of a shared line: tag bit 63 keeps lines apart from page frame numbers (pages
+/// are keyed by pfn), then the line's kind, zone and number. Frames whose records share a
+/// line under `layout` get the same key.
+fn line_key(line: SharedLine, layout: MetadataLayout) -> u64 {
+    let (kind, zone, number) = match line {
+        SharedLine::ZoneCounters(zone) => (0u64, zone, 0u32),
+        SharedLine::FreeList { zone, order } => (1, zone, order as u32),
+        SharedLine::PcpHeader { zone, cpu } => (2, zone, cpu),
+        SharedLine::FrameMeta { zone, frame } => (3, zone, layout.line_of_frame(frame)),
+    };
+    1 << 63 | kind << 56 | (zone as u64) << 32 | number as u64
 }
 
 /// A lock as a FIFO server in simulated time.
@@ -74,6 +107,10 @@ pub struct SimStats {
     /// Touches of shared lines that another CPU held.
     pub line_transfers: u64,
     pub line_transfer_ns: u64,
+    /// Shared-line touches served by the socket's LLC.
+    pub line_llc_hits: u64,
+    /// Shared-line touches served by memory.
+    pub line_misses: u64,
     pub page_touches: u64,
     /// Touches served by the socket's LLC (or another core's L2 there).
     pub page_llc_hits: u64,
@@ -87,11 +124,13 @@ struct SimState {
     clocks_ns: Vec<u64>,
     current: usize,
     locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
-    lines: HashMap<SharedLine, LineState, BuildHasherDefault<DeterministicHasher>>,
-    /// Private L2 share per CPU.
-    l2: Vec<PageCache>,
+    /// Coherence state by line key.
+    lines: HashMap<u64, LineState, BuildHasherDefault<DeterministicHasher>>,
+    layout: MetadataLayout,
+    /// Private L2 share per CPU: page data and shared lines.
+    l2: Vec<CacheSet>,
     /// Shared LLC per socket.
-    llc: Vec<PageCache>,
+    llc: Vec<CacheSet>,
     /// CPU whose L2 holds each page (one at a time: touches are writes).
     l2_owner: HashMap<Pfn, u32, BuildHasherDefault<DeterministicHasher>>,
     stats: SimStats,
@@ -156,36 +195,65 @@ impl SimState {
         self.lock_class(lock).hold_ns += hold_ns;
     }
 
+    /// A touch of a shared line. The line is served from this CPU's L2 if it holds it there,
+    /// else from the core that holds it (a transfer by distance), else from the socket's LLC,
+    /// else from memory. Lines live in the same byte-weighted caches as page data, so a line
+    /// not touched for a while (the metadata of a page that sat in a pageset while the CPU
+    /// streamed through other data) has been evicted and costs a miss.
     fn touch_line(&mut self, line: SharedLine, write: bool) {
         let cpu = self.current;
-        let mut cost_ns = self.calibration.line_local_ns;
+        let key = line_key(line, self.layout);
+        let socket = self.topology.socket(cpu as u32) as usize;
+        let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
+        let state = self.lines.entry(key).or_insert(LineState { owner: NO_OWNER, sharers: CpuSet::default() });
+        let held_here = in_l2 && state.sharers.contains(cpu);
+        let held_alone = held_here && state.owner as usize == cpu && state.sharers == CpuSet::only(cpu);
+        // Where the data comes from, if not this CPU's L2.
         let mut transferred_from = None;
-        match self.lines.get_mut(&line) {
-            None => {
-                self.lines.insert(line, LineState { owner: cpu as u32, sharers: CpuSet::only(cpu) });
+        let mut invalidate = CpuSet::default();
+        if !held_here {
+            let owner = state.owner;
+            if owner != NO_OWNER && owner as usize != cpu && self.l2[owner as usize].contains(key) {
+                transferred_from = Some(owner);
             }
-            Some(state) => {
-                let held_alone = state.owner as usize == cpu && state.sharers == CpuSet::only(cpu);
-                if write {
-                    if !held_alone {
-                        transferred_from = Some(if state.owner as usize == cpu { cpu as u32 } else { state.owner });
-                    }
-                    state.owner = cpu as u32;
-                    state.sharers = CpuSet::only(cpu);
-                } else if !state.sharers.contains(cpu) {
-                    transferred_from = Some(state.owner);
-                    state.sharers.insert(cpu);
-                }
+        } else if write && !held_alone {
+            // Writing a line others share: at least an invalidation round trip.
+            transferred_from =
+                Some(if state.owner as usize == cpu || state.owner == NO_OWNER { cpu as u32 } else { state.owner });
+        }
+        if write {
+            invalidate = state.sharers;
+            state.owner = cpu as u32;
+            state.sharers = CpuSet::only(cpu);
+        } else {
+            if state.owner == NO_OWNER {
+                state.owner = cpu as u32;
+            }
+            state.sharers.insert(cpu);
+        }
+        if write && invalidate != CpuSet::only(cpu) {
+            for other in invalidate.iter().filter(|&other| other != cpu) {
+                self.l2[other].invalidate(key);
             }
         }
-        if let Some(from) = transferred_from {
-            // A write to a line others share pays at least an invalidation round trip.
+        // The LLC is treated as inclusive, as for page data: every touch refreshes it.
+        let in_llc = self.llc[socket].touch(key, LINE_BYTES);
+        let cost_ns = if let Some(from) = transferred_from {
             let distance = self.topology.distance(from, cpu as u32);
             let distance = if distance == Distance::SameCpu { Distance::SameSocket } else { distance };
-            cost_ns = self.calibration.line_transfer_ns(distance);
+            let cost_ns = self.calibration.line_transfer_ns(distance);
             self.stats.line_transfers += 1;
             self.stats.line_transfer_ns += cost_ns;
-        }
+            cost_ns
+        } else if held_here {
+            self.calibration.line_local_ns
+        } else if in_llc {
+            self.stats.line_llc_hits += 1;
+            self.calibration.line_llc_ns
+        } else {
+            self.stats.line_misses += 1;
+            self.calibration.line_memory_ns
+        };
         self.clocks_ns[cpu] += cost_ns;
     }
 
@@ -201,8 +269,8 @@ impl SimState {
             if let Some(owner) = previous_owner.filter(|&owner| owner as usize != cpu) {
                 self.l2[owner as usize].invalidate(page);
             }
-            let in_l2 = self.l2[cpu].touch(page);
-            let in_llc = self.llc[socket].touch(page);
+            let in_l2 = self.l2[cpu].touch(page, PAGE_BYTES);
+            let in_llc = self.llc[socket].touch(page, PAGE_BYTES);
             cost_ns += if in_l2 {
                 self.calibration.page_l2_hit_ns
             } else if in_llc {
@@ -237,18 +305,21 @@ pub struct SimHandle {
 impl SimPlatform {
     /// A machine with `topology`'s CPUs, costs from `calibration`, all clocks at 0.
     pub fn new(topology: Topology, calibration: Calibration) -> SimPlatform {
+        SimPlatform::with_layout(topology, calibration, MetadataLayout::Pagealloc)
+    }
+
+    /// A machine that charges frame-metadata lines as `layout` places them.
+    pub fn with_layout(topology: Topology, calibration: Calibration, layout: MetadataLayout) -> SimPlatform {
         let nr_cpus = topology.cpus() as usize;
         assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
-        let page_bytes = pagealloc::types::PAGE_SIZE_BYTES;
-        let l2_pages = (topology.l2_share_bytes() / page_bytes) as usize;
-        let llc_pages = (topology.llc_bytes_per_socket / page_bytes) as usize;
         let state = SimState {
             clocks_ns: vec![0; nr_cpus],
             current: 0,
             locks: HashMap::default(),
             lines: HashMap::default(),
-            l2: (0..nr_cpus).map(|_| PageCache::new(l2_pages)).collect(),
-            llc: (0..topology.sockets).map(|_| PageCache::new(llc_pages)).collect(),
+            layout,
+            l2: (0..nr_cpus).map(|_| CacheSet::new(topology.l2_share_bytes())).collect(),
+            llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),
             l2_owner: HashMap::default(),
             stats: SimStats::default(),
             observing: false,
@@ -351,6 +422,10 @@ impl SimHandle {
 
     pub fn calibration(&self) -> Calibration {
         self.with(|state| state.calibration.clone())
+    }
+
+    pub fn metadata_layout(&self) -> MetadataLayout {
+        self.with(|state| state.layout)
     }
 
     /// Pages resident in `cpu`'s L2 share.
@@ -526,7 +601,7 @@ mod tests {
             platform.touch_shared(line, write);
             sim.clock_ns(cpu) - before
         };
-        assert_eq!(charge(0, true), cal.line_local_ns, "first touch");
+        assert_eq!(charge(0, true), cal.line_memory_ns, "first touch comes from memory");
         assert_eq!(charge(0, true), cal.line_local_ns, "still held");
         assert_eq!(charge(112, false), cal.line_smt_ns, "sibling reads");
         assert_eq!(charge(112, false), cal.line_local_ns, "now shared");
@@ -535,6 +610,47 @@ mod tests {
         assert_eq!(charge(0, false), cal.line_other_socket_ns, "and the first CPU lost it");
         assert_eq!(charge(0, true), cal.line_other_socket_ns, "writing invalidates the sharer on the other socket");
         assert_eq!(sim.stats().line_transfers, 5);
+    }
+
+    #[test]
+    fn a_line_evicted_by_page_data_comes_back_from_the_llc_then_from_memory() {
+        let topology = Topology::SERVER_128;
+        let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let line = SharedLine::frame_meta(0, 10);
+        let charge = || {
+            sim.set_cpu(0);
+            let before = sim.clock_ns(0);
+            platform.touch_shared(line, true);
+            sim.clock_ns(0) - before
+        };
+        assert_eq!(charge(), cal.line_memory_ns);
+        assert_eq!(charge(), cal.line_local_ns);
+        // Streaming an L2's worth of page data pushes the line out of the L2, not the LLC.
+        let l2_pages = topology.l2_share_bytes() / 4096;
+        platform.touch_pages(1_000_000, l2_pages);
+        assert_eq!(charge(), cal.line_llc_ns);
+        let llc_pages = topology.llc_bytes_per_socket / 4096;
+        platform.touch_pages(2_000_000, llc_pages);
+        assert_eq!(charge(), cal.line_memory_ns, "and an LLC's worth pushes it out of both");
+        let stats = sim.stats();
+        assert_eq!((stats.line_llc_hits, stats.line_misses), (1, 2));
+    }
+
+    #[test]
+    fn frames_share_a_line_under_our_layout_and_not_under_linuxs() {
+        let cal = Calibration::XEON;
+        for (layout, neighbour_ns) in
+            [(MetadataLayout::Pagealloc, cal.line_local_ns), (MetadataLayout::LinuxStructPage, cal.line_memory_ns)]
+        {
+            let platform = SimPlatform::with_layout(Topology::flat(1), Calibration::XEON, layout);
+            let sim = platform.handle();
+            platform.touch_shared(SharedLine::frame_meta(0, 0), true);
+            let before = sim.clock_ns(0);
+            platform.touch_shared(SharedLine::frame_meta(0, 1), true);
+            assert_eq!(sim.clock_ns(0) - before, neighbour_ns, "{layout:?}");
+        }
     }
 
     #[test]

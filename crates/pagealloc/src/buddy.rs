@@ -5,6 +5,7 @@ use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{FrameInfo, FrameState};
 use crate::free_area::FreeArea;
+use crate::list::FrameList;
 use crate::platform::{Platform, SharedLine};
 use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::ZoneMem;
@@ -73,6 +74,11 @@ impl<P: Platform> BuddyCtx<'_, P> {
         let index = self.mem.index(pfn);
         self.touch_frame(index, true);
         self.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::FreeHead, order, migratetype));
+        let list = &self.area.lists[order as usize][migratetype.index()];
+        // Linking in rewrites the link of the block at that end of the list.
+        if let Some(end) = if to_tail { list.tail() } else { list.head() } {
+            self.touch_frame(end, true);
+        }
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
             list.push_tail(&self.mem.frames, index);
@@ -95,6 +101,9 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.touch_frame(index, true);
         debug_assert!(self.mem.frames[index as usize].info().is_free_head_of_order(order));
         debug_assert_eq!(self.mem.frames[index as usize].info().migratetype(), migratetype);
+        for neighbour in FrameList::neighbours(&self.mem.frames, index).into_iter().flatten() {
+            self.touch_frame(neighbour, true);
+        }
         self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
         self.area.free_pages -= 1 << order;

@@ -65,6 +65,15 @@ impl FrameList {
         self.tail = index;
     }
 
+    /// The frames whose links unlinking `index` rewrites: its predecessor and successor.
+    /// Lets a caller account for the metadata an unlink touches.
+    #[inline]
+    pub fn neighbours(frames: &[Frame], index: u32) -> [Option<u32>; 2] {
+        let frame = &frames[index as usize];
+        let link = |index: u32| (index != NIL).then_some(index);
+        [link(frame.prev.load(Relaxed)), link(frame.next.load(Relaxed))]
+    }
+
     /// Unlinks `index`, which the caller knows is on this list.
     #[inline]
     pub fn remove(&mut self, frames: &[Frame], index: u32) {

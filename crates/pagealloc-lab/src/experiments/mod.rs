@@ -2,7 +2,9 @@
 //! beside the published one, JSON, CSV and an SVG figure written to an output directory.
 //!
 //! Every experiment uses the single calibration of `pagealloc-sim`; nothing is fitted per
-//! experiment. Normalised columns follow the seed (the first preset = 100).
+//! experiment. The seeds measured Linux, so every reproduction charges frame metadata as
+//! Linux lays it out (a 64-byte `struct page` per frame, [`REPRODUCTION_LAYOUT`]). Normalised
+//! columns follow the seed (the first preset = 100).
 
 mod published;
 mod svg;
@@ -13,7 +15,7 @@ use std::path::Path;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
+use crate::run::{run_sim, LayoutKind, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::{FaultMode, Kbuild, PageFault, PairKind, Pairs, Trunc, Workload};
 use published::PublishedTable;
 
@@ -40,9 +42,13 @@ struct ExperimentJson<'a> {
     seed: u64,
     quick: bool,
     calibration: pagealloc_sim::Calibration,
+    metadata_layout: pagealloc_sim::MetadataLayout,
     rows: &'a [Row],
     published: PublishedJson,
 }
+
+/// The frame-metadata layout every reproduction models: the seeds ran Linux.
+pub const REPRODUCTION_LAYOUT: LayoutKind = LayoutKind::Linux;
 
 /// What an experiment's runs share.
 struct Setup {
@@ -81,6 +87,7 @@ fn simulate(
         preset: preset.to_string(),
         real: false,
         topology: setup.topology,
+        metadata_layout: REPRODUCTION_LAYOUT,
         duration_ms: Some(setup.duration_ms),
         memory_gib: setup.memory_gib,
         seed,
@@ -122,7 +129,8 @@ fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Ve
         memory_gib: 64,
         duration_ms: 60_000,
     };
-    let workload = Kbuild { processes_per_cpu: if quick { 6 } else { 12 }, ..Kbuild::default() };
+    let workload =
+        Kbuild { processes_per_cpu: if quick { 6 } else { Kbuild::default().processes_per_cpu }, ..Kbuild::default() };
     let report = simulate(&setup, &workload, preset, seed, false)?;
     Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "build_time") }])
 }
@@ -369,6 +377,7 @@ fn write_outputs(experiment: &Experiment, rows: &[Row], quick: bool, seed: u64, 
         seed,
         quick,
         calibration: pagealloc_sim::Calibration::XEON,
+        metadata_layout: REPRODUCTION_LAYOUT.layout(),
         rows,
         published: PublishedJson {
             source: experiment.published.source,

@@ -47,6 +47,25 @@ pub enum TopologyKind {
     SmallCache,
 }
 
+/// Frame-metadata layout the simulator charges cache lines for (see
+/// `pagealloc_sim::MetadataLayout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutKind {
+    /// Our 12-byte records, five to a cache line.
+    Pagealloc,
+    /// Linux's 64-byte struct page, a line per frame (what the seeds measured).
+    Linux,
+}
+
+impl LayoutKind {
+    pub fn layout(self) -> pagealloc_sim::MetadataLayout {
+        match self {
+            LayoutKind::Pagealloc => pagealloc_sim::MetadataLayout::Pagealloc,
+            LayoutKind::Linux => pagealloc_sim::MetadataLayout::LinuxStructPage,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     pub workload: WorkloadKind,
@@ -60,6 +79,9 @@ pub struct RunArgs {
     pub real: bool,
     #[arg(long, value_enum, default_value = "flat")]
     pub topology: TopologyKind,
+    /// Simulator: whose frame-metadata layout to charge cache lines for.
+    #[arg(long, value_enum, default_value = "pagealloc")]
+    pub metadata_layout: LayoutKind,
     /// Simulated (or, with --real, wall-clock) run time; fixed-work workloads (trunc,
     /// kbuild) stop earlier when done. Default: the workload's own.
     #[arg(long)]
@@ -152,6 +174,8 @@ pub struct RunReport {
     pub pcp_pages_after_idle: Option<u64>,
     pub sim: Option<pagealloc_sim::SimStats>,
     pub calibration: Option<pagealloc_sim::Calibration>,
+    /// Simulated runs: the frame-metadata layout charged.
+    pub metadata_layout: Option<pagealloc_sim::MetadataLayout>,
 }
 
 pub fn run(args: &RunArgs) -> Result<(), String> {

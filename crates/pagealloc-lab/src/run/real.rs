@@ -177,5 +177,6 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         pcp_pages_after_idle: None,
         sim: None,
         calibration: None,
+        metadata_layout: None,
     })
 }

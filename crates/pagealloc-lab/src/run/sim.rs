@@ -90,7 +90,7 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
     let builder = machine_memory(&topology, args.memory_gib << 18).policy(preset.policy).last_level_cache(llc);
-    let platform = SimPlatform::new(topology, Calibration::XEON);
+    let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
     let sim = platform.handle();
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
     let cpus: Vec<usize> = (0..args.cpus).collect();
@@ -197,13 +197,14 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         pcp_pages_after_idle: Some(pcp_pages_after_idle),
         sim: Some(stats),
         calibration: Some(sim.calibration()),
+        metadata_layout: Some(sim.metadata_layout()),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{TopologyKind, WorkloadKind};
+    use crate::run::{LayoutKind, TopologyKind, WorkloadKind};
 
     fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         RunArgs {
@@ -212,6 +213,7 @@ mod tests {
             preset: "mainline".into(),
             real: false,
             topology: TopologyKind::SmallCache,
+            metadata_layout: LayoutKind::Pagealloc,
             duration_ms: Some(duration_ms),
             memory_gib: 1,
             seed: 7,

@@ -50,14 +50,15 @@ impl DrainCause {
     }
 }
 
-/// Walks the lists in the policy's order, calling `take` for each block taken from a tail,
-/// until `count` pages are taken (a high-order block may overshoot).
+/// Walks the lists in the policy's order, calling `take` for each block taken from a tail
+/// (with the block whose link the unlink rewrote), until `count` pages are taken (a
+/// high-order block may overshoot).
 fn select_blocks(
     pcp: &mut PerCpuPages,
     mut count: i64,
     start_pindex: usize,
     policy: &PcpPolicy,
-    mut take: impl FnMut(&mut PerCpuPages, u32, u8),
+    mut take: impl FnMut(&mut PerCpuPages, u32, u8, Option<u32>),
     frames: &[crate::frame::Frame],
 ) {
     let drain = policy.drain;
@@ -97,7 +98,8 @@ fn select_blocks(
         while let Some(index) = pcp.lists[pindex].pop_tail(frames) {
             pcp.count -= pages as u32;
             count -= pages;
-            take(pcp, index, order);
+            let new_tail = pcp.lists[pindex].tail();
+            take(pcp, index, order, new_tail);
             if drain.proportional {
                 batch_free -= 1;
                 if batch_free == 0 {
@@ -108,6 +110,14 @@ fn select_blocks(
                 break;
             }
         }
+    }
+}
+
+/// Charges writes of the metadata of `indices` (list links rewritten by an unlink or link).
+#[inline]
+fn touch_frames<P: Platform>(zone: &Zone<P>, platform: &P, indices: impl IntoIterator<Item = u32>) {
+    for index in indices {
+        platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
     }
 }
 
@@ -155,7 +165,8 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
             count as i64,
             start_pindex,
             policy,
-            |_, index, order| {
+            |_, index, order, new_tail| {
+                touch_frames(zone, platform, new_tail.into_iter().chain(collected.tail()));
                 collected.push_tail(frames, index);
                 if prefetch_left > 0 {
                     prefetch_buddy(zone, platform, index, order, policy.drain.prefetch_correct_buddy);
@@ -168,6 +179,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         let mut area = zone.free.lock(platform);
         let mut ctx = zone.buddy(&mut area, platform);
         while let Some(index) = collected.pop_head(frames) {
+            touch_frames(zone, platform, collected.head());
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
             release(&mut ctx, index, info.order());
@@ -181,7 +193,10 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
             count as i64,
             start_pindex,
             policy,
-            |_, index, order| release(&mut ctx, index, order),
+            |_, index, order, new_tail| {
+                touch_frames(zone, platform, new_tail);
+                release(&mut ctx, index, order)
+            },
             frames,
         );
         ctx.area.counters.freed_to_zone_pages += (before - pcp.count) as u64;

@@ -55,6 +55,9 @@ fn rmqueue_bulk<P: Platform>(
     while taken < blocks {
         let Some(pfn) = fallback::rmqueue(zone, &mut ctx, env, order, migratetype, flags, &mut mode) else { break };
         zone.mem.frame(pfn).set_info(FrameInfo::new(FrameState::PcpHead, order, migratetype));
+        if let Some(tail) = pcp.lists[list_index].tail() {
+            platform.touch_shared(SharedLine::frame_meta(zone.index, tail), true);
+        }
         pcp.lists[list_index].push_tail(&zone.mem.frames, zone.mem.index(pfn));
         taken += 1;
     }
@@ -110,6 +113,10 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     }
     let index = pcp.lists[list_index].pop_head(&zone.mem.frames)?;
     platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
+    // Unlinking rewrote the next block's link.
+    if let Some(head) = pcp.lists[list_index].head() {
+        platform.touch_shared(SharedLine::frame_meta(zone.index, head), true);
+    }
     pcp.count -= 1 << order;
     zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
     Some(zone.mem.pfn(index))
@@ -135,6 +142,9 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     let index = zone.mem.index(pfn);
     platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
     zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::PcpHead, order, pcp_type));
+    if let Some(head) = pcp.lists[list_index].head() {
+        platform.touch_shared(SharedLine::frame_meta(zone.index, head), true);
+    }
     pcp.lists[list_index].push_head(&zone.mem.frames, index);
     pcp.count += 1 << order;
     pcp.note_peak();

@@ -45,16 +45,19 @@ pub enum SharedLine {
     FreeList { zone: u16, order: u8 },
     /// A per-CPU pageset's header, by (global zone index, CPU): remote when drained by another CPU.
     PcpHeader { zone: u16, cpu: u32 },
-    /// A cache line of frame metadata, by (global zone index, line number within the zone).
-    FrameMeta { zone: u16, line: u32 },
+    /// The metadata of one frame, by (global zone index, frame index within the zone). Which
+    /// cache line that is depends on the record size: [`FRAME_METADATA_BYTES`] here, 64 bytes
+    /// for Linux's `struct page`; a simulator maps frames to lines for the layout it models.
+    ///
+    /// [`FRAME_METADATA_BYTES`]: crate::frame::FRAME_METADATA_BYTES
+    FrameMeta { zone: u16, frame: u32 },
 }
 
 impl SharedLine {
-    /// The metadata line holding the record of the zone's `index`-th frame.
+    /// The metadata record of the zone's `index`-th frame.
     #[inline]
     pub fn frame_meta(zone: u16, index: u32) -> SharedLine {
-        let line = (index as u64 * crate::frame::FRAME_METADATA_BYTES as u64 / 64) as u32;
-        SharedLine::FrameMeta { zone, line }
+        SharedLine::FrameMeta { zone, frame: index }
     }
 }
 
