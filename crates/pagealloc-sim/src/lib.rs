@@ -11,14 +11,19 @@
 //! - Locks are FIFO servers: a CPU asking for a lock that, in simulated time, is held until
 //!   t waits until t. Calls are processed in order of their start time, so waiters queue in
 //!   arrival order. A trylock fails if the lock is held at the caller's time.
-//! - Shared cache lines (lock words, zone counters, free-list heads, pageset headers, frame
-//!   metadata lines) have an owner and sharers; a touch by a CPU that does not hold the line
-//!   pays a transfer cost by distance (SMT sibling, same socket, other socket); a write
-//!   invalidates the other sharers.
-//! - Page data lives in two levels: a private L2 share per CPU and a shared LLC per socket
-//!   (exact LRU sets of pages). A touch costs an L2 hit, an LLC hit or memory latency; it
-//!   leaves the page in the toucher's L2 alone (touches are writes or reads after another
-//!   CPU's write) and in its socket's LLC.
+//! - Shared cache lines (zone counters, free-list heads, pageset headers, frame metadata)
+//!   have an owner and sharers; a touch by a CPU that does not hold the line pays a transfer
+//!   cost by distance (SMT sibling, same socket, other socket) if another core still holds
+//!   it, else the LLC's latency if the socket's LLC has it, else memory latency; a write
+//!   invalidates the other sharers. Lock words are tracked with their lock.
+//! - Caches: a private L2 share per CPU and a shared LLC per socket, exact LRU sets weighted
+//!   by bytes, holding page data (4 KiB at a time) and shared lines (64 bytes) together, so
+//!   metadata a CPU has not touched while it streamed through page data has been evicted.
+//!   A page touch costs an L2 hit, an LLC hit or memory; it leaves the page in the toucher's
+//!   L2 alone (touches are writes or reads after another CPU's write) and in its LLC.
+//! - The allocator reports touches of frame metadata by frame; [`MetadataLayout`] maps
+//!   frames to lines: ours (12-byte records, five to a line) or Linux's 64-byte
+//!   `struct page` (a line per frame), which reproductions of the seeds use.
 //! - All constants are in [`calibration::Calibration`], one set used by every experiment.
 //!
 //! ## Approximations
@@ -34,6 +39,11 @@
 //!   touched on the other socket comes from memory.
 //! - The allocator's own frame-metadata lines are tracked as shared lines; the workload's
 //!   page data as pages.
+//! - A line hit in a CPU's L2 does not refresh the LLC's copy (non-inclusive), but an L2
+//!   eviction does not write it back either: a line that stayed hot in one L2 while the LLC
+//!   turned over comes back from memory after its L2 eviction.
+//! - Memory latency is one value: a line or page of the other socket's node costs what a
+//!   local one does.
 
 pub mod cache_set;
 pub mod calibration;

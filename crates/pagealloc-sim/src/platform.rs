@@ -75,6 +75,40 @@ fn line_key(line: SharedLine, layout: MetadataLayout) -> u64 {
     1 << 63 | kind << 56 | (zone as u64) << 32 | number as u64
 }
 
+impl Default for LineState {
+    fn default() -> Self {
+        LineState { owner: NO_OWNER, sharers: CpuSet::default() }
+    }
+}
+
+/// Coherence state of every line touched: frame-metadata lines in dense tables per zone
+/// (there are millions, and a map of that size is the simulator's slowest part), the few
+/// other lines in a map.
+#[derive(Default)]
+struct LineTable {
+    frame_lines: Vec<Vec<LineState>>,
+    other_lines: HashMap<u64, LineState, BuildHasherDefault<DeterministicHasher>>,
+}
+
+impl LineTable {
+    fn state(&mut self, line: SharedLine, layout: MetadataLayout, key: u64) -> &mut LineState {
+        match line {
+            SharedLine::FrameMeta { zone, frame } => {
+                let (zone, line) = (zone as usize, layout.line_of_frame(frame) as usize);
+                if self.frame_lines.len() <= zone {
+                    self.frame_lines.resize_with(zone + 1, Vec::new);
+                }
+                let table = &mut self.frame_lines[zone];
+                if table.len() <= line {
+                    table.resize_with((line + 1).next_power_of_two(), LineState::default);
+                }
+                &mut table[line]
+            }
+            _ => self.other_lines.entry(key).or_default(),
+        }
+    }
+}
+
 /// A lock as a FIFO server in simulated time.
 #[derive(Default)]
 struct LockState {
@@ -124,8 +158,7 @@ struct SimState {
     clocks_ns: Vec<u64>,
     current: usize,
     locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
-    /// Coherence state by line key.
-    lines: HashMap<u64, LineState, BuildHasherDefault<DeterministicHasher>>,
+    lines: LineTable,
     layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
     l2: Vec<CacheSet>,
@@ -205,7 +238,7 @@ impl SimState {
         let key = line_key(line, self.layout);
         let socket = self.topology.socket(cpu as u32) as usize;
         let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
-        let state = self.lines.entry(key).or_insert(LineState { owner: NO_OWNER, sharers: CpuSet::default() });
+        let state = self.lines.state(line, self.layout, key);
         let held_here = in_l2 && state.sharers.contains(cpu);
         let held_alone = held_here && state.owner as usize == cpu && state.sharers == CpuSet::only(cpu);
         // Where the data comes from, if not this CPU's L2.
@@ -236,8 +269,9 @@ impl SimState {
                 self.l2[other].invalidate(key);
             }
         }
-        // The LLC is treated as inclusive, as for page data: every touch refreshes it.
-        let in_llc = self.llc[socket].touch(key, LINE_BYTES);
+        // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
+        // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
+        let in_llc = !held_here && self.llc[socket].touch(key, LINE_BYTES);
         let cost_ns = if let Some(from) = transferred_from {
             let distance = self.topology.distance(from, cpu as u32);
             let distance = if distance == Distance::SameCpu { Distance::SameSocket } else { distance };
@@ -316,7 +350,7 @@ impl SimPlatform {
             clocks_ns: vec![0; nr_cpus],
             current: 0,
             locks: HashMap::default(),
-            lines: HashMap::default(),
+            lines: LineTable::default(),
             layout,
             l2: (0..nr_cpus).map(|_| CacheSet::new(topology.l2_share_bytes())).collect(),
             llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),

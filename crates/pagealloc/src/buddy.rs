@@ -61,8 +61,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.platform.touch_shared(SharedLine::FreeList { zone: self.zone_index, order }, true);
     }
 
-    /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
-    /// Reports a read or write of a frame's metadata line to the platform.
+    /// Reports a read or write of a frame's metadata record to the platform.
     #[inline(always)]
     fn touch_frame(&self, index: u32, write: bool) {
         self.platform.touch_shared(SharedLine::frame_meta(self.zone_index, index), write);
