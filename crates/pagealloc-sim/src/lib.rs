@@ -35,13 +35,14 @@
 //! - Page data is modelled at page granularity: a touch moves the whole page, and every
 //!   touch counts as a write for residency (a page read by two CPUs in turn bounces between
 //!   their L2s through the LLC instead of being shared).
-//! - Caches are inclusive and LLCs of different sockets do not exchange data: a page last
-//!   touched on the other socket comes from memory.
+//! - Page data is cached inclusively (every page touch refreshes the LLC too). LLCs of
+//!   different sockets do not exchange data: a page last written on the other socket, or a
+//!   line written there that no L2 there still holds, comes from memory.
 //! - The allocator's own frame-metadata lines are tracked as shared lines; the workload's
 //!   page data as pages.
-//! - A line hit in a CPU's L2 does not refresh the LLC's copy (non-inclusive), but an L2
-//!   eviction does not write it back either: a line that stayed hot in one L2 while the LLC
-//!   turned over comes back from memory after its L2 eviction.
+//! - Lines are cached non-inclusively: a line hit in a CPU's L2 does not refresh the LLC's
+//!   copy, but an L2 eviction does not write it back either: a line that stayed hot in one
+//!   L2 while the LLC turned over comes back from memory after its L2 eviction.
 //! - Memory latency is one value: a line or page of the other socket's node costs what a
 //!   local one does.
 

@@ -239,34 +239,50 @@ impl SimState {
         let socket = self.topology.socket(cpu as u32) as usize;
         let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
         let state = self.lines.state(line, self.layout, key);
-        let held_here = in_l2 && state.sharers.contains(cpu);
-        let held_alone = held_here && state.owner as usize == cpu && state.sharers == CpuSet::only(cpu);
-        // Where the data comes from, if not this CPU's L2.
-        let mut transferred_from = None;
-        let mut invalidate = CpuSet::default();
-        if !held_here {
-            let owner = state.owner;
-            if owner != NO_OWNER && owner as usize != cpu && self.l2[owner as usize].contains(key) {
-                transferred_from = Some(owner);
+        // Other CPUs that still have the line: sharers whose L2 has not evicted it since.
+        let mut holders = CpuSet::default();
+        for other in state.sharers.iter().filter(|&other| other != cpu) {
+            if self.l2[other].contains(key) {
+                holders.insert(other);
             }
-        } else if write && !held_alone {
-            // Writing a line others share: at least an invalidation round trip.
-            transferred_from =
-                Some(if state.owner as usize == cpu || state.owner == NO_OWNER { cpu as u32 } else { state.owner });
         }
+        let held_here = in_l2 && state.sharers.contains(cpu);
+        // The nearest holder supplies the line (or acknowledges the invalidation); the last
+        // writer is preferred when it still has it.
+        let owner_holds = state.owner != NO_OWNER && holders.contains(state.owner as usize);
+        let supplier = if owner_holds {
+            Some(state.owner)
+        } else {
+            holders
+                .iter()
+                .min_by_key(|&other| (self.topology.distance(other as u32, cpu as u32), other))
+                .map(|c| c as u32)
+        };
+        let transferred_from = match (held_here, write) {
+            (false, _) => supplier,
+            // Writing a line others share: at least an invalidation round trip.
+            (true, true) => supplier,
+            (true, false) => None,
+        };
         if write {
-            invalidate = state.sharers;
             state.owner = cpu as u32;
             state.sharers = CpuSet::only(cpu);
         } else {
-            if state.owner == NO_OWNER {
+            if !owner_holds {
                 state.owner = cpu as u32;
             }
-            state.sharers.insert(cpu);
+            holders.insert(cpu);
+            state.sharers = holders;
         }
-        if write && invalidate != CpuSet::only(cpu) {
-            for other in invalidate.iter().filter(|&other| other != cpu) {
+        if write {
+            for other in holders.iter() {
                 self.l2[other].invalidate(key);
+            }
+            // Other sockets' LLCs drop their copies too.
+            for (other_socket, llc) in self.llc.iter_mut().enumerate() {
+                if other_socket != socket {
+                    llc.invalidate(key);
+                }
             }
         }
         // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
@@ -302,6 +318,11 @@ impl SimState {
             let previous_owner = self.l2_owner.insert(page, cpu as u32);
             if let Some(owner) = previous_owner.filter(|&owner| owner as usize != cpu) {
                 self.l2[owner as usize].invalidate(page);
+                let owner_socket = self.topology.socket(owner) as usize;
+                if owner_socket != socket {
+                    // The other socket's LLC copy is stale after this touch.
+                    self.llc[owner_socket].invalidate(page);
+                }
             }
             let in_l2 = self.l2[cpu].touch(page, PAGE_BYTES);
             let in_llc = self.llc[socket].touch(page, PAGE_BYTES);
@@ -462,7 +483,7 @@ impl SimHandle {
         self.with(|state| state.layout)
     }
 
-    /// Pages resident in `cpu`'s L2 share.
+    /// Entries (pages of data and shared lines) resident in `cpu`'s L2 share.
     pub fn l2_resident_pages(&self, cpu: usize) -> usize {
         self.with(|state| state.l2[cpu].len())
     }
@@ -673,6 +694,27 @@ mod tests {
     }
 
     #[test]
+    fn a_cpu_that_evicted_a_line_no_longer_counts_as_its_holder() {
+        let topology = Topology::SERVER_128;
+        let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let line = SharedLine::frame_meta(0, 10);
+        let charge = |cpu: usize, write: bool| {
+            sim.set_cpu(cpu);
+            let before = sim.clock_ns(cpu);
+            platform.touch_shared(line, write);
+            sim.clock_ns(cpu) - before
+        };
+        charge(0, true);
+        sim.set_cpu(0);
+        platform.touch_pages(1_000_000, topology.l2_share_bytes() / 4096);
+        assert_eq!(charge(1, false), cal.line_llc_ns, "CPU 0's L2 no longer has it: the LLC does");
+        assert_eq!(charge(1, true), cal.line_local_ns, "no other holder to invalidate");
+        assert_eq!(sim.stats().line_transfers, 0);
+    }
+
+    #[test]
     fn frames_share_a_line_under_our_layout_and_not_under_linuxs() {
         let cal = Calibration::XEON;
         for (layout, neighbour_ns) in
@@ -704,13 +746,14 @@ mod tests {
         assert_eq!(charge(1, 1000), cal.page_llc_hit_ns, "CPU 1 on the socket finds it in the LLC");
         assert_eq!(charge(0, 1000), cal.page_llc_hit_ns, "CPU 1's write took it out of CPU 0's L2");
         assert_eq!(charge(32, 1000), cal.page_miss_ns, "the other socket's LLC does not have it");
+        assert_eq!(charge(0, 1000), cal.page_miss_ns, "and its write made socket 0's LLC copy stale");
         // A full L2's worth of other pages evicts it from CPU 0's L2, not from the LLC.
         let l2_pages = topology.l2_share_bytes() / 4096;
         sim.set_cpu(0);
         platform.touch_pages(1_000_000, l2_pages);
         assert_eq!(charge(0, 1000), cal.page_llc_hit_ns);
         let stats = sim.stats();
-        assert_eq!(stats.page_touches, 6 + l2_pages);
-        assert_eq!(stats.page_misses, 2 + l2_pages);
+        assert_eq!(stats.page_touches, 7 + l2_pages);
+        assert_eq!(stats.page_misses, 3 + l2_pages);
     }
 }

@@ -147,6 +147,22 @@ mod tests {
     }
 
     #[test]
+    fn neighbours_are_the_frames_an_unlink_rewrites() {
+        let frames = frames(8);
+        let mut list = FrameList::EMPTY;
+        for index in [5, 6, 7] {
+            list.push_tail(&frames, index);
+        }
+        assert_eq!(FrameList::neighbours(&frames, 6), [Some(5), Some(7)]);
+        assert_eq!(FrameList::neighbours(&frames, 5), [None, Some(6)], "the head has no predecessor");
+        assert_eq!(FrameList::neighbours(&frames, 7), [Some(6), None]);
+        list.remove(&frames, 6);
+        assert_eq!(FrameList::neighbours(&frames, 5), [None, Some(7)], "5 and 7 were relinked");
+        assert_eq!(FrameList::neighbours(&frames, 7), [Some(5), None]);
+        assert_eq!(FrameList::neighbours(&frames, 6), [None, None], "an unlinked frame has none");
+    }
+
+    #[test]
     fn push_pop_both_ends_and_remove_middle() {
         let frames = frames(8);
         let mut list = FrameList::EMPTY;

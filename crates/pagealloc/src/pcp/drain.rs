@@ -166,7 +166,9 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
             start_pindex,
             policy,
             |_, index, order, new_tail| {
-                touch_frames(zone, platform, new_tail.into_iter().chain(collected.tail()));
+                // Unlinking rewrote the block's own links and the new tail's; linking it into
+                // the private list rewrites that list's tail.
+                touch_frames(zone, platform, [index].into_iter().chain(new_tail).chain(collected.tail()));
                 collected.push_tail(frames, index);
                 if prefetch_left > 0 {
                     prefetch_buddy(zone, platform, index, order, policy.drain.prefetch_correct_buddy);
@@ -194,7 +196,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
             start_pindex,
             policy,
             |_, index, order, new_tail| {
-                touch_frames(zone, platform, new_tail);
+                touch_frames(zone, platform, [index].into_iter().chain(new_tail));
                 release(&mut ctx, index, order)
             },
             frames,
