@@ -45,10 +45,6 @@ impl CacheSet {
         }
     }
 
-    pub fn capacity_bytes(&self) -> u64 {
-        self.capacity_bytes
-    }
-
     /// Entries resident.
     pub fn len(&self) -> usize {
         self.slots.len()

@@ -21,20 +21,11 @@ pub enum MetadataLayout {
 }
 
 impl MetadataLayout {
-    pub const ALL: [MetadataLayout; 2] = [MetadataLayout::Pagealloc, MetadataLayout::LinuxStructPage];
-
     /// Bytes of metadata per 4 KiB frame.
     pub const fn bytes_per_frame(self) -> u32 {
         match self {
             MetadataLayout::Pagealloc => pagealloc::frame::FRAME_METADATA_BYTES as u32,
             MetadataLayout::LinuxStructPage => 64,
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            MetadataLayout::Pagealloc => "pagealloc",
-            MetadataLayout::LinuxStructPage => "linux-struct-page",
         }
     }
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
 use crate::metadata_layout::MetadataLayout;
-use crate::topology::{Distance, Topology};
+use crate::topology::Topology;
 use crate::DeterministicHasher;
 
 /// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
@@ -70,10 +70,13 @@ fn line_key(line: SharedLine, layout: MetadataLayout) -> u64 {
         SharedLine::ZoneCounters(zone) => (0u64, zone, 0u32),
         SharedLine::FreeList { zone, order } => (1, zone, order as u32),
         SharedLine::PcpHeader { zone, cpu } => (2, zone, cpu),
-        SharedLine::FrameMeta { zone, frame } => (3, zone, layout.line_of_frame(frame)),
+        SharedLine::FrameMeta { zone, frame } => (FRAME_META_KIND, zone, layout.line_of_frame(frame)),
     };
     1 << 63 | kind << 56 | (zone as u64) << 32 | number as u64
 }
+
+/// Kind field of frame-metadata line keys.
+const FRAME_META_KIND: u64 = 3;
 
 impl Default for LineState {
     fn default() -> Self {
@@ -91,10 +94,11 @@ struct LineTable {
 }
 
 impl LineTable {
-    fn state(&mut self, line: SharedLine, layout: MetadataLayout, key: u64) -> &mut LineState {
-        match line {
-            SharedLine::FrameMeta { zone, frame } => {
-                let (zone, line) = (zone as usize, layout.line_of_frame(frame) as usize);
+    /// The state of the line with cache key `key` (see `line_key`).
+    fn state(&mut self, key: u64) -> &mut LineState {
+        match (key >> 56) & 0x7f {
+            FRAME_META_KIND => {
+                let (zone, line) = ((key >> 32) as u16 as usize, key as u32 as usize);
                 if self.frame_lines.len() <= zone {
                     self.frame_lines.resize_with(zone + 1, Vec::new);
                 }
@@ -238,7 +242,7 @@ impl SimState {
         let key = line_key(line, self.layout);
         let socket = self.topology.socket(cpu as u32) as usize;
         let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
-        let state = self.lines.state(line, self.layout, key);
+        let state = self.lines.state(key);
         // Other CPUs that still have the line: sharers whose L2 has not evicted it since.
         let mut holders = CpuSet::default();
         for other in state.sharers.iter().filter(|&other| other != cpu) {
@@ -258,23 +262,18 @@ impl SimState {
                 .min_by_key(|&other| (self.topology.distance(other as u32, cpu as u32), other))
                 .map(|c| c as u32)
         };
-        let transferred_from = match (held_here, write) {
-            (false, _) => supplier,
-            // Writing a line others share: at least an invalidation round trip.
-            (true, true) => supplier,
-            (true, false) => None,
-        };
-        if write {
-            state.owner = cpu as u32;
-            state.sharers = CpuSet::only(cpu);
-        } else {
+        // A read of a line held here is local; a write to a line others still hold costs at
+        // least an invalidation round trip.
+        let transferred_from = if held_here && !write { None } else { supplier };
+        if !write {
             if !owner_holds {
                 state.owner = cpu as u32;
             }
             holders.insert(cpu);
             state.sharers = holders;
-        }
-        if write {
+        } else {
+            state.owner = cpu as u32;
+            state.sharers = CpuSet::only(cpu);
             for other in holders.iter() {
                 self.l2[other].invalidate(key);
             }
@@ -289,9 +288,8 @@ impl SimState {
         // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
         let in_llc = !held_here && self.llc[socket].touch(key, LINE_BYTES);
         let cost_ns = if let Some(from) = transferred_from {
-            let distance = self.topology.distance(from, cpu as u32);
-            let distance = if distance == Distance::SameCpu { Distance::SameSocket } else { distance };
-            let cost_ns = self.calibration.line_transfer_ns(distance);
+            // Holders exclude this CPU, so the distance is never SameCpu.
+            let cost_ns = self.calibration.line_transfer_ns(self.topology.distance(from, cpu as u32));
             self.stats.line_transfers += 1;
             self.stats.line_transfer_ns += cost_ns;
             cost_ns
@@ -566,6 +564,15 @@ mod tests {
         SimPlatform::new(Topology::flat(cpus), Calibration::XEON)
     }
 
+    /// Simulated ns charged to `cpu` for touching `line`.
+    fn line_charge(platform: &SimPlatform, cpu: usize, line: SharedLine, write: bool) -> u64 {
+        let sim = platform.handle();
+        sim.set_cpu(cpu);
+        let before = sim.clock_ns(cpu);
+        platform.touch_shared(line, write);
+        sim.clock_ns(cpu) - before
+    }
+
     #[test]
     fn a_lock_held_until_t_makes_a_later_cpu_wait_until_t() {
         let platform = machine(2);
@@ -649,13 +656,7 @@ mod tests {
         let platform = SimPlatform::new(Topology::SERVER_224, Calibration::XEON);
         let sim = platform.handle();
         let cal = Calibration::XEON;
-        let line = SharedLine::ZoneCounters(0);
-        let charge = |cpu: usize, write: bool| {
-            sim.set_cpu(cpu);
-            let before = sim.clock_ns(cpu);
-            platform.touch_shared(line, write);
-            sim.clock_ns(cpu) - before
-        };
+        let charge = |cpu: usize, write: bool| line_charge(&platform, cpu, SharedLine::ZoneCounters(0), write);
         assert_eq!(charge(0, true), cal.line_memory_ns, "first touch comes from memory");
         assert_eq!(charge(0, true), cal.line_local_ns, "still held");
         assert_eq!(charge(112, false), cal.line_smt_ns, "sibling reads");
@@ -673,13 +674,7 @@ mod tests {
         let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
         let sim = platform.handle();
         let cal = Calibration::XEON;
-        let line = SharedLine::frame_meta(0, 10);
-        let charge = || {
-            sim.set_cpu(0);
-            let before = sim.clock_ns(0);
-            platform.touch_shared(line, true);
-            sim.clock_ns(0) - before
-        };
+        let charge = || line_charge(&platform, 0, SharedLine::frame_meta(0, 10), true);
         assert_eq!(charge(), cal.line_memory_ns);
         assert_eq!(charge(), cal.line_local_ns);
         // Streaming an L2's worth of page data pushes the line out of the L2, not the LLC.
@@ -699,13 +694,7 @@ mod tests {
         let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
         let sim = platform.handle();
         let cal = Calibration::XEON;
-        let line = SharedLine::frame_meta(0, 10);
-        let charge = |cpu: usize, write: bool| {
-            sim.set_cpu(cpu);
-            let before = sim.clock_ns(cpu);
-            platform.touch_shared(line, write);
-            sim.clock_ns(cpu) - before
-        };
+        let charge = |cpu: usize, write: bool| line_charge(&platform, cpu, SharedLine::frame_meta(0, 10), write);
         charge(0, true);
         sim.set_cpu(0);
         platform.touch_pages(1_000_000, topology.l2_share_bytes() / 4096);
@@ -721,11 +710,8 @@ mod tests {
             [(MetadataLayout::Pagealloc, cal.line_local_ns), (MetadataLayout::LinuxStructPage, cal.line_memory_ns)]
         {
             let platform = SimPlatform::with_layout(Topology::flat(1), Calibration::XEON, layout);
-            let sim = platform.handle();
-            platform.touch_shared(SharedLine::frame_meta(0, 0), true);
-            let before = sim.clock_ns(0);
-            platform.touch_shared(SharedLine::frame_meta(0, 1), true);
-            assert_eq!(sim.clock_ns(0) - before, neighbour_ns, "{layout:?}");
+            line_charge(&platform, 0, SharedLine::frame_meta(0, 0), true);
+            assert_eq!(line_charge(&platform, 0, SharedLine::frame_meta(0, 1), true), neighbour_ns, "{layout:?}");
         }
     }
 
