@@ -94,6 +94,7 @@ fn simulate(
         order: 0,
         mode: "process".into(),
         message_bytes: 0,
+        role_swap_us: None,
         format: "json".into(),
         top_reuse,
     };
@@ -161,6 +162,55 @@ fn sctp(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<
 
 fn unix(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
     pairs(PairKind::Unix, 32, 65_536, preset, quick, seed)
+}
+
+/// Mean intervals between a pair's tasks trading CPUs in `pcp-pairs-roles` (`None`: pinned).
+/// Not a fitted value: the experiment sweeps it, from never to every millisecond.
+const ROLE_SWAP_INTERVALS_NS: &[Option<u64>] = &[None, Some(10_000_000), Some(1_000_000)];
+
+fn role_swap_label(interval_ns: Option<u64>) -> String {
+    match interval_ns {
+        None => "pinned".into(),
+        Some(ns) if ns >= 1_000_000 => format!("{}ms", ns / 1_000_000),
+        Some(ns) => format!("{}us", ns / 1_000),
+    }
+}
+
+/// Patch 9's explanation of patch 7's regression, tested: the SCTP and AF_UNIX pairs (as in
+/// `pcp-sctp` and `pcp-unix`) with their tasks trading CPUs at each interval of
+/// [`ROLE_SWAP_INTERVALS_NS`]. One row per interval; columns prefixed by workload.
+fn pairs_roles(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for &interval_ns in ROLE_SWAP_INTERVALS_NS {
+        let label = role_swap_label(interval_ns);
+        let mut metrics = BTreeMap::new();
+        for (kind, prefix, cpus, message_bytes) in
+            [(PairKind::Netperf, "sctp", 128, 4096u64), (PairKind::Unix, "unix", 32, 65_536)]
+        {
+            bar.set_message(format!("{preset}, {prefix}, roles {label}"));
+            let setup = Setup {
+                workload: if kind == PairKind::Netperf { WorkloadKind::NetperfPairs } else { WorkloadKind::UnixPairs },
+                topology: TopologyKind::Server128,
+                cpus,
+                memory_gib: 64,
+                // Long enough for several swaps at the slowest interval.
+                duration_ms: if quick { 20 } else { 100 },
+            };
+            let workload = Pairs { role_swap_ns: interval_ns, ..Pairs::new(kind, message_bytes) };
+            let report = simulate(&setup, &workload, preset, seed, false)?;
+            metrics.insert(format!("{prefix}_score"), report.work_per_sec);
+            metrics.insert(format!("{prefix}_cache_miss_pct"), cache_miss_pct(&report));
+            metrics.insert(format!("{prefix}_free_high"), report.free_high as f64);
+            metrics.insert(format!("{prefix}_lock_contend_pct"), report.lock_contend_pct);
+            metrics.insert(format!("{prefix}_pcp_pages_avg"), report.pcp_pages_avg);
+        }
+        rows.push(Row {
+            preset: format!("{preset} {label}"),
+            params: serde_json::json!({ "preset": preset, "role_swap_ns": interval_ns }),
+            metrics,
+        });
+    }
+    Ok(rows)
 }
 
 fn trunc(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
@@ -247,6 +297,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         published: &published::PCP_UNIX,
         presets: PCP_PRESETS,
         run: unix,
+        cpus: 128,
+    },
+    Experiment {
+        name: "pcp-pairs-roles",
+        summary: "2023 PCP auto-tuning, patch 9's explanation tested: SCTP and AF_UNIX pairs whose tasks trade CPUs",
+        published: &published::PCP_PAIRS_ROLES,
+        presets: &["base", "patch3", "patch7", "patch9"],
+        run: pairs_roles,
         cpus: 128,
     },
     Experiment {
@@ -402,18 +460,20 @@ fn write_outputs(experiment: &Experiment, rows: &[Row], quick: bool, seed: u64, 
         }
     }
     writer.flush().map_err(|e| e.to_string())?;
-    // The figure lines up our rows with the published ones by preset name.
-    let presets: Vec<&str> = experiment.presets.to_vec();
+    // The figure has a line per row of ours, beside the published row of its preset (a row
+    // label is the preset name, then any parameter point: "patch7 10ms").
+    let presets: Vec<&str> = rows.iter().map(|row| row.preset.as_str()).collect();
     let published_by_preset: Vec<Vec<Option<f64>>> = {
         let shown = published_shown(experiment.published);
         presets
             .iter()
-            .map(|preset| {
+            .map(|label| {
+                let preset = label.split(' ').next().unwrap_or(label);
                 experiment
                     .published
                     .rows
                     .iter()
-                    .position(|(name, _)| name == preset)
+                    .position(|(name, _)| *name == preset)
                     .map(|i| shown[i].clone())
                     .unwrap_or_else(|| vec![None; experiment.published.columns.len()])
             })

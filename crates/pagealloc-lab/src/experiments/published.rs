@@ -51,6 +51,20 @@ pub const PCP_UNIX: PublishedTable = PublishedTable {
     ],
 };
 
+/// Same source, the SCTP and AF_UNIX tables' score and cache-miss columns side by side for
+/// the presets `pcp-pairs-roles` runs.
+pub const PCP_PAIRS_ROLES: PublishedTable = PublishedTable {
+    source:
+        "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), netperf SCTP_STREAM_MANY and lmbench3 UNIX tables",
+    columns: &["sctp_score", "sctp_cache_miss_pct", "unix_score", "unix_cache_miss_pct"],
+    rows: &[
+        ("base", &[100.0, 1.3, 100.0, 0.2]),
+        ("patch3", &[106.4, 1.3, 199.1, 0.2]),
+        ("patch7", &[103.4, 7.6, 191.6, 2.8]),
+        ("patch9", &[108.6, 1.3, 193.4, 2.1]),
+    ],
+};
+
 /// shared/seeds/high-order-pcp-followup.txt, patch 4: trunc on the 2-socket CascadeLake,
 /// mean elapsed seconds (vanilla 5.17-rc3, revert of high-order PCP, the series).
 pub const HIGHORDER_TRUNC: PublishedTable = PublishedTable {

@@ -99,6 +99,10 @@ pub struct RunArgs {
     /// netperf-pairs / unix-pairs: bytes per message.
     #[arg(long, default_value_t = 16384)]
     pub message_bytes: u64,
+    /// netperf-pairs / unix-pairs: mean time between a pair's sender and receiver trading
+    /// CPUs (default: each task stays on its CPU).
+    #[arg(long)]
+    pub role_swap_us: Option<u64>,
     #[arg(long, default_value = "table")]
     pub format: String,
     /// Count allocations per page frame and report the five most reused.
@@ -123,8 +127,11 @@ impl RunArgs {
                 "thread" => FaultMode::Thread,
                 other => return Err(format!("--mode {other}: process or thread")),
             })),
-            WorkloadKind::NetperfPairs => Box::new(Pairs::new(PairKind::Netperf, self.message_bytes)),
-            WorkloadKind::UnixPairs => Box::new(Pairs::new(PairKind::Unix, self.message_bytes)),
+            WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
+                let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
+                let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
+                Box::new(Pairs { role_swap_ns, ..Pairs::new(kind, self.message_bytes) })
+            }
             WorkloadKind::Trunc => Box::new(Trunc::default()),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
         })

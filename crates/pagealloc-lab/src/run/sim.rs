@@ -220,6 +220,7 @@ mod tests {
             order: 0,
             mode: "thread".into(),
             message_bytes: 16_384,
+            role_swap_us: None,
             format: "table".into(),
             top_reuse: false,
         }
@@ -245,6 +246,27 @@ mod tests {
             assert_eq!(first.sim, second.sim, "{workload:?}");
             assert_eq!(first.elapsed_s, second.elapsed_s, "{workload:?}");
         }
+    }
+
+    /// Patch 9's explanation of patch 7's regression, as a regression test of the model: once
+    /// a pair's tasks trade CPUs, a CPU whose high grew while it sent keeps receiving into a
+    /// large pageset under patch 7 (no free_high until it fills), while patch 9's free_count
+    /// detects the consecutive high-order frees at once. Pinned, the two behave alike.
+    #[test]
+    fn role_swaps_grow_patch7_pagesets_but_not_patch9s() {
+        let pcp_pages_avg = |preset: &str, role_swap_us: Option<u64>| {
+            let args = RunArgs {
+                preset: preset.into(),
+                message_bytes: 65_536,
+                role_swap_us,
+                ..args(WorkloadKind::UnixPairs, 4, 20)
+            };
+            run_sim(args.workload().unwrap().as_ref(), &args).unwrap().pcp_pages_avg
+        };
+        let (patch7, patch9) = (pcp_pages_avg("patch7", Some(2_000)), pcp_pages_avg("patch9", Some(2_000)));
+        assert!(patch7 > 4.0 * patch9, "patch7 {patch7:.0} pages vs patch9 {patch9:.0}");
+        let (pinned7, pinned9) = (pcp_pages_avg("patch7", None), pcp_pages_avg("patch9", None));
+        assert!(pinned7 < 2.0 * pinned9, "pinned: patch7 {pinned7:.0} pages vs patch9 {pinned9:.0}");
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! - AF_UNIX (lmbench bw_unix): each message's data sits in order-3 paged fragments
 //!   allocated per message and freed by the receiver.
 //!
-//! Pair i runs on CPUs 2i (sender) and 2i + 1 (receiver); an odd last CPU idles.
+//! Pair i runs on CPUs 2i (sender) and 2i + 1 (receiver); an odd last CPU idles. With
+//! `role_swap_ns` the two tasks trade CPUs now and then, so each CPU alternates between
+//! allocating and freeing: the case patch 9 of the 2023 series addresses (a CPU whose high
+//! grew while it sent, then receives).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -17,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use super::{CpuTask, Env, Idle, Next, Workload};
+use crate::rng::SplitMix64;
 use pagealloc::{AllocRequest, Block};
 
 /// Order of fragment blocks (PAGE_FRAG_CACHE_MAX_ORDER, SKB_FRAG_PAGE_ORDER).
@@ -44,6 +48,9 @@ pub struct Pairs {
     pub receive_per_message_ns: u64,
     /// What a side spends finding nothing to do before it looks again.
     pub poll_ns: u64,
+    /// Mean time between a pair's sender and receiver trading CPUs (wake-up placement and
+    /// load balancing move unpinned tasks); `None` pins each task to its CPU.
+    pub role_swap_ns: Option<u64>,
 }
 
 /// Default send buffer of a socket (net.core.wmem_default): a sender blocks once this much
@@ -60,6 +67,7 @@ impl Pairs {
             per_message_ns: 1_500,
             receive_per_message_ns: 2_000,
             poll_ns: 500,
+            role_swap_ns: None,
         }
     }
 }
@@ -76,6 +84,8 @@ struct Carved {
 struct Shared {
     queue: VecDeque<Message>,
     carved: HashMap<u64, Carved>,
+    /// netperf: head pfn of the sender's current page_frag block and bytes used in it.
+    sender_block: Option<(u64, u64)>,
 }
 
 /// A message in flight.
@@ -108,11 +118,10 @@ fn retire(shared: &mut Shared, head: u64) -> Option<Block> {
     None
 }
 
+/// Sends: allocates a message's buffers, fills them, queues the message.
 struct Sender {
     config: Pairs,
     socket: Socket,
-    /// netperf: head pfn of the current page_frag block and bytes used in it.
-    current: Option<(u64, u64)>,
 }
 
 impl Sender {
@@ -131,45 +140,68 @@ impl Sender {
         message
     }
 
+    /// Retires the sender's full page_frag block (freeing it if no fragment is in flight),
+    /// as the refill does before it allocates the next.
+    fn retire_current(&mut self, env: &mut dyn Env) {
+        let done = {
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            let current = shared.sender_block.take();
+            current.and_then(|(head, _)| retire(&mut shared, head))
+        };
+        if let Some(block) = done {
+            env.free(block);
+        }
+    }
+
+    /// Makes `block` the sender's page_frag block. If another CPU running this sender (during
+    /// a role swap) started one meanwhile, that one is retired rather than lost.
+    fn start_block(&mut self, env: &mut dyn Env, block: Block) {
+        let head = block.pfn();
+        let done = {
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            shared.carved.insert(head, Carved { block, in_flight: 0, retired: false });
+            let previous = shared.sender_block.replace((head, 0));
+            previous.and_then(|(old_head, _)| retire(&mut shared, old_head))
+        };
+        if let Some(old) = done {
+            env.free(old);
+        }
+    }
+
     fn netperf_message(&mut self, env: &mut dyn Env) -> Message {
         let mut message = Message { data: Vec::new(), owned: Vec::new() };
         let mut left = self.config.message_bytes;
         while left > 0 {
-            if self.current.is_none_or(|(_, used)| used >= FRAG_BYTES) {
-                if let Some((head, _)) = self.current.take() {
-                    let done = retire(&mut self.socket.lock().expect("unpoisoned"), head);
-                    if let Some(block) = done {
-                        env.free(block);
-                    }
-                }
+            let needs_block =
+                self.socket.lock().expect("unpoisoned").sender_block.is_none_or(|(_, used)| used >= FRAG_BYTES);
+            if needs_block {
+                self.retire_current(env);
                 let Some(block) = env.alloc(FRAG_ORDER, AllocRequest::KERNEL) else { break };
-                let head = block.pfn();
-                self.socket
-                    .lock()
-                    .expect("unpoisoned")
-                    .carved
-                    .insert(head, Carved { block, in_flight: 0, retired: false });
-                self.current = Some((head, 0));
+                self.start_block(env, block);
             }
-            let (head, used) = self.current.as_mut().expect("a current block");
-            let bytes = left.min(FRAG_BYTES - *used);
-            let first_page = *head + *used / 4096;
-            let pages = (*used + bytes).div_ceil(4096) - *used / 4096;
+            // Carve under the socket lock; touch the data outside it.
+            let carved = {
+                let mut shared = self.socket.lock().expect("unpoisoned");
+                let Some((head, used)) = shared.sender_block.filter(|&(_, used)| used < FRAG_BYTES) else {
+                    continue;
+                };
+                let bytes = left.min(FRAG_BYTES - used);
+                shared.carved.get_mut(&head).expect("carved").in_flight += 1;
+                shared.sender_block = Some((head, used + bytes));
+                (head, head + used / 4096, (used + bytes).div_ceil(4096) - used / 4096, bytes)
+            };
+            let (head, first_page, pages, bytes) = carved;
             env.touch(first_page, pages);
-            self.socket.lock().expect("unpoisoned").carved.get_mut(head).expect("carved").in_flight += 1;
-            message.data.push((first_page, pages, Some(*head)));
-            *used += bytes;
+            message.data.push((first_page, pages, Some(head)));
             left -= bytes;
         }
         message
     }
-}
 
-impl CpuTask for Sender {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) {
         if self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages {
             env.compute(self.config.poll_ns);
-            return Next::Continue;
+            return;
         }
         env.compute(self.config.per_message_ns);
         let message = match self.config.kind {
@@ -182,19 +214,14 @@ impl CpuTask for Sender {
             self.socket.lock().expect("unpoisoned").queue.push_back(message);
             env.done(1);
         }
-        Next::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
-        if let Some((head, _)) = self.current.take() {
-            let done = retire(&mut self.socket.lock().expect("unpoisoned"), head);
-            if let Some(block) = done {
-                env.free(block);
-            }
-        }
+        self.retire_current(env);
     }
 }
 
+/// Receives: copies a message out and frees what it releases.
 struct Receiver {
     config: Pairs,
     socket: Socket,
@@ -218,10 +245,8 @@ impl Receiver {
             env.free(block);
         }
     }
-}
 
-impl CpuTask for Receiver {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) {
         let message = self.socket.lock().expect("unpoisoned").queue.pop_front();
         match message {
             None => env.compute(self.config.poll_ns),
@@ -230,7 +255,6 @@ impl CpuTask for Receiver {
                 self.consume(env, message, true);
             }
         }
-        Next::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
@@ -239,6 +263,69 @@ impl CpuTask for Receiver {
             let Some(message) = message else { break };
             self.consume(env, message, false);
         }
+    }
+}
+
+/// When a pair's two tasks trade CPUs. Both CPUs of a pair hold a copy seeded alike, so they
+/// agree on the schedule without sharing state: the swap points are a fixed sequence in
+/// time with intervals uniform in [mean / 2, 3 * mean / 2).
+struct RoleSchedule {
+    rng: SplitMix64,
+    mean_ns: Option<u64>,
+    next_swap_ns: u64,
+    swapped: bool,
+}
+
+impl RoleSchedule {
+    fn new(mean_ns: Option<u64>, seed: u64) -> RoleSchedule {
+        let mut schedule = RoleSchedule { rng: SplitMix64::new(seed), mean_ns, next_swap_ns: 0, swapped: false };
+        schedule.next_swap_ns = schedule.interval_ns();
+        schedule
+    }
+
+    fn interval_ns(&mut self) -> u64 {
+        match self.mean_ns {
+            Some(mean_ns) => mean_ns / 2 + self.rng.below(mean_ns.max(1)),
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether the pair's first task (the sender at the start) runs on the other CPU at `now_ns`.
+    fn swapped_at(&mut self, now_ns: u64) -> bool {
+        // Bounded: each round moves the next swap at least mean / 2 >= 1 ns later.
+        while now_ns >= self.next_swap_ns {
+            self.swapped = !self.swapped;
+            self.next_swap_ns = self.next_swap_ns.saturating_add(self.interval_ns().max(1));
+        }
+        self.swapped
+    }
+}
+
+/// One CPU of a pair: it runs the sender or the receiver, whichever the role schedule puts
+/// on it now. The sender's state (its page_frag block) lives in the socket, so it moves with
+/// the task as in the kernel (a task's page_frag is per task).
+struct PairCpu {
+    /// 0: runs the sender until the first swap; 1: the receiver.
+    slot: u8,
+    sender: Sender,
+    receiver: Receiver,
+    roles: RoleSchedule,
+}
+
+impl CpuTask for PairCpu {
+    fn step(&mut self, env: &mut dyn Env) -> Next {
+        let runs_sender = (self.slot == 0) != self.roles.swapped_at(env.now_ns());
+        if runs_sender {
+            self.sender.step(env);
+        } else {
+            self.receiver.step(env);
+        }
+        Next::Continue
+    }
+
+    fn finish(&mut self, env: &mut dyn Env) {
+        self.sender.finish(env);
+        self.receiver.finish(env);
     }
 }
 
@@ -261,18 +348,57 @@ impl Workload for Pairs {
             "per_message_ns": self.per_message_ns,
             "receive_per_message_ns": self.receive_per_message_ns,
             "poll_ns": self.poll_ns,
+            "role_swap_ns": self.role_swap_ns,
         })
     }
-    fn tasks(&self, cpus: usize, _seed: u64) -> Vec<Box<dyn CpuTask>> {
+    fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
         let mut tasks: Vec<Box<dyn CpuTask>> = Vec::with_capacity(cpus);
-        for _ in 0..cpus / 2 {
+        for pair in 0..cpus / 2 {
             let socket = Socket::default();
-            tasks.push(Box::new(Sender { config: self.clone(), socket: socket.clone(), current: None }));
-            tasks.push(Box::new(Receiver { config: self.clone(), socket }));
+            let role_seed = seed ^ (pair as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for slot in 0..2 {
+                tasks.push(Box::new(PairCpu {
+                    slot,
+                    sender: Sender { config: self.clone(), socket: socket.clone() },
+                    receiver: Receiver { config: self.clone(), socket: socket.clone() },
+                    roles: RoleSchedule::new(self.role_swap_ns, role_seed),
+                }));
+            }
         }
         if cpus % 2 == 1 {
             tasks.push(Box::new(Idle));
         }
         tasks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_cpus_of_a_pair_agree_on_the_role_schedule() {
+        let (mut first, mut second) = (RoleSchedule::new(Some(1_000), 9), RoleSchedule::new(Some(1_000), 9));
+        let mut swaps = 0;
+        let mut previous = false;
+        // The second CPU also asks in between; both see the same schedule.
+        for now_ns in (0..100_000u64).step_by(7) {
+            second.swapped_at(now_ns.saturating_sub(4));
+            let swapped = first.swapped_at(now_ns);
+            assert_eq!(swapped, second.swapped_at(now_ns), "at {now_ns} ns");
+            if swapped != previous {
+                swaps += 1;
+                previous = swapped;
+            }
+        }
+        // Intervals are uniform in [500, 1500) ns: between 66 and 200 swaps in 100 us.
+        assert!((66..=200).contains(&swaps), "{swaps} swaps");
+    }
+
+    #[test]
+    fn a_schedule_without_an_interval_never_swaps() {
+        let mut pinned = RoleSchedule::new(None, 1);
+        assert!(!pinned.swapped_at(0));
+        assert!(!pinned.swapped_at(u64::MAX - 1));
     }
 }
