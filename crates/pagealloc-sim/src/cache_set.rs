@@ -128,13 +128,13 @@ impl CacheSet {
         self.slots.contains_key(&key)
     }
 
-    /// Drops `key` if resident (another CPU took it exclusively).
-    pub fn invalidate(&mut self, key: u64) {
-        if let Some(index) = self.slots.remove(&key) {
-            self.unlink(index);
-            self.used_bytes -= self.nodes[index as usize].bytes as u64;
-            self.free.push(index);
-        }
+    /// Drops `key` if resident (another CPU took it exclusively); says whether it was.
+    pub fn invalidate(&mut self, key: u64) -> bool {
+        let Some(index) = self.slots.remove(&key) else { return false };
+        self.unlink(index);
+        self.used_bytes -= self.nodes[index as usize].bytes as u64;
+        self.free.push(index);
+        true
     }
 }
 

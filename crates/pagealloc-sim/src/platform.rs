@@ -19,6 +19,9 @@ use crate::DeterministicHasher;
 /// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
 pub const MAX_CPUS: usize = 256;
 
+/// Up to 8 sockets (a line's LLC residency is a byte of socket bits).
+pub const MAX_SOCKETS: usize = 8;
+
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct CpuSet([u64; MAX_CPUS / 64]);
 
@@ -51,6 +54,9 @@ impl CpuSet {
 struct LineState {
     /// Last writer (or first reader); `NO_OWNER` before any touch.
     owner: u32,
+    /// Sockets whose LLC may hold the line (set on insertion, cleared on invalidation, not
+    /// on eviction): a write probes only these LLCs to invalidate their copies.
+    llc_sockets: u8,
     sharers: CpuSet,
 }
 
@@ -80,7 +86,7 @@ const FRAME_META_KIND: u64 = 3;
 
 impl Default for LineState {
     fn default() -> Self {
-        LineState { owner: NO_OWNER, sharers: CpuSet::default() }
+        LineState { owner: NO_OWNER, llc_sockets: 0, sharers: CpuSet::default() }
     }
 }
 
@@ -243,10 +249,12 @@ impl SimState {
         let socket = self.topology.socket(cpu as u32) as usize;
         let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
         let state = self.lines.state(key);
-        // Other CPUs that still have the line: sharers whose L2 has not evicted it since.
+        // Other CPUs that still have the line: sharers whose L2 has not evicted it since. A
+        // write drops their copies in the same probe.
         let mut holders = CpuSet::default();
         for other in state.sharers.iter().filter(|&other| other != cpu) {
-            if self.l2[other].contains(key) {
+            let held = if write { self.l2[other].invalidate(key) } else { self.l2[other].contains(key) };
+            if held {
                 holders.insert(other);
             }
         }
@@ -274,19 +282,19 @@ impl SimState {
         } else {
             state.owner = cpu as u32;
             state.sharers = CpuSet::only(cpu);
-            for other in holders.iter() {
-                self.l2[other].invalidate(key);
-            }
             // Other sockets' LLCs drop their copies too.
-            for (other_socket, llc) in self.llc.iter_mut().enumerate() {
-                if other_socket != socket {
-                    llc.invalidate(key);
-                }
+            let other_sockets = state.llc_sockets & !(1 << socket);
+            state.llc_sockets &= 1 << socket;
+            for other_socket in (0..self.llc.len()).filter(|&other| other_sockets & (1 << other) != 0) {
+                self.llc[other_socket].invalidate(key);
             }
         }
         // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
         // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
-        let in_llc = !held_here && self.llc[socket].touch(key, LINE_BYTES);
+        let in_llc = !held_here && {
+            state.llc_sockets |= 1 << socket;
+            self.llc[socket].touch(key, LINE_BYTES)
+        };
         let cost_ns = if let Some(from) = transferred_from {
             // Holders exclude this CPU, so the distance is never SameCpu.
             let cost_ns = self.calibration.line_transfer_ns(self.topology.distance(from, cpu as u32));
@@ -365,6 +373,7 @@ impl SimPlatform {
     pub fn with_layout(topology: Topology, calibration: Calibration, layout: MetadataLayout) -> SimPlatform {
         let nr_cpus = topology.cpus() as usize;
         assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
+        assert!((1..=MAX_SOCKETS).contains(&(topology.sockets as usize)), "1..={MAX_SOCKETS} sockets supported");
         let state = SimState {
             clocks_ns: vec![0; nr_cpus],
             current: 0,
