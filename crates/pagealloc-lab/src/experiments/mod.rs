@@ -193,7 +193,7 @@ fn pairs_roles(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Resul
                 topology: TopologyKind::Server128,
                 cpus,
                 memory_gib: 64,
-                // Long enough for several swaps at the slowest interval.
+                // Full size: about ten swaps at the slowest interval (quick: one or two).
                 duration_ms: if quick { 20 } else { 100 },
             };
             let workload = Pairs { role_swap_ns: interval_ns, ..Pairs::new(kind, message_bytes) };

@@ -101,7 +101,7 @@ pub struct RunArgs {
     pub message_bytes: u64,
     /// netperf-pairs / unix-pairs: mean time between a pair's sender and receiver trading
     /// CPUs (default: each task stays on its CPU).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000_000))]
     pub role_swap_us: Option<u64>,
     #[arg(long, default_value = "table")]
     pub format: String,

@@ -96,6 +96,9 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let tasks = workload.tasks(args.cpus, args.seed);
     let duration = Duration::from_millis(args.duration_ms());
     let barrier = std::sync::Barrier::new(args.cpus);
+    // One start time for every thread, so their `now_ns` clocks agree (workloads schedule by
+    // them: a pair's two CPUs decide role swaps independently).
+    let run_start = std::sync::OnceLock::new();
     let spin_per_us = spin_iterations_per_us();
 
     let host_start = Instant::now();
@@ -104,7 +107,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
             .into_iter()
             .enumerate()
             .map(|(cpu, mut task)| {
-                let (allocator, data, locks, barrier) = (&allocator, &data, &locks, &barrier);
+                let (allocator, data, locks, barrier, run_start) = (&allocator, &data, &locks, &barrier, &run_start);
                 scope.spawn(move || {
                     crate::bench::pin_to_cpu(cpu);
                     let mut env = RealEnv {
@@ -120,7 +123,8 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
                         calls: 0,
                     };
                     barrier.wait();
-                    let deadline = Instant::now() + duration;
+                    env.started = *run_start.get_or_init(Instant::now);
+                    let deadline = env.started + duration;
                     'run: loop {
                         for _ in 0..STEPS_PER_CLOCK_CHECK {
                             if task.step(&mut env) == Next::Done {

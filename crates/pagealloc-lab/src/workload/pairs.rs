@@ -140,17 +140,25 @@ impl Sender {
         message
     }
 
-    /// Retires the sender's full page_frag block (freeing it if no fragment is in flight),
-    /// as the refill does before it allocates the next.
-    fn retire_current(&mut self, env: &mut dyn Env) {
-        let done = {
+    /// Retires the sender's page_frag block (freeing it if no fragment is in flight), as the
+    /// refill does before it allocates the next; with `only_if_full`, only a missing or full
+    /// block. Says whether the sender now needs a new block. The check and the retirement are
+    /// one lock hold, so two CPUs running the sender during a swap cannot retire a fresh block.
+    fn retire_current(&mut self, env: &mut dyn Env, only_if_full: bool) -> bool {
+        let (needs_block, done) = {
             let mut shared = self.socket.lock().expect("unpoisoned");
-            let current = shared.sender_block.take();
-            current.and_then(|(head, _)| retire(&mut shared, head))
+            let full = shared.sender_block.is_none_or(|(_, used)| used >= FRAG_BYTES);
+            if only_if_full && !full {
+                (false, None)
+            } else {
+                let current = shared.sender_block.take();
+                (true, current.and_then(|(head, _)| retire(&mut shared, head)))
+            }
         };
         if let Some(block) = done {
             env.free(block);
         }
+        needs_block
     }
 
     /// Makes `block` the sender's page_frag block. If another CPU running this sender (during
@@ -172,10 +180,7 @@ impl Sender {
         let mut message = Message { data: Vec::new(), owned: Vec::new() };
         let mut left = self.config.message_bytes;
         while left > 0 {
-            let needs_block =
-                self.socket.lock().expect("unpoisoned").sender_block.is_none_or(|(_, used)| used >= FRAG_BYTES);
-            if needs_block {
-                self.retire_current(env);
+            if self.retire_current(env, true) {
                 let Some(block) = env.alloc(FRAG_ORDER, AllocRequest::KERNEL) else { break };
                 self.start_block(env, block);
             }
@@ -217,7 +222,7 @@ impl Sender {
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
-        self.retire_current(env);
+        self.retire_current(env, false);
     }
 }
 
@@ -279,7 +284,7 @@ struct RoleSchedule {
 impl RoleSchedule {
     fn new(mean_ns: Option<u64>, seed: u64) -> RoleSchedule {
         let mut schedule = RoleSchedule { rng: SplitMix64::new(seed), mean_ns, next_swap_ns: 0, swapped: false };
-        schedule.next_swap_ns = schedule.interval_ns();
+        schedule.next_swap_ns = schedule.interval_ns().max(1);
         schedule
     }
 
@@ -288,6 +293,10 @@ impl RoleSchedule {
             Some(mean_ns) => mean_ns / 2 + self.rng.below(mean_ns.max(1)),
             None => u64::MAX,
         }
+    }
+
+    fn is_pinned(&self) -> bool {
+        self.mean_ns.is_none()
     }
 
     /// Whether the pair's first task (the sender at the start) runs on the other CPU at `now_ns`.
@@ -314,7 +323,9 @@ struct PairCpu {
 
 impl CpuTask for PairCpu {
     fn step(&mut self, env: &mut dyn Env) -> Next {
-        let runs_sender = (self.slot == 0) != self.roles.swapped_at(env.now_ns());
+        // Pinned pairs skip the clock read (a real clock on real threads).
+        let swapped = !self.roles.is_pinned() && self.roles.swapped_at(env.now_ns());
+        let runs_sender = (self.slot == 0) != swapped;
         if runs_sender {
             self.sender.step(env);
         } else {
