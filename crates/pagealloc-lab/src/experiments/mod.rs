@@ -335,7 +335,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
 
 /// Metrics shown normalised to the first preset (= 100), as the seeds print them.
 fn normalised(column: &str) -> bool {
-    !(column.contains("pct") || column.starts_with("top_pfn") || column.starts_with("pcp_pages"))
+    !(column.contains("pct") || column.starts_with("top_pfn") || column.contains("pcp_pages"))
 }
 
 /// Rows with normalised metrics replaced by their ratio to the first row.
