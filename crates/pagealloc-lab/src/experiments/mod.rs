@@ -136,32 +136,59 @@ fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Ve
     Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "build_time") }])
 }
 
-fn pairs(
+/// One of the 2023 seed's pair benchmarks as we run it on the 128-CPU machine.
+struct PairBench {
     kind: PairKind,
+    /// Column prefix in `pcp-pairs-roles`.
+    name: &'static str,
+    /// CPUs running pairs (two per pair).
     cpus: usize,
     message_bytes: u64,
-    preset: &str,
-    quick: bool,
-    seed: u64,
-) -> Result<Vec<Row>, String> {
-    let setup = Setup {
-        workload: if kind == PairKind::Netperf { WorkloadKind::NetperfPairs } else { WorkloadKind::UnixPairs },
-        topology: TopologyKind::Server128,
-        cpus,
-        memory_gib: 64,
-        duration_ms: if quick { 4 } else { 20 },
-    };
-    let workload = Pairs::new(kind, message_bytes);
-    let report = simulate(&setup, &workload, preset, seed, false)?;
-    Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "score") }])
+}
+
+/// netperf SCTP_STREAM_MANY: 64 pairs.
+const SCTP_PAIRS: PairBench = PairBench { kind: PairKind::Netperf, name: "sctp", cpus: 128, message_bytes: 4096 };
+/// lmbench3 AF_UNIX: 16 pairs.
+const UNIX_PAIRS: PairBench = PairBench { kind: PairKind::Unix, name: "unix", cpus: 32, message_bytes: 65_536 };
+
+impl PairBench {
+    /// Runs the benchmark for `duration_ms` with tasks trading CPUs every `role_swap_ns`
+    /// on average (`None`: pinned).
+    fn run(
+        &self,
+        preset: &str,
+        seed: u64,
+        duration_ms: u64,
+        role_swap_ns: Option<u64>,
+    ) -> Result<(Pairs, RunReport), String> {
+        let setup = Setup {
+            workload: match self.kind {
+                PairKind::Netperf => WorkloadKind::NetperfPairs,
+                PairKind::Unix => WorkloadKind::UnixPairs,
+            },
+            topology: TopologyKind::Server128,
+            cpus: self.cpus,
+            memory_gib: 64,
+            duration_ms,
+        };
+        let workload = Pairs { role_swap_ns, ..Pairs::new(self.kind, self.message_bytes) };
+        let report = simulate(&setup, &workload, preset, seed, false)?;
+        Ok((workload, report))
+    }
+
+    /// One row of the seed's table.
+    fn row(&self, preset: &str, quick: bool, seed: u64) -> Result<Vec<Row>, String> {
+        let (workload, report) = self.run(preset, seed, if quick { 4 } else { 20 }, None)?;
+        Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "score") }])
+    }
 }
 
 fn sctp(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
-    pairs(PairKind::Netperf, 128, 4096, preset, quick, seed)
+    SCTP_PAIRS.row(preset, quick, seed)
 }
 
 fn unix(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
-    pairs(PairKind::Unix, 32, 65_536, preset, quick, seed)
+    UNIX_PAIRS.row(preset, quick, seed)
 }
 
 /// Mean intervals between a pair's tasks trading CPUs in `pcp-pairs-roles` (`None`: pinned).
@@ -184,20 +211,11 @@ fn pairs_roles(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Resul
     for &interval_ns in ROLE_SWAP_INTERVALS_NS {
         let label = role_swap_label(interval_ns);
         let mut metrics = BTreeMap::new();
-        for (kind, prefix, cpus, message_bytes) in
-            [(PairKind::Netperf, "sctp", 128, 4096u64), (PairKind::Unix, "unix", 32, 65_536)]
-        {
+        for bench in [SCTP_PAIRS, UNIX_PAIRS] {
+            let prefix = bench.name;
             bar.set_message(format!("{preset}, {prefix}, roles {label}"));
-            let setup = Setup {
-                workload: if kind == PairKind::Netperf { WorkloadKind::NetperfPairs } else { WorkloadKind::UnixPairs },
-                topology: TopologyKind::Server128,
-                cpus,
-                memory_gib: 64,
-                // Full size: about ten swaps at the slowest interval (quick: one or two).
-                duration_ms: if quick { 20 } else { 100 },
-            };
-            let workload = Pairs { role_swap_ns: interval_ns, ..Pairs::new(kind, message_bytes) };
-            let report = simulate(&setup, &workload, preset, seed, false)?;
+            // Full size: about ten swaps at the slowest interval (quick: one or two).
+            let (_, report) = bench.run(preset, seed, if quick { 20 } else { 100 }, interval_ns)?;
             metrics.insert(format!("{prefix}_score"), report.work_per_sec);
             metrics.insert(format!("{prefix}_cache_miss_pct"), cache_miss_pct(&report));
             metrics.insert(format!("{prefix}_free_high"), report.free_high as f64);

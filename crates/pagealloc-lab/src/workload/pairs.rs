@@ -108,6 +108,11 @@ fn release_fragment(shared: &mut Shared, head: u64) -> Option<Block> {
     None
 }
 
+/// The sender's page_frag block `(head, bytes used)` if it has room for more data.
+fn with_room(sender_block: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    sender_block.filter(|&(_, used)| used < FRAG_BYTES)
+}
+
 /// Marks the sender's current block retired; returns it if no fragment is in flight.
 fn retire(shared: &mut Shared, head: u64) -> Option<Block> {
     let carved = shared.carved.get_mut(&head)?;
@@ -147,7 +152,7 @@ impl Sender {
     fn retire_current(&mut self, env: &mut dyn Env, only_if_full: bool) -> bool {
         let (needs_block, done) = {
             let mut shared = self.socket.lock().expect("unpoisoned");
-            let full = shared.sender_block.is_none_or(|(_, used)| used >= FRAG_BYTES);
+            let full = with_room(shared.sender_block).is_none();
             if only_if_full && !full {
                 (false, None)
             } else {
@@ -187,7 +192,7 @@ impl Sender {
             // Carve under the socket lock; touch the data outside it.
             let carved = {
                 let mut shared = self.socket.lock().expect("unpoisoned");
-                let Some((head, used)) = shared.sender_block.filter(|&(_, used)| used < FRAG_BYTES) else {
+                let Some((head, used)) = with_room(shared.sender_block) else {
                     continue;
                 };
                 let bytes = left.min(FRAG_BYTES - used);
