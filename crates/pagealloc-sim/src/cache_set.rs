@@ -5,24 +5,94 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use crate::cache_key::{CacheKey, KeyKind};
+use crate::dense_table;
 use crate::DeterministicHasher;
 
 const NIL: u32 = u32::MAX;
 
+type KeyMap = HashMap<CacheKey, u32, BuildHasherDefault<DeterministicHasher>>;
+
+/// Where a cache finds an entry's node from its key. A map suits a small cache; a cache of
+/// millions of entries (a socket's LLC) finds pages and frame-metadata lines in arrays
+/// indexed by pfn and line number instead, one host memory access instead of a map probe.
+enum NodeIndex {
+    Map(KeyMap),
+    /// Node + 1 per pfn and per frame-metadata line (0: not resident), so growth fills with
+    /// zeros; other lines in a map.
+    Dense {
+        pages: Vec<u32>,
+        frame_lines: Vec<Vec<u32>>,
+        other_lines: KeyMap,
+    },
+}
+
+impl NodeIndex {
+    #[inline]
+    fn get(&self, key: CacheKey) -> Option<u32> {
+        match self {
+            NodeIndex::Map(map) => map.get(&key).copied(),
+            NodeIndex::Dense { pages, frame_lines, other_lines } => {
+                let stored = match key.kind() {
+                    KeyKind::Page(pfn) => pages.get(pfn as usize).copied(),
+                    KeyKind::FrameLine { zone, line } => frame_lines.get(zone).and_then(|t| t.get(line)).copied(),
+                    KeyKind::OtherLine => return other_lines.get(&key).copied(),
+                };
+                stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
+            }
+        }
+    }
+
+    fn insert(&mut self, key: CacheKey, node: u32) {
+        match self {
+            NodeIndex::Map(map) => {
+                map.insert(key, node);
+            }
+            NodeIndex::Dense { pages, frame_lines, other_lines } => match key.kind() {
+                KeyKind::Page(pfn) => *dense_table::slot(pages, pfn as usize) = node + 1,
+                KeyKind::FrameLine { zone, line } => {
+                    if frame_lines.len() <= zone {
+                        frame_lines.resize_with(zone + 1, Vec::new);
+                    }
+                    *dense_table::slot(&mut frame_lines[zone], line) = node + 1;
+                }
+                KeyKind::OtherLine => {
+                    other_lines.insert(key, node);
+                }
+            },
+        }
+    }
+
+    fn remove(&mut self, key: CacheKey) -> Option<u32> {
+        match self {
+            NodeIndex::Map(map) => map.remove(&key),
+            NodeIndex::Dense { pages, frame_lines, other_lines } => {
+                let slot = match key.kind() {
+                    KeyKind::Page(pfn) => pages.get_mut(pfn as usize),
+                    KeyKind::FrameLine { zone, line } => frame_lines.get_mut(zone).and_then(|t| t.get_mut(line)),
+                    KeyKind::OtherLine => return other_lines.remove(&key),
+                };
+                let stored = slot.map(core::mem::take).unwrap_or(0);
+                stored.checked_sub(1)
+            }
+        }
+    }
+}
+
 struct Node {
-    key: u64,
+    key: CacheKey,
     bytes: u32,
     prev: u32,
     next: u32,
 }
 
 /// An LRU set with O(1) touch (amortised: an insert evicts as many old entries as it needs
-/// room). Keys are chosen by the caller; the platform keeps pages and lines apart by a tag
-/// bit.
+/// room).
 pub struct CacheSet {
     capacity_bytes: u64,
     used_bytes: u64,
-    slots: HashMap<u64, u32, BuildHasherDefault<DeterministicHasher>>,
+    entries: usize,
+    index: NodeIndex,
     nodes: Vec<Node>,
     /// Most recently used.
     head: u32,
@@ -33,11 +103,24 @@ pub struct CacheSet {
 }
 
 impl CacheSet {
+    /// A cache that finds its entries through a map: best for a few thousand entries.
     pub fn new(capacity_bytes: u64) -> CacheSet {
+        CacheSet::with_index(capacity_bytes, NodeIndex::Map(KeyMap::default()))
+    }
+
+    /// A cache that finds pages and frame-metadata lines through arrays as large as the
+    /// highest pfn and line touched: for caches of millions of entries.
+    pub fn with_dense_index(capacity_bytes: u64) -> CacheSet {
+        let index = NodeIndex::Dense { pages: Vec::new(), frame_lines: Vec::new(), other_lines: KeyMap::default() };
+        CacheSet::with_index(capacity_bytes, index)
+    }
+
+    fn with_index(capacity_bytes: u64, index: NodeIndex) -> CacheSet {
         CacheSet {
             capacity_bytes: capacity_bytes.max(1),
             used_bytes: 0,
-            slots: HashMap::default(),
+            entries: 0,
+            index,
             nodes: Vec::new(),
             head: NIL,
             tail: NIL,
@@ -47,11 +130,11 @@ impl CacheSet {
 
     /// Entries resident.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.entries
     }
 
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.entries == 0
     }
 
     pub fn used_bytes(&self) -> u64 {
@@ -90,14 +173,16 @@ impl CacheSet {
         self.unlink(victim);
         let node = &self.nodes[victim as usize];
         self.used_bytes -= node.bytes as u64;
-        self.slots.remove(&node.key);
+        let removed = self.index.remove(node.key);
+        debug_assert_eq!(removed, Some(victim), "index and list disagree");
+        self.entries -= 1;
         self.free.push(victim);
     }
 
     /// Touches `key`, an entry of `bytes`: true if it was resident (a hit). Makes it the most
     /// recent either way, evicting the least recent entries until it fits.
-    pub fn touch(&mut self, key: u64, bytes: u32) -> bool {
-        if let Some(&index) = self.slots.get(&key) {
+    pub fn touch(&mut self, key: CacheKey, bytes: u32) -> bool {
+        if let Some(index) = self.index.get(key) {
             self.unlink(index);
             self.push_front(index);
             return true;
@@ -119,18 +204,20 @@ impl CacheSet {
             }
         };
         self.used_bytes += bytes;
-        self.slots.insert(key, index);
+        self.entries += 1;
+        self.index.insert(key, index);
         self.push_front(index);
         false
     }
 
-    pub fn contains(&self, key: u64) -> bool {
-        self.slots.contains_key(&key)
+    pub fn contains(&self, key: CacheKey) -> bool {
+        self.index.get(key).is_some()
     }
 
     /// Drops `key` if resident (another CPU took it exclusively); says whether it was.
-    pub fn invalidate(&mut self, key: u64) -> bool {
-        let Some(index) = self.slots.remove(&key) else { return false };
+    pub fn invalidate(&mut self, key: CacheKey) -> bool {
+        let Some(index) = self.index.remove(key) else { return false };
+        self.entries -= 1;
         self.unlink(index);
         self.used_bytes -= self.nodes[index as usize].bytes as u64;
         self.free.push(index);
@@ -140,37 +227,59 @@ impl CacheSet {
 
 #[cfg(test)]
 mod tests {
+    use pagealloc::platform::SharedLine;
+
     use super::*;
+    use crate::MetadataLayout;
+
+    fn page(pfn: u64) -> CacheKey {
+        CacheKey::page(pfn)
+    }
+
+    fn line(line: SharedLine) -> CacheKey {
+        CacheKey::line(line, MetadataLayout::LinuxStructPage)
+    }
+
+    /// Both index kinds, which must behave identically.
+    fn caches(capacity_bytes: u64) -> [CacheSet; 2] {
+        [CacheSet::new(capacity_bytes), CacheSet::with_dense_index(capacity_bytes)]
+    }
 
     #[test]
     fn evicts_least_recently_used() {
-        let mut cache = CacheSet::new(3 * 4096);
-        assert!(!cache.touch(1, 4096));
-        assert!(!cache.touch(2, 4096));
-        assert!(!cache.touch(3, 4096));
-        assert!(cache.touch(1, 4096), "1 is resident and becomes most recent");
-        assert!(!cache.touch(4, 4096), "evicts 2, the least recent");
-        assert!(!cache.contains(2));
-        assert!(cache.contains(1) && cache.contains(3) && cache.contains(4));
-        assert_eq!(cache.len(), 3);
-        cache.invalidate(3);
-        assert!(!cache.contains(3));
-        assert!(!cache.touch(5, 4096), "reuses the invalidated room, evicting nothing");
-        assert!(cache.contains(1) && cache.contains(4) && cache.contains(5));
-        assert_eq!((cache.len(), cache.used_bytes()), (3, 3 * 4096));
+        for mut cache in caches(3 * 4096) {
+            assert!(!cache.touch(page(1), 4096));
+            assert!(!cache.touch(page(2), 4096));
+            assert!(!cache.touch(page(3), 4096));
+            assert!(cache.touch(page(1), 4096), "1 is resident and becomes most recent");
+            assert!(!cache.touch(page(4), 4096), "evicts 2, the least recent");
+            assert!(!cache.contains(page(2)));
+            assert!(cache.contains(page(1)) && cache.contains(page(3)) && cache.contains(page(4)));
+            assert_eq!(cache.len(), 3);
+            assert!(cache.invalidate(page(3)));
+            assert!(!cache.invalidate(page(3)), "already gone");
+            assert!(!cache.contains(page(3)));
+            assert!(!cache.touch(page(5), 4096), "reuses the invalidated room, evicting nothing");
+            assert!(cache.contains(page(1)) && cache.contains(page(4)) && cache.contains(page(5)));
+            assert_eq!((cache.len(), cache.used_bytes()), (3, 3 * 4096));
+        }
     }
 
     #[test]
     fn entries_compete_by_size() {
-        let mut cache = CacheSet::new(4096 + 2 * 64);
-        cache.touch(1, 64);
-        cache.touch(2, 64);
-        cache.touch(10, 4096);
-        assert_eq!(cache.used_bytes(), 4096 + 128, "exactly full");
-        assert!(!cache.touch(3, 64), "a new line evicts the least recent line only");
-        assert!(!cache.contains(1) && cache.contains(2) && cache.contains(10));
-        assert!(!cache.touch(11, 4096), "a page needs room: the page and a line go");
-        assert!(!cache.contains(10) && !cache.contains(2) && cache.contains(3) && cache.contains(11));
-        assert_eq!(cache.used_bytes(), 4096 + 64);
+        let (meta_1, counters) = (line(SharedLine::frame_meta(0, 1)), line(SharedLine::ZoneCounters(0)));
+        let meta_3 = line(SharedLine::frame_meta(1, 3));
+        for mut cache in caches(4096 + 2 * 64) {
+            cache.touch(meta_1, 64);
+            cache.touch(counters, 64);
+            cache.touch(page(10), 4096);
+            assert_eq!(cache.used_bytes(), 4096 + 128, "exactly full");
+            assert!(!cache.touch(meta_3, 64), "a new line evicts the least recent line only");
+            assert!(!cache.contains(meta_1) && cache.contains(counters) && cache.contains(page(10)));
+            assert!(!cache.touch(page(11), 4096), "a page needs room: the page and a line go");
+            assert!(!cache.contains(page(10)) && !cache.contains(counters));
+            assert!(cache.contains(meta_3) && cache.contains(page(11)));
+            assert_eq!((cache.len(), cache.used_bytes()), (2, 4096 + 64));
+        }
     }
 }

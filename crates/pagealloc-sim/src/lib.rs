@@ -46,8 +46,10 @@
 //! - Memory latency is one value: a line or page of the other socket's node costs what a
 //!   local one does.
 
+pub mod cache_key;
 pub mod cache_set;
 pub mod calibration;
+mod dense_table;
 pub mod engine;
 pub mod metadata_layout;
 pub mod platform;

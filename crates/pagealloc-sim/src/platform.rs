@@ -10,8 +10,10 @@ use pagealloc::platform::{LockId, Platform, SharedLine, TasLock};
 use pagealloc::types::Pfn;
 use serde::Serialize;
 
+use crate::cache_key::{CacheKey, KeyKind};
 use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
+use crate::dense_table;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::Topology;
 use crate::DeterministicHasher;
@@ -68,22 +70,6 @@ const LINE_BYTES: u32 = 64;
 /// Page data is cached a whole page at a time.
 const PAGE_BYTES: u32 = pagealloc::types::PAGE_SIZE_BYTES as u32;
 
-/// Cache key of a shared line: tag bit 63 keeps lines apart from page frame numbers (pages
-/// are keyed by pfn), then the line's kind, zone and number. Frames whose records share a
-/// line under `layout` get the same key.
-fn line_key(line: SharedLine, layout: MetadataLayout) -> u64 {
-    let (kind, zone, number) = match line {
-        SharedLine::ZoneCounters(zone) => (0u64, zone, 0u32),
-        SharedLine::FreeList { zone, order } => (1, zone, order as u32),
-        SharedLine::PcpHeader { zone, cpu } => (2, zone, cpu),
-        SharedLine::FrameMeta { zone, frame } => (FRAME_META_KIND, zone, layout.line_of_frame(frame)),
-    };
-    1 << 63 | kind << 56 | (zone as u64) << 32 | number as u64
-}
-
-/// Kind field of frame-metadata line keys.
-const FRAME_META_KIND: u64 = 3;
-
 impl Default for LineState {
     fn default() -> Self {
         LineState { owner: NO_OWNER, llc_sockets: 0, sharers: CpuSet::default() }
@@ -96,15 +82,14 @@ impl Default for LineState {
 #[derive(Default)]
 struct LineTable {
     frame_lines: Vec<Vec<LineState>>,
-    other_lines: HashMap<u64, LineState, BuildHasherDefault<DeterministicHasher>>,
+    other_lines: HashMap<CacheKey, LineState, BuildHasherDefault<DeterministicHasher>>,
 }
 
 impl LineTable {
-    /// The state of the line with cache key `key` (see `line_key`).
-    fn state(&mut self, key: u64) -> &mut LineState {
-        match (key >> 56) & 0x7f {
-            FRAME_META_KIND => {
-                let (zone, line) = ((key >> 32) as u16 as usize, key as u32 as usize);
+    /// The state of the line named `key`.
+    fn state(&mut self, key: CacheKey) -> &mut LineState {
+        match key.kind() {
+            KeyKind::FrameLine { zone, line } => {
                 if self.frame_lines.len() <= zone {
                     self.frame_lines.resize_with(zone + 1, Vec::new);
                 }
@@ -114,7 +99,8 @@ impl LineTable {
                 }
                 &mut table[line]
             }
-            _ => self.other_lines.entry(key).or_default(),
+            KeyKind::OtherLine => self.other_lines.entry(key).or_default(),
+            KeyKind::Page(pfn) => unreachable!("page {pfn} has no line state"),
         }
     }
 }
@@ -174,8 +160,9 @@ struct SimState {
     l2: Vec<CacheSet>,
     /// Shared LLC per socket.
     llc: Vec<CacheSet>,
-    /// CPU whose L2 holds each page (one at a time: touches are writes).
-    l2_owner: HashMap<Pfn, u32, BuildHasherDefault<DeterministicHasher>>,
+    /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
+    /// 0: an array, as pages number in the millions.
+    l2_owner: Vec<u16>,
     stats: SimStats,
     /// Inside `SimHandle::observe`: hooks charge nothing and change no ownership.
     observing: bool,
@@ -245,7 +232,7 @@ impl SimState {
     /// streamed through other data) has been evicted and costs a miss.
     fn touch_line(&mut self, line: SharedLine, write: bool) {
         let cpu = self.current;
-        let key = line_key(line, self.layout);
+        let key = CacheKey::line(line, self.layout);
         let socket = self.topology.socket(cpu as u32) as usize;
         let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
         let state = self.lines.state(key);
@@ -321,17 +308,19 @@ impl SimState {
         let mut cost_ns = 0;
         for page in pfn..pfn + pages {
             self.stats.page_touches += 1;
-            let previous_owner = self.l2_owner.insert(page, cpu as u32);
-            if let Some(owner) = previous_owner.filter(|&owner| owner as usize != cpu) {
-                self.l2[owner as usize].invalidate(page);
+            let key = CacheKey::page(page);
+            let owner_slot = dense_table::slot(&mut self.l2_owner, page as usize);
+            let previous_owner = core::mem::replace(owner_slot, cpu as u16 + 1).checked_sub(1);
+            if let Some(owner) = previous_owner.map(u32::from).filter(|&owner| owner as usize != cpu) {
+                self.l2[owner as usize].invalidate(key);
                 let owner_socket = self.topology.socket(owner) as usize;
                 if owner_socket != socket {
                     // The other socket's LLC copy is stale after this touch.
-                    self.llc[owner_socket].invalidate(page);
+                    self.llc[owner_socket].invalidate(key);
                 }
             }
-            let in_l2 = self.l2[cpu].touch(page, PAGE_BYTES);
-            let in_llc = self.llc[socket].touch(page, PAGE_BYTES);
+            let in_l2 = self.l2[cpu].touch(key, PAGE_BYTES);
+            let in_llc = self.llc[socket].touch(key, PAGE_BYTES);
             cost_ns += if in_l2 {
                 self.calibration.page_l2_hit_ns
             } else if in_llc {
@@ -381,8 +370,8 @@ impl SimPlatform {
             lines: LineTable::default(),
             layout,
             l2: (0..nr_cpus).map(|_| CacheSet::new(topology.l2_share_bytes())).collect(),
-            llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),
-            l2_owner: HashMap::default(),
+            llc: (0..topology.sockets).map(|_| CacheSet::with_dense_index(topology.llc_bytes_per_socket)).collect(),
+            l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
             topology,

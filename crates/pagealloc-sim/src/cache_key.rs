@@ -1,0 +1,82 @@
+//! Names of what the simulated caches hold: pages of data, keyed by page frame number, and
+//! shared lines, keyed by kind, zone and number. Frame-metadata lines are numbered densely
+//! per zone, so tables indexed by them (line states, the LLC's node index) can be arrays.
+
+use pagealloc::platform::SharedLine;
+use pagealloc::types::Pfn;
+
+use crate::metadata_layout::MetadataLayout;
+
+/// One cache key: bit 63 clear for a page (the rest is its pfn); set for a line, with the
+/// line's kind in bits 56..63, its zone in bits 32..48 and its number in bits 0..32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CacheKey(u64);
+
+/// What a key names, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyKind {
+    Page(Pfn),
+    /// The `line`-th line of zone `zone`'s frame metadata.
+    FrameLine {
+        zone: usize,
+        line: usize,
+    },
+    /// A zone's counters, free-list heads or a pageset header: few, so kept in maps.
+    OtherLine,
+}
+
+const LINE_TAG: u64 = 1 << 63;
+const FRAME_META_KIND: u64 = 3;
+
+impl CacheKey {
+    pub fn page(pfn: Pfn) -> CacheKey {
+        debug_assert!(pfn < LINE_TAG, "pfn {pfn} collides with the line tag");
+        CacheKey(pfn)
+    }
+
+    /// The line holding `line`; frames whose records share a line under `layout` get the
+    /// same key.
+    pub fn line(line: SharedLine, layout: MetadataLayout) -> CacheKey {
+        let (kind, zone, number) = match line {
+            SharedLine::ZoneCounters(zone) => (0u64, zone, 0u32),
+            SharedLine::FreeList { zone, order } => (1, zone, order as u32),
+            SharedLine::PcpHeader { zone, cpu } => (2, zone, cpu),
+            SharedLine::FrameMeta { zone, frame } => (FRAME_META_KIND, zone, layout.line_of_frame(frame)),
+        };
+        CacheKey(LINE_TAG | kind << 56 | (zone as u64) << 32 | number as u64)
+    }
+
+    #[inline]
+    pub fn kind(self) -> KeyKind {
+        if self.0 & LINE_TAG == 0 {
+            KeyKind::Page(self.0)
+        } else if (self.0 >> 56) & 0x7f == FRAME_META_KIND {
+            KeyKind::FrameLine { zone: (self.0 >> 32) as u16 as usize, line: self.0 as u32 as usize }
+        } else {
+            KeyKind::OtherLine
+        }
+    }
+
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_decode_to_what_they_name() {
+        assert_eq!(CacheKey::page(12345).kind(), KeyKind::Page(12345));
+        let linux = MetadataLayout::LinuxStructPage;
+        assert_eq!(
+            CacheKey::line(SharedLine::frame_meta(2, 77), linux).kind(),
+            KeyKind::FrameLine { zone: 2, line: 77 }
+        );
+        assert_eq!(CacheKey::line(SharedLine::ZoneCounters(2), linux).kind(), KeyKind::OtherLine);
+        let heads = [0u8, 1].map(|order| CacheKey::line(SharedLine::FreeList { zone: 0, order }, linux));
+        assert_ne!(heads[0], heads[1]);
+        assert_ne!(CacheKey::page(3), CacheKey::line(SharedLine::frame_meta(0, 3), linux));
+    }
+}
