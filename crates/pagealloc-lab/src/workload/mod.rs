@@ -6,6 +6,7 @@ mod page_bench;
 mod page_fault;
 mod pairs;
 mod trunc;
+mod unix_skb;
 
 pub use kbuild::Kbuild;
 pub use page_bench::PageBench;

@@ -6,8 +6,9 @@
 //! - netperf (SCTP_STREAM_MANY, TCP_STREAM): messages are carved from order-3 (32 KiB)
 //!   page_frag blocks; a block is freed by whoever drops its last reference (usually the
 //!   receiver, after the sender moved on to a new block).
-//! - AF_UNIX (lmbench bw_unix): each message's data sits in order-3 paged fragments
-//!   allocated per message and freed by the receiver.
+//! - AF_UNIX (lmbench bw_unix): each write's data sits in paged fragments allocated per
+//!   write and freed by the receiver: a 64 KiB write takes blocks of order 3, 2, 1 and 0
+//!   (see `unix_skb`).
 //!
 //! Pair i runs on CPUs 2i (sender) and 2i + 1 (receiver); an odd last CPU idles. With
 //! `role_swap_ns` the two tasks trade CPUs now and then, so each CPU alternates between
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
+use super::unix_skb::{self, DataBlock};
 use super::{CpuTask, Env, Idle, Next, Workload};
 use crate::rng::SplitMix64;
 use pagealloc::{AllocRequest, Block};
@@ -127,20 +129,21 @@ fn retire(shared: &mut Shared, head: u64) -> Option<Block> {
 struct Sender {
     config: Pairs,
     socket: Socket,
+    /// AF_UNIX: the blocks each write allocates.
+    unix_blocks: Vec<DataBlock>,
 }
 
 impl Sender {
+    /// One write: the skbs' paged data, in blocks as af_unix allocates them (see
+    /// `unix_skb`); the linear heads are slab memory, outside this model.
     fn unix_message(&mut self, env: &mut dyn Env) -> Message {
         let mut message = Message { data: Vec::new(), owned: Vec::new() };
-        let mut left = self.config.message_bytes;
-        while left > 0 {
-            let Some(block) = env.alloc(FRAG_ORDER, AllocRequest::KERNEL) else { break };
-            let bytes = left.min(FRAG_BYTES);
-            let pages = bytes.div_ceil(4096);
+        for data_block in &self.unix_blocks {
+            let Some(block) = env.alloc(data_block.order, AllocRequest::KERNEL) else { break };
+            let pages = data_block.bytes.div_ceil(4096);
             env.touch(block.pfn(), pages);
             message.data.push((block.pfn(), pages, None));
             message.owned.push(block);
-            left -= bytes;
         }
         message
     }
@@ -359,7 +362,13 @@ impl Workload for Pairs {
         json!({
             "kind": self.kind,
             "message_bytes": self.message_bytes,
-            "frag_order": FRAG_ORDER,
+            "frag_orders": match self.kind {
+                PairKind::Netperf => vec![FRAG_ORDER],
+                PairKind::Unix => unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES)
+                    .iter()
+                    .map(|block| block.order)
+                    .collect(),
+            },
             "queue_messages": self.queue_messages,
             "per_message_ns": self.per_message_ns,
             "receive_per_message_ns": self.receive_per_message_ns,
@@ -375,7 +384,11 @@ impl Workload for Pairs {
             for slot in 0..2 {
                 tasks.push(Box::new(PairCpu {
                     slot,
-                    sender: Sender { config: self.clone(), socket: socket.clone() },
+                    sender: Sender {
+                        config: self.clone(),
+                        socket: socket.clone(),
+                        unix_blocks: unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES),
+                    },
                     receiver: Receiver { config: self.clone(), socket: socket.clone() },
                     roles: RoleSchedule::new(self.role_swap_ns, role_seed),
                 }));
