@@ -43,6 +43,9 @@
 //! - Lines are cached non-inclusively: a line hit in a CPU's L2 does not refresh the LLC's
 //!   copy, but an L2 eviction does not write it back either: a line that stayed hot in one
 //!   L2 while the LLC turned over comes back from memory after its L2 eviction.
+//! - Misses are charged one after another. A real core overlaps independent misses (the
+//!   previous and next `struct page` of a list unlink, say), so code that misses on many
+//!   independent lines, such as a long drain under the zone lock, costs more here than there.
 //! - Memory latency is one value: a line or page of the other socket's node costs what a
 //!   local one does.
 
