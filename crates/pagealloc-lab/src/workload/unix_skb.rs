@@ -34,7 +34,7 @@ pub struct DataBlock {
 /// socket whose send buffer is `send_buffer_bytes`.
 pub fn write_blocks(write_bytes: u64, send_buffer_bytes: u64) -> Vec<DataBlock> {
     // "Keep two messages in the pipe": an skb is at most half the send buffer.
-    let skb_cap_bytes = (send_buffer_bytes / 2).saturating_sub(64).min(MAX_HEAD_BYTES + FRAGS_BYTES).max(1);
+    let skb_cap_bytes = (send_buffer_bytes / 2).saturating_sub(64).clamp(1, MAX_HEAD_BYTES + FRAGS_BYTES);
     let mut blocks = Vec::new();
     let mut left_bytes = write_bytes;
     // Bounded: every skb carries at least one byte.
