@@ -16,7 +16,7 @@ type KeyMap = HashMap<CacheKey, u32, BuildHasherDefault<DeterministicHasher>>;
 /// Where a cache finds an entry's node from its key. A map suits a small cache; a cache of
 /// millions of entries (a socket's LLC) finds pages and frame-metadata lines in arrays
 /// indexed by pfn and line number instead, one host memory access instead of a map probe.
-enum NodeIndex {
+pub(crate) enum NodeIndex {
     Map(KeyMap),
     /// Node + 1 per pfn and per frame-metadata line (0: not resident), so growth fills with
     /// zeros; other lines in a map.
@@ -28,8 +28,13 @@ enum NodeIndex {
 }
 
 impl NodeIndex {
+    /// An index with arrays for pages and frame-metadata lines.
+    pub(crate) fn dense() -> NodeIndex {
+        NodeIndex::Dense { pages: Vec::new(), frame_lines: Vec::new(), other_lines: KeyMap::default() }
+    }
+
     #[inline]
-    fn get(&self, key: CacheKey) -> Option<u32> {
+    pub(crate) fn get(&self, key: CacheKey) -> Option<u32> {
         match self {
             NodeIndex::Map(map) => map.get(&key).copied(),
             NodeIndex::Dense { pages, frame_lines, other_lines } => {
@@ -43,7 +48,7 @@ impl NodeIndex {
         }
     }
 
-    fn insert(&mut self, key: CacheKey, node: u32) {
+    pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
         match self {
             NodeIndex::Map(map) => {
                 map.insert(key, node);
@@ -63,7 +68,7 @@ impl NodeIndex {
         }
     }
 
-    fn remove(&mut self, key: CacheKey) -> Option<u32> {
+    pub(crate) fn remove(&mut self, key: CacheKey) -> Option<u32> {
         match self {
             NodeIndex::Map(map) => map.remove(&key),
             NodeIndex::Dense { pages, frame_lines, other_lines } => {
@@ -111,8 +116,7 @@ impl CacheSet {
     /// A cache that finds pages and frame-metadata lines through arrays as large as the
     /// highest pfn and line touched: for caches of millions of entries.
     pub fn with_dense_index(capacity_bytes: u64) -> CacheSet {
-        let index = NodeIndex::Dense { pages: Vec::new(), frame_lines: Vec::new(), other_lines: KeyMap::default() };
-        CacheSet::with_index(capacity_bytes, index)
+        CacheSet::with_index(capacity_bytes, NodeIndex::dense())
     }
 
     fn with_index(capacity_bytes: u64, index: NodeIndex) -> CacheSet {

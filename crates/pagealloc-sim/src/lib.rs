@@ -54,6 +54,7 @@ pub mod cache_set;
 pub mod calibration;
 mod dense_table;
 pub mod engine;
+pub mod l2_caches;
 pub mod metadata_layout;
 pub mod platform;
 pub mod topology;

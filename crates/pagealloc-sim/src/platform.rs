@@ -14,6 +14,7 @@ use crate::cache_key::{CacheKey, KeyKind};
 use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
 use crate::dense_table;
+use crate::l2_caches::L2Caches;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::Topology;
 use crate::DeterministicHasher;
@@ -28,11 +29,6 @@ pub const MAX_SOCKETS: usize = 8;
 struct CpuSet([u64; MAX_CPUS / 64]);
 
 impl CpuSet {
-    fn only(cpu: usize) -> CpuSet {
-        let mut set = CpuSet::default();
-        set.insert(cpu);
-        set
-    }
     fn insert(&mut self, cpu: usize) {
         self.0[cpu / 64] |= 1 << (cpu % 64);
     }
@@ -52,17 +48,18 @@ impl CpuSet {
     }
 }
 
-/// Coherence state of one shared line.
+/// Coherence state of one shared line (which L2s hold it is the L2s' business).
+#[derive(Clone, Copy)]
 struct LineState {
     /// Last writer (or first reader); `NO_OWNER` before any touch.
-    owner: u32,
+    owner: u16,
     /// Sockets whose LLC may hold the line (set on insertion, cleared on invalidation, not
     /// on eviction): a write probes only these LLCs to invalidate their copies.
     llc_sockets: u8,
-    sharers: CpuSet,
 }
 
-const NO_OWNER: u32 = u32::MAX;
+const NO_OWNER: u16 = u16::MAX;
+const _: () = assert!(MAX_CPUS < NO_OWNER as usize);
 
 /// Size of a cache line, the unit shared lines are cached in.
 const LINE_BYTES: u32 = 64;
@@ -72,7 +69,7 @@ const PAGE_BYTES: u32 = pagealloc::types::PAGE_SIZE_BYTES as u32;
 
 impl Default for LineState {
     fn default() -> Self {
-        LineState { owner: NO_OWNER, llc_sockets: 0, sharers: CpuSet::default() }
+        LineState { owner: NO_OWNER, llc_sockets: 0 }
     }
 }
 
@@ -157,7 +154,7 @@ struct SimState {
     lines: LineTable,
     layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
-    l2: Vec<CacheSet>,
+    l2: L2Caches,
     /// Shared LLC per socket.
     llc: Vec<CacheSet>,
     /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
@@ -234,23 +231,21 @@ impl SimState {
         let cpu = self.current;
         let key = CacheKey::line(line, self.layout);
         let socket = self.topology.socket(cpu as u32) as usize;
-        let in_l2 = self.l2[cpu].touch(key, LINE_BYTES);
-        let state = self.lines.state(key);
-        // Other CPUs that still have the line: sharers whose L2 has not evicted it since. A
-        // write drops their copies in the same probe.
+        let held_here = self.l2.touch(cpu, key, LINE_BYTES);
+        // Other CPUs that still have the line in their L2. A write drops their copies.
         let mut holders = CpuSet::default();
-        for other in state.sharers.iter().filter(|&other| other != cpu) {
-            let held = if write { self.l2[other].invalidate(key) } else { self.l2[other].contains(key) };
-            if held {
-                holders.insert(other);
+        self.l2.other_holders(cpu, key, |other| holders.insert(other));
+        if write {
+            for other in holders.iter() {
+                self.l2.invalidate(other, key);
             }
         }
-        let held_here = in_l2 && state.sharers.contains(cpu);
+        let state = self.lines.state(key);
         // The nearest holder supplies the line (or acknowledges the invalidation); the last
         // writer is preferred when it still has it.
         let owner_holds = state.owner != NO_OWNER && holders.contains(state.owner as usize);
         let supplier = if owner_holds {
-            Some(state.owner)
+            Some(state.owner as u32)
         } else {
             holders
                 .iter()
@@ -262,13 +257,10 @@ impl SimState {
         let transferred_from = if held_here && !write { None } else { supplier };
         if !write {
             if !owner_holds {
-                state.owner = cpu as u32;
+                state.owner = cpu as u16;
             }
-            holders.insert(cpu);
-            state.sharers = holders;
         } else {
-            state.owner = cpu as u32;
-            state.sharers = CpuSet::only(cpu);
+            state.owner = cpu as u16;
             // Other sockets' LLCs drop their copies too.
             let other_sockets = state.llc_sockets & !(1 << socket);
             state.llc_sockets &= 1 << socket;
@@ -312,14 +304,14 @@ impl SimState {
             let owner_slot = dense_table::slot(&mut self.l2_owner, page as usize);
             let previous_owner = core::mem::replace(owner_slot, cpu as u16 + 1).checked_sub(1);
             if let Some(owner) = previous_owner.map(u32::from).filter(|&owner| owner as usize != cpu) {
-                self.l2[owner as usize].invalidate(key);
+                self.l2.invalidate(owner as usize, key);
                 let owner_socket = self.topology.socket(owner) as usize;
                 if owner_socket != socket {
                     // The other socket's LLC copy is stale after this touch.
                     self.llc[owner_socket].invalidate(key);
                 }
             }
-            let in_l2 = self.l2[cpu].touch(key, PAGE_BYTES);
+            let in_l2 = self.l2.touch(cpu, key, PAGE_BYTES);
             let in_llc = self.llc[socket].touch(key, PAGE_BYTES);
             cost_ns += if in_l2 {
                 self.calibration.page_l2_hit_ns
@@ -369,7 +361,7 @@ impl SimPlatform {
             locks: HashMap::default(),
             lines: LineTable::default(),
             layout,
-            l2: (0..nr_cpus).map(|_| CacheSet::new(topology.l2_share_bytes())).collect(),
+            l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
             llc: (0..topology.sockets).map(|_| CacheSet::with_dense_index(topology.llc_bytes_per_socket)).collect(),
             l2_owner: Vec::new(),
             stats: SimStats::default(),
@@ -481,7 +473,7 @@ impl SimHandle {
 
     /// Entries (pages of data and shared lines) resident in `cpu`'s L2 share.
     pub fn l2_resident_pages(&self, cpu: usize) -> usize {
-        self.with(|state| state.l2[cpu].len())
+        self.with(|state| state.l2.len(cpu))
     }
 }
 

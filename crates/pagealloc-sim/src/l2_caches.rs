@@ -1,0 +1,271 @@
+//! The private L2 shares of all CPUs, kept together: one node arena, one exact LRU list per
+//! CPU weighted by bytes (as in [`crate::cache_set::CacheSet`]), and per key a chain of the
+//! nodes holding it, one per CPU. Finding whether a CPU holds a line, or which CPUs do, is a
+//! walk of that short chain from an array indexed by pfn or line number, not a probe of a
+//! per-CPU hash table: the simulator's hottest lookup, at millions of lines.
+
+use crate::cache_key::CacheKey;
+use crate::cache_set::NodeIndex;
+
+const NIL: u32 = u32::MAX;
+
+struct Node {
+    key: CacheKey,
+    bytes: u32,
+    cpu: u16,
+    /// LRU neighbours on `cpu`'s list.
+    prev: u32,
+    next: u32,
+    /// Next node holding the same key (another CPU's copy).
+    next_holder: u32,
+}
+
+/// One CPU's LRU list.
+struct Lru {
+    capacity_bytes: u64,
+    used_bytes: u64,
+    entries: usize,
+    /// Most recently used.
+    head: u32,
+    /// Least recently used.
+    tail: u32,
+}
+
+pub struct L2Caches {
+    nodes: Vec<Node>,
+    lists: Vec<Lru>,
+    /// First node of each key's holder chain.
+    holders: NodeIndex,
+    /// Nodes of evicted or invalidated entries, reused before growing.
+    free: Vec<u32>,
+}
+
+impl L2Caches {
+    /// `cpus` caches of `capacity_bytes` each.
+    pub fn new(cpus: usize, capacity_bytes: u64) -> L2Caches {
+        assert!(cpus <= u16::MAX as usize);
+        let list = || Lru { capacity_bytes: capacity_bytes.max(1), used_bytes: 0, entries: 0, head: NIL, tail: NIL };
+        L2Caches {
+            nodes: Vec::new(),
+            lists: (0..cpus).map(|_| list()).collect(),
+            holders: NodeIndex::dense(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Entries resident in `cpu`'s cache.
+    pub fn len(&self, cpu: usize) -> usize {
+        self.lists[cpu].entries
+    }
+
+    pub fn used_bytes(&self, cpu: usize) -> u64 {
+        self.lists[cpu].used_bytes
+    }
+
+    /// `cpu`'s node for `key`, if it holds it.
+    fn find(&self, cpu: usize, key: CacheKey) -> Option<u32> {
+        let mut node = self.holders.get(key)?;
+        // Bounded: a chain has one node per CPU at most.
+        for _ in 0..self.lists.len() {
+            if self.nodes[node as usize].cpu as usize == cpu {
+                return Some(node);
+            }
+            node = self.nodes[node as usize].next_holder;
+            if node == NIL {
+                return None;
+            }
+        }
+        unreachable!("holder chain of {key:?} longer than the CPU count");
+    }
+
+    pub fn contains(&self, cpu: usize, key: CacheKey) -> bool {
+        self.find(cpu, key).is_some()
+    }
+
+    /// The CPUs other than `cpu` holding `key`, in chain order (callers needing an order pick
+    /// it themselves).
+    pub fn other_holders(&self, cpu: usize, key: CacheKey, mut each: impl FnMut(usize)) {
+        let mut node = self.holders.get(key).unwrap_or(NIL);
+        while node != NIL {
+            let holder = self.nodes[node as usize].cpu as usize;
+            if holder != cpu {
+                each(holder);
+            }
+            node = self.nodes[node as usize].next_holder;
+        }
+    }
+
+    /// Touches `key`, an entry of `bytes`, in `cpu`'s cache: true if it was resident (a hit).
+    /// Makes it the most recent either way, evicting the least recent entries until it fits.
+    pub fn touch(&mut self, cpu: usize, key: CacheKey, bytes: u32) -> bool {
+        if let Some(node) = self.find(cpu, key) {
+            self.unlink_lru(node);
+            self.push_front(node);
+            return true;
+        }
+        let list = &self.lists[cpu];
+        let bytes = (bytes as u64).min(list.capacity_bytes);
+        // Bounded: each round evicts one entry, and an entry never exceeds the capacity.
+        while self.lists[cpu].used_bytes + bytes > self.lists[cpu].capacity_bytes {
+            let victim = self.lists[cpu].tail;
+            debug_assert_ne!(victim, NIL, "evicting from an empty cache");
+            self.remove(victim);
+        }
+        let next_holder = self.holders.get(key).unwrap_or(NIL);
+        let node = Node { key, bytes: bytes as u32, cpu: cpu as u16, prev: NIL, next: NIL, next_holder };
+        let index = match self.free.pop() {
+            Some(index) => {
+                self.nodes[index as usize] = node;
+                index
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        };
+        self.holders.insert(key, index);
+        let list = &mut self.lists[cpu];
+        list.used_bytes += bytes;
+        list.entries += 1;
+        self.push_front(index);
+        false
+    }
+
+    /// Drops `key` from `cpu`'s cache if resident; says whether it was.
+    pub fn invalidate(&mut self, cpu: usize, key: CacheKey) -> bool {
+        let Some(node) = self.find(cpu, key) else { return false };
+        self.remove(node);
+        true
+    }
+
+    /// Takes `node` out of its LRU list and its holder chain and frees it.
+    fn remove(&mut self, node: u32) {
+        self.unlink_lru(node);
+        let Node { key, bytes, cpu, next_holder, .. } = self.nodes[node as usize];
+        let first = self.holders.get(key).expect("a resident key has holders");
+        if first == node {
+            self.holders.remove(key);
+            if next_holder != NIL {
+                self.holders.insert(key, next_holder);
+            }
+        } else {
+            let mut previous = first;
+            // Bounded: the node is on this chain, at most one node per CPU before it.
+            while self.nodes[previous as usize].next_holder != node {
+                previous = self.nodes[previous as usize].next_holder;
+                debug_assert_ne!(previous, NIL, "node missing from its holder chain");
+            }
+            self.nodes[previous as usize].next_holder = next_holder;
+        }
+        let list = &mut self.lists[cpu as usize];
+        list.used_bytes -= bytes as u64;
+        list.entries -= 1;
+        self.free.push(node);
+    }
+
+    fn unlink_lru(&mut self, index: u32) {
+        let Node { prev, next, cpu, .. } = self.nodes[index as usize];
+        if prev == NIL {
+            self.lists[cpu as usize].head = next;
+        } else {
+            self.nodes[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.lists[cpu as usize].tail = prev;
+        } else {
+            self.nodes[next as usize].prev = prev;
+        }
+    }
+
+    fn push_front(&mut self, index: u32) {
+        let cpu = self.nodes[index as usize].cpu as usize;
+        let head = self.lists[cpu].head;
+        self.nodes[index as usize].prev = NIL;
+        self.nodes[index as usize].next = head;
+        if head != NIL {
+            self.nodes[head as usize].prev = index;
+        }
+        let list = &mut self.lists[cpu];
+        list.head = index;
+        if list.tail == NIL {
+            list.tail = index;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pagealloc::platform::SharedLine;
+
+    use super::*;
+    use crate::cache_set::CacheSet;
+    use crate::MetadataLayout;
+
+    /// SplitMix64, enough for test inputs.
+    struct SplitMix(u64);
+
+    impl SplitMix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+    }
+
+    #[test]
+    fn each_cpu_is_an_lru_of_its_own_and_chains_list_the_holders() {
+        let line = CacheKey::line(SharedLine::frame_meta(0, 9), MetadataLayout::LinuxStructPage);
+        let mut caches = L2Caches::new(3, 2 * 4096);
+        assert!(!caches.touch(0, line, 64));
+        assert!(!caches.touch(2, line, 64));
+        assert!(caches.touch(0, line, 64));
+        let mut others = Vec::new();
+        caches.other_holders(0, line, |cpu| others.push(cpu));
+        assert_eq!(others, [2]);
+        // CPU 0 streams two pages: the line is evicted there, not on CPU 2.
+        caches.touch(0, CacheKey::page(1), 4096);
+        caches.touch(0, CacheKey::page(2), 4096);
+        assert!(!caches.contains(0, line) && caches.contains(2, line));
+        assert_eq!((caches.len(0), caches.used_bytes(0)), (2, 8192));
+        assert!(caches.invalidate(2, line));
+        assert!(!caches.invalidate(2, line));
+        let mut none = Vec::new();
+        caches.other_holders(1, line, |cpu| none.push(cpu));
+        assert!(none.is_empty());
+    }
+
+    /// The same random touches and invalidations on one `CacheSet` per CPU and on
+    /// `L2Caches` give the same hits and contents.
+    #[test]
+    fn matches_a_cache_set_per_cpu() {
+        let cpus = 4;
+        let mut sets: Vec<CacheSet> = (0..cpus).map(|_| CacheSet::new(20 * 64 + 2 * 4096)).collect();
+        let mut caches = L2Caches::new(cpus, 20 * 64 + 2 * 4096);
+        let mut rng = SplitMix(7);
+        for step in 0..20_000 {
+            let cpu = (rng.next() % cpus as u64) as usize;
+            let (key, bytes) = if rng.next().is_multiple_of(4) {
+                (CacheKey::page(rng.next() % 8), 4096)
+            } else {
+                (
+                    CacheKey::line(
+                        SharedLine::frame_meta(0, (rng.next() % 64) as u32),
+                        MetadataLayout::LinuxStructPage,
+                    ),
+                    64,
+                )
+            };
+            if rng.next().is_multiple_of(5) {
+                assert_eq!(sets[cpu].invalidate(key), caches.invalidate(cpu, key), "step {step}");
+            } else {
+                assert_eq!(sets[cpu].touch(key, bytes), caches.touch(cpu, key, bytes), "step {step}");
+            }
+            for (other, set) in sets.iter().enumerate() {
+                assert_eq!(set.contains(key), caches.contains(other, key), "step {step}");
+                assert_eq!((set.len(), set.used_bytes()), (caches.len(other), caches.used_bytes(other)));
+            }
+        }
+    }
+}
