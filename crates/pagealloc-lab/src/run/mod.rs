@@ -103,6 +103,10 @@ pub struct RunArgs {
     /// CPUs (default: each task stays on its CPU).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3_600_000_000))]
     pub role_swap_us: Option<u64>,
+    /// netperf-pairs / unix-pairs: run both tasks of a pair on one CPU, taking turns (one
+    /// pair per CPU), as sync wake-ups tend to place them.
+    #[arg(long, conflicts_with = "role_swap_us")]
+    pub co_located: bool,
     #[arg(long, default_value = "table")]
     pub format: String,
     /// Count allocations per page frame and report the five most reused.
@@ -130,7 +134,7 @@ impl RunArgs {
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
-                Box::new(Pairs { role_swap_ns, ..Pairs::new(kind, self.message_bytes) })
+                Box::new(Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) })
             }
             WorkloadKind::Trunc => Box::new(Trunc::default()),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),

@@ -221,6 +221,7 @@ mod tests {
             mode: "thread".into(),
             message_bytes: 16_384,
             role_swap_us: None,
+            co_located: false,
             format: "table".into(),
             top_reuse: false,
         }
@@ -259,6 +260,7 @@ mod tests {
                 preset: preset.into(),
                 message_bytes: 65_536,
                 role_swap_us,
+                co_located: false,
                 ..args(WorkloadKind::UnixPairs, 4, 20)
             };
             run_sim(args.workload().unwrap().as_ref(), &args).unwrap().pcp_pages_avg
@@ -267,6 +269,31 @@ mod tests {
         assert!(patch7 > 4.0 * patch9, "patch7 {patch7:.0} pages vs patch9 {patch9:.0}");
         let (pinned7, pinned9) = (pcp_pages_avg("patch7", None), pcp_pages_avg("patch9", None));
         assert!(pinned7 < 2.0 * pinned9, "pinned: patch7 {pinned7:.0} pages vs patch9 {pinned9:.0}");
+    }
+
+    /// Co-located, a pair's frees refill the pageset its next writes allocate from: after the
+    /// first refills the buddy is left alone, whatever the preset; split over two CPUs, every
+    /// block the sender allocates comes from the buddy.
+    #[test]
+    fn co_located_pairs_allocate_from_their_own_frees() {
+        let run = |preset: &str, co_located: bool| {
+            let args = RunArgs {
+                preset: preset.into(),
+                message_bytes: 65_536,
+                co_located,
+                ..args(WorkloadKind::UnixPairs, if co_located { 2 } else { 4 }, 20)
+            };
+            run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
+        };
+        for preset in ["base", "patch9"] {
+            let (split, together) = (run(preset, false), run(preset, true));
+            // 16 pages a message (blocks of order 3, 2, 1, 0).
+            let split_per_message = split.alloc_zone_pages as f64 / split.work_units as f64;
+            let together_per_message = together.alloc_zone_pages as f64 / together.work_units as f64;
+            assert!(split_per_message > 14.0, "{preset} split: {split_per_message:.2} pages a message");
+            assert!(together_per_message < 0.5, "{preset} co-located: {together_per_message:.2} pages a message");
+            assert_eq!(together.free_high, 0, "{preset}: no pageset outgrows its high");
+        }
     }
 
     #[test]

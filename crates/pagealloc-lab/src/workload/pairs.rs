@@ -13,7 +13,9 @@
 //! Pair i runs on CPUs 2i (sender) and 2i + 1 (receiver); an odd last CPU idles. With
 //! `role_swap_ns` the two tasks trade CPUs now and then, so each CPU alternates between
 //! allocating and freeing: the case patch 9 of the 2023 series addresses (a CPU whose high
-//! grew while it sent, then receives).
+//! grew while it sent, then receives). With `co_located`, pair i runs both tasks on CPU i
+//! instead, taking turns (see [`CoLocatedPair`]): the freed blocks land in the pageset the
+//! next writes allocate from.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -53,6 +55,9 @@ pub struct Pairs {
     /// Mean time between a pair's sender and receiver trading CPUs (wake-up placement and
     /// load balancing move unpinned tasks); `None` pins each task to its CPU.
     pub role_swap_ns: Option<u64>,
+    /// Both tasks of each pair on one CPU (one pair per CPU), as sync wake-ups tend to place
+    /// them; overrides `role_swap_ns`.
+    pub co_located: bool,
 }
 
 /// Default send buffer of a socket (net.core.wmem_default): a sender blocks once this much
@@ -70,6 +75,7 @@ impl Pairs {
             receive_per_message_ns: 2_000,
             poll_ns: 500,
             role_swap_ns: None,
+            co_located: false,
         }
     }
 }
@@ -211,8 +217,12 @@ impl Sender {
         message
     }
 
+    fn queue_full(&self) -> bool {
+        self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages
+    }
+
     fn step(&mut self, env: &mut dyn Env) {
-        if self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages {
+        if self.queue_full() {
             env.compute(self.config.poll_ns);
             return;
         }
@@ -257,6 +267,10 @@ impl Receiver {
         for block in to_free {
             env.free(block);
         }
+    }
+
+    fn queue_empty(&self) -> bool {
+        self.socket.lock().expect("unpoisoned").queue.is_empty()
     }
 
     fn step(&mut self, env: &mut dyn Env) {
@@ -348,6 +362,38 @@ impl CpuTask for PairCpu {
     }
 }
 
+/// Both tasks of a pair on one CPU. A writer's wake-up of its reader is a sync wake-up
+/// (af_unix and TCP both wake readers with `wake_up_interruptible_sync_poll()`), which
+/// invites the scheduler to run the reader on the writer's CPU (wake_affine()). Modelled as
+/// turns: the sender writes until the socket buffer is full and sleeps, the receiver reads
+/// until it is empty and sleeps; each switch costs `poll_ns`. Frees and the allocations that
+/// follow them meet in one pageset, so freed blocks can be reused while still cache-hot.
+struct CoLocatedPair {
+    sender: Sender,
+    receiver: Receiver,
+    sending: bool,
+}
+
+impl CpuTask for CoLocatedPair {
+    fn step(&mut self, env: &mut dyn Env) -> Next {
+        let switch = if self.sending { self.sender.queue_full() } else { self.receiver.queue_empty() };
+        if switch {
+            self.sending = !self.sending;
+            env.compute(self.sender.config.poll_ns);
+        } else if self.sending {
+            self.sender.step(env);
+        } else {
+            self.receiver.step(env);
+        }
+        Next::Continue
+    }
+
+    fn finish(&mut self, env: &mut dyn Env) {
+        self.sender.finish(env);
+        self.receiver.finish(env);
+    }
+}
+
 impl Workload for Pairs {
     fn name(&self) -> &'static str {
         match self.kind {
@@ -374,22 +420,36 @@ impl Workload for Pairs {
             "receive_per_message_ns": self.receive_per_message_ns,
             "poll_ns": self.poll_ns,
             "role_swap_ns": self.role_swap_ns,
+            "co_located": self.co_located,
         })
     }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
+        let sender = |socket: &Socket| Sender {
+            config: self.clone(),
+            socket: socket.clone(),
+            unix_blocks: unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES),
+        };
+        let receiver = |socket: &Socket| Receiver { config: self.clone(), socket: socket.clone() };
         let mut tasks: Vec<Box<dyn CpuTask>> = Vec::with_capacity(cpus);
+        if self.co_located {
+            for _ in 0..cpus {
+                let socket = Socket::default();
+                tasks.push(Box::new(CoLocatedPair {
+                    sender: sender(&socket),
+                    receiver: receiver(&socket),
+                    sending: true,
+                }));
+            }
+            return tasks;
+        }
         for pair in 0..cpus / 2 {
             let socket = Socket::default();
             let role_seed = seed ^ (pair as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             for slot in 0..2 {
                 tasks.push(Box::new(PairCpu {
                     slot,
-                    sender: Sender {
-                        config: self.clone(),
-                        socket: socket.clone(),
-                        unix_blocks: unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES),
-                    },
-                    receiver: Receiver { config: self.clone(), socket: socket.clone() },
+                    sender: sender(&socket),
+                    receiver: receiver(&socket),
                     roles: RoleSchedule::new(self.role_swap_ns, role_seed),
                 }));
             }
