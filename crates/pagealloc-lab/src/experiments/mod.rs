@@ -142,7 +142,7 @@ struct PairBench {
     kind: PairKind,
     /// Column prefix in `pcp-pairs-roles`.
     name: &'static str,
-    /// CPUs running pairs (two per pair).
+    /// CPUs running pairs pinned or trading CPUs (two per pair; co-located runs use half).
     cpus: usize,
     message_bytes: u64,
 }

@@ -56,7 +56,7 @@ pub struct Pairs {
     /// load balancing move unpinned tasks); `None` pins each task to its CPU.
     pub role_swap_ns: Option<u64>,
     /// Both tasks of each pair on one CPU (one pair per CPU), as sync wake-ups tend to place
-    /// them; overrides `role_swap_ns`.
+    /// them; `role_swap_ns` is then ignored (and reported as none).
     pub co_located: bool,
 }
 
@@ -221,10 +221,11 @@ impl Sender {
         self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages
     }
 
-    fn step(&mut self, env: &mut dyn Env) {
+    /// Writes one message if the socket buffer has room; says whether it queued one.
+    fn step(&mut self, env: &mut dyn Env) -> bool {
         if self.queue_full() {
             env.compute(self.config.poll_ns);
-            return;
+            return false;
         }
         env.compute(self.config.per_message_ns);
         let message = match self.config.kind {
@@ -233,9 +234,11 @@ impl Sender {
         };
         if message.data.is_empty() {
             env.compute(self.config.poll_ns);
+            false
         } else {
             self.socket.lock().expect("unpoisoned").queue.push_back(message);
             env.done(1);
+            true
         }
     }
 
@@ -381,7 +384,10 @@ impl CpuTask for CoLocatedPair {
             self.sending = !self.sending;
             env.compute(self.sender.config.poll_ns);
         } else if self.sending {
-            self.sender.step(env);
+            // Out of memory with data still queued: the reader's turn frees some.
+            if !self.sender.step(env) && !self.receiver.queue_empty() {
+                self.sending = false;
+            }
         } else {
             self.receiver.step(env);
         }
@@ -419,7 +425,7 @@ impl Workload for Pairs {
             "per_message_ns": self.per_message_ns,
             "receive_per_message_ns": self.receive_per_message_ns,
             "poll_ns": self.poll_ns,
-            "role_swap_ns": self.role_swap_ns,
+            "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
             "co_located": self.co_located,
         })
     }
