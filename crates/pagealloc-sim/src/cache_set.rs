@@ -13,73 +13,65 @@ const NIL: u32 = u32::MAX;
 
 type KeyMap = HashMap<CacheKey, u32, BuildHasherDefault<DeterministicHasher>>;
 
-/// Where a cache finds an entry's node from its key. A map suits a small cache; a cache of
-/// millions of entries (a socket's LLC) finds pages and frame-metadata lines in arrays
-/// indexed by pfn and line number instead, one host memory access instead of a map probe.
-pub(crate) enum NodeIndex {
-    Map(KeyMap),
-    /// Node + 1 per pfn and per frame-metadata line (0: not resident), so growth fills with
-    /// zeros; other lines in a map.
-    Dense {
-        pages: Vec<u32>,
-        frame_lines: Vec<Vec<u32>>,
-        other_lines: KeyMap,
-    },
+/// Where a cache finds an entry's node from its key: pages and frame-metadata lines (there
+/// are millions) in arrays indexed by pfn and line number, one host memory access instead of
+/// a map probe; the few other lines in a map. Slots hold node + 1 (0: not resident), so
+/// growth fills with zeros.
+#[derive(Default)]
+pub(crate) struct NodeIndex {
+    pages: Vec<u32>,
+    frame_lines: Vec<Vec<u32>>,
+    other_lines: KeyMap,
 }
 
 impl NodeIndex {
-    /// An index with arrays for pages and frame-metadata lines.
-    pub(crate) fn dense() -> NodeIndex {
-        NodeIndex::Dense { pages: Vec::new(), frame_lines: Vec::new(), other_lines: KeyMap::default() }
-    }
-
     #[inline]
     pub(crate) fn get(&self, key: CacheKey) -> Option<u32> {
-        match self {
-            NodeIndex::Map(map) => map.get(&key).copied(),
-            NodeIndex::Dense { pages, frame_lines, other_lines } => {
-                let stored = match key.kind() {
-                    KeyKind::Page(pfn) => pages.get(pfn as usize).copied(),
-                    KeyKind::FrameLine { zone, line } => frame_lines.get(zone).and_then(|t| t.get(line)).copied(),
-                    KeyKind::OtherLine => return other_lines.get(&key).copied(),
-                };
-                stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
-            }
-        }
+        let stored = match key.kind() {
+            KeyKind::Page(pfn) => self.pages.get(pfn as usize).copied(),
+            KeyKind::FrameLine { zone, line } => self.frame_lines.get(zone).and_then(|t| t.get(line)).copied(),
+            KeyKind::OtherLine => return self.other_lines.get(&key).copied(),
+        };
+        stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
     }
 
     pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
-        match self {
-            NodeIndex::Map(map) => {
-                map.insert(key, node);
+        match key.kind() {
+            KeyKind::Page(pfn) => *dense_table::slot(&mut self.pages, pfn as usize) = node + 1,
+            KeyKind::FrameLine { zone, line } => {
+                if self.frame_lines.len() <= zone {
+                    self.frame_lines.resize_with(zone + 1, Vec::new);
+                }
+                *dense_table::slot(&mut self.frame_lines[zone], line) = node + 1;
             }
-            NodeIndex::Dense { pages, frame_lines, other_lines } => match key.kind() {
-                KeyKind::Page(pfn) => *dense_table::slot(pages, pfn as usize) = node + 1,
-                KeyKind::FrameLine { zone, line } => {
-                    if frame_lines.len() <= zone {
-                        frame_lines.resize_with(zone + 1, Vec::new);
-                    }
-                    *dense_table::slot(&mut frame_lines[zone], line) = node + 1;
-                }
-                KeyKind::OtherLine => {
-                    other_lines.insert(key, node);
-                }
-            },
+            KeyKind::OtherLine => {
+                self.other_lines.insert(key, node);
+            }
         }
     }
 
     pub(crate) fn remove(&mut self, key: CacheKey) -> Option<u32> {
-        match self {
-            NodeIndex::Map(map) => map.remove(&key),
-            NodeIndex::Dense { pages, frame_lines, other_lines } => {
-                let slot = match key.kind() {
-                    KeyKind::Page(pfn) => pages.get_mut(pfn as usize),
-                    KeyKind::FrameLine { zone, line } => frame_lines.get_mut(zone).and_then(|t| t.get_mut(line)),
-                    KeyKind::OtherLine => return other_lines.remove(&key),
-                };
-                let stored = slot.map(core::mem::take).unwrap_or(0);
-                stored.checked_sub(1)
-            }
+        let slot = match key.kind() {
+            KeyKind::Page(pfn) => self.pages.get_mut(pfn as usize),
+            KeyKind::FrameLine { zone, line } => self.frame_lines.get_mut(zone).and_then(|t| t.get_mut(line)),
+            KeyKind::OtherLine => return self.other_lines.remove(&key),
+        };
+        let stored = slot.map(core::mem::take).unwrap_or(0);
+        stored.checked_sub(1)
+    }
+}
+
+/// Puts `node` in a free slot of `nodes` (the most recently freed first) or a new one at the
+/// end; returns its index. Shared by the caches' node arenas.
+pub(crate) fn place_node<T>(nodes: &mut Vec<T>, free: &mut Vec<u32>, node: T) -> u32 {
+    match free.pop() {
+        Some(index) => {
+            nodes[index as usize] = node;
+            index
+        }
+        None => {
+            nodes.push(node);
+            (nodes.len() - 1) as u32
         }
     }
 }
@@ -108,23 +100,12 @@ pub struct CacheSet {
 }
 
 impl CacheSet {
-    /// A cache that finds its entries through a map: best for a few thousand entries.
     pub fn new(capacity_bytes: u64) -> CacheSet {
-        CacheSet::with_index(capacity_bytes, NodeIndex::Map(KeyMap::default()))
-    }
-
-    /// A cache that finds pages and frame-metadata lines through arrays as large as the
-    /// highest pfn and line touched: for caches of millions of entries.
-    pub fn with_dense_index(capacity_bytes: u64) -> CacheSet {
-        CacheSet::with_index(capacity_bytes, NodeIndex::dense())
-    }
-
-    fn with_index(capacity_bytes: u64, index: NodeIndex) -> CacheSet {
         CacheSet {
             capacity_bytes: capacity_bytes.max(1),
             used_bytes: 0,
             entries: 0,
-            index,
+            index: NodeIndex::default(),
             nodes: Vec::new(),
             head: NIL,
             tail: NIL,
@@ -197,16 +178,7 @@ impl CacheSet {
             self.evict_tail();
         }
         let node = Node { key, bytes: bytes as u32, prev: NIL, next: NIL };
-        let index = match self.free.pop() {
-            Some(index) => {
-                self.nodes[index as usize] = node;
-                index
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let index = place_node(&mut self.nodes, &mut self.free, node);
         self.used_bytes += bytes;
         self.entries += 1;
         self.index.insert(key, index);
@@ -244,46 +216,39 @@ mod tests {
         CacheKey::line(line, MetadataLayout::LinuxStructPage)
     }
 
-    /// Both index kinds, which must behave identically.
-    fn caches(capacity_bytes: u64) -> [CacheSet; 2] {
-        [CacheSet::new(capacity_bytes), CacheSet::with_dense_index(capacity_bytes)]
-    }
-
     #[test]
     fn evicts_least_recently_used() {
-        for mut cache in caches(3 * 4096) {
-            assert!(!cache.touch(page(1), 4096));
-            assert!(!cache.touch(page(2), 4096));
-            assert!(!cache.touch(page(3), 4096));
-            assert!(cache.touch(page(1), 4096), "1 is resident and becomes most recent");
-            assert!(!cache.touch(page(4), 4096), "evicts 2, the least recent");
-            assert!(!cache.contains(page(2)));
-            assert!(cache.contains(page(1)) && cache.contains(page(3)) && cache.contains(page(4)));
-            assert_eq!(cache.len(), 3);
-            assert!(cache.invalidate(page(3)));
-            assert!(!cache.invalidate(page(3)), "already gone");
-            assert!(!cache.contains(page(3)));
-            assert!(!cache.touch(page(5), 4096), "reuses the invalidated room, evicting nothing");
-            assert!(cache.contains(page(1)) && cache.contains(page(4)) && cache.contains(page(5)));
-            assert_eq!((cache.len(), cache.used_bytes()), (3, 3 * 4096));
-        }
+        let mut cache = CacheSet::new(3 * 4096);
+        assert!(!cache.touch(page(1), 4096));
+        assert!(!cache.touch(page(2), 4096));
+        assert!(!cache.touch(page(3), 4096));
+        assert!(cache.touch(page(1), 4096), "1 is resident and becomes most recent");
+        assert!(!cache.touch(page(4), 4096), "evicts 2, the least recent");
+        assert!(!cache.contains(page(2)));
+        assert!(cache.contains(page(1)) && cache.contains(page(3)) && cache.contains(page(4)));
+        assert_eq!(cache.len(), 3);
+        assert!(cache.invalidate(page(3)));
+        assert!(!cache.invalidate(page(3)), "already gone");
+        assert!(!cache.contains(page(3)));
+        assert!(!cache.touch(page(5), 4096), "reuses the invalidated room, evicting nothing");
+        assert!(cache.contains(page(1)) && cache.contains(page(4)) && cache.contains(page(5)));
+        assert_eq!((cache.len(), cache.used_bytes()), (3, 3 * 4096));
     }
 
     #[test]
     fn entries_compete_by_size() {
         let (meta_1, counters) = (line(SharedLine::frame_meta(0, 1)), line(SharedLine::ZoneCounters(0)));
         let meta_3 = line(SharedLine::frame_meta(1, 3));
-        for mut cache in caches(4096 + 2 * 64) {
-            cache.touch(meta_1, 64);
-            cache.touch(counters, 64);
-            cache.touch(page(10), 4096);
-            assert_eq!(cache.used_bytes(), 4096 + 128, "exactly full");
-            assert!(!cache.touch(meta_3, 64), "a new line evicts the least recent line only");
-            assert!(!cache.contains(meta_1) && cache.contains(counters) && cache.contains(page(10)));
-            assert!(!cache.touch(page(11), 4096), "a page needs room: the page and a line go");
-            assert!(!cache.contains(page(10)) && !cache.contains(counters));
-            assert!(cache.contains(meta_3) && cache.contains(page(11)));
-            assert_eq!((cache.len(), cache.used_bytes()), (2, 4096 + 64));
-        }
+        let mut cache = CacheSet::new(4096 + 2 * 64);
+        cache.touch(meta_1, 64);
+        cache.touch(counters, 64);
+        cache.touch(page(10), 4096);
+        assert_eq!(cache.used_bytes(), 4096 + 128, "exactly full");
+        assert!(!cache.touch(meta_3, 64), "a new line evicts the least recent line only");
+        assert!(!cache.contains(meta_1) && cache.contains(counters) && cache.contains(page(10)));
+        assert!(!cache.touch(page(11), 4096), "a page needs room: the page and a line go");
+        assert!(!cache.contains(page(10)) && !cache.contains(counters));
+        assert!(cache.contains(meta_3) && cache.contains(page(11)));
+        assert_eq!((cache.len(), cache.used_bytes()), (2, 4096 + 64));
     }
 }

@@ -5,7 +5,7 @@
 //! per-CPU hash table: the simulator's hottest lookup, at millions of lines.
 
 use crate::cache_key::CacheKey;
-use crate::cache_set::NodeIndex;
+use crate::cache_set::{place_node, NodeIndex};
 
 const NIL: u32 = u32::MAX;
 
@@ -48,7 +48,7 @@ impl L2Caches {
         L2Caches {
             nodes: Vec::new(),
             lists: (0..cpus).map(|_| list()).collect(),
-            holders: NodeIndex::dense(),
+            holders: NodeIndex::default(),
             free: Vec::new(),
         }
     }
@@ -113,16 +113,7 @@ impl L2Caches {
         }
         let next_holder = self.holders.get(key).unwrap_or(NIL);
         let node = Node { key, bytes: bytes as u32, cpu: cpu as u16, prev: NIL, next: NIL, next_holder };
-        let index = match self.free.pop() {
-            Some(index) => {
-                self.nodes[index as usize] = node;
-                index
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
-        };
+        let index = place_node(&mut self.nodes, &mut self.free, node);
         self.holders.insert(key, index);
         let list = &mut self.lists[cpu];
         list.used_bytes += bytes;

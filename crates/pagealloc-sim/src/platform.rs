@@ -362,7 +362,7 @@ impl SimPlatform {
             lines: LineTable::default(),
             layout,
             l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
-            llc: (0..topology.sockets).map(|_| CacheSet::with_dense_index(topology.llc_bytes_per_socket)).collect(),
+            llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,

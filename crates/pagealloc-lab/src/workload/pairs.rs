@@ -296,6 +296,32 @@ impl Receiver {
     }
 }
 
+/// A pair's two tasks over one socket; whoever runs them, the sender's page_frag block and
+/// the queue live in the socket.
+struct Pair {
+    sender: Sender,
+    receiver: Receiver,
+}
+
+impl Pair {
+    fn new(config: &Pairs, socket: &Socket) -> Pair {
+        Pair {
+            sender: Sender {
+                config: config.clone(),
+                socket: socket.clone(),
+                unix_blocks: unix_skb::write_blocks(config.message_bytes, SOCKET_BUFFER_BYTES),
+            },
+            receiver: Receiver { config: config.clone(), socket: socket.clone() },
+        }
+    }
+
+    /// The sender retires its block, then the receiver drains the queue and frees.
+    fn finish(&mut self, env: &mut dyn Env) {
+        self.sender.finish(env);
+        self.receiver.finish(env);
+    }
+}
+
 /// When a pair's two tasks trade CPUs. Both CPUs of a pair hold a copy seeded alike, so they
 /// agree on the schedule without sharing state: the swap points are a fixed sequence in
 /// time with intervals uniform in [mean / 2, 3 * mean / 2).
@@ -341,8 +367,7 @@ impl RoleSchedule {
 struct PairCpu {
     /// 0: runs the sender until the first swap; 1: the receiver.
     slot: u8,
-    sender: Sender,
-    receiver: Receiver,
+    pair: Pair,
     roles: RoleSchedule,
 }
 
@@ -352,16 +377,15 @@ impl CpuTask for PairCpu {
         let swapped = !self.roles.is_pinned() && self.roles.swapped_at(env.now_ns());
         let runs_sender = (self.slot == 0) != swapped;
         if runs_sender {
-            self.sender.step(env);
+            self.pair.sender.step(env);
         } else {
-            self.receiver.step(env);
+            self.pair.receiver.step(env);
         }
         Next::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
-        self.sender.finish(env);
-        self.receiver.finish(env);
+        self.pair.finish(env);
     }
 }
 
@@ -372,31 +396,30 @@ impl CpuTask for PairCpu {
 /// until it is empty and sleeps; each switch costs `poll_ns`. Frees and the allocations that
 /// follow them meet in one pageset, so freed blocks can be reused while still cache-hot.
 struct CoLocatedPair {
-    sender: Sender,
-    receiver: Receiver,
+    pair: Pair,
     sending: bool,
 }
 
 impl CpuTask for CoLocatedPair {
     fn step(&mut self, env: &mut dyn Env) -> Next {
-        let switch = if self.sending { self.sender.queue_full() } else { self.receiver.queue_empty() };
+        let Pair { sender, receiver } = &mut self.pair;
+        let switch = if self.sending { sender.queue_full() } else { receiver.queue_empty() };
         if switch {
             self.sending = !self.sending;
-            env.compute(self.sender.config.poll_ns);
+            env.compute(sender.config.poll_ns);
         } else if self.sending {
             // Out of memory with data still queued: the reader's turn frees some.
-            if !self.sender.step(env) && !self.receiver.queue_empty() {
+            if !sender.step(env) && !receiver.queue_empty() {
                 self.sending = false;
             }
         } else {
-            self.receiver.step(env);
+            receiver.step(env);
         }
         Next::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
-        self.sender.finish(env);
-        self.receiver.finish(env);
+        self.pair.finish(env);
     }
 }
 
@@ -430,21 +453,11 @@ impl Workload for Pairs {
         })
     }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
-        let sender = |socket: &Socket| Sender {
-            config: self.clone(),
-            socket: socket.clone(),
-            unix_blocks: unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES),
-        };
-        let receiver = |socket: &Socket| Receiver { config: self.clone(), socket: socket.clone() };
         let mut tasks: Vec<Box<dyn CpuTask>> = Vec::with_capacity(cpus);
         if self.co_located {
             for _ in 0..cpus {
                 let socket = Socket::default();
-                tasks.push(Box::new(CoLocatedPair {
-                    sender: sender(&socket),
-                    receiver: receiver(&socket),
-                    sending: true,
-                }));
+                tasks.push(Box::new(CoLocatedPair { pair: Pair::new(self, &socket), sending: true }));
             }
             return tasks;
         }
@@ -454,8 +467,7 @@ impl Workload for Pairs {
             for slot in 0..2 {
                 tasks.push(Box::new(PairCpu {
                     slot,
-                    sender: sender(&socket),
-                    receiver: receiver(&socket),
+                    pair: Pair::new(self, &socket),
                     roles: RoleSchedule::new(self.role_swap_ns, role_seed),
                 }));
             }
