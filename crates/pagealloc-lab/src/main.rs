@@ -3,12 +3,16 @@
 mod bench;
 mod demo;
 mod experiments;
+mod huge_pages;
 mod machine_args;
 mod rng;
 mod run;
 mod workload;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static GLOBAL: huge_pages::HugePageHint = huge_pages::HugePageHint;
 
 #[derive(Parser)]
 #[command(name = "pagelab", version, about = "Lab for pagealloc, the Linux page allocator in Rust")]
