@@ -131,6 +131,8 @@ pub struct SimStats {
     pub pcp_lock: LockClassStats,
     pub lru_lock: LockClassStats,
     pub workload_lock: LockClassStats,
+    /// Touches of shared lines, however served.
+    pub line_touches: u64,
     /// Touches of shared lines that another CPU held.
     pub line_transfers: u64,
     pub line_transfer_ns: u64,
@@ -230,6 +232,7 @@ impl SimState {
     fn touch_line(&mut self, line: SharedLine, write: bool) {
         let cpu = self.current;
         let key = CacheKey::line(line, self.layout);
+        self.stats.line_touches += 1;
         let socket = self.topology.socket(cpu as u32) as usize;
         let held_here = self.l2.touch(cpu, key, LINE_BYTES);
         // Other CPUs that still have the line in their L2. A write drops their copies.
@@ -655,7 +658,8 @@ mod tests {
         assert_eq!(charge(56, true), cal.line_other_socket_ns, "other socket takes it");
         assert_eq!(charge(0, false), cal.line_other_socket_ns, "and the first CPU lost it");
         assert_eq!(charge(0, true), cal.line_other_socket_ns, "writing invalidates the sharer on the other socket");
-        assert_eq!(sim.stats().line_transfers, 5);
+        let stats = sim.stats();
+        assert_eq!((stats.line_touches, stats.line_transfers), (8, 5));
     }
 
     #[test]
