@@ -6,6 +6,7 @@
 //! Linux lays it out (a 64-byte `struct page` per frame, [`REPRODUCTION_LAYOUT`]). Normalised
 //! columns follow the seed (the first preset = 100).
 
+mod ordered;
 mod published;
 mod svg;
 
@@ -533,8 +534,10 @@ pub fn find(name: &str) -> Option<&'static Experiment> {
     EXPERIMENTS.iter().find(|e| e.name == name)
 }
 
-/// Runs experiments (all when `names` is empty), printing tables and writing outputs.
-pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path) -> Result<(), String> {
+/// Runs experiments (all when `names` is empty), printing tables and writing outputs. Each
+/// preset of each experiment is one job; `jobs` of them run at once on host threads, and
+/// tables come out in order as experiments complete. Results do not depend on `jobs`.
+pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usize) -> Result<(), String> {
     let chosen: Vec<&Experiment> = if names.is_empty() {
         EXPERIMENTS.iter().collect()
     } else {
@@ -543,23 +546,38 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path) -> Result
             .map(|n| find(n).ok_or_else(|| format!("unknown experiment '{n}' (see `pagelab experiments`)")))
             .collect::<Result<_, _>>()?
     };
-    let total: u64 = chosen.iter().map(|e| e.presets.len() as u64).sum();
-    let bar = ProgressBar::new(total);
+    let runs: Vec<(&Experiment, &str)> = chosen
+        .iter()
+        .flat_map(|&experiment| experiment.presets.iter().map(move |&preset| (experiment, preset)))
+        .collect();
+    let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} {msg}")
             .map_err(|e| e.to_string())?
             .progress_chars("=> "),
     );
-    for experiment in chosen {
-        let mut rows = Vec::new();
-        for preset in experiment.presets {
+    let mut rows = Vec::new();
+    ordered::run_ordered(
+        runs.len(),
+        jobs,
+        |index| {
+            let (experiment, preset) = runs[index];
             bar.set_message(format!("{}: {preset}", experiment.name));
-            rows.extend((experiment.run)(preset, quick, seed, &bar)?);
+            (experiment.run)(preset, quick, seed, &bar)
+        },
+        |index, result: Result<Vec<Row>, String>| -> Result<(), String> {
+            rows.extend(result?);
             bar.inc(1);
-        }
-        bar.suspend(|| print_tables(experiment, &rows));
-        write_outputs(experiment, &rows, quick, seed, out)?;
-    }
+            let experiment = runs[index].0;
+            let last_of_experiment = runs.get(index + 1).is_none_or(|(next, _)| next.name != experiment.name);
+            if last_of_experiment {
+                bar.suspend(|| print_tables(experiment, &rows));
+                write_outputs(experiment, &rows, quick, seed, out)?;
+                rows.clear();
+            }
+            Ok(())
+        },
+    )?;
     bar.finish_with_message(format!("done; JSON, CSV and SVG in {}", out.display()));
     Ok(())
 }
@@ -601,22 +619,22 @@ mod tests {
     }
 
     #[test]
-    fn same_seed_same_json_byte_for_byte() {
+    fn same_seed_same_json_byte_for_byte_however_many_jobs() {
         let base = std::env::temp_dir().join(format!("pagelab-determinism-{}", std::process::id()));
-        let run = |dir: &str| {
+        let run = |dir: &str, jobs: usize| {
             let out = base.join(dir);
-            reproduce(&["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()], true, 3, &out).unwrap();
+            reproduce(&["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()], true, 3, &out, jobs).unwrap();
             ["pcp-unix.json", "highorder-netperf-tcp.json", "pcp-unix.csv", "pcp-unix.svg"]
                 .map(|file| std::fs::read(out.join(file)).unwrap())
         };
-        assert_eq!(run("first"), run("second"));
+        assert_eq!(run("one-job", 1), run("three-jobs", 3));
         std::fs::remove_dir_all(base).ok();
     }
 
     #[test]
     fn a_quick_experiment_writes_json_and_csv() {
         let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
-        reproduce(&["highorder-trunc".to_string()], true, 1, &out).unwrap();
+        reproduce(&["highorder-trunc".to_string()], true, 1, &out, 1).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("highorder-trunc.json")).unwrap()).unwrap();
         assert_eq!(json["experiment"], "highorder-trunc");
