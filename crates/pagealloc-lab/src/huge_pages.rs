@@ -22,6 +22,8 @@ impl HugePageHint {
         }
         let start = (ptr as usize).next_multiple_of(HUGE_PAGE_BYTES);
         let end = (ptr as usize + bytes) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+        // MADV_HUGEPAGE is Linux's; elsewhere the hint is skipped.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
         if end > start {
             // SAFETY: [start, end) lies inside the block just allocated, which this
             // allocator owns until it is freed; MADV_HUGEPAGE changes how the kernel backs

@@ -338,6 +338,8 @@ thread_local! {
 /// engine and the workload access to the same state.
 pub struct SimPlatform {
     handle: SimHandle,
+    /// The host thread whose table holds the state (slots are per thread).
+    thread: std::thread::ThreadId,
 }
 
 /// Another reference to a simulation's state (not a platform; no ownership).
@@ -385,7 +387,7 @@ impl SimPlatform {
                 }
             }
         });
-        SimPlatform { handle: SimHandle { slot, nr_cpus } }
+        SimPlatform { handle: SimHandle { slot, nr_cpus }, thread: std::thread::current().id() }
     }
 
     pub fn handle(&self) -> SimHandle {
@@ -395,7 +397,11 @@ impl SimPlatform {
 
 impl Drop for SimPlatform {
     fn drop(&mut self) {
-        // A simulation dropped on another thread leaves its slot until that thread ends.
+        // A simulation dropped on another thread leaves its slot until its own thread ends:
+        // the same slot number on this thread belongs to another simulation, if any.
+        if std::thread::current().id() != self.thread {
+            return;
+        }
         let _ = SIMULATIONS.try_with(|sims| {
             if let Some(slot) = sims.borrow_mut().get_mut(self.handle.slot) {
                 *slot = None;
@@ -614,6 +620,21 @@ mod tests {
         sim.advance(20_000);
         assert!(platform.lock_try_acquire(pcp));
         assert_eq!(sim.stats().pcp_lock.try_failures, 1);
+    }
+
+    #[test]
+    fn dropping_a_simulation_on_another_thread_leaves_that_threads_simulations_alone() {
+        // Fresh threads: each simulation takes slot 0 of its own thread's table.
+        std::thread::spawn(|| {
+            let here = machine(2);
+            let elsewhere = std::thread::spawn(|| machine(3)).join().unwrap();
+            assert_eq!((here.handle().slot, elsewhere.handle().slot), (0, 0));
+            drop(elsewhere);
+            here.handle().set_cpu(1);
+            assert_eq!(here.handle().current_cpu(), 1, "this thread's simulation is still there");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

@@ -546,9 +546,13 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usi
             .map(|n| find(n).ok_or_else(|| format!("unknown experiment '{n}' (see `pagelab experiments`)")))
             .collect::<Result<_, _>>()?
     };
-    let runs: Vec<(&Experiment, &str)> = chosen
+    // (position in `chosen`, experiment, preset): an experiment named twice runs twice.
+    let runs: Vec<(usize, &Experiment, &str)> = chosen
         .iter()
-        .flat_map(|&experiment| experiment.presets.iter().map(move |&preset| (experiment, preset)))
+        .enumerate()
+        .flat_map(|(position, &experiment)| {
+            experiment.presets.iter().map(move |&preset| (position, experiment, preset))
+        })
         .collect();
     let bar = ProgressBar::new(runs.len() as u64);
     bar.set_style(
@@ -561,15 +565,15 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usi
         runs.len(),
         jobs,
         |index| {
-            let (experiment, preset) = runs[index];
+            let (_, experiment, preset) = runs[index];
             bar.set_message(format!("{}: {preset}", experiment.name));
             (experiment.run)(preset, quick, seed, &bar)
         },
         |index, result: Result<Vec<Row>, String>| -> Result<(), String> {
             rows.extend(result?);
             bar.inc(1);
-            let experiment = runs[index].0;
-            let last_of_experiment = runs.get(index + 1).is_none_or(|(next, _)| next.name != experiment.name);
+            let (position, experiment, _) = runs[index];
+            let last_of_experiment = runs.get(index + 1).map(|next| next.0) != Some(position);
             if last_of_experiment {
                 bar.suspend(|| print_tables(experiment, &rows));
                 write_outputs(experiment, &rows, quick, seed, out)?;

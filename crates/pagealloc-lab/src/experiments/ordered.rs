@@ -6,9 +6,22 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
+/// Sets the flag when dropped during a panic, so a panicking job or `each` stops the other
+/// workers taking new jobs instead of leaving them to run every remaining one.
+struct StopOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Runs `job(0..count)` on `workers` threads and calls `each(index, result)` on the caller's
 /// thread in index order, as soon as every earlier result is in. An error from `each` stops
-/// the workers taking new jobs (those running finish) and is returned.
+/// the workers taking new jobs (those running finish) and is returned; a panic in a job or
+/// in `each` stops them too, then propagates.
 pub fn run_ordered<T: Send, E>(
     count: usize,
     workers: usize,
@@ -23,6 +36,7 @@ pub fn run_ordered<T: Send, E>(
             let sender = sender.clone();
             let (next_job, stop, job) = (&next_job, &stop, &job);
             scope.spawn(move || {
+                let _stop_on_panic = StopOnPanic(stop);
                 // Bounded: each round claims a distinct index below `count`.
                 while !stop.load(Ordering::Relaxed) {
                     let index = next_job.fetch_add(1, Ordering::Relaxed);
@@ -33,6 +47,7 @@ pub fn run_ordered<T: Send, E>(
             });
         }
         drop(sender);
+        let _stop_on_panic = StopOnPanic(&stop);
         let mut pending = BTreeMap::new();
         let mut next_out = 0;
         // Ends when every worker has ended and dropped its sender.
@@ -46,7 +61,8 @@ pub fn run_ordered<T: Send, E>(
                 next_out += 1;
             }
         }
-        debug_assert_eq!(next_out, count, "a job's result went missing");
+        // Fewer than `count` results means a job panicked: the scope propagates that panic
+        // when it joins the workers.
         Ok(())
     })
 }
@@ -75,6 +91,27 @@ mod tests {
             assert_eq!(result, Ok(()));
             assert_eq!(seen, (0..20).map(|i| (i, i * 10)).collect::<Vec<_>>(), "{workers} workers");
         }
+    }
+
+    #[test]
+    fn a_panicking_job_stops_the_workers_and_propagates() {
+        let ran = AtomicUsize::new(0);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_ordered(
+                200,
+                2,
+                |index| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                    assert_ne!(index, 0, "job 0 fails");
+                    // All 200 would take 200 ms of the two workers' time.
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                    index
+                },
+                |_, _| Ok::<(), ()>(()),
+            )
+        }));
+        assert!(outcome.is_err(), "the job's panic reached the caller");
+        assert!(ran.load(Ordering::Relaxed) < 200, "workers stopped taking jobs");
     }
 
     #[test]
