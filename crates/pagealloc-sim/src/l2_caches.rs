@@ -129,10 +129,37 @@ impl L2Caches {
         true
     }
 
+    /// Drops `key` from every cache but `cpu`'s, calling `each` with every CPU that held it:
+    /// one walk of the holder chain, where an invalidation per holder would walk it once each.
+    pub fn invalidate_others(&mut self, cpu: usize, key: CacheKey, mut each: impl FnMut(usize)) {
+        let Some(first) = self.holders.get(key) else { return };
+        let mut kept = NIL;
+        let mut node = first;
+        // Bounded: one node per CPU on the chain.
+        while node != NIL {
+            let Node { cpu: holder, next_holder, .. } = self.nodes[node as usize];
+            if holder as usize == cpu {
+                kept = node;
+            } else {
+                each(holder as usize);
+                self.release(node);
+            }
+            node = next_holder;
+        }
+        if kept != NIL {
+            self.nodes[kept as usize].next_holder = NIL;
+        }
+        if kept != first {
+            self.holders.remove(key);
+            if kept != NIL {
+                self.holders.insert(key, kept);
+            }
+        }
+    }
+
     /// Takes `node` out of its LRU list and its holder chain and frees it.
     fn remove(&mut self, node: u32) {
-        self.unlink_lru(node);
-        let Node { key, bytes, cpu, next_holder, .. } = self.nodes[node as usize];
+        let Node { key, next_holder, .. } = self.nodes[node as usize];
         let first = self.holders.get(key).expect("a resident key has holders");
         if first == node {
             self.holders.remove(key);
@@ -148,6 +175,14 @@ impl L2Caches {
             }
             self.nodes[previous as usize].next_holder = next_holder;
         }
+        self.release(node);
+    }
+
+    /// Takes `node` out of its CPU's LRU list and accounting and frees it (its holder chain
+    /// is the caller's business).
+    fn release(&mut self, node: u32) {
+        self.unlink_lru(node);
+        let Node { bytes, cpu, .. } = self.nodes[node as usize];
         let list = &mut self.lists[cpu as usize];
         list.used_bytes -= bytes as u64;
         list.entries -= 1;
@@ -225,6 +260,25 @@ mod tests {
         let mut none = Vec::new();
         caches.other_holders(1, line, |cpu| none.push(cpu));
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn invalidating_the_others_leaves_only_the_writer() {
+        let line = CacheKey::line(SharedLine::frame_meta(0, 9), MetadataLayout::LinuxStructPage);
+        let mut caches = L2Caches::new(4, 2 * 4096);
+        for cpu in [3, 1, 0, 2] {
+            caches.touch(cpu, line, 64);
+        }
+        let mut dropped = Vec::new();
+        caches.invalidate_others(1, line, |cpu| dropped.push(cpu));
+        dropped.sort_unstable();
+        assert_eq!(dropped, [0, 2, 3]);
+        assert!(caches.contains(1, line));
+        assert!((0..4).filter(|&cpu| cpu != 1).all(|cpu| !caches.contains(cpu, line) && caches.len(cpu) == 0));
+        // A CPU that does not hold the line drops everyone's copy.
+        caches.invalidate_others(2, line, |_| {});
+        assert!((0..4).all(|cpu| !caches.contains(cpu, line)));
+        assert!(!caches.touch(2, CacheKey::page(5), 4096) && caches.len(2) == 1);
     }
 
     /// The same random touches and invalidations on one `CacheSet` per CPU and on

@@ -237,11 +237,10 @@ impl SimState {
         let held_here = self.l2.touch(cpu, key, LINE_BYTES);
         // Other CPUs that still have the line in their L2. A write drops their copies.
         let mut holders = CpuSet::default();
-        self.l2.other_holders(cpu, key, |other| holders.insert(other));
         if write {
-            for other in holders.iter() {
-                self.l2.invalidate(other, key);
-            }
+            self.l2.invalidate_others(cpu, key, |other| holders.insert(other));
+        } else {
+            self.l2.other_holders(cpu, key, |other| holders.insert(other));
         }
         let state = self.lines.state(key);
         // The nearest holder supplies the line (or acknowledges the invalidation); the last
