@@ -1,7 +1,8 @@
-//! Background work on real threads (feature `std`): the periodic vmstat pass that decays
-//! auto-tuned pageset high and drains idle remote pagesets, and kswapd's pass for woken
-//! nodes. Linux runs the vmstat pass on each CPU once per second; one thread ticking every
-//! CPU's pagesets is equivalent here because remote pagesets are locked normally.
+//! The allocator's periodic work on real threads (feature `std`): one thread that calls
+//! [`PageAllocator::run_due_work`] for every CPU each poll, so each CPU's vmstat pass runs on
+//! its `vm.stat_interval` schedule and a woken kswapd runs within one poll. Linux runs the
+//! vmstat pass on each CPU; one thread doing it for all is equivalent here because remote
+//! pagesets are locked normally.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -12,38 +13,38 @@ use crate::allocator::PageAllocator;
 use crate::platform::Platform;
 
 /// A running background thread; stops and joins on drop.
-pub struct VmstatWorker {
+#[derive(Debug)]
+pub struct BackgroundWorker {
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
 
-impl VmstatWorker {
-    /// Ticks every CPU every `interval` (Linux: vm.stat_interval, 1 s).
-    pub fn spawn<P: Platform + 'static>(allocator: Arc<PageAllocator<P>>, interval: Duration) -> VmstatWorker {
+impl BackgroundWorker {
+    /// Polls every `poll` (the delay of a kswapd wake-up; the vmstat passes keep their own
+    /// interval, a tunable of the allocator).
+    pub fn spawn<P: Platform + 'static>(allocator: Arc<PageAllocator<P>>, poll: Duration) -> BackgroundWorker {
         let stop = Arc::new(AtomicBool::new(false));
         let stop_flag = stop.clone();
         let handle = std::thread::Builder::new()
-            .name("pagealloc-vmstat".into())
+            .name("pagealloc-background".into())
             .spawn(move || {
                 while !stop_flag.load(Ordering::Relaxed) {
-                    std::thread::park_timeout(interval);
+                    std::thread::park_timeout(poll);
                     if stop_flag.load(Ordering::Relaxed) {
                         break;
                     }
-                    for cpu in 0..allocator.platform().nr_cpus() {
-                        allocator.vmstat_tick(cpu);
-                    }
-                    for node in 0..allocator.nodes().len() as u16 {
-                        allocator.run_kswapd(node);
+                    let platform = allocator.platform();
+                    for cpu in 0..platform.nr_cpus() {
+                        allocator.run_due_work(cpu, platform.now_ns());
                     }
                 }
             })
-            .expect("spawn the vmstat thread");
-        VmstatWorker { stop, handle: Some(handle) }
+            .expect("spawn the background thread");
+        BackgroundWorker { stop, handle: Some(handle) }
     }
 }
 
-impl Drop for VmstatWorker {
+impl Drop for BackgroundWorker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(handle) = self.handle.take() {
@@ -57,24 +58,27 @@ impl Drop for VmstatWorker {
 mod tests {
     use super::*;
     use crate::builder::AllocatorBuilder;
-    use crate::platform::TestPlatform;
+    use crate::platform::StdPlatform;
     use crate::request::AllocRequest;
+    use crate::sizing::Tunables;
     use crate::types::ZoneType;
 
     #[test]
-    fn worker_decays_pagesets_in_the_background() {
-        let allocator = Arc::new(
-            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), TestPlatform::new(1))
-                .unwrap(),
-        );
+    fn worker_decays_pagesets_and_runs_kswapd_in_the_background() {
+        let tunables = Tunables { stat_interval_ms: 1, ..Tunables::default() };
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18).tunables(tunables);
+        let allocator = Arc::new(PageAllocator::build(builder, StdPlatform::with_cpus(1)).unwrap());
         let blocks: std::vec::Vec<_> =
             (0..3000).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
         allocator.free_bulk(blocks).unwrap();
         let high_min = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_min_pages());
-        let worker = VmstatWorker::spawn(allocator.clone(), Duration::from_millis(1));
+        allocator.wake_kswapd(0);
+        let worker = BackgroundWorker::spawn(allocator.clone(), Duration::from_millis(1));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_pages()) > high_min {
-            assert!(std::time::Instant::now() < deadline, "high did not decay");
+        while allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_pages()) > high_min
+            || allocator.nodes()[0].kswapd_runs() == 0
+        {
+            assert!(std::time::Instant::now() < deadline, "high did not decay, or kswapd did not run");
             std::thread::sleep(Duration::from_millis(2));
         }
         drop(worker);

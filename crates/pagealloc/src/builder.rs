@@ -366,3 +366,14 @@ impl AllocatorBuilder {
 pub const DMA32_START_PFN: Pfn = 1 << 12;
 /// First frame above 4 GiB.
 pub const NORMAL_START_PFN: Pfn = 1 << 20;
+
+impl fmt::Debug for AllocatorBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AllocatorBuilder")
+            .field("zones", &self.zones.len())
+            .field("node_cpus", &self.node_cpus)
+            .field("tunables", &self.tunables)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}

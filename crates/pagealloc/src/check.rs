@@ -171,13 +171,19 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 pages += 1 << order;
             }
         }
-        if pages != pcp.count as u64 {
-            return self.fail(None, alloc::format!("cpu {cpu}: pageset lists hold {pages} pages, count {}", pcp.count));
+        if pages != pcp.count_pages as u64 {
+            return self
+                .fail(None, alloc::format!("cpu {cpu}: pageset lists hold {pages} pages, count {}", pcp.count_pages));
         }
-        if pcp.high < pcp.high_min || pcp.high > pcp.high_max.max(pcp.high_min) {
+        if pcp.high_pages < pcp.high_min_pages || pcp.high_pages > pcp.high_max_pages.max(pcp.high_min_pages) {
             return self.fail(
                 None,
-                alloc::format!("cpu {cpu}: high {} outside [{}, {}]", pcp.high, pcp.high_min, pcp.high_max),
+                alloc::format!(
+                    "cpu {cpu}: high {} outside [{}, {}]",
+                    pcp.high_pages,
+                    pcp.high_min_pages,
+                    pcp.high_max_pages
+                ),
             );
         }
         Ok(pages)
@@ -276,9 +282,9 @@ impl<P: Platform> PageAllocator<P> {
         for zone in self.zones() {
             // Lock order as on the free path: pagesets, then the zone.
             let pagesets: Vec<_> = zone.pcp.iter().map(|slot| slot.pageset.lock(self.platform())).collect();
-            let area = zone.free.lock(self.platform());
+            let locked = zone.buddy(self.platform()).lock();
             let mut checker =
-                ZoneChecker { zone, area: &area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
+                ZoneChecker { zone, area: &locked.area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
             let listed_free = checker.check_free_lists()?;
             let mut listed_pcp = 0;
             for (cpu, pageset) in pagesets.iter().enumerate() {
@@ -321,7 +327,7 @@ mod tests {
     fn detects_a_free_head_that_lost_its_state() {
         let allocator = allocator();
         let zone = &allocator.zones()[0];
-        zone.mem.frame(zone.start_pfn()).set_info(FrameInfo::INTERIOR);
+        zone.mem.frame(zone.start_pfn()).corrupt(FrameInfo::INTERIOR);
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("is Interior"), "{violation}");
     }
@@ -330,7 +336,7 @@ mod tests {
     fn detects_a_wrong_free_count() {
         let allocator = allocator();
         let zone = &allocator.zones()[0];
-        zone.free.lock(allocator.platform()).nr_free[10][MigrateType::Movable.index()] += 1;
+        zone.buddy(allocator.platform()).lock().area.nr_free[10][MigrateType::Movable.index()] += 1;
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("blocks listed"), "{violation}");
     }
@@ -341,7 +347,7 @@ mod tests {
         let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
         let zone = &allocator.zones()[0];
         // An allocated head inside the free order-9 buddy block: two owners of one frame.
-        zone.mem.frame(block.pfn() ^ 0x203).set_info(FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable));
+        zone.mem.frame(block.pfn() ^ 0x203).corrupt(FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable));
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("inside the"), "{violation}");
     }
@@ -353,12 +359,13 @@ mod tests {
         let second = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
         let zone = &allocator.zones()[0];
         // Put both back as separate free blocks, bypassing the merge.
-        let mut area = zone.free.lock(allocator.platform());
-        let mut ctx = zone.buddy(&mut area, allocator.platform());
-        ctx.add_free(first.pfn(), 0, MigrateType::Movable, false);
-        ctx.add_free(second.pfn(), 0, MigrateType::Movable, false);
-        drop(ctx);
-        drop(area);
+        let mut locked = zone.buddy(allocator.platform()).lock();
+        for block in [&first, &second] {
+            // Claimed, as a free does before returning a block.
+            zone.mem.frame(block.pfn()).corrupt(FrameInfo::INTERIOR);
+            locked.add_free(block.pfn(), 0, MigrateType::Movable, false);
+        }
+        drop(locked);
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("not merged"), "{violation}");
     }

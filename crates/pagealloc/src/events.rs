@@ -40,7 +40,7 @@ pub trait EventSink: Send + Sync {
 }
 
 /// Counters of fallback behaviour per zone.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct ExtfragCounters {
     claims: AtomicU64,
     steals: AtomicU64,

@@ -3,13 +3,13 @@
 //! (mirrors __rmqueue(), __rmqueue_claim(), __rmqueue_steal(), try_to_claim_block(),
 //! boost_watermark()).
 
-use crate::buddy::BuddyCtx;
+use crate::buddy::LockedZone;
 use crate::events::{EventSink, ExtfragEvent, FallbackKind};
 use crate::platform::Platform;
-use crate::request::AllocFlags;
+use crate::request::BlockRequest;
 use crate::sizing::mult_frac;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
-use crate::zone::{zone_flags, Zone};
+use crate::zone_state::{zone_flags, ZoneState};
 
 /// Allocator-wide settings the fallback path consults.
 pub(crate) struct FallbackEnv<'a> {
@@ -17,14 +17,6 @@ pub(crate) struct FallbackEnv<'a> {
     pub grouping_disabled: bool,
     pub watermark_boost_factor: u32,
     pub sink: Option<&'a dyn EventSink>,
-}
-
-/// What the caller wants from a fallback.
-#[derive(Clone, Copy)]
-struct Want {
-    order: u8,
-    start_type: MigrateType,
-    flags: AllocFlags,
 }
 
 /// Which stage last succeeded, so a bulk refill skips stages that already failed
@@ -47,18 +39,18 @@ fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool)
 }
 
 /// First fallback type with a free block of exactly `order` (mirrors find_suitable_fallback()).
-fn suitable_fallback<P: Platform>(ctx: &BuddyCtx<'_, P>, order: u8, start_type: MigrateType) -> Option<MigrateType> {
-    start_type.fallbacks().iter().copied().find(|fallback| ctx.area.nr_free[order as usize][fallback.index()] > 0)
+fn suitable_fallback<P: Platform>(zone: &LockedZone<'_, P>, order: u8, start_type: MigrateType) -> Option<MigrateType> {
+    start_type.fallbacks().iter().copied().find(|fallback| zone.area.nr_free[order as usize][fallback.index()] > 0)
 }
 
 /// Records and publishes one fallback (the mm_page_alloc_extfrag tracepoint).
-fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, want: Want, taken: (u8, MigrateType), kind: FallbackKind) {
+fn emit(zone: &ZoneState, env: &FallbackEnv<'_>, want: BlockRequest, taken: (u8, MigrateType), kind: FallbackKind) {
     let (fallback_order, fallback_migratetype) = taken;
     let event = ExtfragEvent {
         zone_index: zone.index,
         order: want.order,
         fallback_order,
-        start_migratetype: want.start_type,
+        start_migratetype: want.migratetype,
         fallback_migratetype,
         kind,
     };
@@ -70,7 +62,7 @@ fn emit<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>, want: Want, taken: (
 
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
 /// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
-fn boost_watermark<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>) -> bool {
+fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
     if env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages {
         return false;
     }
@@ -87,21 +79,20 @@ fn boost_watermark<P: Platform>(zone: &Zone<P>, env: &FallbackEnv<'_>) -> bool {
 
 /// Tries to take over the pageblock of a free fallback block at `pfn` for `start_type`.
 fn try_claim_block<P: Platform>(
-    zone: &Zone<P>,
-    ctx: &mut BuddyCtx<'_, P>,
+    ctx: &mut LockedZone<'_, P>,
     env: &FallbackEnv<'_>,
-    want: Want,
+    want: BlockRequest,
     (pfn, current_order, block_type): (Pfn, u8, MigrateType),
 ) -> Option<Pfn> {
-    let Want { order, start_type, flags } = want;
+    let BlockRequest { order, migratetype: start_type, flags } = want;
     if current_order >= PAGEBLOCK_ORDER {
         ctx.del_free(pfn, current_order, block_type);
         ctx.set_pageblock_range_type(pfn, current_order, start_type);
         ctx.expand(pfn, order, current_order, start_type);
         return Some(pfn);
     }
-    if boost_watermark(zone, env) && flags.kswapd {
-        zone.set_flag(zone_flags::BOOSTED_WATERMARK);
+    if boost_watermark(ctx.state, env) && flags.kswapd {
+        ctx.state.set_flag(zone_flags::BOOSTED_WATERMARK);
     }
     let (start, end) = ctx.whole_pageblock(pfn)?;
     let (free_pages, movable_pages) = ctx.scan_pageblock(start, end);
@@ -119,13 +110,8 @@ fn try_claim_block<P: Platform>(
 
 /// Claim stage: largest fallback blocks first, down to `order` (pageblock order under
 /// NOFRAGMENT).
-fn rmqueue_claim<P: Platform>(
-    zone: &Zone<P>,
-    ctx: &mut BuddyCtx<'_, P>,
-    env: &FallbackEnv<'_>,
-    want: Want,
-) -> Option<Pfn> {
-    let Want { order, start_type, flags } = want;
+fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>, want: BlockRequest) -> Option<Pfn> {
+    let BlockRequest { order, migratetype: start_type, flags } = want;
     let min_order = if order < PAGEBLOCK_ORDER && flags.nofragment { PAGEBLOCK_ORDER } else { order };
     for current_order in (min_order..=MAX_ORDER).rev() {
         if !should_try_claim(current_order, start_type, env.grouping_disabled) {
@@ -134,8 +120,8 @@ fn rmqueue_claim<P: Platform>(
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
-        if let Some(head) = try_claim_block(zone, ctx, env, want, (pfn, current_order, block_type)) {
-            emit(zone, env, want, (current_order, block_type), FallbackKind::Claim);
+        if let Some(head) = try_claim_block(ctx, env, want, (pfn, current_order, block_type)) {
+            emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Claim);
             return Some(head);
         }
     }
@@ -143,51 +129,43 @@ fn rmqueue_claim<P: Platform>(
 }
 
 /// Steal stage: the smallest fallback block that fits; the pageblock keeps its type.
-fn rmqueue_steal<P: Platform>(
-    zone: &Zone<P>,
-    ctx: &mut BuddyCtx<'_, P>,
-    env: &FallbackEnv<'_>,
-    want: Want,
-) -> Option<Pfn> {
-    let Want { order, start_type, .. } = want;
+fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>, want: BlockRequest) -> Option<Pfn> {
+    let BlockRequest { order, migratetype: start_type, .. } = want;
     for current_order in order..=MAX_ORDER {
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
         ctx.del_free(pfn, current_order, block_type);
         ctx.expand(pfn, order, current_order, block_type);
-        emit(zone, env, want, (current_order, block_type), FallbackKind::Steal);
+        emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }
     None
 }
 
-/// Takes a block of `order` for `start_type` from the zone, falling back as needed. The
-/// returned head is off every list but not yet marked allocated.
+/// Takes a block for `want` from the zone, falling back as needed (mirrors __rmqueue()).
+/// The returned head is off every list and interior until the caller marks it.
 pub(crate) fn rmqueue<P: Platform>(
-    zone: &Zone<P>,
-    ctx: &mut BuddyCtx<'_, P>,
+    ctx: &mut LockedZone<'_, P>,
     env: &FallbackEnv<'_>,
-    order: u8,
-    start_type: MigrateType,
-    flags: AllocFlags,
+    want: BlockRequest,
     mode: &mut RmqueueMode,
 ) -> Option<Pfn> {
     if *mode == RmqueueMode::Normal {
-        if let Some(pfn) = ctx.take_smallest(order, start_type) {
+        if let Some(pfn) = ctx.take_smallest(want.order, want.migratetype) {
             return Some(pfn);
         }
     }
-    let want = Want { order, start_type, flags };
+    let flags = want.flags;
     if *mode == RmqueueMode::Normal {
-        if let Some(pfn) = rmqueue_claim(zone, ctx, env, want) {
+        if let Some(pfn) = rmqueue_claim(ctx, env, want) {
             // The claimed pageblock now serves this type natively.
             *mode = RmqueueMode::Normal;
             return Some(pfn);
         }
     }
     if !flags.nofragment {
-        if let Some(pfn) = rmqueue_steal(zone, ctx, env, want) {
+        if let Some(pfn) = rmqueue_steal(ctx, env, want) {
             *mode = RmqueueMode::Steal;
             return Some(pfn);
         }

@@ -110,6 +110,16 @@ pub struct Frame {
     info: AtomicU32,
 }
 
+impl core::fmt::Debug for Frame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Frame")
+            .field("next", &self.next.load(Relaxed))
+            .field("prev", &self.prev.load(Relaxed))
+            .field("info", &self.info())
+            .finish()
+    }
+}
+
 /// Bytes of metadata per 4 KiB frame.
 pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<Frame>();
 const _: () = assert!(FRAME_METADATA_BYTES <= 12);
@@ -125,8 +135,24 @@ impl Frame {
         FrameInfo(self.info.load(Relaxed))
     }
 
+    /// Moves the frame from one of the states `from` (checked in debug builds) to `to`. Every
+    /// state change of a frame under a list lock goes through here; the lockless claim of a
+    /// free goes through [`Frame::transition`].
     #[inline]
-    pub(crate) fn set_info(&self, info: FrameInfo) {
+    pub(crate) fn change(&self, from: &[FrameState], to: FrameInfo) {
+        debug_assert!(
+            from.contains(&self.info().state()),
+            "frame {:?} changing to {:?}, expected one of {:?}",
+            self.info(),
+            to,
+            from
+        );
+        self.info.store(to.0, Relaxed);
+    }
+
+    /// Overwrites the record with no check: the invariant checker's tests corrupt frames.
+    #[cfg(test)]
+    pub(crate) fn corrupt(&self, info: FrameInfo) {
         self.info.store(info.0, Relaxed);
     }
 

@@ -20,6 +20,7 @@ impl core::ops::AddAssign for ZoneCounters {
     }
 }
 
+#[derive(Debug)]
 pub struct FreeArea {
     pub(crate) lists: [[FrameList; NR_MIGRATETYPES]; NR_ORDERS],
     /// Free blocks per (order, migratetype).

@@ -21,6 +21,7 @@ pub fn order_for_layout(layout: Layout) -> Option<u8> {
 }
 
 /// A block that returns itself to its allocator when dropped.
+#[derive(Debug)]
 pub struct OwnedBlock<'a, P: Platform> {
     allocator: &'a PageAllocator<P>,
     block: Option<Block>,

@@ -4,11 +4,12 @@
 
 use core::sync::atomic::Ordering::Relaxed;
 
+use crate::buddy::BuddyZone;
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
-use crate::zone::Zone;
+use crate::zone_state::ZoneState;
 
-fn reserve_limit_pages<P: Platform>(zone: &Zone<P>) -> Option<u64> {
+fn reserve_limit_pages(zone: &ZoneState) -> Option<u64> {
     let one_percent = zone.managed_pages / 100;
     (one_percent >= PAGEBLOCK_PAGES).then(|| one_percent.next_multiple_of(PAGEBLOCK_PAGES))
 }
@@ -16,17 +17,17 @@ fn reserve_limit_pages<P: Platform>(zone: &Zone<P>) -> Option<u64> {
 /// Reserves the pageblock(s) of the block just allocated at `pfn`.
 #[cold]
 #[inline(never)]
-pub(crate) fn reserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, pfn: Pfn, order: u8) {
+pub(crate) fn reserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, pfn: Pfn, order: u8) {
+    let zone = buddy.state;
     let Some(limit_pages) = reserve_limit_pages(zone) else { return };
     if zone.reserved_highatomic_pages() >= limit_pages {
         return;
     }
-    let mut area = zone.free.lock(platform);
-    let mut ctx = zone.buddy(&mut area, platform);
+    let mut ctx = buddy.lock();
     if zone.reserved_highatomic_pages() >= limit_pages {
         return;
     }
-    let current = zone.mem.pageblock_type(pfn);
+    let current = buddy.mem.pageblock_type(pfn);
     if !current.is_mergeable() {
         return;
     }
@@ -44,12 +45,12 @@ pub(crate) fn reserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, pfn: 
 /// Gives one reserved pageblock (or one larger free reserved block) back to `migratetype`
 /// when allocations are about to fail; returns whether anything was released (mirrors
 /// unreserve_highatomic_pageblock()).
-pub(crate) fn unreserve_pageblock<P: Platform>(zone: &Zone<P>, platform: &P, migratetype: MigrateType) -> bool {
+pub(crate) fn unreserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, migratetype: MigrateType) -> bool {
+    let zone = buddy.state;
     if zone.reserved_highatomic_pages() == 0 {
         return false;
     }
-    let mut area = zone.free.lock(platform);
-    let mut ctx = zone.buddy(&mut area, platform);
+    let mut ctx = buddy.lock();
     let Some((pfn, order)) = (0..crate::types::NR_ORDERS).find_map(|order| {
         let index = ctx.area.lists[order][MigrateType::HighAtomic.index()].head()?;
         Some((ctx.mem.pfn(index), order as u8))

@@ -25,28 +25,17 @@
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
-#![allow(missing_debug_implementations)]
 
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-pub mod allocator;
-#[cfg(feature = "std")]
-pub mod background;
+// Layers, bottom up; a module imports only from its own layer or below, and the test
+// `tests/layers.rs` fails on an upward import or a cycle.
+// 0. Foundation: machine abstraction, locks, types, requests, policies, derived sizing.
 pub mod block;
-mod buddy;
-pub mod builder;
-pub mod check;
 pub mod error;
 pub mod events;
-mod fallback;
-pub mod frame;
-pub mod free_area;
-pub mod handle;
-mod highatomic;
-pub mod list;
-pub mod pcp;
 pub mod platform;
 pub mod policy;
 pub mod presets;
@@ -54,11 +43,36 @@ pub mod request;
 pub mod sizing;
 pub mod sync;
 pub mod types;
-pub mod views;
+// 1. Data: frame records and the index lists linking them.
+pub mod frame;
+pub mod list;
+// 2. A zone's data: memory, free area, state; no locks taken here.
+pub mod free_area;
+pub mod zone_mem;
+pub mod zone_state;
+// 3. Buddy operations under the zone lock.
+pub mod buddy;
+// 4. Policies over the buddy: fallback, watermarks, the high-order atomic reserve.
+mod fallback;
+mod highatomic;
 pub(crate) mod watermark;
+// 5. The one zone-take path.
+mod take;
+// 6. Per-CPU pagesets, over the buddy's narrow view.
+pub mod pcp;
+// 7. A zone composes the above.
+pub mod zone;
+// 8. The allocator composes zones.
+pub mod allocator;
+// 9. Around the allocator: checker, views, handles, background thread, trait adapters.
+#[cfg(feature = "std")]
+pub mod background;
+pub mod builder;
+pub mod check;
+pub mod handle;
+pub mod views;
 #[cfg(feature = "x86_64-frames")]
 pub mod x86_64_frames;
-pub mod zone;
 
 pub use allocator::PageAllocator;
 pub use block::Block;

@@ -2,10 +2,53 @@
 //!
 //! A list only stores its two ends; the links live in the frames. Callers hold the lock that
 //! owns the list (zone lock for free lists, per-CPU pageset lock for PCP lists).
+//!
+//! Every operation reports the frame records whose links it writes to a [`RecordCost`], so
+//! the cost of list maintenance is charged where the links change, not worked out by each
+//! caller. On real hardware the cost sink is empty and compiles away.
 
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{Frame, NIL};
+use crate::platform::{Platform, SharedLine};
+
+/// Receives the frame records (by zone-relative index) an operation reads or writes.
+pub trait RecordCost {
+    fn touch(&self, index: u32, write: bool);
+}
+
+/// No cost: tests, and structures no platform observes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCost;
+
+impl RecordCost for NoCost {
+    #[inline(always)]
+    fn touch(&self, _index: u32, _write: bool) {}
+}
+
+/// One zone's frame records as the platform sees them: each touch is a
+/// [`SharedLine::FrameMeta`] of that zone.
+#[derive(Debug)]
+pub struct ZoneRecords<'a, P: Platform> {
+    pub platform: &'a P,
+    pub zone: u16,
+}
+
+impl<P: Platform> RecordCost for ZoneRecords<'_, P> {
+    #[inline(always)]
+    fn touch(&self, index: u32, write: bool) {
+        self.platform.touch_shared(SharedLine::frame_meta(self.zone, index), write);
+    }
+}
+
+/// Whether the moved frame's own record is charged. `Warm`: this CPU wrote it earlier in the
+/// same lock hold (it was unlinked from another list moments before), so only the
+/// neighbours' records are new writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Own {
+    Cold,
+    Warm,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameList {
@@ -37,46 +80,49 @@ impl FrameList {
         (self.tail != NIL).then_some(self.tail)
     }
 
-    /// Adds `index` at the head (the hot end).
+    /// Adds `index` at the head (the hot end): writes its record and the old head's.
     #[inline]
-    pub fn push_head(&mut self, frames: &[Frame], index: u32) {
+    pub fn push_head(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+        if own == Own::Cold {
+            cost.touch(index, true);
+        }
         let frame = &frames[index as usize];
         frame.prev.store(NIL, Relaxed);
         frame.next.store(self.head, Relaxed);
         if self.head == NIL {
             self.tail = index;
         } else {
+            cost.touch(self.head, true);
             frames[self.head as usize].prev.store(index, Relaxed);
         }
         self.head = index;
     }
 
-    /// Adds `index` at the tail (the cold end).
+    /// Adds `index` at the tail (the cold end): writes its record and the old tail's.
     #[inline]
-    pub fn push_tail(&mut self, frames: &[Frame], index: u32) {
+    pub fn push_tail(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+        if own == Own::Cold {
+            cost.touch(index, true);
+        }
         let frame = &frames[index as usize];
         frame.next.store(NIL, Relaxed);
         frame.prev.store(self.tail, Relaxed);
         if self.tail == NIL {
             self.head = index;
         } else {
+            cost.touch(self.tail, true);
             frames[self.tail as usize].next.store(index, Relaxed);
         }
         self.tail = index;
     }
 
-    /// The frames whose links unlinking `index` rewrites: its predecessor and successor.
-    /// Lets a caller account for the metadata an unlink touches.
+    /// Unlinks `index`, which the caller knows is on this list: writes its record, then its
+    /// predecessor's and its successor's.
     #[inline]
-    pub fn neighbours(frames: &[Frame], index: u32) -> [Option<u32>; 2] {
-        let frame = &frames[index as usize];
-        let link = |index: u32| (index != NIL).then_some(index);
-        [link(frame.prev.load(Relaxed)), link(frame.next.load(Relaxed))]
-    }
-
-    /// Unlinks `index`, which the caller knows is on this list.
-    #[inline]
-    pub fn remove(&mut self, frames: &[Frame], index: u32) {
+    pub fn remove(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+        if own == Own::Cold {
+            cost.touch(index, true);
+        }
         let frame = &frames[index as usize];
         let next = frame.next.load(Relaxed);
         let prev = frame.prev.load(Relaxed);
@@ -84,12 +130,14 @@ impl FrameList {
             debug_assert_eq!(self.head, index, "frame is not on this list");
             self.head = next;
         } else {
+            cost.touch(prev, true);
             frames[prev as usize].next.store(next, Relaxed);
         }
         if next == NIL {
             debug_assert_eq!(self.tail, index, "frame is not on this list");
             self.tail = prev;
         } else {
+            cost.touch(next, true);
             frames[next as usize].prev.store(prev, Relaxed);
         }
         frame.next.store(NIL, Relaxed);
@@ -97,16 +145,16 @@ impl FrameList {
     }
 
     #[inline]
-    pub fn pop_head(&mut self, frames: &[Frame]) -> Option<u32> {
+    pub fn pop_head(&mut self, frames: &[Frame], own: Own, cost: &impl RecordCost) -> Option<u32> {
         let index = self.head()?;
-        self.remove(frames, index);
+        self.remove(frames, index, own, cost);
         Some(index)
     }
 
     #[inline]
-    pub fn pop_tail(&mut self, frames: &[Frame]) -> Option<u32> {
+    pub fn pop_tail(&mut self, frames: &[Frame], own: Own, cost: &impl RecordCost) -> Option<u32> {
         let index = self.tail()?;
-        self.remove(frames, index);
+        self.remove(frames, index, own, cost);
         Some(index)
     }
 
@@ -117,6 +165,7 @@ impl FrameList {
     }
 }
 
+#[derive(Debug)]
 pub struct FrameListIter<'a> {
     frames: &'a [Frame],
     next: u32,
@@ -141,44 +190,66 @@ impl Iterator for FrameListIter<'_> {
 mod tests {
     use super::*;
     use alloc::vec::Vec;
+    use core::cell::RefCell;
 
     fn frames(count: usize) -> Vec<Frame> {
         (0..count).map(|_| Frame::reserved()).collect()
     }
 
-    #[test]
-    fn neighbours_are_the_frames_an_unlink_rewrites() {
-        let frames = frames(8);
-        let mut list = FrameList::EMPTY;
-        for index in [5, 6, 7] {
-            list.push_tail(&frames, index);
+    /// Records every touch, in order.
+    #[derive(Default)]
+    struct Log(RefCell<Vec<u32>>);
+
+    impl RecordCost for Log {
+        fn touch(&self, index: u32, write: bool) {
+            assert!(write, "list operations only write");
+            self.0.borrow_mut().push(index);
         }
-        assert_eq!(FrameList::neighbours(&frames, 6), [Some(5), Some(7)]);
-        assert_eq!(FrameList::neighbours(&frames, 5), [None, Some(6)], "the head has no predecessor");
-        assert_eq!(FrameList::neighbours(&frames, 7), [Some(6), None]);
-        list.remove(&frames, 6);
-        assert_eq!(FrameList::neighbours(&frames, 5), [None, Some(7)], "5 and 7 were relinked");
-        assert_eq!(FrameList::neighbours(&frames, 7), [Some(5), None]);
-        assert_eq!(FrameList::neighbours(&frames, 6), [None, None], "an unlinked frame has none");
+    }
+
+    impl Log {
+        fn take(&self) -> Vec<u32> {
+            core::mem::take(&mut self.0.borrow_mut())
+        }
+    }
+
+    #[test]
+    fn each_operation_charges_the_records_whose_links_it_writes() {
+        let frames = frames(8);
+        let log = Log::default();
+        let mut list = FrameList::EMPTY;
+        list.push_tail(&frames, 5, Own::Cold, &log);
+        assert_eq!(log.take(), [5], "first link: only its own record");
+        list.push_tail(&frames, 6, Own::Cold, &log);
+        list.push_tail(&frames, 7, Own::Warm, &log);
+        assert_eq!(log.take(), [6, 5, 6], "own record (unless warm), then the old tail");
+        list.remove(&frames, 6, Own::Cold, &log);
+        assert_eq!(log.take(), [6, 5, 7], "own record, predecessor, successor");
+        assert_eq!(list.pop_head(&frames, Own::Warm, &log), Some(5));
+        assert_eq!(log.take(), [7], "the new head");
+        list.push_head(&frames, 2, Own::Cold, &log);
+        assert_eq!(log.take(), [2, 7], "own record, then the old head");
+        assert_eq!(list.pop_tail(&frames, Own::Cold, &log), Some(7));
+        assert_eq!(log.take(), [7, 2], "own record, then the new tail");
     }
 
     #[test]
     fn push_pop_both_ends_and_remove_middle() {
         let frames = frames(8);
         let mut list = FrameList::EMPTY;
-        list.push_head(&frames, 1);
-        list.push_head(&frames, 2);
-        list.push_tail(&frames, 3);
-        list.push_tail(&frames, 4);
+        list.push_head(&frames, 1, Own::Cold, &NoCost);
+        list.push_head(&frames, 2, Own::Cold, &NoCost);
+        list.push_tail(&frames, 3, Own::Cold, &NoCost);
+        list.push_tail(&frames, 4, Own::Cold, &NoCost);
         let order: Vec<u32> = list.iter(&frames, 100).collect();
         assert_eq!(order, [2, 1, 3, 4]);
-        list.remove(&frames, 3);
+        list.remove(&frames, 3, Own::Cold, &NoCost);
         assert_eq!(list.iter(&frames, 100).collect::<Vec<_>>(), [2, 1, 4]);
-        assert_eq!(list.pop_tail(&frames), Some(4));
-        assert_eq!(list.pop_head(&frames), Some(2));
-        assert_eq!(list.pop_head(&frames), Some(1));
+        assert_eq!(list.pop_tail(&frames, Own::Cold, &NoCost), Some(4));
+        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), Some(2));
+        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), Some(1));
         assert!(list.is_empty());
-        assert_eq!(list.pop_head(&frames), None);
+        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), None);
         assert_eq!(list.tail(), None);
     }
 }

@@ -59,6 +59,15 @@ impl AllocRequest {
     }
 }
 
+/// One block request as every layer below the zonelist walk sees it: the zone-take path, the
+/// pagesets and the fallback path all receive this one value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockRequest {
+    pub order: u8,
+    pub migratetype: MigrateType,
+    pub flags: AllocFlags,
+}
+
 /// Which watermark an attempt must pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WatermarkLevel {

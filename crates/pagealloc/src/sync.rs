@@ -130,7 +130,7 @@ impl<P: Platform, T, R: lock_api::RawMutex> Drop for PlatformGuard<'_, P, T, R> 
 
 /// Puts a value on cache lines of its own, so writes to it do not invalidate neighbours
 /// that other CPUs read.
-#[derive(Default)]
+#[derive(Debug, Default)]
 #[repr(align(64))]
 pub struct CacheAligned<T>(pub T);
 
@@ -146,5 +146,17 @@ impl<T> DerefMut for CacheAligned<T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
         &mut self.0
+    }
+}
+
+impl<P: Platform, T, R: lock_api::RawMutex> core::fmt::Debug for PlatformMutex<P, T, R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PlatformMutex").field("id", &self.id).field("stats", &self.stats()).finish_non_exhaustive()
+    }
+}
+
+impl<P: Platform, T: core::fmt::Debug, R: lock_api::RawMutex> core::fmt::Debug for PlatformGuard<'_, P, T, R> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PlatformGuard").field("id", &self.id).field("value", &*self.guard).finish()
     }
 }

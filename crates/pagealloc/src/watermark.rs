@@ -2,14 +2,21 @@
 
 use core::sync::atomic::Ordering::Relaxed;
 
-use crate::platform::Platform;
 use crate::request::{AllocFlags, WatermarkLevel};
 use crate::types::{ZoneType, NR_ORDERS, NR_PCP_TYPES};
-use crate::zone::Zone;
+use crate::zone_mem::ZoneMem;
+use crate::zone_state::ZoneState;
+
+/// What a watermark check reads: the zone's marks and boost, and its free summary.
+#[derive(Clone, Copy)]
+pub(crate) struct WatermarkView<'a> {
+    pub state: &'a ZoneState,
+    pub mem: &'a ZoneMem,
+}
 
 /// The boosted watermark an attempt with `level` must pass.
 #[inline]
-pub(crate) fn mark_pages<P: Platform>(zone: &Zone<P>, level: WatermarkLevel) -> u64 {
+pub(crate) fn mark_pages(zone: &ZoneState, level: WatermarkLevel) -> u64 {
     let marks = &zone.params.watermarks;
     let base = match level {
         WatermarkLevel::Min => marks.min_pages,
@@ -22,18 +29,18 @@ pub(crate) fn mark_pages<P: Platform>(zone: &Zone<P>, level: WatermarkLevel) -> 
 /// Free pages a request cannot use: the free part of the high-order atomic reserve, unless
 /// it has reserve access (mirrors __zone_watermark_unusable_free(), v6.12+ accounting).
 #[inline]
-fn unusable_reserve_pages<P: Platform>(zone: &Zone<P>, flags: AllocFlags) -> u64 {
+fn unusable_reserve_pages(zone: WatermarkView<'_>, flags: AllocFlags) -> u64 {
     if flags.uses_reserves() {
         0
     } else {
-        zone.free_highatomic_pages()
+        zone.mem.free_highatomic_pages()
     }
 }
 
 /// Would taking a block of `order` leave more than `mark` plus the lowmem reserve free?
 /// For order > 0 a free block of at least that order must exist too.
-pub(crate) fn watermark_ok<P: Platform>(
-    zone: &Zone<P>,
+pub(crate) fn watermark_ok(
+    zone: WatermarkView<'_>,
     order: u8,
     mark: u64,
     highest_zone: ZoneType,
@@ -49,7 +56,7 @@ pub(crate) fn watermark_ok<P: Platform>(
             min -= min / 4;
         }
     }
-    if usable_pages <= min + zone.params.lowmem_reserve[highest_zone.index()] as i64 {
+    if usable_pages <= min + zone.state.params.lowmem_reserve[highest_zone.index()] as i64 {
         return false;
     }
     if order == 0 {
@@ -65,25 +72,25 @@ pub(crate) fn watermark_ok<P: Platform>(
 
 /// Watermark check with the order-0 shortcut and the boost exemption for high-priority
 /// order-0 requests at the min watermark.
-pub(crate) fn watermark_fast<P: Platform>(
-    zone: &Zone<P>,
+pub(crate) fn watermark_fast(
+    zone: WatermarkView<'_>,
     order: u8,
     mark: u64,
     highest_zone: ZoneType,
     flags: AllocFlags,
 ) -> bool {
-    let free_pages = zone.free_pages();
+    let free_pages = zone.mem.free_pages();
     if order == 0 {
         let usable_pages = free_pages.saturating_sub(unusable_reserve_pages(zone, flags));
-        if usable_pages > mark + zone.params.lowmem_reserve[highest_zone.index()] {
+        if usable_pages > mark + zone.state.params.lowmem_reserve[highest_zone.index()] {
             return true;
         }
     }
     if watermark_ok(zone, order, mark, highest_zone, flags, free_pages) {
         return true;
     }
-    if order == 0 && flags.min_reserve && flags.watermark == WatermarkLevel::Min && zone.boost_pages() > 0 {
-        return watermark_ok(zone, order, zone.params.watermarks.min_pages, highest_zone, flags, free_pages);
+    if order == 0 && flags.min_reserve && flags.watermark == WatermarkLevel::Min && zone.state.boost_pages() > 0 {
+        return watermark_ok(zone, order, zone.state.params.watermarks.min_pages, highest_zone, flags, free_pages);
     }
     false
 }

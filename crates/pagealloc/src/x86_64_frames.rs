@@ -12,6 +12,7 @@ use crate::types::{PAGEBLOCK_ORDER, PAGE_SHIFT};
 
 /// Frames for page tables and mappings, allocated with one request type (page tables are
 /// GFP_KERNEL, unmovable).
+#[derive(Debug)]
 pub struct X86FrameSource<'a, P: Platform> {
     allocator: &'a PageAllocator<P>,
     request: AllocRequest,

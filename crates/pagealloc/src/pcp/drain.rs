@@ -1,14 +1,18 @@
-//! Returning cached blocks to the buddy (mirrors free_pcppages_bulk(), drain_pages_zone()),
-//! in the styles of each seed stage: proportional or whole-list round robin, two passes or
-//! one under the zone lock.
+//! Returning cached blocks to the buddy (mirrors free_pcppages_bulk(), drain_pages_zone(),
+//! decay_pcp_high() and drain_zone_pages()), in the styles of each seed stage: proportional
+//! or whole-list round robin, two passes or one under the zone lock, one lock hold or
+//! batch-sized chunks.
 
-use super::{pindex_order, PcpSlot, PerCpuPages, NR_PCP_LISTS};
-use crate::buddy::BuddyCtx;
-use crate::frame::{FrameInfo, FrameState};
-use crate::list::FrameList;
+use super::{decay_high, pindex_order, PcpSlot, PerCpuPages, NR_PCP_LISTS};
+use crate::buddy::BuddyZone;
+use crate::frame::FrameState;
+use crate::list::{FrameList, Own, RecordCost};
 use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
-use crate::zone::Zone;
+use crate::sync::PlatformGuard;
+
+/// vmstat ticks a remote node's pageset may idle before it is drained.
+pub(crate) const REMOTE_EXPIRE_TICKS: u8 = 3;
 
 /// Why pages left a pageset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,23 +54,25 @@ impl DrainCause {
     }
 }
 
-/// Walks the lists in the policy's order, calling `take` for each block taken from a tail
-/// (with the block whose link the unlink rewrote), until `count` pages are taken (a
-/// high-order block may overshoot).
+pub(crate) type PcpGuard<'a, P> = PlatformGuard<'a, P, PerCpuPages, <P as Platform>::PcpLock>;
+
+/// Walks the lists in the policy's order, unlinking blocks from their tails and calling
+/// `take` for each, until `count` pages are taken (a high-order block may overshoot).
 fn select_blocks(
     pcp: &mut PerCpuPages,
     mut count: i64,
     start_pindex: usize,
     policy: &PcpPolicy,
-    mut take: impl FnMut(&mut PerCpuPages, u32, u8, Option<u32>),
     frames: &[crate::frame::Frame],
+    records: &impl RecordCost,
+    mut take: impl FnMut(u32, u8),
 ) {
     let drain = policy.drain;
     let mut pindex = if drain.start_at_freed_list { start_pindex + NR_PCP_LISTS - 1 } else { start_pindex };
     let (mut min_pindex, mut max_pindex) = (0usize, NR_PCP_LISTS - 1);
     let mut batch_free = 0i64;
     while count > 0 {
-        debug_assert!(pcp.count > 0, "count was capped at pcp.count");
+        debug_assert!(pcp.count_pages > 0, "count was capped at pcp.count_pages");
         // Next non-empty list; at most one full turn since some list holds pages.
         for _ in 0..NR_PCP_LISTS {
             batch_free += 1;
@@ -95,11 +101,10 @@ fn select_blocks(
         }
         let order = pindex_order(pindex);
         let pages = 1i64 << order;
-        while let Some(index) = pcp.lists[pindex].pop_tail(frames) {
-            pcp.count -= pages as u32;
+        while let Some(index) = pcp.lists[pindex].pop_tail(frames, Own::Cold, records) {
+            pcp.count_pages -= pages as u32;
             count -= pages;
-            let new_tail = pcp.lists[pindex].tail();
-            take(pcp, index, order, new_tail);
+            take(index, order);
             if drain.proportional {
                 batch_free -= 1;
                 if batch_free == 0 {
@@ -113,130 +118,179 @@ fn select_blocks(
     }
 }
 
-/// Charges writes of the metadata of `indices` (list links rewritten by an unlink or link).
-#[inline]
-fn touch_frames<P: Platform>(zone: &Zone<P>, platform: &P, indices: impl IntoIterator<Item = u32>) {
-    for index in indices {
-        platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
-    }
-}
-
 /// Prefetches the metadata of the buddy a block will merge with, as the kernel did while
 /// collecting pages outside the zone lock (before 2022 patch 1 at the order-0 buddy).
 #[inline]
-fn prefetch_buddy<P: Platform>(zone: &Zone<P>, platform: &P, index: u32, order: u8, correct_order: bool) {
+fn prefetch_buddy(frames: usize, records: &impl RecordCost, index: u32, order: u8, correct_order: bool) {
     let buddy_index = index ^ (1 << if correct_order { order } else { 0 });
-    if (buddy_index as usize) < zone.mem.frames.len() {
-        platform.touch_shared(SharedLine::frame_meta(zone.index, buddy_index), false);
+    if (buddy_index as usize) < frames {
+        records.touch(buddy_index, false);
     }
 }
 
 /// Frees up to `count` pages from the pageset into the buddy under one zone-lock hold,
 /// starting with list `start_pindex`; returns pages freed.
 pub(crate) fn free_pcppages_bulk<P: Platform>(
-    zone: &Zone<P>,
-    platform: &P,
+    zone: BuddyZone<'_, P>,
     pcp: &mut PerCpuPages,
     count: u32,
     start_pindex: usize,
     policy: &PcpPolicy,
     cause: DrainCause,
 ) -> u32 {
-    let count = count.min(pcp.count);
+    let count = count.min(pcp.count_pages);
     if count == 0 {
         return 0;
     }
-    let before = pcp.count;
-    let frames = &zone.mem.frames;
-    let release = |ctx: &mut BuddyCtx<'_, P>, index: u32, order: u8| {
-        let pfn = zone.mem.pfn(index);
-        frames[index as usize].set_info(FrameInfo::INTERIOR);
-        // Re-read under the zone lock: the pageblock may have changed type meanwhile.
-        let migratetype = zone.mem.pageblock_type(pfn);
-        ctx.free_one(pfn, order, migratetype);
-    };
+    let before = pcp.count_pages;
+    let (mem, records) = (zone.mem, zone.mem.records(zone.platform));
+    let frames = &mem.frames;
     if policy.drain.two_pass {
         // Pass 1 under the PCP lock only: unlink into a private list (the frames keep their
         // PCP state, which records the order), prefetching buddies.
         let mut collected = FrameList::EMPTY;
-        let mut prefetch_left = pcp.batch;
-        select_blocks(
-            pcp,
-            count as i64,
-            start_pindex,
-            policy,
-            |_, index, order, new_tail| {
-                // Unlinking rewrote the block's own links and the new tail's; linking it into
-                // the private list rewrites that list's tail.
-                touch_frames(zone, platform, [index].into_iter().chain(new_tail).chain(collected.tail()));
-                collected.push_tail(frames, index);
-                if prefetch_left > 0 {
-                    prefetch_buddy(zone, platform, index, order, policy.drain.prefetch_correct_buddy);
-                    prefetch_left -= 1;
-                }
-            },
-            frames,
-        );
+        let mut prefetch_left = pcp.batch_pages;
+        select_blocks(pcp, count as i64, start_pindex, policy, frames, &records, |index, order| {
+            // The unlink just wrote the block's own record.
+            collected.push_tail(frames, index, Own::Warm, &records);
+            if prefetch_left > 0 {
+                prefetch_buddy(frames.len(), &records, index, order, policy.drain.prefetch_correct_buddy);
+                prefetch_left -= 1;
+            }
+        });
         // Pass 2 under the zone lock.
-        let mut area = zone.free.lock(platform);
-        let mut ctx = zone.buddy(&mut area, platform);
-        while let Some(index) = collected.pop_head(frames) {
-            touch_frames(zone, platform, collected.head());
+        let mut locked = zone.lock();
+        while let Some(index) = collected.pop_head(frames, Own::Warm, &records) {
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
-            release(&mut ctx, index, info.order());
+            locked.release(mem.pfn(index), info.order(), FrameState::PcpHead);
         }
-        ctx.area.counters.freed_to_zone_pages += (before - pcp.count) as u64;
     } else {
-        let mut area = zone.free.lock(platform);
-        let mut ctx = zone.buddy(&mut area, platform);
-        select_blocks(
-            pcp,
-            count as i64,
-            start_pindex,
-            policy,
-            |_, index, order, new_tail| {
-                touch_frames(zone, platform, [index].into_iter().chain(new_tail));
-                release(&mut ctx, index, order)
-            },
-            frames,
-        );
-        ctx.area.counters.freed_to_zone_pages += (before - pcp.count) as u64;
+        let mut locked = zone.lock();
+        select_blocks(pcp, count as i64, start_pindex, policy, frames, &records, |index, order| {
+            locked.release(mem.pfn(index), order, FrameState::PcpHead)
+        });
     }
-    let freed = before - pcp.count;
+    let freed = before - pcp.count_pages;
+    debug_assert!(freed >= count, "took {freed} of {count} pages");
     pcp.counters.drained_pages[cause as usize] += freed as u64;
     freed
+}
+
+/// How much a chunked drain frees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrainTarget {
+    /// This many pages (or until the pageset is empty).
+    Pages(u32),
+    /// Everything, re-reading the count at each chunk.
+    All,
+}
+
+/// One drain: what to free, in zone-lock holds of at most `chunk_pages` (`None`: a single
+/// hold), starting at list `start_pindex`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DrainPlan {
+    pub target: DrainTarget,
+    pub chunk_pages: Option<u32>,
+    pub start_pindex: usize,
+    pub cause: DrainCause,
+}
+
+/// The one chunked-drain loop. Between chunks the pageset lock is dropped, so a remote
+/// drainer or the CPU's next user is not held up, and re-taken with `relock`; `None` from
+/// it ends the drain. Returns pages freed and the guard, if still held. Bounded: every
+/// chunk frees pages or ends the loop.
+pub(crate) fn drain_chunked<'a, P: Platform>(
+    zone: BuddyZone<'_, P>,
+    mut pcp: PcpGuard<'a, P>,
+    plan: DrainPlan,
+    policy: &PcpPolicy,
+    mut relock: impl FnMut() -> Option<PcpGuard<'a, P>>,
+) -> (u32, Option<PcpGuard<'a, P>>) {
+    let mut freed_pages = 0;
+    let mut to_free = match plan.target {
+        DrainTarget::Pages(pages) => pages,
+        DrainTarget::All => pcp.count_pages,
+    };
+    loop {
+        let chunk = plan.chunk_pages.map_or(to_free, |chunk| to_free.min(chunk));
+        let freed = free_pcppages_bulk(zone, &mut pcp, chunk, plan.start_pindex, policy, plan.cause);
+        freed_pages += freed;
+        to_free = to_free.saturating_sub(freed);
+        if plan.chunk_pages.is_none() || freed == 0 || to_free == 0 || pcp.count_pages == 0 {
+            return (freed_pages, Some(pcp));
+        }
+        drop(pcp);
+        pcp = match relock() {
+            Some(again) => again,
+            None => return (freed_pages, None),
+        };
+        if plan.target == DrainTarget::All {
+            to_free = pcp.count_pages;
+        }
+    }
+}
+
+/// Takes a pageset's lock for another CPU (or the periodic work), pulling its header into
+/// the caller's cache.
+fn lock_remote<'a, P: Platform>(slot: &'a PcpSlot<P>, platform: &'a P) -> PcpGuard<'a, P> {
+    let pcp = slot.pageset.lock(platform);
+    if let crate::platform::LockId::Pcp { zone, cpu } = slot.pageset.id() {
+        platform.touch_shared(SharedLine::PcpHeader { zone, cpu }, true);
+    }
+    pcp
 }
 
 /// Empties one CPU's pageset of a zone, in chunks of `batch << scale_max` per lock hold
 /// when the scale is bounded (mirrors drain_pages_zone()).
 pub(crate) fn drain_pcp<P: Platform>(
-    zone: &Zone<P>,
-    platform: &P,
+    zone: BuddyZone<'_, P>,
     slot: &PcpSlot<P>,
     policy: &PcpPolicy,
     cause: DrainCause,
 ) -> u32 {
-    let mut freed = 0;
-    // Bounded: each round frees at least one page or stops.
-    loop {
-        let mut pcp = slot.pageset.lock(platform);
-        if let crate::platform::LockId::Pcp { zone, cpu } = slot.pageset.id() {
-            // A remote drain pulls the pageset's header into the draining CPU's cache.
-            platform.touch_shared(SharedLine::PcpHeader { zone, cpu }, true);
-        }
-        if pcp.count == 0 {
-            return freed;
-        }
-        let chunk = match policy.batch_scale_max {
-            Some(scale) => pcp.count.min(pcp.batch << scale),
-            None => pcp.count,
-        };
-        let count = pcp.count;
-        let done = free_pcppages_bulk(zone, platform, &mut pcp, chunk, 0, policy, cause);
-        freed += done;
-        if done == 0 || done >= count {
-            return freed;
-        }
+    let platform = zone.platform;
+    let pcp = lock_remote(slot, platform);
+    if pcp.count_pages == 0 {
+        return 0;
     }
+    let chunk_pages = policy.batch_scale_max.map(|scale| pcp.batch_pages << scale);
+    let plan = DrainPlan { target: DrainTarget::All, chunk_pages, start_pindex: 0, cause };
+    let (freed, _) = drain_chunked(zone, pcp, plan, policy, || Some(lock_remote(slot, platform)));
+    freed
+}
+
+/// The periodic work on one pageset (mirrors the pageset half of refresh_cpu_vm_stats()):
+/// decay an auto-tuned high and drain the excess; drain a remote node's pageset that idled
+/// for three ticks. Returns pages drained.
+pub(crate) fn vmstat_update<P: Platform>(
+    zone: BuddyZone<'_, P>,
+    slot: &PcpSlot<P>,
+    policy: &PcpPolicy,
+    remote: bool,
+) -> u64 {
+    let platform = zone.platform;
+    let mut pageset = slot.pageset.lock(platform);
+    let mut drained = 0u64;
+    let excess = decay_high(&mut pageset, policy);
+    if excess > 0 {
+        // Mainline frees the excess in batch-sized chunks, each under its own hold of the
+        // pageset lock; earlier kernels in one hold.
+        let chunk_pages = policy.drain.chunked.then(|| pageset.batch_pages.max(1));
+        let plan =
+            DrainPlan { target: DrainTarget::Pages(excess), chunk_pages, start_pindex: 0, cause: DrainCause::Decay };
+        let (freed, guard) = drain_chunked(zone, pageset, plan, policy, || Some(slot.pageset.lock(platform)));
+        drained += freed as u64;
+        pageset = guard.expect("blocking relocks always succeed");
+    }
+    if !remote || pageset.expire == 0 || pageset.count_pages == 0 {
+        pageset.expire = 0;
+        return drained;
+    }
+    pageset.expire -= 1;
+    if pageset.expire == 0 {
+        let batch = pageset.batch_pages;
+        drained += free_pcppages_bulk(zone, &mut pageset, batch, 0, policy, DrainCause::RemoteExpire) as u64;
+    }
+    drained
 }

@@ -8,12 +8,12 @@
 
 mod drain;
 mod path;
-mod sizing;
+mod rules;
 
 pub use drain::DrainCause;
-pub(crate) use drain::{drain_pcp, free_pcppages_bulk};
-pub(crate) use path::{pcp_alloc, pcp_free, BlockRequest, PcpCall};
-pub(crate) use sizing::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high};
+pub(crate) use drain::{drain_pcp, vmstat_update};
+pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
+pub(crate) use rules::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high};
 
 use crate::list::FrameList;
 use crate::platform::{LockId, Platform};
@@ -95,14 +95,17 @@ impl core::ops::AddAssign for PcpCounters {
 }
 
 /// One zone's pageset on one CPU.
+#[derive(Debug)]
 pub struct PerCpuPages {
     pub(crate) lists: [FrameList; NR_PCP_LISTS],
     /// Pages cached (an order-n block counts 2^n).
-    pub(crate) count: u32,
-    pub(crate) high: u32,
-    pub(crate) high_min: u32,
-    pub(crate) high_max: u32,
-    pub(crate) batch: u32,
+    pub(crate) count_pages: u32,
+    /// Drain when a free brings `count_pages` to this (auto-tuned between the bounds).
+    pub(crate) high_pages: u32,
+    pub(crate) high_min_pages: u32,
+    pub(crate) high_max_pages: u32,
+    /// Refill and drain unit.
+    pub(crate) batch_pages: u32,
     pub(crate) flags: u8,
     /// log2 multiplier of order-0 refills.
     pub(crate) alloc_factor: u8,
@@ -110,43 +113,44 @@ pub struct PerCpuPages {
     pub(crate) free_factor: u8,
     /// vmstat ticks left before a remote-node pageset is drained.
     pub(crate) expire: u8,
-    /// Pages freed since the last allocation, decaying.
-    pub(crate) free_count: u32,
+    /// Pages freed since the last allocation, decaying (Linux `free_count`).
+    pub(crate) free_count_pages: u32,
     pub(crate) counters: PcpCounters,
 }
 
 impl PerCpuPages {
     pub(crate) fn new(batch: u32, high_min: u32, high_max: u32, free_high_batch: bool) -> PerCpuPages {
+        debug_assert!(high_min <= high_max);
         PerCpuPages {
             lists: [FrameList::EMPTY; NR_PCP_LISTS],
-            count: 0,
-            high: high_min,
-            high_min,
-            high_max,
-            batch,
+            count_pages: 0,
+            high_pages: high_min,
+            high_min_pages: high_min,
+            high_max_pages: high_max,
+            batch_pages: batch,
             flags: if free_high_batch { pcp_flags::FREE_HIGH_BATCH } else { 0 },
             alloc_factor: 0,
             free_factor: 0,
             expire: 0,
-            free_count: 0,
+            free_count_pages: 0,
             counters: PcpCounters::default(),
         }
     }
 
     pub fn count_pages(&self) -> u32 {
-        self.count
+        self.count_pages
     }
     pub fn high_pages(&self) -> u32 {
-        self.high
+        self.high_pages
     }
     pub fn high_min_pages(&self) -> u32 {
-        self.high_min
+        self.high_min_pages
     }
     pub fn high_max_pages(&self) -> u32 {
-        self.high_max
+        self.high_max_pages
     }
     pub fn batch_pages(&self) -> u32 {
-        self.batch
+        self.batch_pages
     }
     pub fn flags(&self) -> u8 {
         self.flags
@@ -154,8 +158,8 @@ impl PerCpuPages {
     pub fn alloc_factor(&self) -> u8 {
         self.alloc_factor
     }
-    pub fn free_count(&self) -> u32 {
-        self.free_count
+    pub fn free_count_pages(&self) -> u32 {
+        self.free_count_pages
     }
     pub fn counters(&self) -> PcpCounters {
         self.counters
@@ -163,11 +167,12 @@ impl PerCpuPages {
 
     #[inline]
     pub(crate) fn note_peak(&mut self) {
-        self.counters.peak_pages = self.counters.peak_pages.max(self.count as u64);
+        self.counters.peak_pages = self.counters.peak_pages.max(self.count_pages as u64);
     }
 }
 
 /// A pageset with its lock, on its own cache lines.
+#[derive(Debug)]
 #[repr(align(64))]
 pub struct PcpSlot<P: Platform> {
     pub(crate) pageset: PlatformMutex<P, PerCpuPages, P::PcpLock>,

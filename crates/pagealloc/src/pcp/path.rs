@@ -1,41 +1,43 @@
 //! The pageset fast paths (mirrors rmqueue_pcplist(), rmqueue_bulk() and
-//! free_frozen_page_commit()).
+//! free_frozen_page_commit()). Cost of a hit: one trylock, one list pop or push, one frame
+//! record store; everything else is out of line.
 
+use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard, REMOTE_EXPIRE_TICKS};
 use super::{
-    free_pcppages_bulk, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, DrainCause,
-    PerCpuPages,
+    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, DrainCause, PcpSlot, PerCpuPages,
 };
-use crate::fallback::{self, FallbackEnv, RmqueueMode};
+use crate::buddy::BuddyZone;
+use crate::fallback::FallbackEnv;
 use crate::frame::{FrameInfo, FrameState};
+use crate::list::Own;
 use crate::platform::{Platform, SharedLine};
 use crate::policy::{FreeSizing, PcpPolicy};
-use crate::request::AllocFlags;
-use crate::types::{MigrateType, Pfn, ZoneType};
-use crate::zone::{zone_flags, Zone};
+use crate::request::{AllocFlags, BlockRequest};
+use crate::take::{take_blocks, TakeCount};
+use crate::types::{Pfn, ZoneType};
+use crate::watermark::{watermark_ok, WatermarkView};
+use crate::zone_state::zone_flags;
 
-/// vmstat ticks a remote node's pageset may idle before it is drained.
-const REMOTE_EXPIRE_TICKS: u8 = 3;
-
-/// Which pageset a fast-path call works on.
+/// Which pageset a fast-path call works on, and the zone's buddy half behind it.
 pub(crate) struct PcpCall<'a, P: Platform> {
-    pub zone: &'a Zone<P>,
-    pub platform: &'a P,
+    pub zone: BuddyZone<'a, P>,
+    pub slot: &'a PcpSlot<P>,
     pub policy: &'a PcpPolicy,
     pub cpu: usize,
     /// The CPU is on another node than the zone (its pageset expires when idle).
     pub remote: bool,
 }
 
-/// A block request as the pageset sees it.
-#[derive(Clone, Copy)]
-pub(crate) struct BlockRequest {
-    pub order: u8,
-    pub migratetype: MigrateType,
-    pub flags: AllocFlags,
+impl<P: Platform> PcpCall<'_, P> {
+    #[inline(always)]
+    fn touch_header(&self) {
+        let zone = self.zone.mem.zone_index;
+        self.zone.platform.touch_shared(SharedLine::PcpHeader { zone, cpu: self.cpu as u32 }, true);
+    }
 }
 
-/// Takes up to `blocks` blocks of `order` from the buddy onto the tail of list `pindex`
-/// under one zone-lock hold; returns how many (mirrors rmqueue_bulk()).
+/// Takes up to `blocks` blocks from the buddy onto the tail of list `list_index` under one
+/// zone-lock hold; returns how many (mirrors rmqueue_bulk()).
 #[cold]
 #[inline(never)]
 fn rmqueue_bulk<P: Platform>(
@@ -46,23 +48,17 @@ fn rmqueue_bulk<P: Platform>(
     request: BlockRequest,
     blocks: u32,
 ) -> u32 {
-    let (zone, platform) = (call.zone, call.platform);
-    let BlockRequest { order, migratetype, flags } = request;
-    let mut area = zone.free.lock(platform);
-    let mut ctx = zone.buddy(&mut area, platform);
-    let mut mode = RmqueueMode::Normal;
-    let mut taken = 0;
-    while taken < blocks {
-        let Some(pfn) = fallback::rmqueue(zone, &mut ctx, env, order, migratetype, flags, &mut mode) else { break };
-        zone.mem.frame(pfn).set_info(FrameInfo::new(FrameState::PcpHead, order, migratetype));
-        if let Some(tail) = pcp.lists[list_index].tail() {
-            platform.touch_shared(SharedLine::frame_meta(zone.index, tail), true);
-        }
-        pcp.lists[list_index].push_tail(&zone.mem.frames, zone.mem.index(pfn));
-        taken += 1;
-    }
-    ctx.area.counters.alloc_zone_pages += (taken as u64) << order;
-    taken
+    let mem = call.zone.mem;
+    let records = mem.records(call.zone.platform);
+    let list = &mut pcp.lists[list_index];
+    let mut zone = call.zone.lock();
+    take_blocks(&mut zone, env, request, TakeCount::refill(blocks), |pfn| {
+        let index = mem.index(pfn);
+        let head = FrameInfo::new(FrameState::PcpHead, request.order, request.migratetype);
+        mem.frames[index as usize].change(&[FrameState::Interior], head);
+        // The take just wrote the block's record.
+        list.push_tail(&mem.frames, index, Own::Warm, &records);
+    })
 }
 
 /// Refills an empty list (the slow half of the allocation fast path).
@@ -75,9 +71,10 @@ fn refill<P: Platform>(
     list_index: usize,
     request: BlockRequest,
 ) {
-    let blocks = nr_pcp_alloc(pcp, call.policy, call.zone.flags(), request.order);
+    debug_assert!(pcp.lists[list_index].is_empty());
+    let blocks = nr_pcp_alloc(pcp, call.policy, call.zone.state.flags(), request.order);
     let taken = rmqueue_bulk(call, env, pcp, list_index, request, blocks);
-    pcp.count += taken << request.order;
+    pcp.count_pages += taken << request.order;
     pcp.counters.refills += 1;
     pcp.counters.refill_pages += (taken as u64) << request.order;
     pcp.note_peak();
@@ -92,34 +89,30 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     env: impl FnOnce() -> FallbackEnv<'e>,
     request: BlockRequest,
 ) -> Option<Pfn> {
-    let PcpCall { zone, platform, policy, cpu, remote } = *call;
-    let BlockRequest { order, migratetype, .. } = request;
-    let slot = zone.pcp.get(cpu)?;
-    let mut pcp = slot.pageset.try_lock(platform)?;
-    platform.touch_shared(SharedLine::PcpHeader { zone: zone.index, cpu: cpu as u32 }, true);
+    let PcpCall { zone, slot, policy, remote, .. } = *call;
+    let order = request.order;
+    let mut pcp = slot.pageset.try_lock(zone.platform)?;
+    call.touch_header();
     match policy.free_sizing {
         // An allocation between frees shrinks the next drain.
         FreeSizing::FreeFactor => pcp.free_factor >>= 1,
-        FreeSizing::FreeCount => pcp.free_count >>= 1,
+        FreeSizing::FreeCount => pcp.free_count_pages >>= 1,
     }
     if remote {
         pcp.expire = REMOTE_EXPIRE_TICKS;
     }
-    let list_index = pindex(order, migratetype, policy.thp_lists);
+    let list_index = pindex(order, request.migratetype, policy.thp_lists);
     if pcp.lists[list_index].is_empty() {
         refill(call, &env(), &mut pcp, list_index, request);
     } else {
         pcp.counters.alloc_hits += 1;
     }
-    let index = pcp.lists[list_index].pop_head(&zone.mem.frames)?;
-    platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
-    // Unlinking rewrote the next block's link.
-    if let Some(head) = pcp.lists[list_index].head() {
-        platform.touch_shared(SharedLine::frame_meta(zone.index, head), true);
-    }
-    pcp.count -= 1 << order;
-    zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::AllocHead, order, migratetype));
-    Some(zone.mem.pfn(index))
+    let mem = zone.mem;
+    let index = pcp.lists[list_index].pop_head(&mem.frames, Own::Cold, &mem.records(zone.platform))?;
+    pcp.count_pages -= 1 << order;
+    let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
+    mem.frames[index as usize].change(&[FrameState::PcpHead], allocated);
+    Some(mem.pfn(index))
 }
 
 /// Frees a block (already claimed from its allocated state by the caller) into this CPU's
@@ -127,11 +120,11 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
 /// instead (pageset busy, or an isolated pageblock).
 #[inline]
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
-    let PcpCall { zone, platform, policy, cpu, remote } = *call;
-    let Some(pcp_type) = pcp_type_for(zone.mem.pageblock_type(pfn)) else { return false };
-    let Some(slot) = zone.pcp.get(cpu) else { return false };
-    let Some(mut pcp) = slot.pageset.try_lock(platform) else { return false };
-    platform.touch_shared(SharedLine::PcpHeader { zone: zone.index, cpu: cpu as u32 }, true);
+    let PcpCall { zone, slot, policy, remote, .. } = *call;
+    let mem = zone.mem;
+    let Some(pcp_type) = pcp_type_for(mem.pageblock_type(pfn)) else { return false };
+    let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
+    call.touch_header();
     if policy.alloc_factor {
         pcp.alloc_factor >>= 1;
     }
@@ -139,28 +132,24 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
         pcp.expire = REMOTE_EXPIRE_TICKS;
     }
     let list_index = pindex(order, pcp_type, policy.thp_lists);
-    let index = zone.mem.index(pfn);
-    platform.touch_shared(SharedLine::frame_meta(zone.index, index), true);
-    zone.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    if let Some(head) = pcp.lists[list_index].head() {
-        platform.touch_shared(SharedLine::frame_meta(zone.index, head), true);
-    }
-    pcp.lists[list_index].push_head(&zone.mem.frames, index);
-    pcp.count += 1 << order;
+    let index = mem.index(pfn);
+    mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
+    pcp.lists[list_index].push_head(&mem.frames, index, Own::Cold, &mem.records(zone.platform));
+    pcp.count_pages += 1 << order;
     pcp.note_peak();
 
     let free_high = take_free_high(&mut pcp, policy, order);
     if free_high {
         pcp.counters.free_high_events += 1;
     }
-    if policy.free_sizing == FreeSizing::FreeCount && pcp.free_count < pcp.batch << policy.scale_max() {
-        pcp.free_count += 1 << order;
+    if policy.free_sizing == FreeSizing::FreeCount && pcp.free_count_pages < pcp.batch_pages << policy.scale_max() {
+        pcp.free_count_pages += 1 << order;
     }
-    let high = nr_pcp_high(&mut pcp, policy, zone.flags(), free_high);
-    if pcp.count >= high {
-        drain_over_high(call, slot, pcp, list_index, high, free_high);
+    let high = nr_pcp_high(&mut pcp, policy, zone.state.flags(), free_high);
+    if pcp.count_pages >= high {
+        drain_over_high(call, pcp, list_index, high, free_high);
         // Only a drain can lift the zone back over its high watermark.
-        if policy.below_high && zone.flags() & zone_flags::BELOW_HIGH != 0 {
+        if policy.below_high && zone.state.flags() & zone_flags::BELOW_HIGH != 0 {
             clear_below_high_if_recovered(zone);
         }
     }
@@ -168,48 +157,32 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
 }
 
 /// Drains a pageset that a free pushed over its effective high (the slow half of the free
-/// fast path).
+/// fast path): batch-sized chunks between which the lock is retried, or one hold.
 #[cold]
 #[inline(never)]
 fn drain_over_high<'a, P: Platform>(
     call: &PcpCall<'a, P>,
-    slot: &'a super::PcpSlot<P>,
-    mut pcp: crate::sync::PlatformGuard<'a, P, PerCpuPages, P::PcpLock>,
+    mut pcp: PcpGuard<'a, P>,
     list_index: usize,
     high: u32,
     free_high: bool,
 ) {
-    let PcpCall { zone, platform, policy, .. } = *call;
-    let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+    let PcpCall { zone, slot, policy, .. } = *call;
+    let to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
     let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
-    if !policy.drain.chunked {
-        free_pcppages_bulk(zone, platform, &mut pcp, to_free, list_index, policy, cause);
-        return;
-    }
-    // Batch-sized zone-lock holds; between them the pageset lock is dropped so a remote
-    // drainer or the CPU's next user is not held up. Bounded by to_free.
-    loop {
-        let chunk = to_free.min(pcp.batch.max(1));
-        let freed = free_pcppages_bulk(zone, platform, &mut pcp, chunk, list_index, policy, cause);
-        to_free = to_free.saturating_sub(freed.max(1));
-        if to_free == 0 || pcp.count == 0 {
-            return;
-        }
-        drop(pcp);
-        match slot.pageset.try_lock(platform) {
-            Some(again) => pcp = again,
-            None => return,
-        }
-    }
+    let chunk_pages = policy.drain.chunked.then(|| pcp.batch_pages.max(1));
+    let plan = DrainPlan { target: DrainTarget::Pages(to_free), chunk_pages, start_pindex: list_index, cause };
+    drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
 }
 
 /// The zone is back above its high watermark: stop shrinking pagesets.
 #[cold]
 #[inline(never)]
-fn clear_below_high_if_recovered<P: Platform>(zone: &Zone<P>) {
+fn clear_below_high_if_recovered<P: Platform>(zone: BuddyZone<'_, P>) {
     let flags = AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL);
-    let high = zone.watermarks_with_boost().high_pages;
-    if crate::watermark::watermark_ok(zone, 0, high, ZoneType::Movable, flags, zone.free_pages()) {
-        zone.clear_flag(zone_flags::BELOW_HIGH);
+    let high = zone.state.watermarks_with_boost().high_pages;
+    let view = WatermarkView { state: zone.state, mem: zone.mem };
+    if watermark_ok(view, 0, high, ZoneType::Movable, flags, zone.mem.free_pages()) {
+        zone.state.clear_flag(zone_flags::BELOW_HIGH);
     }
 }

@@ -31,6 +31,12 @@ impl StdPlatform {
     }
 }
 
+impl core::fmt::Debug for StdPlatform {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StdPlatform").field("nr_cpus", &self.nr_cpus).finish_non_exhaustive()
+    }
+}
+
 impl Default for StdPlatform {
     fn default() -> Self {
         StdPlatform::new()

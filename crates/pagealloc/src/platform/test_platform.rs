@@ -6,6 +6,7 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use super::TicketLock;
 use super::{Platform, TasLock};
 
+#[derive(Debug)]
 pub struct TestPlatform {
     nr_cpus: usize,
     current_cpu: AtomicUsize,

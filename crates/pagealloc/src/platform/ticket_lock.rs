@@ -4,6 +4,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+#[derive(Debug)]
 pub struct TicketLock {
     next_ticket: AtomicU32,
     now_serving: AtomicU32,

@@ -16,6 +16,9 @@ pub struct Tunables {
     pub percpu_pagelist_high_fraction: u32,
     /// vm.lowmem_reserve_ratio per zone type (DMA, DMA32, Normal, Movable, Device).
     pub lowmem_reserve_ratio: [u32; MAX_NR_ZONES],
+    /// vm.stat_interval in ms (default 1000): the period of each CPU's vmstat work
+    /// (pageset decay, remote drains).
+    pub stat_interval_ms: u32,
 }
 
 impl Tunables {
@@ -32,6 +35,7 @@ impl Default for Tunables {
             watermark_boost_factor: 15_000,
             percpu_pagelist_high_fraction: 0,
             lowmem_reserve_ratio: [256, 256, 32, 0, 0],
+            stat_interval_ms: 1000,
         }
     }
 }

@@ -1,28 +1,74 @@
 //! Buddy operations on one zone with its lock held: free-list add/remove, split (expand),
-//! merge (free_one), smallest-first removal, and moving free blocks between types.
+//! merge (free_one), smallest-first removal, and the one path by which any block returns to
+//! the buddy (`release`). Pageblock-wide operations are in [`pageblock`].
+//!
+//! [`BuddyZone`] is the narrow view of a zone the layers above get (memory, lock, state):
+//! the pagesets refill from and drain to the buddy through it without knowing `Zone`.
+
+mod pageblock;
 
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{FrameInfo, FrameState};
 use crate::free_area::FreeArea;
-use crate::list::FrameList;
-use crate::platform::{Platform, SharedLine};
-use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
-use crate::zone::ZoneMem;
+use crate::list::{Own, RecordCost};
+use crate::platform::{LockId, Platform, SharedLine};
+use crate::sync::{CacheAligned, PlatformGuard, PlatformMutex};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS, PAGEBLOCK_ORDER};
+use crate::zone_mem::ZoneMem;
+use crate::zone_state::ZoneState;
 
-/// A zone with its lock held.
-pub struct BuddyCtx<'a, P: Platform> {
+/// `zone->lock` and the free area it protects, on cache lines of their own (written constantly).
+#[derive(Debug)]
+pub struct ZoneLock<P: Platform>(CacheAligned<PlatformMutex<P, FreeArea>>);
+
+impl<P: Platform> ZoneLock<P> {
+    pub(crate) fn new(zone_index: u16) -> ZoneLock<P> {
+        ZoneLock(CacheAligned(PlatformMutex::new(LockId::Zone(zone_index), FreeArea::default())))
+    }
+
+    /// Lock statistics (acquisitions, contended acquisitions, wait).
+    pub fn stats(&self) -> crate::sync::LockStats {
+        self.0.stats()
+    }
+}
+
+/// A zone's buddy half: what refills, drains and frees need, and nothing else.
+pub(crate) struct BuddyZone<'a, P: Platform> {
+    pub mem: &'a ZoneMem,
+    pub state: &'a ZoneState,
+    pub lock: &'a ZoneLock<P>,
+    pub platform: &'a P,
+}
+
+impl<P: Platform> Clone for BuddyZone<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P: Platform> Copy for BuddyZone<'_, P> {}
+
+impl<'a, P: Platform> BuddyZone<'a, P> {
+    /// Takes the zone lock (mirrors spin_lock_irqsave(&zone->lock)).
+    #[inline]
+    pub fn lock(self) -> LockedZone<'a, P> {
+        LockedZone { mem: self.mem, state: self.state, area: self.lock.0.lock(self.platform), platform: self.platform }
+    }
+}
+
+/// A zone with its lock held. Dropping it publishes the lockless summary, then unlocks.
+pub(crate) struct LockedZone<'a, P: Platform> {
     pub(crate) mem: &'a ZoneMem,
-    pub(crate) area: &'a mut FreeArea,
+    pub(crate) state: &'a ZoneState,
+    pub(crate) area: PlatformGuard<'a, P, FreeArea>,
     pub(crate) platform: &'a P,
-    pub(crate) zone_index: u16,
 }
 
 /// The lockless free-page mirror is published once per lock hold, not per list operation:
 /// other CPUs read it on every allocation (watermark checks), so a store per operation would
 /// bounce its cache line on every page of a refill or drain (the reason Linux keeps
 /// NR_FREE_PAGES in per-CPU diffs).
-impl<P: Platform> Drop for BuddyCtx<'_, P> {
+impl<P: Platform> Drop for LockedZone<'_, P> {
     fn drop(&mut self) {
         // Writers hold the zone lock, so plain stores keep the summary exact; stores only
         // when something changed keep the line shared in the readers' caches.
@@ -43,46 +89,39 @@ impl<P: Platform> Drop for BuddyCtx<'_, P> {
             }
         }
         if wrote {
-            self.platform.touch_shared(SharedLine::ZoneCounters(self.zone_index), true);
+            self.platform.touch_shared(SharedLine::ZoneCounters(self.mem.zone_index), true);
         }
+        // `area` drops after this body: the lock is released once the summary is out.
     }
 }
 
-impl<P: Platform> BuddyCtx<'_, P> {
+impl<P: Platform> LockedZone<'_, P> {
     #[inline]
     fn publish_counts(&mut self, order: u8, migratetype: MigrateType) {
         let bit = 1u8 << migratetype.index();
-        let mask = &mut self.area.nonempty_types[order as usize];
-        if self.area.lists[order as usize][migratetype.index()].is_empty() {
+        let area = &mut *self.area;
+        let mask = &mut area.nonempty_types[order as usize];
+        if area.lists[order as usize][migratetype.index()].is_empty() {
             *mask &= !bit;
         } else {
             *mask |= bit;
         }
-        self.platform.touch_shared(SharedLine::FreeList { zone: self.zone_index, order }, true);
-    }
-
-    /// Reports a read or write of a frame's metadata record to the platform.
-    #[inline(always)]
-    fn touch_frame(&self, index: u32, write: bool) {
-        self.platform.touch_shared(SharedLine::frame_meta(self.zone_index, index), write);
+        self.platform.touch_shared(SharedLine::FreeList { zone: self.mem.zone_index, order }, true);
     }
 
     /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
     #[inline]
     pub(crate) fn add_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
+        debug_assert!(order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0, "block {pfn:#x} of order {order}");
         let index = self.mem.index(pfn);
-        self.touch_frame(index, true);
-        self.mem.frames[index as usize].set_info(FrameInfo::new(FrameState::FreeHead, order, migratetype));
-        let list = &self.area.lists[order as usize][migratetype.index()];
-        // Linking in rewrites the link of the block at that end of the list.
-        if let Some(end) = if to_tail { list.tail() } else { list.head() } {
-            self.touch_frame(end, true);
-        }
+        self.mem.frames[index as usize]
+            .change(&[FrameState::Interior], FrameInfo::new(FrameState::FreeHead, order, migratetype));
+        let records = self.mem.records(self.platform);
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
-            list.push_tail(&self.mem.frames, index);
+            list.push_tail(&self.mem.frames, index, Own::Cold, &records);
         } else {
-            list.push_head(&self.mem.frames, index);
+            list.push_head(&self.mem.frames, index, Own::Cold, &records);
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
@@ -92,18 +131,17 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.publish_counts(order, migratetype);
     }
 
-    /// Takes a free block off its list; the caller gives the frame its next state
-    /// (mirrors __del_page_from_free_list()).
+    /// Takes a free block off its list; its head becomes interior, and the caller gives it
+    /// its next state (mirrors __del_page_from_free_list()).
     #[inline]
     pub(crate) fn del_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
         let index = self.mem.index(pfn);
-        self.touch_frame(index, true);
-        debug_assert!(self.mem.frames[index as usize].info().is_free_head_of_order(order));
-        debug_assert_eq!(self.mem.frames[index as usize].info().migratetype(), migratetype);
-        for neighbour in FrameList::neighbours(&self.mem.frames, index).into_iter().flatten() {
-            self.touch_frame(neighbour, true);
-        }
-        self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index);
+        let frame = &self.mem.frames[index as usize];
+        debug_assert_eq!(frame.info(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
+        debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
+        let records = self.mem.records(self.platform);
+        self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index, Own::Cold, &records);
+        frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
         self.area.free_pages -= 1 << order;
         if migratetype == MigrateType::HighAtomic {
@@ -122,6 +160,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
     /// the free lists of `migratetype`; returns the pages put back (mirrors expand()).
     #[inline]
     pub(crate) fn expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
+        debug_assert!(low <= high && high <= MAX_ORDER);
         let mut order = high;
         let mut returned_pages = 0;
         while order > low {
@@ -134,7 +173,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
     }
 
     /// Takes the smallest free block of `migratetype` that fits `order`, splits it and
-    /// returns the head pfn, not yet marked allocated (mirrors __rmqueue_smallest()).
+    /// returns the head pfn, interior until the caller marks it (mirrors __rmqueue_smallest()).
     #[inline]
     pub(crate) fn take_smallest(&mut self, order: u8, migratetype: MigrateType) -> Option<Pfn> {
         for current in order as usize..NR_ORDERS {
@@ -154,7 +193,7 @@ impl<P: Platform> BuddyCtx<'_, P> {
         if !self.mem.contains(pfn) {
             return false;
         }
-        self.touch_frame(self.mem.index(pfn), false);
+        self.mem.records(self.platform).touch(self.mem.index(pfn), false);
         self.mem.frame(pfn).info().is_free_head_of_order(order)
     }
 
@@ -169,11 +208,13 @@ impl<P: Platform> BuddyCtx<'_, P> {
         self.is_free_buddy(higher_pfn ^ (2 << order), order + 1)
     }
 
-    /// Frees a block into the buddy, merging with free buddies of the same order while
-    /// allowed, and lists the result under `migratetype`, the type of its pageblock
+    /// Frees an interior block into the buddy, merging with free buddies of the same order
+    /// while allowed, and lists the result under `migratetype`, the type of its pageblock
     /// (mirrors __free_one_page()).
     pub(crate) fn free_one(&mut self, mut pfn: Pfn, mut order: u8, migratetype: MigrateType) {
         debug_assert_eq!(pfn & ((1 << order) - 1), 0, "misaligned block");
+        debug_assert_eq!(self.mem.frame(pfn).info().state(), FrameState::Interior);
+        let free_before = self.area.free_pages;
         while order < MAX_ORDER {
             let buddy_pfn = pfn ^ (1 << order);
             if !self.is_free_buddy(buddy_pfn, order) {
@@ -192,84 +233,26 @@ impl<P: Platform> BuddyCtx<'_, P> {
                 // pageblocks all match the list it goes on.
                 self.set_pageblock_range_type(buddy_pfn, order, migratetype);
             }
-            self.mem.frame(buddy_pfn).set_info(FrameInfo::INTERIOR);
-            self.mem.frame(pfn).set_info(FrameInfo::INTERIOR);
             pfn &= buddy_pfn;
             order += 1;
         }
         let to_tail = self.merge_likely(pfn, order);
         self.add_free(pfn, order, migratetype, to_tail);
+        debug_assert!(self.area.free_pages > free_before);
     }
 
-    /// Sets the type of every pageblock in a block of `order` >= pageblock order, or of the
-    /// one pageblock holding a smaller block (mirrors change_pageblock_range()).
-    pub(crate) fn set_pageblock_range_type(&self, pfn: Pfn, order: u8, migratetype: MigrateType) {
-        let pages = 1u64 << order.max(PAGEBLOCK_ORDER);
-        let start = pfn & !(pages - 1);
-        let mut block = start;
-        while block < start + pages {
-            if self.mem.contains(block) || self.mem.contains(block + PAGEBLOCK_PAGES - 1) {
-                self.mem.set_pageblock_type(block.max(self.mem.start_pfn), migratetype);
-            }
-            block += PAGEBLOCK_PAGES;
+    /// Returns a block to the buddy, the one path for frees and pageset drains: the head
+    /// leaves state `from` (PCP head for drains, interior for a claimed free), merges under
+    /// its pageblock's type read now under the lock, and counts as freed to the zone.
+    #[inline]
+    pub(crate) fn release(&mut self, pfn: Pfn, order: u8, from: FrameState) {
+        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
+        if from != FrameState::Interior {
+            self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
         }
-    }
-
-    /// Bounds of the pageblock holding `pfn` if it lies wholly in the zone (mirrors the
-    /// boundary test of prep_move_freepages_block()).
-    pub(crate) fn whole_pageblock(&self, pfn: Pfn) -> Option<(Pfn, Pfn)> {
-        let start = pfn & !(PAGEBLOCK_PAGES - 1);
-        let end = start + PAGEBLOCK_PAGES;
-        (start >= self.mem.start_pfn && end <= self.mem.end_pfn).then_some((start, end))
-    }
-
-    /// Counts free pages and pages of allocated movable blocks in a pageblock (mirrors
-    /// prep_move_freepages_block()'s scan).
-    pub(crate) fn scan_pageblock(&self, start: Pfn, end: Pfn) -> (u64, u64) {
-        let mut free_pages = 0;
-        let mut movable_pages = 0;
-        let mut pfn = start;
-        while pfn < end {
-            let info = self.mem.frame(pfn).info();
-            let block_pages = 1u64 << info.order();
-            match info.state() {
-                FrameState::FreeHead => {
-                    free_pages += block_pages;
-                    pfn += block_pages;
-                }
-                FrameState::AllocHead => {
-                    if info.migratetype() == MigrateType::Movable {
-                        movable_pages += block_pages.min(end - pfn);
-                    }
-                    pfn += block_pages;
-                }
-                FrameState::PcpHead => pfn += block_pages,
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
-            }
-        }
-        (free_pages, movable_pages)
-    }
-
-    /// Moves every free block in the pageblock `[start, end)` from `from`'s lists to `to`'s
-    /// and re-types the pageblock; returns pages moved (mirrors __move_freepages_block()).
-    pub(crate) fn move_pageblock(&mut self, start: Pfn, end: Pfn, from: MigrateType, to: MigrateType) -> u64 {
-        let mut moved_pages = 0;
-        let mut pfn = start;
-        while pfn < end {
-            let info = self.mem.frame(pfn).info();
-            if info.state() == FrameState::FreeHead {
-                debug_assert!(info.order() < PAGEBLOCK_ORDER || pfn == start);
-                debug_assert_eq!(info.migratetype(), from);
-                self.move_free(pfn, info.order(), from, to);
-                moved_pages += 1 << info.order();
-                pfn += 1 << info.order();
-            } else if matches!(info.state(), FrameState::AllocHead | FrameState::PcpHead) {
-                pfn += 1 << info.order();
-            } else {
-                pfn += 1;
-            }
-        }
-        self.mem.set_pageblock_type(start, to);
-        moved_pages
+        // Read under the zone lock: a concurrent claim may be re-typing this pageblock.
+        let migratetype = self.mem.pageblock_type(pfn);
+        self.free_one(pfn, order, migratetype);
+        self.area.counters.freed_to_zone_pages += 1 << order;
     }
 }

@@ -5,19 +5,19 @@
 use super::{pcp_flags, PerCpuPages};
 use crate::policy::{FreeHighRule, FreeSizing, PcpPolicy};
 use crate::types::COSTLY_ORDER;
-use crate::zone::zone_flags;
+use crate::zone_state::zone_flags;
 
 /// `high` clamped into its bounds, stored back (the kernel re-clamps on every use).
 #[inline]
 fn clamped_high(pcp: &mut PerCpuPages) -> u32 {
-    pcp.high = pcp.high.clamp(pcp.high_min, pcp.high_max.max(pcp.high_min));
-    pcp.high
+    pcp.high_pages = pcp.high_pages.clamp(pcp.high_min_pages, pcp.high_max_pages.max(pcp.high_min_pages));
+    pcp.high_pages
 }
 
 /// Blocks to take from the buddy when the list for `order` is empty (mirrors
 /// nr_pcp_alloc(); before 2023 patch 5 a plain batch scaled down by order).
 pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, order: u8) -> u32 {
-    let base_batch = pcp.batch;
+    let base_batch = pcp.batch_pages;
     let mut batch = base_batch;
     if policy.alloc_factor {
         let mut high = clamped_high(pcp);
@@ -28,13 +28,13 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
             batch = base_batch << pcp.alloc_factor;
         }
         let below_high = policy.below_high && zone_flag_bits & zone_flags::BELOW_HIGH != 0;
-        if policy.autotune_high && pcp.high_min != pcp.high_max && !below_high {
+        if policy.autotune_high && pcp.high_min_pages != pcp.high_max_pages && !below_high {
             // A larger high would have let this allocation avoid the zone.
-            high = (high + batch).min(pcp.high_max);
-            pcp.high = high;
+            high = (high + batch).min(pcp.high_max_pages);
+            pcp.high_pages = high;
         }
         if order == 0 {
-            let max_nr_alloc = high.saturating_sub(pcp.count + base_batch).max(base_batch);
+            let max_nr_alloc = high.saturating_sub(pcp.count_pages + base_batch).max(base_batch);
             if batch <= max_nr_alloc && pcp.alloc_factor < policy.scale_max() {
                 pcp.alloc_factor += 1;
             }
@@ -55,21 +55,21 @@ pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u
         pcp.flags &= !pcp_flags::PREV_FREE_HIGH_ORDER;
         return false;
     }
-    let batch = pcp.batch;
+    let batch = pcp.batch_pages;
     let freeing_without_alloc = match policy.free_sizing {
         FreeSizing::FreeFactor => pcp.free_factor != 0,
-        FreeSizing::FreeCount => pcp.free_count != 0,
+        FreeSizing::FreeCount => pcp.free_count_pages != 0,
     };
     let consecutive = pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER != 0;
-    let batch_cached = pcp.flags & pcp_flags::FREE_HIGH_BATCH == 0 || pcp.count >= batch;
+    let batch_cached = pcp.flags & pcp_flags::FREE_HIGH_BATCH == 0 || pcp.count_pages >= batch;
     let free_high = match policy.free_high {
         FreeHighRule::Off => false,
         FreeHighRule::AnyHighOrder => freeing_without_alloc,
         FreeHighRule::Consecutive => freeing_without_alloc && consecutive,
         FreeHighRule::ConsecutiveBatch => freeing_without_alloc && consecutive && batch_cached,
-        FreeHighRule::FreeCountBatch => pcp.free_count >= batch && consecutive && batch_cached,
+        FreeHighRule::FreeCountBatch => pcp.free_count_pages >= batch && consecutive && batch_cached,
         FreeHighRule::FreeCountBatchHalfHighMin => {
-            pcp.free_count >= batch + pcp.high_min / 2 && consecutive && batch_cached
+            pcp.free_count_pages >= batch + pcp.high_min_pages / 2 && consecutive && batch_cached
         }
     };
     pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
@@ -79,25 +79,25 @@ pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u
 /// Zone flags under which a free may retune high (nr_pcp_high()'s shrink branches).
 const RETUNING_ZONE_FLAGS: u32 = zone_flags::RECLAIM_ACTIVE | zone_flags::BELOW_HIGH;
 
-/// Effective high for a free, retuning `pcp.high` on the way (mirrors nr_pcp_high()). The
+/// Effective high for a free, retuning `pcp.high_pages` on the way (mirrors nr_pcp_high()). The
 /// pageset drains when count >= the returned value.
 #[inline]
 pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
     // The common case inline: below high and nothing that retunes high on a free. Every
-    // branch of the full rule returns `pcp.high` unchanged here (high stays within its
+    // branch of the full rule returns `pcp.high_pages` unchanged here (high stays within its
     // bounds, which the checker enforces), so this is a shortcut, not a different rule.
-    if !free_high && pcp.count < pcp.high && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
-        return pcp.high;
+    if !free_high && pcp.count_pages < pcp.high_pages && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
+        return pcp.high_pages;
     }
     nr_pcp_high_retune(pcp, policy, zone_flag_bits, free_high)
 }
 
 #[inline(never)]
 fn nr_pcp_high_retune(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
-    let batch = pcp.batch;
+    let batch = pcp.batch_pages;
     let reclaim_active = zone_flag_bits & zone_flags::RECLAIM_ACTIVE != 0;
     if !policy.autotune_high {
-        let high = pcp.high;
+        let high = pcp.high_pages;
         if high == 0 || free_high {
             return 0;
         }
@@ -107,34 +107,34 @@ fn nr_pcp_high_retune(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits:
     if high == 0 {
         return 0;
     }
-    let high_min = pcp.high_min;
+    let high_min = pcp.high_min_pages;
     if free_high {
-        pcp.high = high.saturating_sub(batch << policy.scale_max()).max(high_min);
+        pcp.high_pages = high.saturating_sub(batch << policy.scale_max()).max(high_min);
         return 0;
     }
     // How much has been freed recently: the free_count counter (patch 9 on), or before it the
     // drain-scaled batch (batch << free_factor).
     let recently_freed = match policy.free_sizing {
-        FreeSizing::FreeCount => pcp.free_count,
-        FreeSizing::FreeFactor => batch.checked_shl(pcp.free_factor as u32).unwrap_or(u32::MAX).min(pcp.high_max),
+        FreeSizing::FreeCount => pcp.free_count_pages,
+        FreeSizing::FreeFactor => batch.checked_shl(pcp.free_factor as u32).unwrap_or(u32::MAX).min(pcp.high_max_pages),
     };
     let shrink_by = recently_freed.max(batch);
     if reclaim_active {
-        pcp.high = high.saturating_sub(shrink_by).max(high_min);
-        return (batch * 4).min(pcp.high);
+        pcp.high_pages = high.saturating_sub(shrink_by).max(high_min);
+        return (batch * 4).min(pcp.high_pages);
     }
-    if high_min == pcp.high_max {
+    if high_min == pcp.high_max_pages {
         return high;
     }
     if policy.below_high && zone_flag_bits & zone_flags::BELOW_HIGH != 0 {
-        pcp.high = high.saturating_sub(shrink_by).max(high_min);
-        return pcp.count.max(high_min);
+        pcp.high_pages = high.saturating_sub(shrink_by).max(high_min);
+        return pcp.count_pages.max(high_min);
     }
-    if pcp.count >= high {
+    if pcp.count_pages >= high {
         let need_high = recently_freed.saturating_add(batch);
         // Grow for next time; this free still drains against the old high.
-        if pcp.high < need_high {
-            pcp.high = need_high.clamp(high_min, pcp.high_max);
+        if pcp.high_pages < need_high {
+            pcp.high_pages = need_high.clamp(high_min, pcp.high_max_pages);
         }
     }
     high
@@ -142,9 +142,13 @@ fn nr_pcp_high_retune(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits:
 
 /// Pages to drain once count >= high (mirrors nr_pcp_free()).
 pub(crate) fn nr_pcp_free(pcp: &mut PerCpuPages, policy: &PcpPolicy, high: u32, free_high: bool) -> u32 {
-    let batch = pcp.batch;
+    let batch = pcp.batch_pages;
     if free_high {
-        return if policy.free_high_capped { pcp.count.min(batch << policy.scale_max()) } else { pcp.count };
+        return if policy.free_high_capped {
+            pcp.count_pages.min(batch << policy.scale_max())
+        } else {
+            pcp.count_pages
+        };
     }
     if high < batch {
         return 1;
@@ -161,19 +165,19 @@ pub(crate) fn nr_pcp_free(pcp: &mut PerCpuPages, policy: &PcpPolicy, high: u32, 
             }
             clamp(scaled)
         }
-        FreeSizing::FreeCount => clamp(pcp.free_count as u64),
+        FreeSizing::FreeCount => clamp(pcp.free_count_pages as u64),
     }
 }
 
 /// Periodic decay of an auto-tuned high towards high_min; returns pages to drain now
 /// (mirrors decay_pcp_high()).
 pub(crate) fn decay_high(pcp: &mut PerCpuPages, policy: &PcpPolicy) -> u32 {
-    if policy.autotune_high && pcp.high > pcp.high_min {
-        let by_count = pcp.count.saturating_sub(pcp.batch << policy.scale_max());
-        let by_eighth = pcp.high - (pcp.high >> 3);
-        pcp.high = by_count.max(by_eighth).max(pcp.high_min);
+    if policy.autotune_high && pcp.high_pages > pcp.high_min_pages {
+        let by_count = pcp.count_pages.saturating_sub(pcp.batch_pages << policy.scale_max());
+        let by_eighth = pcp.high_pages - (pcp.high_pages >> 3);
+        pcp.high_pages = by_count.max(by_eighth).max(pcp.high_min_pages);
     }
-    pcp.count.saturating_sub(pcp.high)
+    pcp.count_pages.saturating_sub(pcp.high_pages)
 }
 
 #[cfg(test)]
@@ -206,21 +210,21 @@ mod tests {
         let mut pcp = pageset();
         // high 390: raised by the batch, factor 0 -> 1 (63 <= max(453 - 0 - 63, 63)).
         assert_eq!(nr_pcp_alloc(&mut pcp, &mainline, 0, 0), 63);
-        assert_eq!((pcp.high, pcp.alloc_factor), (453, 1));
+        assert_eq!((pcp.high_pages, pcp.alloc_factor), (453, 1));
         // Next refill: 126 pages, high 579.
         assert_eq!(nr_pcp_alloc(&mut pcp, &mainline, 0, 0), 126);
-        assert_eq!((pcp.high, pcp.alloc_factor), (579, 2));
+        assert_eq!((pcp.high_pages, pcp.alloc_factor), (579, 2));
         // With count near high the refill is capped at max(high - count - batch, batch).
-        pcp.count = 700;
+        pcp.count_pages = 700;
         let got = nr_pcp_alloc(&mut pcp, &mainline, 0, 0);
-        assert_eq!(pcp.high, 579 + 252);
+        assert_eq!(pcp.high_pages, 579 + 252);
         assert_eq!(got, 831 - 700 - 63);
         for _ in 0..20 {
-            pcp.count = 0;
+            pcp.count_pages = 0;
             nr_pcp_alloc(&mut pcp, &mainline, 0, 0);
         }
         assert_eq!(pcp.alloc_factor, 5, "PCP_BATCH_SCALE_MAX");
-        assert_eq!(pcp.high, 32_768, "raised up to high_max");
+        assert_eq!(pcp.high_pages, 32_768, "raised up to high_max");
     }
 
     #[test]
@@ -228,11 +232,11 @@ mod tests {
         let mainline = policy("mainline");
         let mut pcp = pageset();
         nr_pcp_alloc(&mut pcp, &mainline, zone_flags::BELOW_HIGH, 0);
-        assert_eq!(pcp.high, 390);
+        assert_eq!(pcp.high_pages, 390);
         // Before patch 8 the flag is ignored.
         let mut pcp = pageset();
         nr_pcp_alloc(&mut pcp, &policy("patch7"), zone_flags::BELOW_HIGH, 0);
-        assert_eq!(pcp.high, 453);
+        assert_eq!(pcp.high_pages, 453);
     }
 
     #[test]
@@ -252,17 +256,17 @@ mod tests {
         let mut pcp = PerCpuPages::new(63, 390, 32_768, true);
         pcp.free_factor = 1;
         pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
-        pcp.count = 62;
+        pcp.count_pages = 62;
         assert!(!take_free_high(&mut pcp, &policy("patch3"), 1));
-        pcp.count = 63;
+        pcp.count_pages = 63;
         assert!(take_free_high(&mut pcp, &policy("patch3"), 1));
         // patch9: free_count >= batch; mainline: >= batch + high_min / 2 = 258 (facts 2.7).
         let mut pcp = pageset();
         pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
-        pcp.free_count = 63;
+        pcp.free_count_pages = 63;
         assert!(take_free_high(&mut pcp, &policy("patch9"), 1));
         assert!(!take_free_high(&mut pcp, &policy("mainline"), 1));
-        pcp.free_count = 258;
+        pcp.free_count_pages = 258;
         assert!(take_free_high(&mut pcp, &policy("mainline"), 1));
         // THP frees never count and clear the flag.
         assert!(!take_free_high(&mut pcp, &policy("mainline"), 9));
@@ -276,10 +280,10 @@ mod tests {
         assert_eq!(nr_pcp_high(&mut pcp, &base, 0, false), 1000);
         assert_eq!(nr_pcp_high(&mut pcp, &base, 0, true), 0);
         assert_eq!(nr_pcp_high(&mut pcp, &base, zone_flags::RECLAIM_ACTIVE, false), 252);
-        pcp.count = 1000;
+        pcp.count_pages = 1000;
         assert_eq!(nr_pcp_free(&mut pcp, &base, 1000, true), 1000, "v6.6 free_high empties the pageset");
         assert_eq!(nr_pcp_free(&mut pcp, &policy("patch4"), 1000, true), 1000, "under the cap of 63 << 5");
-        pcp.count = 3000;
+        pcp.count_pages = 3000;
         assert_eq!(nr_pcp_free(&mut pcp, &policy("patch4"), 1000, true), 63 << 5);
     }
 
@@ -297,27 +301,27 @@ mod tests {
         let mainline = policy("mainline");
         // free_high: shrink high by batch << 5, drain everything (h = 0).
         let mut pcp = pageset();
-        pcp.high = 5000;
+        pcp.high_pages = 5000;
         assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, true), 0);
-        assert_eq!(pcp.high, 5000 - 2016);
+        assert_eq!(pcp.high_pages, 5000 - 2016);
         // RECLAIM_ACTIVE: shrink by max(free_count, batch), effective min(4 batch, high).
         let mut pcp = pageset();
-        pcp.high = 5000;
-        pcp.free_count = 100;
+        pcp.high_pages = 5000;
+        pcp.free_count_pages = 100;
         assert_eq!(nr_pcp_high(&mut pcp, &mainline, zone_flags::RECLAIM_ACTIVE, false), 252);
-        assert_eq!(pcp.high, 4900);
+        assert_eq!(pcp.high_pages, 4900);
         // BELOW_HIGH: shrink, effective max(count, high_min).
         let mut pcp = pageset();
-        pcp.high = 5000;
-        pcp.count = 600;
+        pcp.high_pages = 5000;
+        pcp.count_pages = 600;
         assert_eq!(nr_pcp_high(&mut pcp, &mainline, zone_flags::BELOW_HIGH, false), 600);
-        assert_eq!(pcp.high, 5000 - 63);
+        assert_eq!(pcp.high_pages, 5000 - 63);
         // Over high: grow high to free_count + batch, but this free drains against the old high.
         let mut pcp = pageset();
-        pcp.count = 400;
-        pcp.free_count = 700;
+        pcp.count_pages = 400;
+        pcp.free_count_pages = 700;
         assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, false), 390);
-        assert_eq!(pcp.high, 763);
+        assert_eq!(pcp.high_pages, 763);
         assert_eq!(nr_pcp_free(&mut pcp, &mainline, 390, false), 390 - 63, "clamp(free_count, batch, high - batch)");
         // Equal bounds: fixed.
         let mut pcp = PerCpuPages::new(63, 700, 700, false);
@@ -328,16 +332,16 @@ mod tests {
     fn decay_moves_high_an_eighth_towards_high_min() {
         let mainline = policy("mainline");
         let mut pcp = pageset();
-        pcp.high = 8000;
-        pcp.count = 7000;
+        pcp.high_pages = 8000;
+        pcp.count_pages = 7000;
         let to_drain = decay_high(&mut pcp, &mainline);
-        assert_eq!(pcp.high, 7000);
+        assert_eq!(pcp.high_pages, 7000);
         assert_eq!(to_drain, 0);
-        pcp.count = 7500;
+        pcp.count_pages = 7500;
         assert_eq!(decay_high(&mut pcp, &mainline), 7500 - 6125);
         let mut pcp = pageset();
-        pcp.high = 400;
+        pcp.high_pages = 400;
         decay_high(&mut pcp, &mainline);
-        assert_eq!(pcp.high, 390);
+        assert_eq!(pcp.high_pages, 390);
     }
 }

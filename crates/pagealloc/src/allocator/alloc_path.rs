@@ -1,0 +1,219 @@
+//! The allocation path: request checks, the zonelist walk with its watermark tests, pageset
+//! or buddy takes, and the slow path (mirrors __alloc_pages(), get_page_from_freelist(),
+//! rmqueue(), rmqueue_buddy() and __alloc_pages_slowpath()).
+
+use super::PageAllocator;
+use crate::block::Block;
+use crate::error::AllocError;
+use crate::frame::{FrameInfo, FrameState};
+use crate::highatomic;
+use crate::pcp;
+use crate::platform::Platform;
+use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
+use crate::take::{take_blocks, TakeCount};
+use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER};
+use crate::watermark::{mark_pages, watermark_fast};
+use crate::zone::{zone_flags, Zone};
+
+/// One allocation as the zonelist walk carries it: the block wanted (its flags change
+/// between passes) and where it may come from.
+#[derive(Clone, Copy)]
+struct AllocCall {
+    block: BlockRequest,
+    highest_zone: ZoneType,
+    preferred_node: u16,
+    cpu: usize,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Allocates 2^order contiguous frames.
+    #[inline]
+    pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
+        if order > MAX_ORDER {
+            return Err(AllocError::OrderTooLarge { order });
+        }
+        if !request.migratetype.is_mergeable() {
+            return Err(AllocError::UnsupportedMigratetype { migratetype: request.migratetype });
+        }
+        let cpu = self.platform.current_cpu();
+        let node = match request.node {
+            Some(node) if (node as usize) < self.nodes.len() => node,
+            _ => self.node_of_cpu(cpu),
+        };
+        let highest_zone = request.highest_zone;
+        let zonelist = self.nodes[node as usize].zonelist_from(highest_zone);
+        let Some(&preferred_index) = zonelist.first() else {
+            return Err(AllocError::NoUsableZone { highest_zone });
+        };
+        let preferred = &self.zones[preferred_index as usize];
+        let mut flags = AllocFlags::fast_path(&request);
+        flags.nofragment = preferred.nofragment_when_preferred;
+        let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
+        let call = AllocCall {
+            block: BlockRequest { order, migratetype, flags },
+            highest_zone,
+            preferred_node: preferred.node,
+            cpu,
+        };
+        // The walk's first step inline: the preferred zone, usually a pageset hit.
+        if let Some(pfn) = self.try_zone(preferred, &call) {
+            return Ok(Block::new(pfn, order, preferred.index, self.id));
+        }
+        self.alloc_pages_rest(&call, zonelist, &request)
+    }
+
+    /// The rest of the walk after the preferred zone failed, then the slow path.
+    #[cold]
+    #[inline(never)]
+    fn alloc_pages_rest(
+        &self,
+        call: &AllocCall,
+        zonelist: &[u16],
+        request: &AllocRequest,
+    ) -> Result<Block, AllocError> {
+        if let Some(block) = self.get_page_from_freelist(*call, zonelist, true) {
+            return Ok(block);
+        }
+        // Slow path: wake background reclaim (it runs as the allocator's periodic work, not
+        // in this call), then retry at the min watermark with the reserve access the
+        // request's priority allows.
+        if request.wake_kswapd {
+            self.wake_kswapd(call.preferred_node);
+        }
+        let order = call.block.order;
+        let slow =
+            AllocCall { block: BlockRequest { flags: AllocFlags::slow_path(request, order), ..call.block }, ..*call };
+        if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
+            return Ok(block);
+        }
+        // A caller that may reclaim gets one more try after what direct reclaim does when
+        // it frees nothing: release high-order atomic reserves and drain every CPU's
+        // pagesets (mirrors the retry in __alloc_pages_direct_reclaim()).
+        if request.may_reclaim {
+            for &zone_index in zonelist.iter() {
+                let zone = &self.zones[zone_index as usize];
+                if zone.zone_type <= call.highest_zone {
+                    highatomic::unreserve_pageblock(zone.buddy(&self.platform), call.block.migratetype);
+                }
+            }
+            self.drain_all();
+            if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
+                return Ok(block);
+            }
+        }
+        Err(AllocError::OutOfMemory { order })
+    }
+
+    /// The zonelist walk from the preferred zone (`zonelist[0]`). `preferred_tried`: the
+    /// caller already tried the preferred zone with these flags, so the first pass resumes
+    /// after it.
+    fn get_page_from_freelist(&self, mut call: AllocCall, zonelist: &[u16], preferred_tried: bool) -> Option<Block> {
+        let mut start = usize::from(preferred_tried);
+        // At most two passes: with NOFRAGMENT, then without.
+        for _pass in 0..2 {
+            let mut dropped_nofragment = false;
+            for &zone_index in &zonelist[start.min(zonelist.len())..] {
+                let zone = &self.zones[zone_index as usize];
+                if zone.zone_type > call.highest_zone {
+                    continue;
+                }
+                if call.block.flags.nofragment && zone.node != call.preferred_node {
+                    // Fragmenting a local zone beats using a remote node.
+                    call.block.flags.nofragment = false;
+                    dropped_nofragment = true;
+                    break;
+                }
+                if let Some(pfn) = self.try_zone_outlined(zone, &call) {
+                    return Some(Block::new(pfn, call.block.order, zone.index, self.id));
+                }
+            }
+            if !(dropped_nofragment || call.block.flags.nofragment) {
+                return None;
+            }
+            call.block.flags.nofragment = false;
+            start = 0;
+        }
+        None
+    }
+
+    #[inline(never)]
+    fn try_zone_outlined(&self, zone: &Zone<P>, call: &AllocCall) -> Option<Pfn> {
+        self.try_zone(zone, call)
+    }
+
+    /// One zone of the zonelist walk: watermark test, then a block. Inlined only into the
+    /// preferred-zone step; the walk's loop calls it out of line (inlined there, the
+    /// optimizer hoisted and spilled dozens of invariants into the hot path).
+    #[inline(always)]
+    fn try_zone(&self, zone: &Zone<P>, call: &AllocCall) -> Option<Pfn> {
+        let block = call.block;
+        if !self.zone_has_room(zone, block.order, call.highest_zone, block.flags) {
+            return None;
+        }
+        let pfn = self.rmqueue(zone, call.cpu, block)?;
+        if block.flags.highatomic {
+            highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
+        }
+        Some(pfn)
+    }
+
+    /// The watermark test of the zonelist walk. With BELOW_HIGH tracking on, a zone passing
+    /// its high watermark is taken at once, and one failing it is flagged BELOW_HIGH (done
+    /// here rather than on the hotter free path).
+    #[inline]
+    fn zone_has_room(&self, zone: &Zone<P>, order: u8, highest_zone: ZoneType, flags: AllocFlags) -> bool {
+        let view = zone.watermark_view();
+        if self.policy.pcp.below_high && zone.flags() & zone_flags::BELOW_HIGH == 0 {
+            let high = mark_pages(&zone.state, WatermarkLevel::High);
+            if watermark_fast(view, order, high, highest_zone, flags) {
+                return true;
+            }
+            zone.set_flag(zone_flags::BELOW_HIGH);
+        }
+        watermark_fast(view, order, mark_pages(&zone.state, flags.watermark), highest_zone, flags)
+    }
+
+    /// Takes one block: from this CPU's pageset when the order is cached there, else from
+    /// the buddy (mirrors rmqueue()).
+    #[inline]
+    fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest) -> Option<Pfn> {
+        if self.policy.pcp.caches_order(block.order) {
+            if let Some(call) = self.pcp_call(zone, cpu) {
+                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_env(), block) {
+                    self.after_zone_take(zone, block.flags);
+                    return Some(pfn);
+                }
+            }
+        }
+        self.rmqueue_buddy(zone, block)
+    }
+
+    /// A fallback may have boosted the watermark: wake kswapd outside the zone lock.
+    #[inline]
+    fn after_zone_take(&self, zone: &Zone<P>, flags: AllocFlags) {
+        if flags.kswapd
+            && zone.flags() & zone_flags::BOOSTED_WATERMARK != 0
+            && zone.clear_flag(zone_flags::BOOSTED_WATERMARK)
+        {
+            self.wake_kswapd(zone.node);
+        }
+    }
+
+    /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
+    #[inline(never)]
+    fn rmqueue_buddy(&self, zone: &Zone<P>, block: BlockRequest) -> Option<Pfn> {
+        let env = self.fallback_env();
+        let mut taken = None;
+        {
+            let mut locked = zone.buddy(&self.platform).lock();
+            take_blocks(&mut locked, &env, block, TakeCount::SINGLE, |pfn| {
+                let allocated = FrameInfo::new(FrameState::AllocHead, block.order, block.migratetype);
+                zone.mem.frame(pfn).change(&[FrameState::Interior], allocated);
+                taken = Some(pfn);
+            });
+        }
+        let pfn = taken?;
+        self.after_zone_take(zone, block.flags);
+        Some(pfn)
+    }
+}

@@ -1,0 +1,139 @@
+//! Building an allocator: zones with their parameters, free memory and pagesets, then the
+//! nodes' zonelists (mirrors free_area_init(), memblock_free_all(), build_zonelists() and
+//! setup_zone_pageset()).
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+use super::{periodic, Node, PageAllocator, NEXT_ALLOCATOR_ID};
+use crate::builder::{AllocatorBuilder, BuildError};
+use crate::frame::{FrameInfo, FrameState};
+use crate::pcp::{PcpSlot, PerCpuPages};
+use crate::platform::Platform;
+use crate::types::{Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
+use crate::zone::{Zone, ZoneParams, ZoneState};
+use crate::zone_mem::ZoneMem;
+
+impl<P: Platform> PageAllocator<P> {
+    /// Builds the zones, derives their parameters and frees every managed frame into the
+    /// buddy in the largest aligned blocks (as memblock_free_all() does at boot).
+    pub fn build(mut builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
+        builder.validate(platform.nr_cpus())?;
+        let sizing = builder.sizing()?;
+        let mut zones = Vec::with_capacity(builder.zones.len());
+        for (index, layout) in builder.zones.iter().enumerate() {
+            let zone_sizing = sizing.zone(layout.node as usize, layout.zone_type).expect("sized zone");
+            let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(zone_sizing));
+            state.present_pages = (layout.span.end - layout.span.start) - builder.hole_pages(&layout.span);
+            let managed_ranges = builder.managed_ranges(&layout.span);
+            state.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
+            let mut zone = Zone::new(state, ZoneMem::new(index as u16, layout.span.start, layout.span.end));
+            seed_free_memory(&zone, &platform, &managed_ranges);
+            zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus());
+            zones.push(zone);
+        }
+        let nodes = build_nodes(&zones, &builder.node_cpus);
+        mark_nofragment_zones(&mut zones, builder.node_cpus.len());
+        let total_managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        let nr_cpus = platform.nr_cpus();
+        Ok(PageAllocator {
+            id: NEXT_ALLOCATOR_ID.fetch_add(1, Relaxed),
+            platform,
+            zones: zones.into_boxed_slice(),
+            nodes: nodes.into_boxed_slice(),
+            cpu_node: builder.cpu_to_node().into_boxed_slice(),
+            sizing,
+            periodic: periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms),
+            tunables: builder.tunables,
+            policy: builder.policy,
+            grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
+            sink: builder.sink,
+        })
+    }
+}
+
+/// Each node with its zonelist and the O(1) start per highest zone type.
+fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for (node_id, &cpus) in node_cpus.iter().enumerate() {
+        let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len());
+        let zonelist_start = core::array::from_fn(|highest| {
+            let start = zonelist.iter().position(|&index| zones[index as usize].zone_type.index() <= highest);
+            start.unwrap_or(zonelist.len()) as u16
+        });
+        nodes.push(Node {
+            cpu_count: cpus,
+            zonelist,
+            zonelist_start,
+            kswapd_pending: AtomicBool::new(false),
+            kswapd_runs: AtomicU64::new(0),
+        });
+    }
+    nodes
+}
+
+/// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on
+/// several nodes only if this node has DMA32 (mirrors alloc_flags_nofragment()).
+fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize) {
+    let single_node = node_count == 1;
+    let has_dma32: Vec<bool> = (0..node_count)
+        .map(|node| zones.iter().any(|z| z.node as usize == node && z.zone_type == ZoneType::Dma32 && z.is_populated()))
+        .collect();
+    for zone in zones.iter_mut() {
+        zone.state.nofragment_when_preferred =
+            zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
+    }
+}
+
+/// One pageset per CPU with the zone's batch and high bounds (policy overrides applied).
+/// Before auto-tuning, high is fixed at the low-watermark share (high_min).
+fn build_pagesets<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, nr_cpus: usize) -> Box<[PcpSlot<P>]> {
+    let policy = &builder.policy.pcp;
+    if !policy.enabled || !zone.is_populated() {
+        return Box::new([]);
+    }
+    let bounds = zone.params.pcp;
+    let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
+    let (high_min, high_max) = match policy.high_override {
+        Some(high) => (high, high),
+        None if policy.autotune_high => (bounds.high_min_pages as u32, bounds.high_max_pages as u32),
+        None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
+    };
+    let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
+    (0..nr_cpus)
+        .map(|cpu| PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch)))
+        .collect()
+}
+
+/// Frees each managed range into the buddy in maximal naturally aligned blocks.
+fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::ops::Range<Pfn>]) {
+    let mut locked = zone.buddy(platform).lock();
+    for range in ranges {
+        for pfn in range.clone() {
+            zone.mem.frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+        }
+        let mut pfn = range.start;
+        while pfn < range.end {
+            let align_order = pfn.trailing_zeros().min(MAX_ORDER as u32);
+            let fit_order = 63 - (range.end - pfn).leading_zeros();
+            let order = align_order.min(fit_order) as u8;
+            locked.free_one(pfn, order, zone.mem.pageblock_type(pfn));
+            pfn += 1 << order;
+        }
+    }
+}
+
+/// Node-ordered zonelist: local zones highest type first, then other nodes by distance
+/// (|a - b|, ties to the lower id), skipping unpopulated zones.
+fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Box<[u16]> {
+    let mut node_order: Vec<u16> = (0..node_count as u16).collect();
+    node_order.sort_by_key(|&other| (other.abs_diff(node), other));
+    let mut zonelist = Vec::new();
+    for other in node_order {
+        let mut local: Vec<&Zone<P>> = zones.iter().filter(|zone| zone.node == other && zone.is_populated()).collect();
+        local.sort_by_key(|zone| core::cmp::Reverse(zone.zone_type));
+        zonelist.extend(local.iter().map(|zone| zone.index));
+    }
+    zonelist.into_boxed_slice()
+}

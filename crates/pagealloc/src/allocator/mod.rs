@@ -1,0 +1,159 @@
+//! The page allocator: zones composed with their nodes' zonelists, the policy and the
+//! periodic work. Each concern is one file:
+//! - [`build`]: building the zones, pagesets and zonelists (mirrors free_area_init() and
+//!   memblock_free_all());
+//! - [`alloc_path`]: the zonelist walk, fast and slow paths (mirrors __alloc_pages(),
+//!   get_page_from_freelist(), rmqueue());
+//! - [`free_path`]: frees (mirrors __free_pages());
+//! - [`drains`]: explicit pageset drains (drain_local_pages(), drain_all_pages());
+//! - [`periodic`]: the work the kernel does on its own schedule (vmstat_update, kswapd);
+//! - [`stats`]: counters summed over zones and CPUs.
+
+mod alloc_path;
+mod build;
+mod drains;
+mod free_path;
+mod periodic;
+mod stats;
+
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use crate::builder::AllocatorBuilder;
+use crate::events::EventSink;
+use crate::fallback::FallbackEnv;
+use crate::platform::Platform;
+use crate::policy::Policy;
+use crate::sizing::{MachineSizing, Tunables};
+use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
+use crate::zone::Zone;
+
+pub use periodic::DueWork;
+
+static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
+
+/// Per-node state: its CPUs, its zonelist and background-reclaim bookkeeping.
+#[derive(Debug)]
+pub struct Node {
+    pub(crate) cpu_count: u32,
+    /// Zones to try, best first: this node's zones from the highest type down, then other
+    /// nodes' by distance (node-ordered zonelist).
+    pub(crate) zonelist: Box<[u16]>,
+    /// Per highest usable zone type: where in `zonelist` the first zone at or below it
+    /// stands (`zonelist.len()` if none), so an allocation finds its preferred zone in O(1).
+    pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
+    pub(crate) kswapd_pending: AtomicBool,
+    pub(crate) kswapd_runs: AtomicU64,
+}
+
+impl Node {
+    /// The zonelist from the preferred zone for `highest_zone` on (mirrors
+    /// first_zones_zonelist()); empty if no zone qualifies.
+    #[inline]
+    pub(crate) fn zonelist_from(&self, highest_zone: ZoneType) -> &[u16] {
+        &self.zonelist[self.zonelist_start[highest_zone.index()] as usize..]
+    }
+
+    /// CPUs whose local memory this node is.
+    pub fn cpu_count(&self) -> u32 {
+        self.cpu_count
+    }
+    pub fn kswapd_runs(&self) -> u64 {
+        self.kswapd_runs.load(Relaxed)
+    }
+}
+
+pub struct PageAllocator<P: Platform> {
+    id: u32,
+    platform: P,
+    zones: Box<[Zone<P>]>,
+    nodes: Box<[Node]>,
+    cpu_node: Box<[u16]>,
+    sizing: MachineSizing,
+    tunables: Tunables,
+    policy: Policy,
+    /// Mobility grouping off (tiny machine): every request is treated as unmovable.
+    grouping_disabled: bool,
+    sink: Option<Box<dyn EventSink>>,
+    periodic: periodic::Schedule,
+}
+
+impl<P: Platform> core::fmt::Debug for PageAllocator<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PageAllocator")
+            .field("id", &self.id)
+            .field("zones", &self.zones)
+            .field("nodes", &self.nodes)
+            .field("policy", &self.policy)
+            .field("grouping_disabled", &self.grouping_disabled)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    pub fn builder() -> AllocatorBuilder {
+        AllocatorBuilder::new()
+    }
+
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    pub fn platform(&self) -> &P {
+        &self.platform
+    }
+
+    pub fn zones(&self) -> &[Zone<P>] {
+        &self.zones
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn sizing(&self) -> &MachineSizing {
+        &self.sizing
+    }
+
+    pub fn tunables(&self) -> &Tunables {
+        &self.tunables
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn grouping_disabled(&self) -> bool {
+        self.grouping_disabled
+    }
+
+    /// Zone holding `pfn`.
+    pub fn zone_of_pfn(&self, pfn: Pfn) -> Option<&Zone<P>> {
+        self.zones.iter().find(|zone| zone.mem.contains(pfn))
+    }
+
+    #[inline]
+    fn node_of_cpu(&self, cpu: usize) -> u16 {
+        self.cpu_node.get(cpu).copied().unwrap_or(0)
+    }
+
+    fn fallback_env(&self) -> FallbackEnv<'_> {
+        FallbackEnv {
+            grouping_disabled: self.grouping_disabled,
+            watermark_boost_factor: self.tunables.watermark_boost_factor,
+            sink: self.sink.as_deref(),
+        }
+    }
+
+    /// The calling CPU's pageset of `zone`, if pagesets are on for it.
+    #[inline]
+    fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> Option<crate::pcp::PcpCall<'a, P>> {
+        Some(crate::pcp::PcpCall {
+            zone: zone.buddy(&self.platform),
+            slot: zone.pcp.get(cpu)?,
+            policy: &self.policy.pcp,
+            cpu,
+            remote: self.node_of_cpu(cpu) != zone.node,
+        })
+    }
+}

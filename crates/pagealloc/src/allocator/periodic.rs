@@ -1,0 +1,100 @@
+//! The work the kernel does on its own schedule, owned by the allocator: each CPU's vmstat
+//! pass every `vm.stat_interval` (pageset decay and remote drains; later counter folds), and
+//! background reclaim (kswapd) once woken. Harnesses only call [`PageAllocator::run_due_work`]:
+//! the simulator before each step of a CPU, the real-thread worker on a timer.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use super::PageAllocator;
+use crate::pcp;
+use crate::platform::Platform;
+
+/// When each CPU's next vmstat pass is due.
+pub(crate) struct Schedule {
+    next_vmstat_ns: Box<[AtomicU64]>,
+    interval_ns: u64,
+}
+
+impl Schedule {
+    pub(crate) fn new(nr_cpus: usize, interval_ms: u32) -> Schedule {
+        let interval_ns = u64::from(interval_ms.max(1)) * 1_000_000;
+        let next: Vec<AtomicU64> = (0..nr_cpus).map(|_| AtomicU64::new(interval_ns)).collect();
+        Schedule { next_vmstat_ns: next.into_boxed_slice(), interval_ns }
+    }
+
+    /// Claims `cpu`'s pass if due at `now_ns`. Passes stay on the grid of whole intervals,
+    /// and one call runs at most one: a CPU that was busy for several intervals catches up
+    /// one pass per call, as a deferred timer fires once when its CPU returns.
+    fn claim_vmstat(&self, cpu: usize, now_ns: u64) -> bool {
+        let Some(next) = self.next_vmstat_ns.get(cpu) else { return false };
+        let due_ns = next.load(Relaxed);
+        now_ns >= due_ns && next.compare_exchange(due_ns, due_ns + self.interval_ns, Relaxed, Relaxed).is_ok()
+    }
+}
+
+/// What one call of [`PageAllocator::run_due_work`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DueWork {
+    /// vmstat passes run (0 or 1).
+    pub vmstat_passes: u32,
+    /// Pages those passes drained from pagesets.
+    pub drained_pages: u64,
+    /// Background-reclaim passes run (0 or 1).
+    pub kswapd_passes: u32,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Runs whatever periodic work is due on `cpu` at `now_ns` (the platform's clock): its
+    /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
+    /// when one was woken. Cheap when nothing is due (two loads), so a harness may call it
+    /// before every step.
+    pub fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
+        let mut done = DueWork::default();
+        if self.periodic.claim_vmstat(cpu, now_ns) {
+            done.vmstat_passes = 1;
+            done.drained_pages = self.vmstat_tick(cpu);
+        }
+        if self.run_kswapd(self.node_of_cpu(cpu)) {
+            done.kswapd_passes = 1;
+        }
+        done
+    }
+
+    /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): decay
+    /// auto-tuned high and drain the excess; drain remote-node pagesets idle for 3 ticks.
+    /// Returns pages drained. [`Self::run_due_work`] calls it on schedule; tests and idle
+    /// loops may force it.
+    pub fn vmstat_tick(&self, cpu: usize) -> u64 {
+        let cpu_node = self.node_of_cpu(cpu);
+        let mut drained = 0;
+        for zone in self.zones.iter() {
+            let Some(slot) = zone.pcp.get(cpu) else { continue };
+            let remote = zone.node != cpu_node;
+            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, remote);
+        }
+        drained
+    }
+
+    /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()).
+    pub fn wake_kswapd(&self, node: u16) {
+        self.nodes[node as usize].kswapd_pending.store(true, Relaxed);
+    }
+
+    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()). This allocator
+    /// has no reclaimable pages yet (no LRU), so a boosted pass reclaims nothing, and
+    /// kswapd then drops the boosts as the kernel does after a boost-only pass. Returns
+    /// whether it ran.
+    pub fn run_kswapd(&self, node: u16) -> bool {
+        let Some(state) = self.nodes.get(node as usize) else { return false };
+        if !state.kswapd_pending.load(Relaxed) || !state.kswapd_pending.swap(false, Relaxed) {
+            return false;
+        }
+        state.kswapd_runs.fetch_add(1, Relaxed);
+        for zone in self.zones.iter().filter(|zone| zone.node == node) {
+            zone.boost_pages.store(0, Relaxed);
+        }
+        true
+    }
+}

@@ -1,0 +1,67 @@
+//! Counters summed over zones and CPUs: pages managed, free and cached, fallback events,
+//! pageset and zone-lock counters.
+
+use super::PageAllocator;
+use crate::events::ExtfragStats;
+use crate::free_area::ZoneCounters;
+use crate::pcp::PcpCounters;
+use crate::platform::Platform;
+use crate::sync::LockStats;
+
+impl<P: Platform> PageAllocator<P> {
+    /// Managed pages over all zones.
+    pub fn managed_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.managed_pages).sum()
+    }
+
+    /// Free pages in the buddy over all zones.
+    pub fn buddy_free_pages(&self) -> u64 {
+        self.zones.iter().map(|z| z.free_pages()).sum()
+    }
+
+    /// Fallback counters summed over all zones.
+    pub fn extfrag_stats(&self) -> ExtfragStats {
+        let mut total = ExtfragStats::default();
+        for zone in self.zones.iter() {
+            total += zone.extfrag.snapshot();
+        }
+        total
+    }
+
+    /// Pages held in pagesets now, over all zones and CPUs.
+    pub fn pcp_pages(&self) -> u64 {
+        self.zones
+            .iter()
+            .flat_map(|zone| zone.pcp.iter())
+            .map(|slot| slot.inspect(&self.platform, |p| p.count_pages() as u64))
+            .sum()
+    }
+
+    /// Pageset counters summed over all zones and CPUs.
+    pub fn pcp_counters(&self) -> PcpCounters {
+        let mut total = PcpCounters::default();
+        for slot in self.zones.iter().flat_map(|zone| zone.pcp.iter()) {
+            total += slot.inspect(&self.platform, |p| p.counters());
+        }
+        total
+    }
+
+    /// Zone-lock counters summed over zones.
+    pub fn zone_counters(&self) -> ZoneCounters {
+        let mut total = ZoneCounters::default();
+        for zone in self.zones.iter() {
+            total += zone.with_free_area(&self.platform, |area| area.counters());
+        }
+        total
+    }
+
+    /// Zone-lock statistics summed over zones: the one count of lock acquisitions and waits,
+    /// on real threads and in the simulator alike.
+    pub fn zone_lock_stats(&self) -> LockStats {
+        let mut total = LockStats::default();
+        for zone in self.zones.iter() {
+            total += zone.lock.stats();
+        }
+        total
+    }
+}

@@ -1,0 +1,71 @@
+//! The one path that takes blocks out of a zone under its lock, shared by single
+//! allocations and pageset refills (mirrors the common core of rmqueue_buddy() and
+//! rmqueue_bulk()).
+
+use crate::buddy::LockedZone;
+use crate::fallback::{self, FallbackEnv, RmqueueMode};
+use crate::platform::Platform;
+use crate::request::BlockRequest;
+use crate::types::{MigrateType, Pfn};
+
+/// How many blocks a take wants, and whether it may use the high-order atomic reserve.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TakeCount {
+    pub blocks: u32,
+    /// A single allocation reaches into the HIGHATOMIC lists (first with ALLOC_HIGHATOMIC,
+    /// last for a non-blocking caller); a pageset refill never does.
+    pub reserves: bool,
+}
+
+impl TakeCount {
+    pub const SINGLE: TakeCount = TakeCount { blocks: 1, reserves: true };
+
+    pub const fn refill(blocks: u32) -> TakeCount {
+        TakeCount { blocks, reserves: false }
+    }
+}
+
+/// Takes up to `count.blocks` blocks for `request` under the held zone lock, handing each
+/// head (interior, off every list) to `deliver`, which gives it its next state. Returns how
+/// many were taken and counts their pages as allocated from the zone.
+#[inline]
+pub(crate) fn take_blocks<P: Platform>(
+    zone: &mut LockedZone<'_, P>,
+    env: &FallbackEnv<'_>,
+    request: BlockRequest,
+    count: TakeCount,
+    mut deliver: impl FnMut(Pfn),
+) -> u32 {
+    let mut mode = RmqueueMode::Normal;
+    let mut taken = 0;
+    // Bounded by count.blocks.
+    while taken < count.blocks {
+        let Some(pfn) = take_one(zone, env, request, count.reserves, &mut mode) else { break };
+        deliver(pfn);
+        taken += 1;
+    }
+    zone.area.counters.alloc_zone_pages += (taken as u64) << request.order;
+    debug_assert!(taken <= count.blocks);
+    taken
+}
+
+#[inline]
+fn take_one<P: Platform>(
+    zone: &mut LockedZone<'_, P>,
+    env: &FallbackEnv<'_>,
+    request: BlockRequest,
+    reserves: bool,
+    mode: &mut RmqueueMode,
+) -> Option<Pfn> {
+    if reserves && request.flags.highatomic {
+        if let Some(pfn) = zone.take_smallest(request.order, MigrateType::HighAtomic) {
+            return Some(pfn);
+        }
+    }
+    let pfn = fallback::rmqueue(zone, env, request, mode);
+    // Failing now is worse than failing a future high-order atomic request.
+    if pfn.is_none() && reserves && request.flags.non_block {
+        return zone.take_smallest(request.order, MigrateType::HighAtomic);
+    }
+    pfn
+}

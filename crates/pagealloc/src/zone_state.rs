@@ -1,0 +1,142 @@
+//! A zone's identity, fixed parameters and lockless state (flags, watermark boost, reserve
+//! and fallback counters): what the watermark check and the fallback path consult beside
+//! the free lists.
+
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use crate::events::ExtfragCounters;
+use crate::sizing::{PcpBounds, Watermarks, ZoneSizing};
+use crate::types::{ZoneType, MAX_NR_ZONES};
+
+/// Zone flag bits (Linux `enum zone_flags`).
+pub mod zone_flags {
+    /// A fallback boosted the watermark; kswapd should run.
+    pub const BOOSTED_WATERMARK: u32 = 1 << 0;
+    /// kswapd is reclaiming for this zone.
+    pub const RECLAIM_ACTIVE: u32 = 1 << 1;
+    /// Free pages fell below the high watermark (PCP high stops growing).
+    pub const BELOW_HIGH: u32 = 1 << 2;
+}
+
+/// Fixed per-zone parameters, derived by `sizing`.
+#[derive(Clone, Debug)]
+pub struct ZoneParams {
+    pub watermarks: Watermarks,
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    pub pcp: PcpBounds,
+    pub stat_threshold: u32,
+}
+
+impl From<&ZoneSizing> for ZoneParams {
+    fn from(sizing: &ZoneSizing) -> Self {
+        ZoneParams {
+            watermarks: sizing.watermarks,
+            lowmem_reserve: sizing.lowmem_reserve,
+            pcp: sizing.pcp,
+            stat_threshold: sizing.stat_threshold,
+        }
+    }
+}
+
+/// Everything about a zone but its memory, lock and pagesets.
+#[derive(Debug)]
+pub struct ZoneState {
+    pub(crate) index: u16,
+    pub(crate) node: u16,
+    pub(crate) zone_type: ZoneType,
+    pub(crate) present_pages: u64,
+    pub(crate) managed_pages: u64,
+    pub(crate) params: ZoneParams,
+    pub(crate) boost_pages: AtomicU64,
+    pub(crate) flags: AtomicU32,
+    /// Pages in pageblocks re-typed HIGHATOMIC.
+    pub(crate) reserved_highatomic_pages: AtomicU64,
+    pub(crate) extfrag: ExtfragCounters,
+    /// Allocations preferring this zone start with ALLOC_NOFRAGMENT.
+    pub(crate) nofragment_when_preferred: bool,
+}
+
+impl ZoneState {
+    pub(crate) fn new(index: u16, node: u16, zone_type: ZoneType, params: ZoneParams) -> ZoneState {
+        ZoneState {
+            index,
+            node,
+            zone_type,
+            present_pages: 0,
+            managed_pages: 0,
+            params,
+            boost_pages: AtomicU64::new(0),
+            flags: AtomicU32::new(0),
+            reserved_highatomic_pages: AtomicU64::new(0),
+            extfrag: ExtfragCounters::default(),
+            nofragment_when_preferred: false,
+        }
+    }
+
+    pub fn index(&self) -> u16 {
+        self.index
+    }
+
+    pub fn node(&self) -> u16 {
+        self.node
+    }
+
+    pub fn zone_type(&self) -> ZoneType {
+        self.zone_type
+    }
+
+    pub fn present_pages(&self) -> u64 {
+        self.present_pages
+    }
+
+    pub fn managed_pages(&self) -> u64 {
+        self.managed_pages
+    }
+
+    pub fn params(&self) -> &ZoneParams {
+        &self.params
+    }
+
+    pub fn is_populated(&self) -> bool {
+        self.managed_pages > 0
+    }
+
+    #[inline]
+    pub fn boost_pages(&self) -> u64 {
+        self.boost_pages.load(Relaxed)
+    }
+
+    #[inline]
+    pub fn flags(&self) -> u32 {
+        self.flags.load(Relaxed)
+    }
+
+    pub(crate) fn set_flag(&self, flag: u32) {
+        self.flags.fetch_or(flag, Relaxed);
+    }
+
+    /// Clears `flag`; returns whether it was set.
+    pub(crate) fn clear_flag(&self, flag: u32) -> bool {
+        self.flags.fetch_and(!flag, Relaxed) & flag != 0
+    }
+
+    pub fn reserved_highatomic_pages(&self) -> u64 {
+        self.reserved_highatomic_pages.load(Relaxed)
+    }
+
+    pub fn extfrag(&self) -> &ExtfragCounters {
+        &self.extfrag
+    }
+
+    /// Boosted watermarks, as the allocator compares against them.
+    pub fn watermarks_with_boost(&self) -> Watermarks {
+        let boost = self.boost_pages();
+        let marks = self.params.watermarks;
+        Watermarks {
+            min_pages: marks.min_pages + boost,
+            low_pages: marks.low_pages + boost,
+            high_pages: marks.high_pages + boost,
+            promo_pages: marks.promo_pages + boost,
+        }
+    }
+}
