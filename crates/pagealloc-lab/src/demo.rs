@@ -11,7 +11,7 @@ use pagealloc::sizing::LinuxVersion;
 use pagealloc::views::{
     write_buddyinfo, write_extfrag_index, write_pagetypeinfo, write_unusable_index, write_zoneinfo, ZoneinfoZone,
 };
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, MigrateType, PageAllocator};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, ExtfragStats, MigrateType, PageAllocator, PageCensus};
 
 use crate::rng::SplitMix64;
 
@@ -48,6 +48,23 @@ fn pick(rng: &mut SplitMix64) -> (AllocRequest, u8) {
     unreachable!("weights add up to 100")
 }
 
+/// The demo's allocator.
+type Allocator = PageAllocator<StdPlatform>;
+
+/// Each block held with the mobility it was requested with.
+type Held = Vec<(Block, MigrateType)>;
+
+/// What the workload did, as the report's header states it.
+struct Summary {
+    managed: u64,
+    /// Requests that failed, over all phases.
+    failures: u64,
+    /// Fallback counters after the fill, and at the end.
+    after_fill: ExtfragStats,
+    totals: ExtfragStats,
+    census: PageCensus,
+}
+
 pub fn run(args: &DemoArgs) -> Result<(), String> {
     if args.memory_mib < 16 {
         return Err("--memory-mib must be at least 16".into());
@@ -56,21 +73,46 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut rng = SplitMix64::new(args.seed);
     let managed = allocator.managed_pages();
-    // Each block with the mobility it was requested with.
-    let mut held: Vec<(Block, MigrateType)> = Vec::new();
+    let mut held: Held = Vec::new();
     let mut failures = 0u64;
 
     // Phase 1: fill to 70% with the mix.
-    while allocator.managed_pages() - allocator.buddy_free_pages() < managed * 7 / 10 {
-        let (request, order) = pick(&mut rng);
+    failures += fill(&allocator, &mut rng, managed * 7 / 10, &mut held);
+    let after_fill = allocator.extfrag_stats();
+    // Phase 2: reclaim half of the movable and reclaimable memory, at random.
+    held = reclaim_half(&allocator, &mut rng, held)?;
+    // Phase 3: a burst of unmovable kernel allocations into the holes reclaim left.
+    failures += unmovable_burst(&allocator, managed / 10, &mut held);
+    let census = allocator.check_invariants().map_err(|e| format!("invariant violated: {e}"))?;
+    let totals = allocator.extfrag_stats();
+
+    let summary = Summary { managed, failures, after_fill, totals, census };
+    let mut out = String::new();
+    write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
+    print!("{out}");
+
+    for (block, _) in held {
+        allocator.free_pages(block).map_err(|e| e.to_string())?;
+    }
+    allocator.check_invariants().map_err(|e| format!("invariant violated after freeing all: {e}"))?;
+    Ok(())
+}
+
+/// Allocates from the mix until `target` pages are in use; returns the requests that failed.
+fn fill(allocator: &Allocator, rng: &mut SplitMix64, target: u64, held: &mut Held) -> u64 {
+    let mut failures = 0;
+    while allocator.managed_pages() - allocator.buddy_free_pages() < target {
+        let (request, order) = pick(rng);
         match allocator.alloc_pages(order, request) {
             Ok(block) => held.push((block, request.migratetype)),
             Err(_) => failures += 1,
         }
     }
-    let after_fill = allocator.extfrag_stats();
+    failures
+}
 
-    // Phase 2: reclaim half of the movable and reclaimable memory, at random.
+/// Frees each movable or reclaimable block with probability one half; returns the rest.
+fn reclaim_half(allocator: &Allocator, rng: &mut SplitMix64, mut held: Held) -> Result<Held, String> {
     let mut kept = Vec::with_capacity(held.len());
     for (block, migratetype) in held.drain(..) {
         let reclaimable = matches!(migratetype, MigrateType::Movable | MigrateType::Reclaimable);
@@ -80,22 +122,25 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
             kept.push((block, migratetype));
         }
     }
-    held = kept;
+    Ok(kept)
+}
 
-    // Phase 3: a burst of unmovable kernel allocations into the holes reclaim left.
-    for _ in 0..managed / 10 {
+/// Makes `requests` order-0 kernel allocations; returns those that failed.
+fn unmovable_burst(allocator: &Allocator, requests: u64, held: &mut Held) -> u64 {
+    let mut failures = 0;
+    for _ in 0..requests {
         match allocator.alloc_pages(0, AllocRequest::KERNEL) {
             Ok(block) => held.push((block, MigrateType::Unmovable)),
             Err(_) => failures += 1,
         }
     }
-    let census = allocator.check_invariants().map_err(|e| format!("invariant violated: {e}"))?;
-    let totals = allocator.extfrag_stats();
+    failures
+}
 
-    let mut out = String::new();
-    let w = |e: std::fmt::Error| e.to_string();
-    writeln!(out, "pagelab demo: {} MiB PC layout, seed {}, {} managed pages", args.memory_mib, args.seed, managed)
-        .map_err(w)?;
+/// The summary, then the allocator's state in the kernel's formats.
+fn write_report(out: &mut String, args: &DemoArgs, allocator: &Allocator, summary: &Summary) -> std::fmt::Result {
+    let Summary { managed, failures, after_fill, totals, census } = summary;
+    writeln!(out, "pagelab demo: {} MiB PC layout, seed {}, {} managed pages", args.memory_mib, args.seed, managed)?;
     out.push_str(&crate::metadata_line());
     writeln!(
         out,
@@ -103,37 +148,28 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
          reclaim half of movable/reclaimable, then {} order-0 kernel requests; {} requests failed",
         managed / 10,
         failures
-    )
-    .map_err(w)?;
+    )?;
     writeln!(
         out,
         "fallbacks: after fill {} claims, {} steals; at end {} claims, {} steals, {} split a pageblock, {} watermark boosts",
         after_fill.claims, after_fill.steals, totals.claims, totals.steals, totals.pageblock_splits, totals.watermark_boosts
-    )
-    .map_err(w)?;
+    )?;
     writeln!(
         out,
         "census: managed {} = free {} + allocated {} + per-cpu {}; invariants OK\n",
         census.managed_pages, census.free_pages, census.allocated_pages, census.pcp_pages
-    )
-    .map_err(w)?;
-    writeln!(out, "== /proc/buddyinfo").map_err(w)?;
-    write_buddyinfo(&mut out, &allocator).map_err(w)?;
-    writeln!(out, "\n== /proc/pagetypeinfo").map_err(w)?;
-    write_pagetypeinfo(&mut out, &allocator).map_err(w)?;
-    writeln!(out, "\n== extfrag/unusable_index").map_err(w)?;
-    write_unusable_index(&mut out, &allocator).map_err(w)?;
-    writeln!(out, "\n== extfrag/extfrag_index").map_err(w)?;
-    write_extfrag_index(&mut out, &allocator).map_err(w)?;
+    )?;
+    writeln!(out, "== /proc/buddyinfo")?;
+    write_buddyinfo(out, allocator)?;
+    writeln!(out, "\n== /proc/pagetypeinfo")?;
+    write_pagetypeinfo(out, allocator)?;
+    writeln!(out, "\n== extfrag/unusable_index")?;
+    write_unusable_index(out, allocator)?;
+    writeln!(out, "\n== extfrag/extfrag_index")?;
+    write_extfrag_index(out, allocator)?;
     if args.zoneinfo {
-        writeln!(out, "\n== /proc/zoneinfo").map_err(w)?;
-        write_zoneinfo(&mut out, &ZoneinfoZone::from_allocator(&allocator), LinuxVersion::MAINLINE).map_err(w)?;
+        writeln!(out, "\n== /proc/zoneinfo")?;
+        write_zoneinfo(out, &ZoneinfoZone::from_allocator(allocator), LinuxVersion::MAINLINE)?;
     }
-    print!("{out}");
-
-    for (block, _) in held {
-        allocator.free_pages(block).map_err(|e| e.to_string())?;
-    }
-    allocator.check_invariants().map_err(|e| format!("invariant violated after freeing all: {e}"))?;
     Ok(())
 }

@@ -98,112 +98,127 @@ pub struct MachineSizing {
 
 impl MachineSizing {
     pub fn derive(spec: &MachineSpec) -> Result<MachineSizing, SizingError> {
-        let tunables = &spec.tunables;
-        if spec.nodes.is_empty() {
-            return Err(SizingError::NoNodes);
-        }
-        let online_cpus: u32 = spec.nodes.iter().map(|node| node.cpus).sum();
-        if online_cpus == 0 {
-            return Err(SizingError::NoCpus);
-        }
-        if let Some(node) = spec.nodes.iter().position(|n| n.managed_pages[ZoneType::Device.index()] != 0) {
-            return Err(SizingError::DeviceZoneManaged { node });
-        }
-        let fraction = tunables.percpu_pagelist_high_fraction;
-        if fraction != 0 && fraction < Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION {
-            return Err(SizingError::HighFractionRejected(fraction));
-        }
-
-        let kernel = spec.kernel;
-        let shares_min_free = |zone_type: ZoneType| {
-            zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
-        };
-        let boot_pages = |node: usize, zone_type: ZoneType| spec.nodes[node].boot_managed_pages[zone_type.index()];
-        let all_zones =
-            || (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)));
-        let lowmem_managed_pages: u64 =
-            all_zones().filter(|&(_, zone_type)| shares_min_free(zone_type)).map(|(n, z)| boot_pages(n, z)).sum();
-        let watermarks_for = |min_free_kbytes: u64| -> Vec<Watermarks> {
-            all_zones()
-                .map(|(node, zone_type)| {
-                    zone_watermarks(
-                        min_free_kbytes,
-                        zone_type,
-                        boot_pages(node, zone_type),
-                        lowmem_managed_pages,
-                        tunables.watermark_scale_factor,
-                        kernel.movable_shares_min_free(),
-                    )
-                })
-                .collect()
-        };
-        // nr_free_buffer_pages(): zones up to Normal, less their high watermark.
-        let free_buffer_pages = |watermarks: &[Watermarks]| -> u64 {
-            all_zones()
-                .zip(watermarks)
-                .filter(|((_, zone_type), _)| zone_type.is_lowmem())
-                .map(|((node, zone_type), marks)| boot_pages(node, zone_type).saturating_sub(marks.high_pages))
-                .sum()
-        };
-
-        // At boot the watermarks are still zero.
-        let unset = [Watermarks::default(); MAX_NR_ZONES].repeat(spec.nodes.len());
-        let mut min_free_kbytes =
-            tunables.min_free_kbytes.unwrap_or_else(|| min_free_kbytes_for_lowmem(free_buffer_pages(&unset)));
-        let mut watermarks = watermarks_for(min_free_kbytes);
-
-        if tunables.thp && tunables.min_free_kbytes.is_none() {
-            // khugepaged starts after the first watermark setup, so its 5% cap sees lowmem
-            // minus each zone's high watermark.
-            let populated_lowmem_zones =
-                all_zones().filter(|&(n, z)| z.is_lowmem() && boot_pages(n, z) > 0).count() as u64;
-            let recommended = thp_recommended_min_free_kbytes(populated_lowmem_zones, free_buffer_pages(&watermarks));
-            if recommended > min_free_kbytes {
-                min_free_kbytes = recommended;
-                watermarks = watermarks_for(min_free_kbytes);
-            }
-        }
-
-        let mut zones = Vec::with_capacity(spec.nodes.len() * MAX_NR_ZONES);
-        for (node_index, node) in spec.nodes.iter().enumerate() {
-            let reserve_basis =
-                if kernel.lowmem_reserve_tracks_managed() { &node.managed_pages } else { &node.boot_managed_pages };
-            let reserves = lowmem_reserves(
-                reserve_basis,
-                &tunables.lowmem_reserve_ratio,
-                kernel.lowmem_reserve_skips_empty_upper(),
-            );
-            for zone_type in ZoneType::ALL {
-                let boot_managed = node.boot_managed_pages[zone_type.index()];
-                let zone_watermarks = watermarks[node_index * MAX_NR_ZONES + zone_type.index()];
-                let mut pcp =
-                    pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
-                if !kernel.pcp_high_autotuned() {
-                    // One static high: the low-watermark (or fraction) share.
-                    pcp.high_max_pages = pcp.high_min_pages;
-                }
-                zones.push(ZoneSizing {
-                    node: node_index,
-                    zone_type,
-                    managed_pages: node.managed_pages[zone_type.index()],
-                    watermarks: zone_watermarks,
-                    lowmem_reserve: reserves[zone_type.index()],
-                    pcp,
-                    stat_threshold: normal_stat_threshold(boot_managed, online_cpus),
-                    pressure_stat_threshold: pressure_stat_threshold(
-                        zone_watermarks.low_pages,
-                        zone_watermarks.min_pages,
-                        online_cpus,
-                    ),
-                });
-            }
-        }
+        let online_cpus = validate(spec)?;
+        let (min_free_kbytes, watermarks) = boot_watermarks(spec);
+        let zones = zone_sizings(spec, online_cpus, &watermarks);
         Ok(MachineSizing { min_free_kbytes, online_cpus, zones })
     }
 
     pub fn zone(&self, node: usize, zone_type: ZoneType) -> Option<&ZoneSizing> {
         self.zones.get(node * MAX_NR_ZONES + zone_type.index())
     }
+}
+
+/// Checks that `spec` describes a machine the kernel would size; returns its online CPUs.
+fn validate(spec: &MachineSpec) -> Result<u32, SizingError> {
+    if spec.nodes.is_empty() {
+        return Err(SizingError::NoNodes);
+    }
+    let online_cpus: u32 = spec.nodes.iter().map(|node| node.cpus).sum();
+    if online_cpus == 0 {
+        return Err(SizingError::NoCpus);
+    }
+    if let Some(node) = spec.nodes.iter().position(|n| n.managed_pages[ZoneType::Device.index()] != 0) {
+        return Err(SizingError::DeviceZoneManaged { node });
+    }
+    let fraction = spec.tunables.percpu_pagelist_high_fraction;
+    if fraction != 0 && fraction < Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION {
+        return Err(SizingError::HighFractionRejected(fraction));
+    }
+    Ok(online_cpus)
+}
+
+/// min_free_kbytes (the sysctl, or computed from lowmem, then the THP raise) and the
+/// watermarks it gives every zone, node-major in zone-type order, from boot managed pages.
+fn boot_watermarks(spec: &MachineSpec) -> (u64, Vec<Watermarks>) {
+    let tunables = &spec.tunables;
+    let kernel = spec.kernel;
+    let shares_min_free = |zone_type: ZoneType| {
+        zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
+    };
+    let boot_pages = |node: usize, zone_type: ZoneType| spec.nodes[node].boot_managed_pages[zone_type.index()];
+    let all_zones =
+        || (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)));
+    let lowmem_managed_pages: u64 =
+        all_zones().filter(|&(_, zone_type)| shares_min_free(zone_type)).map(|(n, z)| boot_pages(n, z)).sum();
+    let watermarks_for = |min_free_kbytes: u64| -> Vec<Watermarks> {
+        all_zones()
+            .map(|(node, zone_type)| {
+                zone_watermarks(
+                    min_free_kbytes,
+                    zone_type,
+                    boot_pages(node, zone_type),
+                    lowmem_managed_pages,
+                    tunables.watermark_scale_factor,
+                    kernel.movable_shares_min_free(),
+                )
+            })
+            .collect()
+    };
+    // nr_free_buffer_pages(): zones up to Normal, less their high watermark.
+    let free_buffer_pages = |watermarks: &[Watermarks]| -> u64 {
+        all_zones()
+            .zip(watermarks)
+            .filter(|((_, zone_type), _)| zone_type.is_lowmem())
+            .map(|((node, zone_type), marks)| boot_pages(node, zone_type).saturating_sub(marks.high_pages))
+            .sum()
+    };
+
+    // At boot the watermarks are still zero.
+    let unset = [Watermarks::default(); MAX_NR_ZONES].repeat(spec.nodes.len());
+    let mut min_free_kbytes =
+        tunables.min_free_kbytes.unwrap_or_else(|| min_free_kbytes_for_lowmem(free_buffer_pages(&unset)));
+    let mut watermarks = watermarks_for(min_free_kbytes);
+
+    if tunables.thp && tunables.min_free_kbytes.is_none() {
+        // khugepaged starts after the first watermark setup, so its 5% cap sees lowmem
+        // minus each zone's high watermark.
+        let populated_lowmem_zones = all_zones().filter(|&(n, z)| z.is_lowmem() && boot_pages(n, z) > 0).count() as u64;
+        let recommended = thp_recommended_min_free_kbytes(populated_lowmem_zones, free_buffer_pages(&watermarks));
+        if recommended > min_free_kbytes {
+            min_free_kbytes = recommended;
+            watermarks = watermarks_for(min_free_kbytes);
+        }
+    }
+    (min_free_kbytes, watermarks)
+}
+
+/// Every zone's sizing beside its watermarks: lowmem reserves, per-CPU pageset bounds and
+/// vmstat thresholds, node-major in zone-type order.
+fn zone_sizings(spec: &MachineSpec, online_cpus: u32, watermarks: &[Watermarks]) -> Vec<ZoneSizing> {
+    let tunables = &spec.tunables;
+    let kernel = spec.kernel;
+    let mut zones = Vec::with_capacity(spec.nodes.len() * MAX_NR_ZONES);
+    for (node_index, node) in spec.nodes.iter().enumerate() {
+        let reserve_basis =
+            if kernel.lowmem_reserve_tracks_managed() { &node.managed_pages } else { &node.boot_managed_pages };
+        let reserves =
+            lowmem_reserves(reserve_basis, &tunables.lowmem_reserve_ratio, kernel.lowmem_reserve_skips_empty_upper());
+        for zone_type in ZoneType::ALL {
+            let boot_managed = node.boot_managed_pages[zone_type.index()];
+            let zone_watermarks = watermarks[node_index * MAX_NR_ZONES + zone_type.index()];
+            let mut pcp = pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
+            if !kernel.pcp_high_autotuned() {
+                // One static high: the low-watermark (or fraction) share.
+                pcp.high_max_pages = pcp.high_min_pages;
+            }
+            zones.push(ZoneSizing {
+                node: node_index,
+                zone_type,
+                managed_pages: node.managed_pages[zone_type.index()],
+                watermarks: zone_watermarks,
+                lowmem_reserve: reserves[zone_type.index()],
+                pcp,
+                stat_threshold: normal_stat_threshold(boot_managed, online_cpus),
+                pressure_stat_threshold: pressure_stat_threshold(
+                    zone_watermarks.low_pages,
+                    zone_watermarks.min_pages,
+                    online_cpus,
+                ),
+            });
+        }
+    }
+    zones
 }
 
 #[cfg(test)]

@@ -1,0 +1,125 @@
+//! The experiments `reproduce` runs: each one's published table, presets and run function,
+//! and the row every run returns.
+
+use std::collections::BTreeMap;
+
+use indicatif::ProgressBar;
+use serde::Serialize;
+
+use super::kbuild::kbuild;
+use super::netperf::netperf_tcp;
+use super::page_fault::page_fault1;
+use super::pairs::{pairs_roles, sctp, unix};
+use super::published::{self, PublishedTable};
+use super::trunc::trunc;
+
+/// One of our rows: a preset (and parameters) with its metrics, named as the published
+/// columns.
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub preset: String,
+    pub params: serde_json::Value,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+/// Runs one preset (quick?, seed, progress) and returns one row per parameter point.
+type RunPreset = fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>;
+
+pub struct Experiment {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub(super) published: &'static PublishedTable,
+    pub(super) presets: &'static [&'static str],
+    pub(super) run: RunPreset,
+    /// CPUs of the machine.
+    pub(super) cpus: usize,
+}
+
+const PCP_PRESETS: &[&str] = &["base", "patch1", "patch3", "patch5", "patch7", "patch9"];
+
+pub const EXPERIMENTS: &[Experiment] = &[
+    Experiment {
+        name: "pcp-kbuild",
+        summary: "2023 PCP auto-tuning, kbuild on 224 CPUs: build time, zone lock contention, free_high, alloc_zone",
+        published: &published::PCP_KBUILD,
+        presets: PCP_PRESETS,
+        run: kbuild,
+        cpus: 224,
+    },
+    Experiment {
+        name: "pcp-sctp",
+        summary: "2023 PCP auto-tuning, netperf SCTP_STREAM_MANY, 64 pairs on 128 CPUs",
+        published: &published::PCP_SCTP,
+        presets: PCP_PRESETS,
+        run: sctp,
+        cpus: 128,
+    },
+    Experiment {
+        name: "pcp-unix",
+        summary: "2023 PCP auto-tuning, lmbench AF_UNIX, 16 pairs on a 128-CPU machine",
+        published: &published::PCP_UNIX,
+        presets: PCP_PRESETS,
+        run: unix,
+        cpus: 128,
+    },
+    Experiment {
+        name: "pcp-pairs-roles",
+        summary: "2023 PCP auto-tuning, patch 9's explanation tested: SCTP and AF_UNIX pairs whose tasks trade CPUs or share one",
+        published: &published::PCP_PAIRS_ROLES,
+        presets: &["base", "patch3", "patch7", "patch9"],
+        run: pairs_roles,
+        cpus: 128,
+    },
+    Experiment {
+        name: "highorder-trunc",
+        summary: "2022 high-order PCP follow-up, trunc: one CPU frees a long run of page cache",
+        published: &published::HIGHORDER_TRUNC,
+        presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
+        run: trunc,
+        cpus: 80,
+    },
+    Experiment {
+        name: "highorder-page-fault1",
+        summary: "2022 high-order PCP follow-up, page_fault1 processes on 80 CPUs",
+        published: &published::HIGHORDER_PAGE_FAULT1,
+        presets: &["vanilla-5.17", "highpcp-full"],
+        run: page_fault1,
+        cpus: 80,
+    },
+    Experiment {
+        name: "highorder-netperf-tcp",
+        summary: "2022 high-order PCP follow-up, netperf TCP on a small-cache machine, with top-5 frame reuse",
+        published: &published::HIGHORDER_NETPERF_TCP,
+        presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
+        run: netperf_tcp,
+        cpus: 8,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Experiment> {
+    EXPERIMENTS.iter().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_tables_are_well_formed_and_presets_exist() {
+        for experiment in EXPERIMENTS {
+            let table = experiment.published;
+            for (preset, values) in table.rows {
+                assert_eq!(values.len(), table.columns.len(), "{}: {preset}", experiment.name);
+                assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
+            }
+            for preset in experiment.presets {
+                assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
+            }
+            assert_eq!(
+                table.rows[0].0, experiment.presets[0],
+                "{}: both tables start from one baseline",
+                experiment.name
+            );
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! What every experiment shares: the machine an experiment's runs describe, one simulated
+//! run of a preset on it, and the metrics read from a run.
+
+use std::collections::BTreeMap;
+
+use crate::run::{run_sim, LayoutKind, RunArgs, RunReport, TopologyKind, WorkloadKind};
+use crate::workload::Workload;
+
+/// The frame-metadata layout every reproduction models: the seeds ran Linux.
+pub const REPRODUCTION_LAYOUT: LayoutKind = LayoutKind::Linux;
+
+/// What an experiment's runs share.
+pub(super) struct Setup {
+    pub(super) workload: WorkloadKind,
+    pub(super) topology: TopologyKind,
+    pub(super) cpus: usize,
+    pub(super) memory_gib: u64,
+    pub(super) duration_ms: u64,
+}
+
+pub(super) fn simulate(
+    setup: &Setup,
+    workload: &dyn Workload,
+    preset: &str,
+    seed: u64,
+    top_reuse: bool,
+) -> Result<RunReport, String> {
+    let args = RunArgs {
+        workload: setup.workload,
+        cpus: setup.cpus,
+        preset: preset.to_string(),
+        real: false,
+        topology: setup.topology,
+        metadata_layout: REPRODUCTION_LAYOUT,
+        duration_ms: Some(setup.duration_ms),
+        memory_gib: setup.memory_gib,
+        seed,
+        order: 0,
+        mode: "process".into(),
+        message_bytes: 0,
+        role_swap_us: None,
+        co_located: false,
+        format: "json".into(),
+        top_reuse,
+    };
+    run_sim(workload, &args)
+}
+
+pub(super) fn cache_miss_pct(report: &RunReport) -> f64 {
+    report.sim.as_ref().map_or(0.0, |s| s.page_misses as f64 * 100.0 / s.page_touches.max(1) as f64)
+}
+
+/// The 2023 seed's columns from a run (raw: normalised later).
+pub(super) fn pcp_metrics(report: &RunReport, first: &str) -> BTreeMap<String, f64> {
+    let mut metrics = BTreeMap::new();
+    metrics.insert(first.to_string(), if first == "build_time" { report.elapsed_s } else { report.work_per_sec });
+    metrics.insert("lock_contend_pct".into(), report.lock_contend_pct);
+    metrics.insert("free_high".into(), report.free_high as f64);
+    metrics.insert("alloc_zone".into(), report.alloc_zone_pages as f64);
+    metrics.insert("cache_miss_pct".into(), cache_miss_pct(report));
+    metrics.insert("pcp_pages_avg".into(), report.pcp_pages_avg);
+    metrics.insert("pcp_pages_end".into(), report.pcp_pages_end as f64);
+    if let Some(idle) = report.pcp_pages_after_idle {
+        metrics.insert("pcp_pages_idle".into(), idle as f64);
+    }
+    metrics.insert("elapsed".into(), report.elapsed_s);
+    metrics
+}

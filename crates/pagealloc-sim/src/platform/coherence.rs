@@ -1,0 +1,247 @@
+//! Coherence of shared lines (zone counters, list heads, pageset headers, frame metadata):
+//! each line's last writer and the sockets whose LLC may hold it, and the cost of a touch,
+//! served by this CPU's L2, another core, the socket's LLC or memory.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use pagealloc::platform::SharedLine;
+
+use super::state::SimState;
+use super::MAX_CPUS;
+use crate::cache_key::{CacheKey, KeyKind};
+use crate::DeterministicHasher;
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+struct CpuSet([u64; MAX_CPUS / 64]);
+
+impl CpuSet {
+    fn insert(&mut self, cpu: usize) {
+        self.0[cpu / 64] |= 1 << (cpu % 64);
+    }
+    fn contains(&self, cpu: usize) -> bool {
+        self.0[cpu / 64] & (1 << (cpu % 64)) != 0
+    }
+    fn iter(self) -> impl Iterator<Item = usize> {
+        self.0.into_iter().enumerate().flat_map(|(word_index, mut word)| {
+            core::iter::from_fn(move || {
+                (word != 0).then(|| {
+                    let bit = word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    word_index * 64 + bit
+                })
+            })
+        })
+    }
+}
+
+/// Coherence state of one shared line (which L2s hold it is the L2s' business).
+#[derive(Clone, Copy)]
+struct LineState {
+    /// Last writer (or first reader); `NO_OWNER` before any touch.
+    owner: u16,
+    /// Sockets whose LLC may hold the line (set on insertion, cleared on invalidation, not
+    /// on eviction): a write probes only these LLCs to invalidate their copies.
+    llc_sockets: u8,
+}
+
+const NO_OWNER: u16 = u16::MAX;
+const _: () = assert!(MAX_CPUS < NO_OWNER as usize);
+
+/// Size of a cache line, the unit shared lines are cached in.
+const LINE_BYTES: u32 = 64;
+
+impl Default for LineState {
+    fn default() -> Self {
+        LineState { owner: NO_OWNER, llc_sockets: 0 }
+    }
+}
+
+/// Coherence state of every line touched: frame-metadata lines in dense tables per zone
+/// (there are millions, and a map of that size is the simulator's slowest part), the few
+/// other lines in a map.
+#[derive(Default)]
+pub(super) struct LineTable {
+    frame_lines: Vec<Vec<LineState>>,
+    other_lines: HashMap<CacheKey, LineState, BuildHasherDefault<DeterministicHasher>>,
+}
+
+impl LineTable {
+    /// The state of the line named `key`.
+    fn state(&mut self, key: CacheKey) -> &mut LineState {
+        match key.kind() {
+            KeyKind::FrameLine { zone, line } => {
+                if self.frame_lines.len() <= zone {
+                    self.frame_lines.resize_with(zone + 1, Vec::new);
+                }
+                let table = &mut self.frame_lines[zone];
+                if table.len() <= line {
+                    table.resize_with((line + 1).next_power_of_two(), LineState::default);
+                }
+                &mut table[line]
+            }
+            KeyKind::OtherLine => self.other_lines.entry(key).or_default(),
+            KeyKind::Page(pfn) => unreachable!("page {pfn} has no line state"),
+        }
+    }
+}
+
+impl SimState {
+    pub(super) fn transfer_ns(&self, from: u32, to: usize) -> u64 {
+        self.calibration.line_transfer_ns(self.topology.distance(from, to as u32))
+    }
+
+    /// A touch of a shared line. The line is served from this CPU's L2 if it holds it there,
+    /// else from the core that holds it (a transfer by distance), else from the socket's LLC,
+    /// else from memory. Lines live in the same byte-weighted caches as page data, so a line
+    /// not touched for a while (the metadata of a page that sat in a pageset while the CPU
+    /// streamed through other data) has been evicted and costs a miss.
+    pub(super) fn touch_line(&mut self, line: SharedLine, write: bool) {
+        let cpu = self.current;
+        let key = CacheKey::line(line, self.layout);
+        self.stats.line_touches += 1;
+        let socket = self.topology.socket(cpu as u32) as usize;
+        let held_here = self.l2.touch(cpu, key, LINE_BYTES);
+        // Other CPUs that still have the line in their L2. A write drops their copies.
+        let mut holders = CpuSet::default();
+        if write {
+            self.l2.invalidate_others(cpu, key, |other| holders.insert(other));
+        } else {
+            self.l2.other_holders(cpu, key, |other| holders.insert(other));
+        }
+        let state = self.lines.state(key);
+        // The nearest holder supplies the line (or acknowledges the invalidation); the last
+        // writer is preferred when it still has it.
+        let owner_holds = state.owner != NO_OWNER && holders.contains(state.owner as usize);
+        let supplier = if owner_holds {
+            Some(state.owner as u32)
+        } else {
+            holders
+                .iter()
+                .min_by_key(|&other| (self.topology.distance(other as u32, cpu as u32), other))
+                .map(|c| c as u32)
+        };
+        // A read of a line held here is local; a write to a line others still hold costs at
+        // least an invalidation round trip.
+        let transferred_from = if held_here && !write { None } else { supplier };
+        if !write {
+            if !owner_holds {
+                state.owner = cpu as u16;
+            }
+        } else {
+            state.owner = cpu as u16;
+            // Other sockets' LLCs drop their copies too.
+            let other_sockets = state.llc_sockets & !(1 << socket);
+            state.llc_sockets &= 1 << socket;
+            for other_socket in (0..self.llc.len()).filter(|&other| other_sockets & (1 << other) != 0) {
+                self.llc[other_socket].invalidate(key);
+            }
+        }
+        // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
+        // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
+        let in_llc = !held_here && {
+            state.llc_sockets |= 1 << socket;
+            self.llc[socket].touch(key, LINE_BYTES)
+        };
+        let cost_ns = if let Some(from) = transferred_from {
+            // Holders exclude this CPU, so the distance is never SameCpu.
+            let cost_ns = self.calibration.line_transfer_ns(self.topology.distance(from, cpu as u32));
+            self.stats.line_transfers += 1;
+            self.stats.line_transfer_ns += cost_ns;
+            cost_ns
+        } else if held_here {
+            self.calibration.line_local_ns
+        } else if in_llc {
+            self.stats.line_llc_hits += 1;
+            self.calibration.line_llc_ns
+        } else {
+            self.stats.line_misses += 1;
+            self.calibration.line_memory_ns
+        };
+        self.clocks_ns[cpu] += cost_ns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pagealloc::platform::{Platform, SharedLine};
+
+    use super::super::SimPlatform;
+    use crate::calibration::Calibration;
+    use crate::metadata_layout::MetadataLayout;
+    use crate::topology::Topology;
+
+    /// Simulated ns charged to `cpu` for touching `line`.
+    fn line_charge(platform: &SimPlatform, cpu: usize, line: SharedLine, write: bool) -> u64 {
+        let sim = platform.handle();
+        sim.set_cpu(cpu);
+        let before = sim.clock_ns(cpu);
+        platform.touch_shared(line, write);
+        sim.clock_ns(cpu) - before
+    }
+
+    #[test]
+    fn shared_lines_cost_a_transfer_by_distance() {
+        let platform = SimPlatform::new(Topology::SERVER_224, Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let charge = |cpu: usize, write: bool| line_charge(&platform, cpu, SharedLine::ZoneCounters(0), write);
+        assert_eq!(charge(0, true), cal.line_memory_ns, "first touch comes from memory");
+        assert_eq!(charge(0, true), cal.line_local_ns, "still held");
+        assert_eq!(charge(112, false), cal.line_smt_ns, "sibling reads");
+        assert_eq!(charge(112, false), cal.line_local_ns, "now shared");
+        assert_eq!(charge(1, false), cal.line_same_socket_ns);
+        assert_eq!(charge(56, true), cal.line_other_socket_ns, "other socket takes it");
+        assert_eq!(charge(0, false), cal.line_other_socket_ns, "and the first CPU lost it");
+        assert_eq!(charge(0, true), cal.line_other_socket_ns, "writing invalidates the sharer on the other socket");
+        let stats = sim.stats();
+        assert_eq!((stats.line_touches, stats.line_transfers), (8, 5));
+    }
+
+    #[test]
+    fn a_line_evicted_by_page_data_comes_back_from_the_llc_then_from_memory() {
+        let topology = Topology::SERVER_128;
+        let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let charge = || line_charge(&platform, 0, SharedLine::frame_meta(0, 10), true);
+        assert_eq!(charge(), cal.line_memory_ns);
+        assert_eq!(charge(), cal.line_local_ns);
+        // Streaming an L2's worth of page data pushes the line out of the L2, not the LLC.
+        let l2_pages = topology.l2_share_bytes() / 4096;
+        platform.touch_pages(1_000_000, l2_pages);
+        assert_eq!(charge(), cal.line_llc_ns);
+        let llc_pages = topology.llc_bytes_per_socket / 4096;
+        platform.touch_pages(2_000_000, llc_pages);
+        assert_eq!(charge(), cal.line_memory_ns, "and an LLC's worth pushes it out of both");
+        let stats = sim.stats();
+        assert_eq!((stats.line_llc_hits, stats.line_misses), (1, 2));
+    }
+
+    #[test]
+    fn a_cpu_that_evicted_a_line_no_longer_counts_as_its_holder() {
+        let topology = Topology::SERVER_128;
+        let platform = SimPlatform::new(topology.clone(), Calibration::XEON);
+        let sim = platform.handle();
+        let cal = Calibration::XEON;
+        let charge = |cpu: usize, write: bool| line_charge(&platform, cpu, SharedLine::frame_meta(0, 10), write);
+        charge(0, true);
+        sim.set_cpu(0);
+        platform.touch_pages(1_000_000, topology.l2_share_bytes() / 4096);
+        assert_eq!(charge(1, false), cal.line_llc_ns, "CPU 0's L2 no longer has it: the LLC does");
+        assert_eq!(charge(1, true), cal.line_local_ns, "no other holder to invalidate");
+        assert_eq!(sim.stats().line_transfers, 0);
+    }
+
+    #[test]
+    fn frames_share_a_line_under_our_layout_and_not_under_linuxs() {
+        let cal = Calibration::XEON;
+        for (layout, neighbour_ns) in
+            [(MetadataLayout::Pagealloc, cal.line_local_ns), (MetadataLayout::LinuxStructPage, cal.line_memory_ns)]
+        {
+            let platform = SimPlatform::with_layout(Topology::flat(1), Calibration::XEON, layout);
+            line_charge(&platform, 0, SharedLine::frame_meta(0, 0), true);
+            assert_eq!(line_charge(&platform, 0, SharedLine::frame_meta(0, 1), true), neighbour_ns, "{layout:?}");
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The simulated machine as a `Platform`. Its state lives in a thread-local table on the
+//! host thread that runs the simulation (hooks are hot: a thread-local borrow costs a few ns,
+//! a mutex ten times more); the platform value is a handle to its slot.
+
+mod coherence;
+mod hooks;
+mod locks;
+mod pages;
+mod slots;
+mod state;
+mod stats;
+
+pub use slots::{SimHandle, SimPlatform};
+pub use stats::{LockClassStats, SimStats};
+
+/// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
+pub const MAX_CPUS: usize = 256;
+
+/// Up to 8 sockets (a line's LLC residency is a byte of socket bits).
+pub const MAX_SOCKETS: usize = 8;
+
+/// A test machine of `cpus` CPUs, all at one distance.
+#[cfg(test)]
+fn test_machine(cpus: u32) -> SimPlatform {
+    SimPlatform::new(crate::topology::Topology::flat(cpus), crate::calibration::Calibration::XEON)
+}

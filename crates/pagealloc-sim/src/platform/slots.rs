@@ -1,0 +1,175 @@
+//! Where simulations live: a thread-local table of slots on the host thread that runs them
+//! (hooks are hot: a thread-local borrow costs a few ns, a mutex ten times more). A
+//! [`SimPlatform`] owns a slot; a [`SimHandle`] is another reference to it.
+
+use std::cell::RefCell;
+
+use super::state::SimState;
+use super::stats::SimStats;
+use super::{MAX_CPUS, MAX_SOCKETS};
+use crate::calibration::Calibration;
+use crate::metadata_layout::MetadataLayout;
+use crate::topology::Topology;
+
+thread_local! {
+    static SIMULATIONS: RefCell<Vec<Option<SimState>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The simulated machine. Owned by the allocator it drives; [`SimPlatform::handle`] gives the
+/// engine and the workload access to the same state.
+pub struct SimPlatform {
+    pub(super) handle: SimHandle,
+    /// The host thread whose table holds the state (slots are per thread).
+    thread: std::thread::ThreadId,
+}
+
+/// Another reference to a simulation's state (not a platform; no ownership).
+#[derive(Clone, Copy, Debug)]
+pub struct SimHandle {
+    slot: usize,
+    pub(super) nr_cpus: usize,
+}
+
+impl SimPlatform {
+    /// A machine with `topology`'s CPUs, costs from `calibration`, all clocks at 0.
+    pub fn new(topology: Topology, calibration: Calibration) -> SimPlatform {
+        SimPlatform::with_layout(topology, calibration, MetadataLayout::Pagealloc)
+    }
+
+    /// A machine that charges frame-metadata lines as `layout` places them.
+    pub fn with_layout(topology: Topology, calibration: Calibration, layout: MetadataLayout) -> SimPlatform {
+        let nr_cpus = topology.cpus() as usize;
+        assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
+        assert!((1..=MAX_SOCKETS).contains(&(topology.sockets as usize)), "1..={MAX_SOCKETS} sockets supported");
+        let state = SimState::new(topology, calibration, layout);
+        let slot = SIMULATIONS.with(|sims| {
+            let mut sims = sims.borrow_mut();
+            match sims.iter().position(Option::is_none) {
+                Some(free) => {
+                    sims[free] = Some(state);
+                    free
+                }
+                None => {
+                    sims.push(Some(state));
+                    sims.len() - 1
+                }
+            }
+        });
+        SimPlatform { handle: SimHandle { slot, nr_cpus }, thread: std::thread::current().id() }
+    }
+
+    pub fn handle(&self) -> SimHandle {
+        self.handle
+    }
+}
+
+impl Drop for SimPlatform {
+    fn drop(&mut self) {
+        // A simulation dropped on another thread leaves its slot until its own thread ends:
+        // the same slot number on this thread belongs to another simulation, if any.
+        if std::thread::current().id() != self.thread {
+            return;
+        }
+        let _ = SIMULATIONS.try_with(|sims| {
+            if let Some(slot) = sims.borrow_mut().get_mut(self.handle.slot) {
+                *slot = None;
+            }
+        });
+    }
+}
+
+impl SimHandle {
+    #[inline]
+    pub(super) fn with<R>(&self, f: impl FnOnce(&mut SimState) -> R) -> R {
+        SIMULATIONS.with(|sims| {
+            let mut sims = sims.borrow_mut();
+            let state = sims
+                .get_mut(self.slot)
+                .and_then(Option::as_mut)
+                .expect("simulation used from another host thread or after it ended");
+            f(state)
+        })
+    }
+
+    pub fn nr_cpus(&self) -> usize {
+        self.nr_cpus
+    }
+
+    /// Makes `cpu` the one running.
+    pub fn set_cpu(&self, cpu: usize) {
+        assert!(cpu < self.nr_cpus);
+        self.with(|state| state.current = cpu);
+    }
+
+    pub fn current_cpu(&self) -> usize {
+        self.with(|state| state.current)
+    }
+
+    pub fn clock_ns(&self, cpu: usize) -> u64 {
+        self.with(|state| state.clocks_ns[cpu])
+    }
+
+    /// Runs `f` as an outside observer (the harness sampling pageset sizes, statistics):
+    /// the allocator's hooks charge no time, queue on no lock and move no line or page, so
+    /// measuring does not perturb the machine measured.
+    pub fn observe<R>(&self, f: impl FnOnce() -> R) -> R {
+        let was_observing = self.with(|state| core::mem::replace(&mut state.observing, true));
+        let result = f();
+        self.with(|state| state.observing = was_observing);
+        result
+    }
+
+    /// Charges `ns` of computation to the running CPU.
+    pub fn advance(&self, ns: u64) {
+        self.with(|state| {
+            let cpu = state.current;
+            state.clocks_ns[cpu] += ns;
+        });
+    }
+
+    /// Moves an idle CPU's clock forward to `ns` (it slept until then).
+    pub fn idle_until(&self, cpu: usize, ns: u64) {
+        self.with(|state| state.clocks_ns[cpu] = state.clocks_ns[cpu].max(ns));
+    }
+
+    pub fn stats(&self) -> SimStats {
+        self.with(|state| state.stats.clone())
+    }
+
+    pub fn topology(&self) -> Topology {
+        self.with(|state| state.topology.clone())
+    }
+
+    pub fn calibration(&self) -> Calibration {
+        self.with(|state| state.calibration.clone())
+    }
+
+    pub fn metadata_layout(&self) -> MetadataLayout {
+        self.with(|state| state.layout)
+    }
+
+    /// Entries (pages of data and shared lines) resident in `cpu`'s L2 share.
+    pub fn l2_resident_pages(&self, cpu: usize) -> usize {
+        self.with(|state| state.l2.len(cpu))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::platform::test_machine as machine;
+
+    #[test]
+    fn dropping_a_simulation_on_another_thread_leaves_that_threads_simulations_alone() {
+        // Fresh threads: each simulation takes slot 0 of its own thread's table.
+        std::thread::spawn(|| {
+            let here = machine(2);
+            let elsewhere = std::thread::spawn(|| machine(3)).join().unwrap();
+            assert_eq!((here.handle().slot, elsewhere.handle().slot), (0, 0));
+            drop(elsewhere);
+            here.handle().set_cpu(1);
+            assert_eq!(here.handle().current_cpu(), 1, "this thread's simulation is still there");
+        })
+        .join()
+        .unwrap();
+    }
+}

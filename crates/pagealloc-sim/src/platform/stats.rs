@@ -1,0 +1,39 @@
+//! What the cost model charged: lock statistics per class of lock, shared-line and page-data
+//! touches and how they were served, summed over CPUs.
+
+use serde::Serialize;
+
+/// Lock statistics of one class of locks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LockClassStats {
+    pub acquisitions: u64,
+    /// Acquisitions that had to wait.
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub hold_ns: u64,
+    /// Trylocks refused because the lock was held in simulated time.
+    pub try_failures: u64,
+}
+
+/// What the cost model charged, summed over CPUs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SimStats {
+    pub zone_lock: LockClassStats,
+    pub pcp_lock: LockClassStats,
+    pub lru_lock: LockClassStats,
+    pub workload_lock: LockClassStats,
+    /// Touches of shared lines, however served.
+    pub line_touches: u64,
+    /// Touches of shared lines that another CPU held.
+    pub line_transfers: u64,
+    pub line_transfer_ns: u64,
+    /// Shared-line touches served by the socket's LLC.
+    pub line_llc_hits: u64,
+    /// Shared-line touches served by memory.
+    pub line_misses: u64,
+    pub page_touches: u64,
+    /// Touches served by the socket's LLC (or another core's L2 there).
+    pub page_llc_hits: u64,
+    /// Touches served by memory (LLC misses: the seeds' "cache miss rate").
+    pub page_misses: u64,
+}
