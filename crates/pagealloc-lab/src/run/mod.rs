@@ -152,6 +152,21 @@ impl RunArgs {
     }
 }
 
+/// Lock statistics of one class of the allocator's locks, summed.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LockReport {
+    pub acquisitions: u64,
+    /// Acquisitions that found the lock held.
+    pub contended: u64,
+    pub wait_ns: u64,
+}
+
+impl From<pagealloc::sync::LockStats> for LockReport {
+    fn from(stats: pagealloc::sync::LockStats) -> LockReport {
+        LockReport { acquisitions: stats.acquisitions, contended: stats.contended, wait_ns: stats.wait_ns }
+    }
+}
+
 /// One run's results.
 #[derive(Debug, Serialize)]
 pub struct RunReport {
@@ -169,6 +184,8 @@ pub struct RunReport {
     pub allocator_calls: u64,
     /// Zone-lock wait as a share of all CPU time.
     pub lock_contend_pct: f64,
+    /// Zone-lock statistics as the allocator's locks count them (both platforms).
+    pub zone_lock: LockReport,
     pub alloc_zone_pages: u64,
     pub free_high: u64,
     pub pcp_pages_end: u64,
@@ -209,8 +226,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             report.elapsed_s * 1e9 * report.cpus as f64 / report.work_units.max(1) as f64,
         );
         println!(
-            "  zone lock contention {:.2}% of CPU time; alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
-            report.lock_contend_pct, report.alloc_zone_pages, report.free_high, report.pcp_pages_end
+            "  zone lock contention {:.2}% of CPU time ({} of {} acquisitions waited); alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
+            report.lock_contend_pct,
+            report.zone_lock.contended,
+            report.zone_lock.acquisitions,
+            report.alloc_zone_pages,
+            report.free_high,
+            report.pcp_pages_end
         );
         if let Some(idle) = report.pcp_pages_after_idle {
             println!("  pagesets: {:.0} pages on average, {idle} after 30 s idle", report.pcp_pages_avg);

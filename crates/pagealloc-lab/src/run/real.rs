@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use pagealloc::background::BackgroundWorker;
 use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
@@ -13,6 +14,8 @@ use super::{RunArgs, RunReport};
 use crate::workload::{Env, Next, Workload};
 
 const WORDS_PER_PAGE: usize = 4096 / 8;
+/// How often the background worker looks for due work (the delay of a kswapd wake-up).
+const BACKGROUND_POLL: Duration = Duration::from_millis(10);
 /// Steps between deadline checks (a clock read costs ~20 ns, more than a fast-path step).
 const STEPS_PER_CLOCK_CHECK: u32 = 64;
 
@@ -89,7 +92,10 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     }
     let pages = args.memory_gib << 18;
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(preset.policy);
-    let allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?;
+    let allocator = std::sync::Arc::new(PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?);
+    // The allocator's periodic work (vmstat passes on its interval, kswapd when woken) runs
+    // on its own thread, as it does for any embedder on real threads.
+    let background = BackgroundWorker::spawn(allocator.clone(), BACKGROUND_POLL);
     let base_pfn = allocator.zones()[0].start_pfn();
     let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
     let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
@@ -107,7 +113,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
             .into_iter()
             .enumerate()
             .map(|(cpu, mut task)| {
-                let (allocator, data, locks, barrier, run_start) = (&allocator, &data, &locks, &barrier, &run_start);
+                let (allocator, data, locks, barrier, run_start) = (&*allocator, &data, &locks, &barrier, &run_start);
                 scope.spawn(move || {
                     crate::bench::pin_to_cpu(cpu);
                     let mut env = RealEnv {
@@ -144,6 +150,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         handles.into_iter().map(|h| h.join().expect("workload thread panicked")).collect()
     });
     let host_seconds = host_start.elapsed().as_secs_f64();
+    drop(background);
     let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
     let mut recorded = BTreeMap::new();
     for (_, _, values) in &results {
@@ -170,6 +177,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         work_per_sec: work_units as f64 / elapsed_s,
         allocator_calls: calls,
         lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s * 1e9 * args.cpus as f64),
+        zone_lock: lock_stats.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
         free_high: counters.free_high_events,
         pcp_pages_end,

@@ -10,10 +10,10 @@ use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 use super::{RunArgs, RunReport};
 use crate::workload::{Env, Next, Workload};
 
-/// vm.stat_interval: the periodic pageset decay runs once a simulated second per CPU.
-const VMSTAT_INTERVAL_NS: u64 = 1_000_000_000;
-/// Simulated seconds of idling after a run, to watch pagesets decay.
-const IDLE_TAIL_TICKS: u64 = 30;
+/// Simulated seconds of idling after a run, to watch pagesets decay (the allocator's vmstat
+/// pass runs once a second, vm.stat_interval).
+const IDLE_TAIL_SECONDS: u64 = 30;
+const SECOND_NS: u64 = 1_000_000_000;
 /// Sampling period of the pages held in pagesets.
 const SAMPLE_NS: u64 = 100_000;
 
@@ -107,7 +107,6 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
             reuse: args.top_reuse.then(HashMap::new),
         })
         .collect();
-    let mut next_tick_ns = vec![VMSTAT_INTERVAL_NS; args.cpus];
     // Pages held in pagesets, sampled every SAMPLE_NS of CPU 0's time.
     let mut pcp_samples = (0u64, 0u64);
     let mut next_sample_ns = 0u64;
@@ -120,10 +119,8 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
             // Skip samples a long step jumped over rather than bunching them.
             next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
         }
-        if sim.clock_ns(cpu) >= next_tick_ns[cpu] {
-            allocator.vmstat_tick(cpu);
-            next_tick_ns[cpu] += VMSTAT_INTERVAL_NS;
-        }
+        // The allocator's own schedule decides what is due (pageset decay, kswapd).
+        allocator.run_due_work(cpu, sim.clock_ns(cpu));
         match tasks[cpu].step(&mut envs[cpu]) {
             Next::Continue => engine::Next::Continue,
             Next::Done => engine::Next::Done,
@@ -133,6 +130,7 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let elapsed_ns = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).max().unwrap_or(0);
     let cpu_time_ns: u64 = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).sum();
     let stats = sim.stats();
+    let zone_lock = allocator.zone_lock_stats();
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
@@ -154,13 +152,14 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         }
     }
 
-    // The machine then idles: the periodic pageset decay runs each simulated second, and
-    // what the pagesets still hold afterwards shows whether cached memory returns.
-    for tick in 1..=IDLE_TAIL_TICKS {
+    // The machine then idles, each CPU waking once a simulated second for whatever periodic
+    // work is due; what the pagesets still hold afterwards shows whether cached memory
+    // returns.
+    for second in 1..=IDLE_TAIL_SECONDS {
         for &cpu in &cpus {
             sim.set_cpu(cpu);
-            sim.idle_until(cpu, elapsed_ns + tick * VMSTAT_INTERVAL_NS);
-            allocator.vmstat_tick(cpu);
+            sim.idle_until(cpu, elapsed_ns + second * SECOND_NS);
+            allocator.run_due_work(cpu, sim.clock_ns(cpu));
         }
     }
     let pcp_pages_after_idle = allocator.pcp_pages();
@@ -185,7 +184,8 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         elapsed_s,
         work_per_sec: work_units as f64 / elapsed_s.max(1e-12),
         allocator_calls: calls,
-        lock_contend_pct: stats.zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
+        lock_contend_pct: zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
+        zone_lock: zone_lock.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
         free_high: counters.free_high_events,
         pcp_pages_end,

@@ -17,12 +17,13 @@ pub(super) struct LockState {
 }
 
 impl SimState {
-    fn lock_class(&mut self, lock: LockId) -> &mut LockClassStats {
+    /// The allocator lock class of `lock`; `None` for the workload's locks.
+    fn lock_class(&mut self, lock: LockId) -> Option<&mut LockClassStats> {
         match lock {
-            LockId::Zone(_) => &mut self.stats.zone_lock,
-            LockId::Pcp { .. } => &mut self.stats.pcp_lock,
-            LockId::Lru(_) => &mut self.stats.lru_lock,
-            LockId::Workload(_) => &mut self.stats.workload_lock,
+            LockId::Zone(_) => Some(&mut self.stats.zone_lock),
+            LockId::Pcp { .. } => Some(&mut self.stats.pcp_lock),
+            LockId::Lru(_) => Some(&mut self.stats.lru_lock),
+            LockId::Workload(_) => None,
         }
     }
 
@@ -41,11 +42,13 @@ impl SimState {
         let acquired_at_ns = now + wait_ns + cost_ns;
         self.locks.get_mut(&lock).expect("inserted above").acquired_at_ns = acquired_at_ns;
         self.clocks_ns[cpu] = acquired_at_ns;
-        let class = self.lock_class(lock);
-        class.acquisitions += 1;
-        if wait_ns > 0 {
-            class.contended += 1;
-            class.wait_ns += wait_ns;
+        if let LockId::Workload(_) = lock {
+            let stats = &mut self.stats.workload_lock;
+            stats.acquisitions += 1;
+            if wait_ns > 0 {
+                stats.contended += 1;
+                stats.wait_ns += wait_ns;
+            }
         }
         wait_ns
     }
@@ -54,7 +57,9 @@ impl SimState {
         let now = self.clocks_ns[self.current];
         let held = self.locks.get(&lock).is_some_and(|state| state.free_at_ns > now);
         if held {
-            self.lock_class(lock).try_failures += 1;
+            if let Some(class) = self.lock_class(lock) {
+                class.try_failures += 1;
+            }
             return false;
         }
         self.acquire(lock);
@@ -66,7 +71,10 @@ impl SimState {
         let state = self.locks.entry(lock).or_default();
         state.free_at_ns = now;
         let hold_ns = now.saturating_sub(state.acquired_at_ns);
-        self.lock_class(lock).hold_ns += hold_ns;
+        match self.lock_class(lock) {
+            Some(class) => class.hold_ns += hold_ns,
+            None => self.stats.workload_lock.hold_ns += hold_ns,
+        }
     }
 }
 
@@ -96,9 +104,18 @@ mod tests {
         assert_eq!(sim.clock_ns(1), released_at + cal.atomic_rmw_ns + cal.line_same_socket_ns);
         platform.lock_release(LockId::Zone(0));
         let stats = sim.stats();
-        assert_eq!((stats.zone_lock.acquisitions, stats.zone_lock.contended), (2, 1));
-        assert_eq!(stats.zone_lock.wait_ns, released_at - 100);
         assert_eq!(stats.zone_lock.hold_ns, 1_000);
+        assert_eq!(stats.workload_lock, Default::default(), "allocator locks count their own waits");
+        // The workload's locks have no other counter: the simulator counts their waits.
+        sim.set_cpu(0);
+        platform.lock_acquire(LockId::Workload(3));
+        sim.advance(2_000);
+        platform.lock_release(LockId::Workload(3));
+        sim.set_cpu(1);
+        let wait_ns = platform.lock_acquire(LockId::Workload(3));
+        assert!(wait_ns > 0);
+        let workload = sim.stats().workload_lock;
+        assert_eq!((workload.acquisitions, workload.contended, workload.wait_ns), (2, 1, wait_ns));
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod state;
 mod stats;
 
 pub use slots::{SimHandle, SimPlatform};
-pub use stats::{LockClassStats, SimStats};
+pub use stats::{LockClassStats, SimStats, WorkloadLockStats};
 
 /// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
 pub const MAX_CPUS: usize = 256;
