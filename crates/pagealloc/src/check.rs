@@ -75,6 +75,40 @@ impl<P: Platform> ZoneChecker<'_, P> {
 
     /// Every listed frame is a correctly typed, aligned free head, on one list only; the
     /// counts and the lockless mirrors match the lists.
+    /// One block on the (order, migratetype) free list: a free head of that order and type,
+    /// listed once, aligned inside the zone, in pageblocks of its list's type.
+    fn check_free_block(
+        &mut self,
+        index: u32,
+        order: usize,
+        migratetype: MigrateType,
+    ) -> Result<(), InvariantViolation> {
+        let mem = &self.zone.mem;
+        let pfn = mem.pfn(index);
+        let info = mem.frames[index as usize].info();
+        if info.state() != FrameState::FreeHead || info.order() as usize != order {
+            return self.fail(Some(pfn), alloc::format!("on the order-{order} list but is {info:?}"));
+        }
+        if info.migratetype() != migratetype {
+            return self.fail(Some(pfn), alloc::format!("on the {migratetype:?} list but tagged {info:?}"));
+        }
+        if !self.mark_listed(index) {
+            return self.fail(Some(pfn), String::from("on two free lists (or twice on one)"));
+        }
+        if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn {
+            return self.fail(Some(pfn), alloc::format!("order-{order} block misaligned or past the zone"));
+        }
+        let pageblocks = (1u64 << order).div_ceil(PAGEBLOCK_PAGES);
+        for block in 0..pageblocks {
+            let block_type = mem.pageblock_type(pfn + block * PAGEBLOCK_PAGES);
+            if block_type != migratetype {
+                return self
+                    .fail(Some(pfn), alloc::format!("free on the {migratetype:?} list in a {block_type:?} pageblock"));
+            }
+        }
+        Ok(())
+    }
+
     fn check_free_lists(&mut self) -> Result<u64, InvariantViolation> {
         let mem = &self.zone.mem;
         let bound = mem.frames.len();
@@ -85,30 +119,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 let list = self.area.lists[order][migratetype.index()];
                 let mut blocks = 0u64;
                 for index in list.iter(&mem.frames, bound) {
-                    let pfn = mem.pfn(index);
-                    let info = mem.frames[index as usize].info();
-                    if info.state() != FrameState::FreeHead || info.order() as usize != order {
-                        return self.fail(Some(pfn), alloc::format!("on the order-{order} list but is {info:?}"));
-                    }
-                    if info.migratetype() != migratetype {
-                        return self.fail(Some(pfn), alloc::format!("on the {migratetype:?} list but tagged {info:?}"));
-                    }
-                    if !self.mark_listed(index) {
-                        return self.fail(Some(pfn), String::from("on two free lists (or twice on one)"));
-                    }
-                    if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn {
-                        return self.fail(Some(pfn), alloc::format!("order-{order} block misaligned or past the zone"));
-                    }
-                    let pageblocks = (1u64 << order).div_ceil(PAGEBLOCK_PAGES);
-                    for block in 0..pageblocks {
-                        let block_type = mem.pageblock_type(pfn + block * PAGEBLOCK_PAGES);
-                        if block_type != migratetype {
-                            return self.fail(
-                                Some(pfn),
-                                alloc::format!("free on the {migratetype:?} list in a {block_type:?} pageblock"),
-                            );
-                        }
-                    }
+                    self.check_free_block(index, order, migratetype)?;
                     blocks += 1;
                     free_pages += 1 << order;
                 }

@@ -11,7 +11,7 @@ use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
 use super::{RunArgs, RunReport};
-use crate::workload::{Env, Next, Workload};
+use crate::workload::{CpuTask, Env, Step, Workload};
 
 const WORDS_PER_PAGE: usize = 4096 / 8;
 /// How often the background worker looks for due work (the delay of a kswapd wake-up).
@@ -84,6 +84,69 @@ impl Env for RealEnv<'_> {
     }
 }
 
+/// What every CPU's thread shares.
+struct Shared<'a> {
+    allocator: &'a PageAllocator<StdPlatform>,
+    data: &'a [AtomicU64],
+    base_pfn: u64,
+    locks: &'a [Mutex<()>],
+    barrier: std::sync::Barrier,
+    /// One start time for every thread, so their `now_ns` clocks agree (workloads schedule
+    /// by them: a pair's two CPUs decide role swaps independently).
+    run_start: std::sync::OnceLock<Instant>,
+    duration: Duration,
+    spin_per_us: f64,
+}
+
+/// One CPU's counts: work units, allocator calls, recorded values.
+type CpuResult = (u64, u64, BTreeMap<&'static str, f64>);
+
+/// One pinned thread: released with the others, steps its task until the deadline, then
+/// lets it return what it holds.
+fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuResult {
+    crate::bench::pin_to_cpu(cpu);
+    let mut env = RealEnv {
+        allocator: shared.allocator,
+        data: shared.data,
+        base_pfn: shared.base_pfn,
+        locks: shared.locks,
+        held: Vec::new(),
+        spin_per_us: shared.spin_per_us,
+        started: Instant::now(),
+        recorded: BTreeMap::new(),
+        work_units: 0,
+        calls: 0,
+    };
+    shared.barrier.wait();
+    env.started = *shared.run_start.get_or_init(Instant::now);
+    let deadline = env.started + shared.duration;
+    'run: loop {
+        for _ in 0..STEPS_PER_CLOCK_CHECK {
+            if task.step(&mut env) == Step::Done {
+                break 'run;
+            }
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+    }
+    let counted = (env.work_units, env.calls, std::mem::take(&mut env.recorded));
+    task.finish(&mut env);
+    counted
+}
+
+/// Work units, allocator calls and recorded values over all CPUs.
+fn sum_results(results: &[CpuResult]) -> (u64, u64, BTreeMap<String, f64>) {
+    let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
+    let mut recorded = BTreeMap::new();
+    for (_, _, values) in results {
+        for (&key, &value) in values {
+            *recorded.entry(key.to_string()).or_insert(0.0) += value;
+        }
+    }
+    (work_units, calls, recorded)
+}
+
 pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
     let available = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -99,71 +162,33 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let base_pfn = allocator.zones()[0].start_pfn();
     let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
     let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
+    let shared = Shared {
+        allocator: &allocator,
+        data: &data,
+        base_pfn,
+        locks: &locks,
+        barrier: std::sync::Barrier::new(args.cpus),
+        run_start: std::sync::OnceLock::new(),
+        duration: Duration::from_millis(args.duration_ms()),
+        spin_per_us: spin_iterations_per_us(),
+    };
     let tasks = workload.tasks(args.cpus, args.seed);
-    let duration = Duration::from_millis(args.duration_ms());
-    let barrier = std::sync::Barrier::new(args.cpus);
-    // One start time for every thread, so their `now_ns` clocks agree (workloads schedule by
-    // them: a pair's two CPUs decide role swaps independently).
-    let run_start = std::sync::OnceLock::new();
-    let spin_per_us = spin_iterations_per_us();
-
     let host_start = Instant::now();
-    let results: Vec<(u64, u64, BTreeMap<&'static str, f64>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = tasks
-            .into_iter()
-            .enumerate()
-            .map(|(cpu, mut task)| {
-                let (allocator, data, locks, barrier, run_start) = (&*allocator, &data, &locks, &barrier, &run_start);
-                scope.spawn(move || {
-                    crate::bench::pin_to_cpu(cpu);
-                    let mut env = RealEnv {
-                        allocator,
-                        data,
-                        base_pfn,
-                        locks,
-                        held: Vec::new(),
-                        spin_per_us,
-                        started: Instant::now(),
-                        recorded: BTreeMap::new(),
-                        work_units: 0,
-                        calls: 0,
-                    };
-                    barrier.wait();
-                    env.started = *run_start.get_or_init(Instant::now);
-                    let deadline = env.started + duration;
-                    'run: loop {
-                        for _ in 0..STEPS_PER_CLOCK_CHECK {
-                            if task.step(&mut env) == Next::Done {
-                                break 'run;
-                            }
-                        }
-                        if Instant::now() >= deadline {
-                            break;
-                        }
-                    }
-                    let counted = (env.work_units, env.calls, std::mem::take(&mut env.recorded));
-                    task.finish(&mut env);
-                    counted
-                })
-            })
-            .collect();
+    let results: Vec<CpuResult> = std::thread::scope(|scope| {
+        let shared = &shared;
+        let handles: Vec<_> =
+            tasks.into_iter().enumerate().map(|(cpu, task)| scope.spawn(move || run_cpu(cpu, task, shared))).collect();
         handles.into_iter().map(|h| h.join().expect("workload thread panicked")).collect()
     });
     let host_seconds = host_start.elapsed().as_secs_f64();
     drop(background);
-    let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
-    let mut recorded = BTreeMap::new();
-    for (_, _, values) in &results {
-        for (&key, &value) in values {
-            *recorded.entry(key.to_string()).or_insert(0.0) += value;
-        }
-    }
+    let (work_units, calls, recorded) = sum_results(&results);
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let lock_stats = allocator.zone_lock_stats();
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
-    let elapsed_s = duration.as_secs_f64();
+    let elapsed_s = shared.duration.as_secs_f64();
     Ok(RunReport {
         workload: workload.name(),
         params: workload.params(),

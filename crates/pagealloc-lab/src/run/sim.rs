@@ -3,12 +3,13 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
+use pagealloc::presets::Preset;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
 use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 
 use super::{RunArgs, RunReport};
-use crate::workload::{Env, Next, Workload};
+use crate::workload::{CpuTask, Env, Step, Workload};
 
 /// Simulated seconds of idling after a run, to watch pagesets decay (the allocator's vmstat
 /// pass runs once a second, vm.stat_interval).
@@ -80,7 +81,9 @@ fn machine_memory(topology: &pagealloc_sim::Topology, pages: u64) -> AllocatorBu
     builder
 }
 
-pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+/// The simulated machine for `args`: its allocator, the handle to its clocks, the preset
+/// and the platform's name.
+fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandle, &'static Preset, String), String> {
     let topology = args.topology();
     let machine_cpus = topology.cpus() as usize;
     if args.cpus == 0 || args.cpus > machine_cpus {
@@ -93,11 +96,82 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
     let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
     let sim = platform.handle();
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
-    let cpus: Vec<usize> = (0..args.cpus).collect();
+    Ok((allocator, sim, preset, platform_name))
+}
+
+/// Runs the tasks until `duration_ns` of simulated time; returns the time-average of pages
+/// held in pagesets (sampled every SAMPLE_NS of CPU 0's time), if sampled.
+fn drive(
+    allocator: &PageAllocator<SimPlatform>,
+    sim: SimHandle,
+    tasks: &mut [Box<dyn CpuTask>],
+    envs: &mut [SimEnv],
+    duration_ns: u64,
+) -> Option<f64> {
+    let cpus: Vec<usize> = (0..envs.len()).collect();
+    let (mut sum_pages, mut samples) = (0u64, 0u64);
+    let mut next_sample_ns = 0u64;
+    Engine::new(sim).run(&cpus, duration_ns, |cpu| {
+        if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
+            sum_pages += sim.observe(|| allocator.pcp_pages());
+            samples += 1;
+            // Skip samples a long step jumped over rather than bunching them.
+            next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
+        }
+        // The allocator's own schedule decides what is due (pageset decay, kswapd).
+        allocator.run_due_work(cpu, sim.clock_ns(cpu));
+        match tasks[cpu].step(&mut envs[cpu]) {
+            Step::Continue => engine::Next::Continue,
+            Step::Done => engine::Next::Done,
+        }
+    });
+    (samples > 0).then(|| sum_pages as f64 / samples as f64)
+}
+
+/// The machine idles after the run, each CPU waking once a simulated second for whatever
+/// periodic work is due; what the pagesets still hold afterwards shows whether cached
+/// memory returns.
+fn idle_tail(allocator: &PageAllocator<SimPlatform>, sim: SimHandle, cpus: usize, elapsed_ns: u64) {
+    for second in 1..=IDLE_TAIL_SECONDS {
+        for cpu in 0..cpus {
+            sim.set_cpu(cpu);
+            sim.idle_until(cpu, elapsed_ns + second * SECOND_NS);
+            allocator.run_due_work(cpu, sim.clock_ns(cpu));
+        }
+    }
+}
+
+/// What the CPUs' environments counted, summed.
+struct EnvTotals {
+    work_units: u64,
+    calls: u64,
+    recorded: BTreeMap<String, f64>,
+    top_pfn_reuse: Vec<(u64, u64)>,
+}
+
+fn env_totals(envs: &[SimEnv]) -> EnvTotals {
+    let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
+    let mut reuse: HashMap<u64, u64> = HashMap::new();
+    let mut recorded = BTreeMap::new();
+    for env in envs {
+        for (&pfn, &count) in env.reuse.iter().flatten() {
+            *reuse.entry(pfn).or_default() += count;
+        }
+        for (&key, &value) in &env.recorded {
+            *recorded.entry(key.to_string()).or_insert(0.0) += value;
+        }
+    }
+    let mut top_pfn_reuse: Vec<(u64, u64)> = reuse.into_iter().collect();
+    top_pfn_reuse.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    top_pfn_reuse.truncate(5);
+    EnvTotals { work_units, calls, recorded, top_pfn_reuse }
+}
+
+pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+    let (allocator, sim, preset, platform_name) = build_machine(args)?;
     let mut tasks = workload.tasks(args.cpus, args.seed);
-    let mut envs: Vec<SimEnv> = cpus
-        .iter()
-        .map(|&cpu| SimEnv {
+    let mut envs: Vec<SimEnv> = (0..args.cpus)
+        .map(|cpu| SimEnv {
             allocator: &allocator,
             sim,
             cpu,
@@ -107,63 +181,18 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
             reuse: args.top_reuse.then(HashMap::new),
         })
         .collect();
-    // Pages held in pagesets, sampled every SAMPLE_NS of CPU 0's time.
-    let mut pcp_samples = (0u64, 0u64);
-    let mut next_sample_ns = 0u64;
-    let duration_ns = args.duration_ms() * 1_000_000;
-
     let host_start = Instant::now();
-    Engine::new(sim).run(&cpus, duration_ns, |cpu| {
-        if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
-            pcp_samples = (pcp_samples.0 + sim.observe(|| allocator.pcp_pages()), pcp_samples.1 + 1);
-            // Skip samples a long step jumped over rather than bunching them.
-            next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
-        }
-        // The allocator's own schedule decides what is due (pageset decay, kswapd).
-        allocator.run_due_work(cpu, sim.clock_ns(cpu));
-        match tasks[cpu].step(&mut envs[cpu]) {
-            Next::Continue => engine::Next::Continue,
-            Next::Done => engine::Next::Done,
-        }
-    });
+    let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, args.duration_ms() * 1_000_000);
     let host_seconds = host_start.elapsed().as_secs_f64();
-    let elapsed_ns = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).max().unwrap_or(0);
-    let cpu_time_ns: u64 = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).sum();
+    let clocks: Vec<u64> = (0..args.cpus).map(|cpu| sim.clock_ns(cpu)).collect();
+    let (elapsed_ns, cpu_time_ns) = (clocks.iter().copied().max().unwrap_or(0), clocks.iter().sum::<u64>());
     let stats = sim.stats();
     let zone_lock = allocator.zone_lock_stats();
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
-    let (work_units, calls) = envs.iter().fold((0, 0), |(w, c), env| (w + env.work_units, c + env.calls));
-    let mut reuse: HashMap<u64, u64> = HashMap::new();
-    for env in &envs {
-        for (&pfn, &count) in env.reuse.iter().flatten() {
-            *reuse.entry(pfn).or_default() += count;
-        }
-    }
-    let mut top_pfn_reuse: Vec<(u64, u64)> = reuse.into_iter().collect();
-    top_pfn_reuse.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    top_pfn_reuse.truncate(5);
-    let pcp_pages_avg =
-        if pcp_samples.1 == 0 { pcp_pages_end as f64 } else { pcp_samples.0 as f64 / pcp_samples.1 as f64 };
-    let mut recorded = BTreeMap::new();
-    for env in &envs {
-        for (&key, &value) in &env.recorded {
-            *recorded.entry(key.to_string()).or_insert(0.0) += value;
-        }
-    }
-
-    // The machine then idles, each CPU waking once a simulated second for whatever periodic
-    // work is due; what the pagesets still hold afterwards shows whether cached memory
-    // returns.
-    for second in 1..=IDLE_TAIL_SECONDS {
-        for &cpu in &cpus {
-            sim.set_cpu(cpu);
-            sim.idle_until(cpu, elapsed_ns + second * SECOND_NS);
-            allocator.run_due_work(cpu, sim.clock_ns(cpu));
-        }
-    }
+    let totals = env_totals(&envs);
+    idle_tail(&allocator, sim, args.cpus, elapsed_ns);
     let pcp_pages_after_idle = allocator.pcp_pages();
-
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
         sim.set_cpu(env.cpu);
         task.finish(env);
@@ -180,20 +209,20 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         platform: platform_name,
         seed: args.seed,
         unit: workload.unit(),
-        work_units,
+        work_units: totals.work_units,
         elapsed_s,
-        work_per_sec: work_units as f64 / elapsed_s.max(1e-12),
-        allocator_calls: calls,
+        work_per_sec: totals.work_units as f64 / elapsed_s.max(1e-12),
+        allocator_calls: totals.calls,
         lock_contend_pct: zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
         zone_lock: zone_lock.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
         free_high: counters.free_high_events,
         pcp_pages_end,
-        sim_ops_per_sec: Some(calls as f64 / host_seconds.max(1e-9)),
+        sim_ops_per_sec: Some(totals.calls as f64 / host_seconds.max(1e-9)),
         host_seconds,
-        recorded,
-        top_pfn_reuse,
-        pcp_pages_avg,
+        recorded: totals.recorded,
+        top_pfn_reuse: totals.top_pfn_reuse,
+        pcp_pages_avg: pcp_pages_avg.unwrap_or(pcp_pages_end as f64),
         pcp_pages_after_idle: Some(pcp_pages_after_idle),
         sim: Some(stats),
         calibration: Some(sim.calibration()),

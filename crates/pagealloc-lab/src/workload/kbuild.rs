@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Next, Workload};
+use super::{CpuTask, Env, Step, Workload};
 use crate::rng::SplitMix64;
 use pagealloc::{AllocRequest, Block};
 
@@ -128,7 +128,7 @@ impl Builder {
 }
 
 impl CpuTask for Builder {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         // Exits of processes that migrated here.
         let migrated: Vec<Exit> = std::mem::take(&mut *self.exits[self.cpu].lock().expect("unpoisoned"));
         for exit in migrated {
@@ -136,10 +136,10 @@ impl CpuTask for Builder {
         }
         if self.current.is_none() {
             if self.started == self.config.processes_per_cpu {
-                return Next::Done;
+                return Step::Done;
             }
             self.start_process(env);
-            return Next::Continue;
+            return Step::Continue;
         }
         if self.faults_left > 0 {
             self.faults_left -= 1;
@@ -164,7 +164,7 @@ impl CpuTask for Builder {
                     }
                 }
             }
-            return Next::Continue;
+            return Step::Continue;
         }
         let exit = self.current.take().expect("running");
         self.release_slab_after_exit();
@@ -175,7 +175,7 @@ impl CpuTask for Builder {
             Self::run_exit(env, exit);
         }
         env.done(1);
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {

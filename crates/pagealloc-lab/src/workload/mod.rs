@@ -38,7 +38,7 @@ pub trait Env {
 
 /// What a task asks for after a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Next {
+pub enum Step {
     Continue,
     Done,
 }
@@ -46,7 +46,7 @@ pub enum Next {
 /// One CPU's share of a workload.
 pub trait CpuTask: Send {
     /// A few allocator calls' worth of work.
-    fn step(&mut self, env: &mut dyn Env) -> Next;
+    fn step(&mut self, env: &mut dyn Env) -> Step;
     /// Returns everything the task still holds.
     fn finish(&mut self, env: &mut dyn Env);
 }
@@ -64,8 +64,8 @@ pub trait Workload {
 pub struct Idle;
 
 impl CpuTask for Idle {
-    fn step(&mut self, _env: &mut dyn Env) -> Next {
-        Next::Done
+    fn step(&mut self, _env: &mut dyn Env) -> Step {
+        Step::Done
     }
     fn finish(&mut self, _env: &mut dyn Env) {}
 }

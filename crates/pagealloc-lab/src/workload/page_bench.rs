@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Next, Workload};
+use super::{CpuTask, Env, Step, Workload};
 use pagealloc::AllocRequest;
 
 #[derive(Clone, Debug)]
@@ -26,13 +26,13 @@ struct Task {
 }
 
 impl CpuTask for Task {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         if let Some(block) = env.alloc(self.order, AllocRequest::KERNEL) {
             env.free(block);
             env.done(1);
         }
         env.compute(self.loop_ns);
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, _env: &mut dyn Env) {}

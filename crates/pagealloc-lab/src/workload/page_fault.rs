@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Next, Workload};
+use super::{CpuTask, Env, Step, Workload};
 use pagealloc::{AllocRequest, Block};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -43,13 +43,13 @@ struct Task {
 }
 
 impl CpuTask for Task {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         if (self.mapped.len() as u64) < self.config.region_pages {
             env.compute(self.config.fault_overhead_ns);
             let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
                 // Out of memory: unmap early, as the OOM path would shrink the workload.
                 self.unmap(env);
-                return Next::Continue;
+                return Step::Continue;
             };
             env.touch(page.pfn(), 1);
             if self.config.mode == FaultMode::Thread {
@@ -59,10 +59,10 @@ impl CpuTask for Task {
             }
             self.mapped.push(page);
             env.done(1);
-            return Next::Continue;
+            return Step::Continue;
         }
         self.unmap(env);
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {

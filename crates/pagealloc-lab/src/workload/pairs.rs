@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::json;
 
 use super::unix_skb::{self, DataBlock};
-use super::{CpuTask, Env, Idle, Next, Workload};
+use super::{CpuTask, Env, Idle, Step, Workload};
 use crate::rng::SplitMix64;
 use pagealloc::{AllocRequest, Block};
 
@@ -372,7 +372,7 @@ struct PairCpu {
 }
 
 impl CpuTask for PairCpu {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         // Pinned pairs skip the clock read (a real clock on real threads).
         let swapped = !self.roles.is_pinned() && self.roles.swapped_at(env.now_ns());
         let runs_sender = (self.slot == 0) != swapped;
@@ -381,7 +381,7 @@ impl CpuTask for PairCpu {
         } else {
             self.pair.receiver.step(env);
         }
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
@@ -401,7 +401,7 @@ struct CoLocatedPair {
 }
 
 impl CpuTask for CoLocatedPair {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         let Pair { sender, receiver } = &mut self.pair;
         let switch = if self.sending { sender.queue_full() } else { receiver.queue_empty() };
         if switch {
@@ -415,7 +415,7 @@ impl CpuTask for CoLocatedPair {
         } else {
             receiver.step(env);
         }
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {

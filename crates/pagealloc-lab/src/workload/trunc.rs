@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{CpuTask, Env, Idle, Next, Workload};
+use super::{CpuTask, Env, Idle, Step, Workload};
 use pagealloc::{AllocRequest, Block};
 
 #[derive(Clone, Debug)]
@@ -31,7 +31,7 @@ struct Truncator {
 }
 
 impl CpuTask for Truncator {
-    fn step(&mut self, env: &mut dyn Env) -> Next {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
         if self.filling {
             for _ in 0..self.config.batch_pages {
                 let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
@@ -49,19 +49,19 @@ impl CpuTask for Truncator {
             if !self.filling {
                 self.truncate_start_ns = env.now_ns();
             }
-            return Next::Continue;
+            return Step::Continue;
         }
         for _ in 0..self.config.batch_pages {
             let Some(page) = self.cache.pop() else {
                 let elapsed_ns = env.now_ns() - self.truncate_start_ns;
                 env.record("truncate_s", elapsed_ns as f64 / 1e9);
-                return Next::Done;
+                return Step::Done;
             };
             env.compute(self.config.truncate_per_page_ns);
             env.free(page);
             env.done(1);
         }
-        Next::Continue
+        Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {

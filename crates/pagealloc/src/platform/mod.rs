@@ -49,7 +49,7 @@ pub enum SharedLine {
     /// cache line that is depends on the record size: [`FRAME_METADATA_BYTES`] here, 64 bytes
     /// for Linux's `struct page`; a simulator maps frames to lines for the layout it models.
     ///
-    /// [`FRAME_METADATA_BYTES`]: crate::frame::FRAME_METADATA_BYTES
+    /// [`FRAME_METADATA_BYTES`]: crate::FRAME_METADATA_BYTES
     FrameMeta { zone: u16, frame: u32 },
 }
 
