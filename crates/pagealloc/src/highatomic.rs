@@ -18,7 +18,7 @@ fn reserve_limit_pages(zone: &ZoneState) -> Option<u64> {
 #[cold]
 #[inline(never)]
 pub(crate) fn reserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, pfn: Pfn, order: u8) {
-    let zone = buddy.state;
+    let zone = &buddy.core.state;
     let Some(limit_pages) = reserve_limit_pages(zone) else { return };
     if zone.reserved_highatomic_pages() >= limit_pages {
         return;
@@ -46,7 +46,7 @@ pub(crate) fn reserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, pfn: Pfn, 
 /// when allocations are about to fail; returns whether anything was released (mirrors
 /// unreserve_highatomic_pageblock()).
 pub(crate) fn unreserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, migratetype: MigrateType) -> bool {
-    let zone = buddy.state;
+    let zone = &buddy.core.state;
     if zone.reserved_highatomic_pages() == 0 {
         return false;
     }

@@ -39,6 +39,7 @@ fn unusable_reserve_pages(zone: WatermarkView<'_>, flags: AllocFlags) -> u64 {
 
 /// Would taking a block of `order` leave more than `mark` plus the lowmem reserve free?
 /// For order > 0 a free block of at least that order must exist too.
+#[inline]
 pub(crate) fn watermark_ok(
     zone: WatermarkView<'_>,
     order: u8,
@@ -72,6 +73,7 @@ pub(crate) fn watermark_ok(
 
 /// Watermark check with the order-0 shortcut and the boost exemption for high-priority
 /// order-0 requests at the min watermark.
+#[inline]
 pub(crate) fn watermark_fast(
     zone: WatermarkView<'_>,
     order: u8,

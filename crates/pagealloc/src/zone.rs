@@ -5,21 +5,18 @@
 use alloc::boxed::Box;
 use core::ops::Deref;
 
-use crate::buddy::{BuddyZone, ZoneLock};
+use crate::buddy::{BuddyCore, BuddyZone};
 use crate::free_area::FreeArea;
 use crate::pcp::PcpSlot;
 use crate::platform::Platform;
 use crate::types::Pfn;
 use crate::watermark::WatermarkView;
-use crate::zone_mem::ZoneMem;
 
 pub use crate::zone_state::{zone_flags, ZoneParams, ZoneState};
 
 pub struct Zone<P: Platform> {
-    pub(crate) state: ZoneState,
-    pub(crate) mem: ZoneMem,
-    /// zone->lock and the free area it protects.
-    pub(crate) lock: ZoneLock<P>,
+    /// State, memory and the zone lock.
+    pub(crate) core: BuddyCore<P>,
     /// One pageset per CPU (empty when pagesets are off).
     pub(crate) pcp: Box<[PcpSlot<P>]>,
 }
@@ -27,7 +24,7 @@ pub struct Zone<P: Platform> {
 impl<P: Platform> core::fmt::Debug for Zone<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Zone")
-            .field("state", &self.state)
+            .field("state", &self.core.state)
             .field("start_pfn", &self.mem.start_pfn)
             .field("end_pfn", &self.mem.end_pfn)
             .field("free_pages", &self.free_pages())
@@ -36,20 +33,19 @@ impl<P: Platform> core::fmt::Debug for Zone<P> {
     }
 }
 
-/// A zone reads as its state: `zone.node()`, `zone.managed_pages()`, `zone.flags()`.
+/// A zone reads as its buddy half, and through it as its state: `zone.mem`,
+/// `zone.node()`, `zone.managed_pages()`, `zone.flags()`.
 impl<P: Platform> Deref for Zone<P> {
-    type Target = ZoneState;
+    type Target = BuddyCore<P>;
     #[inline(always)]
-    fn deref(&self) -> &ZoneState {
-        &self.state
+    fn deref(&self) -> &BuddyCore<P> {
+        &self.core
     }
 }
 
 impl<P: Platform> Zone<P> {
-    pub(crate) fn new(state: ZoneState, mem: ZoneMem) -> Zone<P> {
-        debug_assert_eq!(state.index, mem.zone_index);
-        let lock = ZoneLock::new(state.index);
-        Zone { state, mem, lock, pcp: Box::new([]) }
+    pub(crate) fn new(core: BuddyCore<P>) -> Zone<P> {
+        Zone { core, pcp: Box::new([]) }
     }
 
     pub fn start_pfn(&self) -> Pfn {
@@ -95,7 +91,7 @@ impl<P: Platform> Zone<P> {
     /// The zone's buddy half, as pagesets and the free path use it.
     #[inline(always)]
     pub(crate) fn buddy<'a>(&'a self, platform: &'a P) -> BuddyZone<'a, P> {
-        BuddyZone { mem: &self.mem, state: &self.state, lock: &self.lock, platform }
+        BuddyZone { core: &self.core, platform }
     }
 
     /// What the watermark check reads.

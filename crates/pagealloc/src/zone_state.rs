@@ -111,11 +111,13 @@ impl ZoneState {
         self.flags.load(Relaxed)
     }
 
+    #[inline]
     pub(crate) fn set_flag(&self, flag: u32) {
         self.flags.fetch_or(flag, Relaxed);
     }
 
     /// Clears `flag`; returns whether it was set.
+    #[inline]
     pub(crate) fn clear_flag(&self, flag: u32) -> bool {
         self.flags.fetch_and(!flag, Relaxed) & flag != 0
     }

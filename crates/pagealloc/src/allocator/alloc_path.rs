@@ -49,29 +49,22 @@ impl<P: Platform> PageAllocator<P> {
         let mut flags = AllocFlags::fast_path(&request);
         flags.nofragment = preferred.nofragment_when_preferred;
         let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
-        let call = AllocCall {
-            block: BlockRequest { order, migratetype, flags },
-            highest_zone,
-            preferred_node: preferred.node,
-            cpu,
-        };
-        // The walk's first step inline: the preferred zone, usually a pageset hit.
-        if let Some(pfn) = self.try_zone(preferred, &call) {
+        let block = BlockRequest { order, migratetype, flags };
+        // The walk's first step inline: the preferred zone, usually a pageset hit. The
+        // request stays in registers here; the walk's `AllocCall` is built only when this
+        // fails (passing its address from here spilled it on the hot path).
+        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu) {
             return Ok(Block::new(pfn, order, preferred.index, self.id));
         }
-        self.alloc_pages_rest(&call, zonelist, &request)
+        let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu };
+        self.alloc_pages_rest(call, zonelist, &request)
     }
 
     /// The rest of the walk after the preferred zone failed, then the slow path.
     #[cold]
     #[inline(never)]
-    fn alloc_pages_rest(
-        &self,
-        call: &AllocCall,
-        zonelist: &[u16],
-        request: &AllocRequest,
-    ) -> Result<Block, AllocError> {
-        if let Some(block) = self.get_page_from_freelist(*call, zonelist, true) {
+    fn alloc_pages_rest(&self, call: AllocCall, zonelist: &[u16], request: &AllocRequest) -> Result<Block, AllocError> {
+        if let Some(block) = self.get_page_from_freelist(call, zonelist, true) {
             return Ok(block);
         }
         // Slow path: wake background reclaim (it runs as the allocator's periodic work, not
@@ -82,7 +75,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let order = call.block.order;
         let slow =
-            AllocCall { block: BlockRequest { flags: AllocFlags::slow_path(request, order), ..call.block }, ..*call };
+            AllocCall { block: BlockRequest { flags: AllocFlags::slow_path(request, order), ..call.block }, ..call };
         if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
             return Ok(block);
         }
@@ -123,7 +116,7 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                if let Some(pfn) = self.try_zone_outlined(zone, &call) {
+                if let Some(pfn) = self.try_zone_outlined(zone, call.block, call.highest_zone, call.cpu) {
                     return Some(Block::new(pfn, call.block.order, zone.index, self.id));
                 }
             }
@@ -137,20 +130,25 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     #[inline(never)]
-    fn try_zone_outlined(&self, zone: &Zone<P>, call: &AllocCall) -> Option<Pfn> {
-        self.try_zone(zone, call)
+    fn try_zone_outlined(
+        &self,
+        zone: &Zone<P>,
+        block: BlockRequest,
+        highest_zone: ZoneType,
+        cpu: usize,
+    ) -> Option<Pfn> {
+        self.try_zone(zone, block, highest_zone, cpu)
     }
 
     /// One zone of the zonelist walk: watermark test, then a block. Inlined only into the
     /// preferred-zone step; the walk's loop calls it out of line (inlined there, the
     /// optimizer hoisted and spilled dozens of invariants into the hot path).
     #[inline(always)]
-    fn try_zone(&self, zone: &Zone<P>, call: &AllocCall) -> Option<Pfn> {
-        let block = call.block;
-        if !self.zone_has_room(zone, block.order, call.highest_zone, block.flags) {
+    fn try_zone(&self, zone: &Zone<P>, block: BlockRequest, highest_zone: ZoneType, cpu: usize) -> Option<Pfn> {
+        if !self.zone_has_room(zone, block.order, highest_zone, block.flags) {
             return None;
         }
-        let pfn = self.rmqueue(zone, call.cpu, block)?;
+        let pfn = self.rmqueue(zone, cpu, block)?;
         if block.flags.highatomic {
             highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
         }

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use super::{periodic, Node, PageAllocator, NEXT_ALLOCATOR_ID};
+use crate::buddy::BuddyCore;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
 use crate::pcp::{PcpSlot, PerCpuPages};
@@ -28,7 +29,8 @@ impl<P: Platform> PageAllocator<P> {
             state.present_pages = (layout.span.end - layout.span.start) - builder.hole_pages(&layout.span);
             let managed_ranges = builder.managed_ranges(&layout.span);
             state.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
-            let mut zone = Zone::new(state, ZoneMem::new(index as u16, layout.span.start, layout.span.end));
+            let mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
+            let mut zone = Zone::new(BuddyCore::new(state, mem));
             seed_free_memory(&zone, &platform, &managed_ranges);
             zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus());
             zones.push(zone);
@@ -81,7 +83,7 @@ fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize) 
         .map(|node| zones.iter().any(|z| z.node as usize == node && z.zone_type == ZoneType::Dma32 && z.is_populated()))
         .collect();
     for zone in zones.iter_mut() {
-        zone.state.nofragment_when_preferred =
+        zone.core.state.nofragment_when_preferred =
             zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
     }
 }

@@ -7,6 +7,7 @@
 
 mod pageblock;
 
+use core::ops::Deref;
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{FrameInfo, FrameState};
@@ -33,11 +34,37 @@ impl<P: Platform> ZoneLock<P> {
     }
 }
 
-/// A zone's buddy half: what refills, drains and frees need, and nothing else.
+/// A zone's buddy half, owned: its state, its memory, and the zone lock over its free area.
+/// A `Zone` is this plus its pagesets.
+#[derive(Debug)]
+pub struct BuddyCore<P: Platform> {
+    pub(crate) state: ZoneState,
+    pub(crate) mem: ZoneMem,
+    /// zone->lock and the free area it protects.
+    pub(crate) lock: ZoneLock<P>,
+}
+
+impl<P: Platform> BuddyCore<P> {
+    pub(crate) fn new(state: ZoneState, mem: ZoneMem) -> BuddyCore<P> {
+        debug_assert_eq!(state.index, mem.zone_index);
+        let lock = ZoneLock::new(state.index);
+        BuddyCore { state, mem, lock }
+    }
+}
+
+/// The buddy half reads as the zone's state: `core.node()`, `core.flags()`.
+impl<P: Platform> Deref for BuddyCore<P> {
+    type Target = ZoneState;
+    #[inline(always)]
+    fn deref(&self) -> &ZoneState {
+        &self.state
+    }
+}
+
+/// The view of a zone the layers above the buddy get: its buddy half on a platform; what
+/// refills, drains and frees need, and nothing else. Two pointers, so it stays in registers.
 pub(crate) struct BuddyZone<'a, P: Platform> {
-    pub mem: &'a ZoneMem,
-    pub state: &'a ZoneState,
-    pub lock: &'a ZoneLock<P>,
+    pub core: &'a BuddyCore<P>,
     pub platform: &'a P,
 }
 
@@ -48,11 +75,25 @@ impl<P: Platform> Clone for BuddyZone<'_, P> {
 }
 impl<P: Platform> Copy for BuddyZone<'_, P> {}
 
+impl<P: Platform> Deref for BuddyZone<'_, P> {
+    type Target = BuddyCore<P>;
+    #[inline(always)]
+    fn deref(&self) -> &BuddyCore<P> {
+        self.core
+    }
+}
+
 impl<'a, P: Platform> BuddyZone<'a, P> {
     /// Takes the zone lock (mirrors spin_lock_irqsave(&zone->lock)).
     #[inline]
     pub fn lock(self) -> LockedZone<'a, P> {
-        LockedZone { mem: self.mem, state: self.state, area: self.lock.0.lock(self.platform), platform: self.platform }
+        let core = self.core;
+        LockedZone {
+            mem: &core.mem,
+            state: &core.state,
+            area: core.lock.0.lock(self.platform),
+            platform: self.platform,
+        }
     }
 }
 

@@ -48,7 +48,7 @@ fn rmqueue_bulk<P: Platform>(
     request: BlockRequest,
     blocks: u32,
 ) -> u32 {
-    let mem = call.zone.mem;
+    let mem = &call.zone.core.mem;
     let records = mem.records(call.zone.platform);
     let list = &mut pcp.lists[list_index];
     let mut zone = call.zone.lock();
@@ -107,7 +107,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     } else {
         pcp.counters.alloc_hits += 1;
     }
-    let mem = zone.mem;
+    let mem = &zone.core.mem;
     let index = pcp.lists[list_index].pop_head(&mem.frames, Own::Cold, &mem.records(zone.platform))?;
     pcp.count_pages -= 1 << order;
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
@@ -121,7 +121,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
 #[inline]
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
     let PcpCall { zone, slot, policy, remote, .. } = *call;
-    let mem = zone.mem;
+    let mem = &zone.core.mem;
     let Some(pcp_type) = pcp_type_for(mem.pageblock_type(pfn)) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     call.touch_header();
@@ -181,7 +181,7 @@ fn drain_over_high<'a, P: Platform>(
 fn clear_below_high_if_recovered<P: Platform>(zone: BuddyZone<'_, P>) {
     let flags = AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL);
     let high = zone.state.watermarks_with_boost().high_pages;
-    let view = WatermarkView { state: zone.state, mem: zone.mem };
+    let view = WatermarkView { state: &zone.core.state, mem: &zone.core.mem };
     if watermark_ok(view, 0, high, ZoneType::Movable, flags, zone.mem.free_pages()) {
         zone.state.clear_flag(zone_flags::BELOW_HIGH);
     }
