@@ -103,6 +103,7 @@ fn try_claim_block<P: Platform>(
     };
     if free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || env.grouping_disabled {
         ctx.move_pageblock(start, end, block_type, start_type);
+        debug_assert_eq!(ctx.mem.pageblock_type(start), start_type, "claimed pageblock keeps its old type");
         return ctx.take_smallest(order, start_type);
     }
     None
@@ -137,6 +138,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
         let pfn = ctx.mem.pfn(index);
         ctx.del_free(pfn, current_order, block_type);
         ctx.expand(pfn, order, current_order, block_type);
+        debug_assert_eq!(ctx.mem.pageblock_type(pfn), block_type, "a steal leaves the pageblock's type");
         emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }

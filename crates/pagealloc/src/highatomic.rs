@@ -39,7 +39,11 @@ pub(crate) fn reserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, pfn: Pfn, 
         ctx.set_pageblock_range_type(pfn, order, MigrateType::HighAtomic);
         1 << order
     };
-    zone.reserved_highatomic_pages.fetch_add(reserved_pages, Relaxed);
+    let reserved_now = zone.reserved_highatomic_pages.fetch_add(reserved_pages, Relaxed) + reserved_pages;
+    debug_assert!(
+        reserved_now <= limit_pages + (1 << crate::types::MAX_ORDER),
+        "reserve {reserved_now} over its limit"
+    );
 }
 
 /// Gives one reserved pageblock (or one larger free reserved block) back to `migratetype`

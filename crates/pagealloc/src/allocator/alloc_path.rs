@@ -54,6 +54,7 @@ impl<P: Platform> PageAllocator<P> {
         // request stays in registers here; the walk's `AllocCall` is built only when this
         // fails (passing its address from here spilled it on the hot path).
         if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu) {
+            debug_assert!(preferred.mem.frame(pfn).info().is_alloc_head_of_order(order));
             return Ok(Block::new(pfn, order, preferred.index, self.id));
         }
         let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu };

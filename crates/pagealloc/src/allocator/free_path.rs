@@ -116,6 +116,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
+        debug_assert_eq!(zone.mem.frame(pfn).info(), FrameInfo::INTERIOR, "releasing an unclaimed block");
         if self.policy.pcp.caches_order(order) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
                 if pcp::pcp_free(&call, pfn, order) {

@@ -208,6 +208,7 @@ pub(crate) fn drain_chunked<'a, P: Platform>(
     mut relock: impl FnMut() -> Option<PcpGuard<'a, P>>,
 ) -> (u32, Option<PcpGuard<'a, P>>) {
     let mut freed_pages = 0;
+    debug_assert!(plan.chunk_pages != Some(0), "a zero chunk would never progress");
     let mut to_free = match plan.target {
         DrainTarget::Pages(pages) => pages,
         DrainTarget::All => pcp.count_pages,
@@ -273,6 +274,7 @@ pub(crate) fn vmstat_update<P: Platform>(
     let mut pageset = slot.pageset.lock(platform);
     let mut drained = 0u64;
     let excess = decay_high(&mut pageset, policy);
+    debug_assert!(pageset.high_pages >= pageset.high_min_pages && excess <= pageset.count_pages);
     if excess > 0 {
         // Mainline frees the excess in batch-sized chunks, each under its own hold of the
         // pageset lock; earlier kernels in one hold.

@@ -73,7 +73,9 @@ fn refill<P: Platform>(
 ) {
     debug_assert!(pcp.lists[list_index].is_empty());
     let blocks = nr_pcp_alloc(pcp, call.policy, call.zone.state.flags(), request.order);
+    debug_assert!(blocks >= 1);
     let taken = rmqueue_bulk(call, env, pcp, list_index, request, blocks);
+    debug_assert!(taken <= blocks && pcp.lists[list_index].is_empty() == (taken == 0));
     pcp.count_pages += taken << request.order;
     pcp.counters.refills += 1;
     pcp.counters.refill_pages += (taken as u64) << request.order;
@@ -109,6 +111,8 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     }
     let mem = &zone.core.mem;
     let index = pcp.lists[list_index].pop_head(&mem.frames, Own::Cold, &mem.records(zone.platform))?;
+    debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
+    debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
     mem.frames[index as usize].change(&[FrameState::PcpHead], allocated);
@@ -146,6 +150,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
         pcp.free_count_pages += 1 << order;
     }
     let high = nr_pcp_high(&mut pcp, policy, zone.state.flags(), free_high);
+    debug_assert!(pcp.high_min_pages <= pcp.high_pages && pcp.high_pages <= pcp.high_max_pages.max(pcp.high_min_pages));
     if pcp.count_pages >= high {
         drain_over_high(call, pcp, list_index, high, free_high);
         // Only a drain can lift the zone back over its high watermark.
@@ -169,6 +174,7 @@ fn drain_over_high<'a, P: Platform>(
 ) {
     let PcpCall { zone, slot, policy, .. } = *call;
     let to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+    debug_assert!(to_free <= pcp.count_pages.max(pcp.batch_pages << policy.scale_max()));
     let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
     let chunk_pages = policy.drain.chunked.then(|| pcp.batch_pages.max(1));
     let plan = DrainPlan { target: DrainTarget::Pages(to_free), chunk_pages, start_pindex: list_index, cause };

@@ -44,6 +44,7 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
     if batch > 1 {
         batch = (batch >> order).max(2);
     }
+    debug_assert!(batch >= 1);
     batch
 }
 
