@@ -98,3 +98,49 @@ impl<P: Platform> PageAllocator<P> {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::request::AllocRequest;
+    use crate::types::ZoneType;
+
+    const SECOND_NS: u64 = 1_000_000_000;
+
+    fn allocator(pages: u64) -> PageAllocator<TestPlatform> {
+        // Default tunables: vm.stat_interval of 1 s.
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, pages), TestPlatform::new(2)).unwrap()
+    }
+
+    #[test]
+    fn vmstat_passes_run_on_the_interval_grid_one_per_call() {
+        let allocator = allocator(1 << 16);
+        assert_eq!(allocator.run_due_work(0, SECOND_NS - 1), DueWork::default(), "not due before 1 s");
+        assert_eq!(allocator.run_due_work(0, SECOND_NS).vmstat_passes, 1);
+        assert_eq!(allocator.run_due_work(0, SECOND_NS + SECOND_NS / 2).vmstat_passes, 0, "next at 2 s");
+        // CPU 1 was busy for three intervals: it catches up one pass per call.
+        let passes: alloc::vec::Vec<u32> =
+            (0..4).map(|_| allocator.run_due_work(1, 3 * SECOND_NS + 1).vmstat_passes).collect();
+        assert_eq!(passes, [1, 1, 1, 0]);
+        assert_eq!(allocator.run_due_work(7, 10 * SECOND_NS), DueWork::default(), "no such CPU: nothing due");
+    }
+
+    #[test]
+    fn the_slow_path_wakes_kswapd_and_the_periodic_work_runs_it_once() {
+        let allocator = allocator(1 << 12);
+        // Exhaust the zone: the last attempts take the slow path, which wakes kswapd.
+        let mut held = alloc::vec::Vec::new();
+        while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+            held.push(block);
+        }
+        assert!(allocator.nodes()[0].kswapd_pending.load(Relaxed), "woken");
+        assert_eq!(allocator.nodes()[0].kswapd_runs(), 0, "not run in the allocating call");
+        assert_eq!(allocator.run_due_work(1, 0).kswapd_passes, 1);
+        assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");
+        assert_eq!(allocator.nodes()[0].kswapd_runs(), 1);
+        allocator.free_bulk(held).unwrap();
+        allocator.check_invariants().unwrap();
+    }
+}
