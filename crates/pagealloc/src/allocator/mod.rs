@@ -1,13 +1,13 @@
 //! The page allocator: zones composed with their nodes' zonelists, the policy and the
 //! periodic work. Each concern is one file:
-//! - [`build`]: building the zones, pagesets and zonelists (mirrors free_area_init() and
+//! - `build`: building the zones, pagesets and zonelists (mirrors free_area_init() and
 //!   memblock_free_all());
-//! - [`alloc_path`]: the zonelist walk, fast and slow paths (mirrors __alloc_pages(),
+//! - `alloc_path`: the zonelist walk, fast and slow paths (mirrors __alloc_pages(),
 //!   get_page_from_freelist(), rmqueue());
-//! - [`free_path`]: frees (mirrors __free_pages());
-//! - [`drains`]: explicit pageset drains (drain_local_pages(), drain_all_pages());
-//! - [`periodic`]: the work the kernel does on its own schedule (vmstat_update, kswapd);
-//! - [`stats`]: counters summed over zones and CPUs.
+//! - `free_path`: frees (mirrors __free_pages());
+//! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
+//! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
+//! - `stats`: counters summed over zones and CPUs.
 
 mod alloc_path;
 mod build;

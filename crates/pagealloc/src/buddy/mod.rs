@@ -1,8 +1,8 @@
 //! Buddy operations on one zone with its lock held: free-list add/remove, split (expand),
 //! merge (free_one), smallest-first removal, and the one path by which any block returns to
-//! the buddy (`release`). Pageblock-wide operations are in [`pageblock`].
+//! the buddy (`release`). Pageblock-wide operations are in `pageblock`.
 //!
-//! [`BuddyZone`] is the narrow view of a zone the layers above get (memory, lock, state):
+//! `BuddyZone` is the narrow view of a zone the layers above get (memory, lock, state):
 //! the pagesets refill from and drain to the buddy through it without knowing `Zone`.
 
 mod pageblock;
