@@ -1,0 +1,45 @@
+//! Output of the results: a table (median [min-max] per op, frag's huge-free share) or
+//! pretty-printed JSON.
+
+use super::{Format, RunResult, Spread};
+
+fn cell(spread: &Option<Spread>) -> String {
+    spread.map_or_else(|| "-".into(), |s| format!("{:.1} [{:.1}-{:.1}]", s.median, s.min, s.max))
+}
+
+/// Prints `results` as a table or as JSON.
+pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String> {
+    match format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
+        Format::Table => {
+            println!(
+                "{:<7} {:<13} {:<9} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                "bench", "allocator", "preset", "order", "threads", "alloc ns median [min-max]", "free ns", "pair ns"
+            );
+            for r in results {
+                println!(
+                    "{:<7} {:<13} {:<9} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                    format!("{:?}", r.bench).to_lowercase(),
+                    r.allocator,
+                    r.preset.as_deref().unwrap_or("-"),
+                    r.order,
+                    r.threads,
+                    cell(&r.alloc_ns),
+                    cell(&r.free_ns),
+                    cell(&r.pair_ns)
+                );
+                if let Some(huge) = &r.free_huge_pct {
+                    let at = |round: usize| huge.get(round.saturating_sub(1)).copied().unwrap_or(0.0);
+                    println!(
+                        "        free as whole 2 MiB blocks: {:.1}% after 10 rounds, {:.1}% after 50, {:.1}% after {}",
+                        at(10),
+                        at(50),
+                        at(huge.len()),
+                        huge.len()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! Benchmark results: one iteration's per-op times, their min/median/max over iterations,
+//! and the result row reported per (allocator, thread count).
+
+use serde::Serialize;
+
+use super::BenchKind;
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Spread {
+    pub min: f64,
+    pub median: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub(super) fn of(values: &mut [f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        values.sort_by(f64::total_cmp);
+        let mid = values.len() / 2;
+        let median = if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 };
+        Some(Spread { min: values[0], median, max: values[values.len() - 1] })
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    pub bench: BenchKind,
+    pub allocator: &'static str,
+    pub preset: Option<String>,
+    pub order: u8,
+    pub threads: usize,
+    pub threads_max: usize,
+    pub memory_gib: u64,
+    pub iterations: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alloc_ns: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_ns: Option<Spread>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair_ns: Option<Spread>,
+    /// frag: per round, the median over iterations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub free_huge_pct: Option<Vec<f64>>,
+    pub metadata_bytes_per_frame: Option<usize>,
+}
+
+/// One iteration's per-op times (ns) and, for frag, the huge-free share per round.
+#[derive(Default)]
+pub(super) struct Iteration {
+    pub(super) alloc_ns: Option<f64>,
+    pub(super) free_ns: Option<f64>,
+    pub(super) pair_ns: Option<f64>,
+    pub(super) free_huge_pct: Vec<f64>,
+}

@@ -1,0 +1,89 @@
+//! The runner: validates the arguments, then runs every (allocator, thread count)
+//! combination for the chosen iterations on fresh frame sources.
+
+use super::peers::{BuddySystem, FrameSource, Pagealloc};
+use super::results::Iteration;
+use super::workloads::{bulk, frag, rand, repeat};
+use super::{AllocatorKind, BenchArgs, BenchKind, RunResult, Spread};
+
+fn make_source(kind: AllocatorKind, frames: u64, preset: &pagealloc::presets::Preset) -> Box<dyn FrameSource> {
+    match kind {
+        AllocatorKind::Pagealloc => Box::new(Pagealloc::new(frames, preset.policy, "pagealloc")),
+        AllocatorKind::GlobalLock => {
+            let off = pagealloc::presets::find("global-lock").expect("preset exists").policy;
+            Box::new(Pagealloc::new(frames, off, "global-lock"))
+        }
+        AllocatorKind::BuddySystem => Box::new(BuddySystem::new(frames)),
+    }
+}
+
+/// Runs every (allocator, thread count) combination.
+pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
+    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    if args.threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 {
+        return Err("--threads-max, --memory-gib and --iterations must be positive".into());
+    }
+    if args.order > pagealloc::MAX_ORDER {
+        return Err(format!("--order {} exceeds {}", args.order, pagealloc::MAX_ORDER));
+    }
+    if args.bench == BenchKind::Frag && args.order != 0 {
+        return Err("frag runs at order 0".into());
+    }
+    let thread_counts: Vec<usize> =
+        if args.threads.is_empty() { (1..=args.threads_max).collect() } else { args.threads.clone() };
+    if let Some(&bad) = thread_counts.iter().find(|&&t| t == 0 || t > args.threads_max) {
+        return Err(format!("-x {bad}: thread counts run from 1 to --threads-max {}", args.threads_max));
+    }
+    let frames = args.memory_gib << 18;
+    let blocks = ((frames / args.threads_max as u64 / 2) >> args.order) as usize;
+    if blocks == 0 {
+        return Err("memory too small for this order and thread count".into());
+    }
+    let mut results = Vec::new();
+    for &kind in &args.allocator {
+        for &threads in &thread_counts {
+            let mut iterations = Vec::with_capacity(args.iterations);
+            let mut metadata = None;
+            let mut name = "";
+            for iteration in 0..args.iterations {
+                let source = make_source(kind, frames, preset);
+                metadata = source.metadata_bytes_per_frame();
+                name = source.name();
+                iterations.push(match args.bench {
+                    BenchKind::Bulk => bulk(source.as_ref(), threads, blocks, args.order),
+                    BenchKind::Repeat => repeat(source.as_ref(), threads, blocks, args.order),
+                    BenchKind::Rand => rand(source.as_ref(), threads, blocks, args.order),
+                    BenchKind::Frag => frag(source.as_ref(), threads, blocks, args.frag_rounds, iteration as u64 + 1),
+                });
+            }
+            let spread = |pick: fn(&Iteration) -> Option<f64>| {
+                let mut values: Vec<f64> = iterations.iter().filter_map(pick).collect();
+                Spread::of(&mut values)
+            };
+            let free_huge_pct = (args.bench == BenchKind::Frag).then(|| {
+                (0..args.frag_rounds)
+                    .map(|round| {
+                        let mut values: Vec<f64> = iterations.iter().map(|it| it.free_huge_pct[round]).collect();
+                        Spread::of(&mut values).map_or(0.0, |s| s.median)
+                    })
+                    .collect()
+            });
+            results.push(RunResult {
+                bench: args.bench,
+                allocator: name,
+                preset: (kind == AllocatorKind::Pagealloc).then(|| preset.name.to_string()),
+                order: args.order,
+                threads,
+                threads_max: args.threads_max,
+                memory_gib: args.memory_gib,
+                iterations: args.iterations,
+                alloc_ns: spread(|it| it.alloc_ns),
+                free_ns: spread(|it| it.free_ns),
+                pair_ns: spread(|it| it.pair_ns),
+                free_huge_pct,
+                metadata_bytes_per_frame: metadata,
+            });
+        }
+    }
+    Ok(results)
+}

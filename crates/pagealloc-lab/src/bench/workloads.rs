@@ -1,0 +1,183 @@
+//! The benchmarks themselves (bulk, repeat, rand, frag): each times one iteration on pinned
+//! threads released together, against one frame source.
+
+use std::sync::Barrier;
+use std::time::Instant;
+
+use super::peers::FrameSource;
+use super::pin;
+use super::results::Iteration;
+use crate::rng::SplitMix64;
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
+    sum / count.max(1) as f64
+}
+
+fn ns_per_op(start: Instant, ops: usize) -> f64 {
+    start.elapsed().as_nanos() as f64 / ops.max(1) as f64
+}
+
+/// Runs `work(thread_index)` on `threads` pinned threads released together.
+fn on_threads<T: Send>(threads: usize, work: impl Fn(usize, &Barrier) -> T + Sync) -> Vec<T> {
+    let barrier = Barrier::new(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|index| {
+                let (work, barrier) = (&work, &barrier);
+                scope.spawn(move || {
+                    pin::pin_to_cpu(index);
+                    work(index, barrier)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("bench thread panicked")).collect()
+    })
+}
+
+fn take(source: &dyn FrameSource, order: u8) -> u64 {
+    source.get(order).unwrap_or_else(|| panic!("{} ran out of memory at order {order}", source.name()))
+}
+
+pub(super) fn bulk(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8) -> Iteration {
+    let rounds = 1usize << order;
+    let per_thread = on_threads(threads, |_, barrier| {
+        let mut held = Vec::with_capacity(blocks);
+        let (mut alloc_ns, mut free_ns) = (0.0, 0.0);
+        barrier.wait();
+        for _ in 0..rounds {
+            let start = Instant::now();
+            for _ in 0..blocks {
+                held.push(take(source, order));
+            }
+            alloc_ns += ns_per_op(start, blocks);
+            let start = Instant::now();
+            while let Some(frame) = held.pop() {
+                source.put(frame, order);
+            }
+            free_ns += ns_per_op(start, blocks);
+        }
+        (alloc_ns / rounds as f64, free_ns / rounds as f64)
+    });
+    Iteration {
+        alloc_ns: Some(mean(per_thread.iter().map(|r| r.0))),
+        free_ns: Some(mean(per_thread.iter().map(|r| r.1))),
+        ..Iteration::default()
+    }
+}
+
+pub(super) fn repeat(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8) -> Iteration {
+    let pairs = blocks << order;
+    let per_thread = on_threads(threads, |_, barrier| {
+        let held: Vec<u64> = (0..blocks).map(|_| take(source, order)).collect();
+        barrier.wait();
+        let start = Instant::now();
+        for _ in 0..pairs {
+            let frame = take(source, order);
+            source.put(std::hint::black_box(frame), order);
+        }
+        let pair_ns = ns_per_op(start, pairs);
+        barrier.wait();
+        for frame in held {
+            source.put(frame, order);
+        }
+        pair_ns
+    });
+    Iteration { pair_ns: Some(mean(per_thread.into_iter())), ..Iteration::default() }
+}
+
+fn shuffle(frames: &mut [u64], rng: &mut SplitMix64) {
+    for i in (1..frames.len()).rev() {
+        frames.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+}
+
+fn split(frames: Vec<u64>, parts: usize) -> Vec<Vec<u64>> {
+    let chunk = frames.len().div_ceil(parts.max(1)).max(1);
+    let mut shares: Vec<Vec<u64>> = frames.chunks(chunk).map(<[u64]>::to_vec).collect();
+    shares.resize_with(parts, Vec::new);
+    shares
+}
+
+pub(super) fn rand(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8) -> Iteration {
+    let allocated = on_threads(threads, |_, barrier| {
+        let mut held = Vec::with_capacity(blocks);
+        barrier.wait();
+        let start = Instant::now();
+        for _ in 0..blocks {
+            held.push(take(source, order));
+        }
+        (ns_per_op(start, blocks), held)
+    });
+    let alloc_ns = mean(allocated.iter().map(|r| r.0));
+    let mut all: Vec<u64> = allocated.into_iter().flat_map(|r| r.1).collect();
+    shuffle(&mut all, &mut SplitMix64::new(42));
+    let shares = split(all, threads);
+    let free_ns = on_threads(threads, |index, barrier| {
+        let share = &shares[index];
+        barrier.wait();
+        let start = Instant::now();
+        for &frame in share {
+            source.put(frame, order);
+        }
+        ns_per_op(start, share.len())
+    });
+    Iteration { alloc_ns: Some(alloc_ns), free_ns: Some(mean(free_ns.into_iter())), ..Iteration::default() }
+}
+
+pub(super) fn frag(source: &dyn FrameSource, threads: usize, blocks: usize, rounds: usize, seed: u64) -> Iteration {
+    // Everything the allocator will give, on all threads.
+    let filled = on_threads(threads, |_, barrier| {
+        barrier.wait();
+        std::iter::from_fn(|| source.get(0)).collect::<Vec<u64>>()
+    });
+    let mut all: Vec<u64> = filled.into_iter().flatten().collect();
+    let mut rng = SplitMix64::new(seed);
+    shuffle(&mut all, &mut rng);
+    let keep_from = all.len() / 2;
+    for &frame in &all[..keep_from] {
+        source.put(frame, 0);
+    }
+    let mut shares = split(all.split_off(keep_from), threads);
+    let churn = (blocks / 10).max(1);
+    let mut huge = Vec::with_capacity(rounds);
+    let (mut alloc_total, mut free_total) = (0.0, 0.0);
+    for round in 0..rounds {
+        let results = on_threads(threads, |index, barrier| {
+            let mut held = shares[index].clone();
+            let mut rng = SplitMix64::new(seed ^ ((round as u64) << 32) ^ index as u64);
+            let (mut alloc_ns, mut free_ns) = (0u128, 0u128);
+            barrier.wait();
+            for _ in 0..churn {
+                if held.is_empty() {
+                    break;
+                }
+                let victim = rng.below(held.len() as u64) as usize;
+                let start = Instant::now();
+                source.put(held.swap_remove(victim), 0);
+                free_ns += start.elapsed().as_nanos();
+                let start = Instant::now();
+                if let Some(frame) = source.get(0) {
+                    held.push(frame);
+                }
+                alloc_ns += start.elapsed().as_nanos();
+            }
+            (held, alloc_ns as f64 / churn as f64, free_ns as f64 / churn as f64)
+        });
+        alloc_total += mean(results.iter().map(|r| r.1));
+        free_total += mean(results.iter().map(|r| r.2));
+        for (index, result) in results.into_iter().enumerate() {
+            shares[index] = result.0;
+        }
+        huge.push(source.free_huge_pct());
+    }
+    for frame in shares.into_iter().flatten() {
+        source.put(frame, 0);
+    }
+    Iteration {
+        alloc_ns: Some(alloc_total / rounds.max(1) as f64),
+        free_ns: Some(free_total / rounds.max(1) as f64),
+        free_huge_pct: huge,
+        ..Iteration::default()
+    }
+}

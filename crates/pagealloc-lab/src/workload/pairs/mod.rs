@@ -1,0 +1,141 @@
+//! Sender/receiver pairs over a socket: the sender allocates and fills buffers on its CPU,
+//! the receiver copies them out and frees them on its CPU. One CPU only refills its pageset
+//! and the other only frees: pages come back cache-hot for the sender only if the receiver
+//! returns them to the buddy promptly.
+//!
+//! - netperf (SCTP_STREAM_MANY, TCP_STREAM): messages are carved from order-3 (32 KiB)
+//!   page_frag blocks; a block is freed by whoever drops its last reference (usually the
+//!   receiver, after the sender moved on to a new block).
+//! - AF_UNIX (lmbench bw_unix): each write's data sits in paged fragments allocated per
+//!   write and freed by the receiver: a 64 KiB write takes blocks of order 3, 2, 1 and 0
+//!   (see `unix_skb`).
+//!
+//! Pair i runs on CPUs 2i (sender) and 2i + 1 (receiver); an odd last CPU idles. With
+//! `role_swap_ns` the two tasks trade CPUs now and then, so each CPU alternates between
+//! allocating and freeing: the case patch 9 of the 2023 series addresses (a CPU whose high
+//! grew while it sent, then receives). With `co_located`, pair i runs both tasks on CPU i
+//! instead, taking turns (see [`CoLocatedPair`]): the freed blocks land in the pageset the
+//! next writes allocate from.
+
+mod placement;
+mod receiver;
+mod roles;
+mod sender;
+mod socket;
+
+use serde_json::json;
+
+use super::unix_skb;
+use super::{CpuTask, Idle, Workload};
+use placement::{CoLocatedPair, Pair, PairCpu};
+use roles::RoleSchedule;
+use socket::Socket;
+
+/// Order of fragment blocks (PAGE_FRAG_CACHE_MAX_ORDER, SKB_FRAG_PAGE_ORDER).
+const FRAG_ORDER: u8 = 3;
+const FRAG_BYTES: u64 = 4096 << FRAG_ORDER;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PairKind {
+    Netperf,
+    Unix,
+}
+
+#[derive(Clone, Debug)]
+pub struct Pairs {
+    pub kind: PairKind,
+    pub message_bytes: u64,
+    /// Messages the socket buffer holds before the sender waits.
+    pub queue_messages: usize,
+    /// Sender's protocol work per message (system call, copy-in bookkeeping, headers).
+    pub per_message_ns: u64,
+    /// Receiver's protocol work per message: the receive path (checksum, ack, copy-out,
+    /// skb release) costs more than the send path, which is why a stream benchmark's socket
+    /// buffer stays full and the receiver drops most last references.
+    pub receive_per_message_ns: u64,
+    /// What a side spends finding nothing to do before it looks again.
+    pub poll_ns: u64,
+    /// Mean time between a pair's sender and receiver trading CPUs (wake-up placement and
+    /// load balancing move unpinned tasks); `None` pins each task to its CPU.
+    pub role_swap_ns: Option<u64>,
+    /// Both tasks of each pair on one CPU (one pair per CPU), as sync wake-ups tend to place
+    /// them; `role_swap_ns` is then ignored (and reported as none).
+    pub co_located: bool,
+}
+
+/// Default send buffer of a socket (net.core.wmem_default): a sender blocks once this much
+/// of its data is queued and unread.
+pub const SOCKET_BUFFER_BYTES: u64 = 212_992;
+
+impl Pairs {
+    pub fn new(kind: PairKind, message_bytes: u64) -> Pairs {
+        let message_bytes = message_bytes.max(1);
+        Pairs {
+            kind,
+            message_bytes,
+            queue_messages: (SOCKET_BUFFER_BYTES / message_bytes).max(1) as usize,
+            per_message_ns: 1_500,
+            receive_per_message_ns: 2_000,
+            poll_ns: 500,
+            role_swap_ns: None,
+            co_located: false,
+        }
+    }
+}
+
+impl Workload for Pairs {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            PairKind::Netperf => "netperf-pairs",
+            PairKind::Unix => "unix-pairs",
+        }
+    }
+    fn unit(&self) -> &'static str {
+        "messages"
+    }
+    fn params(&self) -> serde_json::Value {
+        json!({
+            "kind": self.kind,
+            "message_bytes": self.message_bytes,
+            "frag_orders": match self.kind {
+                PairKind::Netperf => vec![FRAG_ORDER],
+                PairKind::Unix => unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES)
+                    .iter()
+                    .map(|block| block.order)
+                    .collect(),
+            },
+            "queue_messages": self.queue_messages,
+            "per_message_ns": self.per_message_ns,
+            "receive_per_message_ns": self.receive_per_message_ns,
+            "poll_ns": self.poll_ns,
+            "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
+            "co_located": self.co_located,
+        })
+    }
+    fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
+        let mut tasks: Vec<Box<dyn CpuTask>> = Vec::with_capacity(cpus);
+        if self.co_located {
+            for _ in 0..cpus {
+                let socket = Socket::default();
+                tasks.push(Box::new(CoLocatedPair { pair: Pair::new(self, &socket), sending: true }));
+            }
+            return tasks;
+        }
+        for pair in 0..cpus / 2 {
+            let socket = Socket::default();
+            let role_seed = seed ^ (pair as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            for slot in 0..2 {
+                tasks.push(Box::new(PairCpu {
+                    slot,
+                    pair: Pair::new(self, &socket),
+                    roles: RoleSchedule::new(self.role_swap_ns, role_seed),
+                }));
+            }
+        }
+        if cpus % 2 == 1 {
+            tasks.push(Box::new(Idle));
+        }
+        tasks
+    }
+}

@@ -1,0 +1,124 @@
+//! The sending task: allocates a message's buffers (AF_UNIX fragments, or data carved from
+//! a page_frag block), fills them, and queues the message.
+
+use super::socket::{retire, with_room, Carved, Message, Socket};
+use super::{PairKind, Pairs, FRAG_BYTES, FRAG_ORDER};
+use crate::workload::unix_skb::DataBlock;
+use crate::workload::Env;
+use pagealloc::{AllocRequest, Block};
+
+/// Sends: allocates a message's buffers, fills them, queues the message.
+pub(super) struct Sender {
+    pub(super) config: Pairs,
+    pub(super) socket: Socket,
+    /// AF_UNIX: the blocks each write allocates.
+    pub(super) unix_blocks: Vec<DataBlock>,
+}
+
+impl Sender {
+    /// One write: the skbs' paged data, in blocks as af_unix allocates them (see
+    /// `unix_skb`); the linear heads are slab memory, outside this model.
+    fn unix_message(&mut self, env: &mut dyn Env) -> Message {
+        let mut message = Message { data: Vec::new(), owned: Vec::new() };
+        for data_block in &self.unix_blocks {
+            let Some(block) = env.alloc(data_block.order, AllocRequest::KERNEL) else { break };
+            let pages = data_block.bytes.div_ceil(4096);
+            env.touch(block.pfn(), pages);
+            message.data.push((block.pfn(), pages, None));
+            message.owned.push(block);
+        }
+        message
+    }
+
+    /// Retires the sender's page_frag block (freeing it if no fragment is in flight), as the
+    /// refill does before it allocates the next; with `only_if_full`, only a missing or full
+    /// block. Says whether the sender now needs a new block. The check and the retirement are
+    /// one lock hold, so two CPUs running the sender during a swap cannot retire a fresh block.
+    fn retire_current(&mut self, env: &mut dyn Env, only_if_full: bool) -> bool {
+        let (needs_block, done) = {
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            let full = with_room(shared.sender_block).is_none();
+            if only_if_full && !full {
+                (false, None)
+            } else {
+                let current = shared.sender_block.take();
+                (true, current.and_then(|(head, _)| retire(&mut shared, head)))
+            }
+        };
+        if let Some(block) = done {
+            env.free(block);
+        }
+        needs_block
+    }
+
+    /// Makes `block` the sender's page_frag block. If another CPU running this sender (during
+    /// a role swap) started one meanwhile, that one is retired rather than lost.
+    fn start_block(&mut self, env: &mut dyn Env, block: Block) {
+        let head = block.pfn();
+        let done = {
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            shared.carved.insert(head, Carved { block, in_flight: 0, retired: false });
+            let previous = shared.sender_block.replace((head, 0));
+            previous.and_then(|(old_head, _)| retire(&mut shared, old_head))
+        };
+        if let Some(old) = done {
+            env.free(old);
+        }
+    }
+
+    fn netperf_message(&mut self, env: &mut dyn Env) -> Message {
+        let mut message = Message { data: Vec::new(), owned: Vec::new() };
+        let mut left = self.config.message_bytes;
+        while left > 0 {
+            if self.retire_current(env, true) {
+                let Some(block) = env.alloc(FRAG_ORDER, AllocRequest::KERNEL) else { break };
+                self.start_block(env, block);
+            }
+            // Carve under the socket lock; touch the data outside it.
+            let carved = {
+                let mut shared = self.socket.lock().expect("unpoisoned");
+                let Some((head, used)) = with_room(shared.sender_block) else {
+                    continue;
+                };
+                let bytes = left.min(FRAG_BYTES - used);
+                shared.carved.get_mut(&head).expect("carved").in_flight += 1;
+                shared.sender_block = Some((head, used + bytes));
+                (head, head + used / 4096, (used + bytes).div_ceil(4096) - used / 4096, bytes)
+            };
+            let (head, first_page, pages, bytes) = carved;
+            env.touch(first_page, pages);
+            message.data.push((first_page, pages, Some(head)));
+            left -= bytes;
+        }
+        message
+    }
+
+    pub(super) fn queue_full(&self) -> bool {
+        self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages
+    }
+
+    /// Writes one message if the socket buffer has room; says whether it queued one.
+    pub(super) fn step(&mut self, env: &mut dyn Env) -> bool {
+        if self.queue_full() {
+            env.compute(self.config.poll_ns);
+            return false;
+        }
+        env.compute(self.config.per_message_ns);
+        let message = match self.config.kind {
+            PairKind::Unix => self.unix_message(env),
+            PairKind::Netperf => self.netperf_message(env),
+        };
+        if message.data.is_empty() {
+            env.compute(self.config.poll_ns);
+            false
+        } else {
+            self.socket.lock().expect("unpoisoned").queue.push_back(message);
+            env.done(1);
+            true
+        }
+    }
+
+    pub(super) fn finish(&mut self, env: &mut dyn Env) {
+        self.retire_current(env, false);
+    }
+}

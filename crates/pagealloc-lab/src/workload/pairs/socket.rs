@@ -1,0 +1,59 @@
+//! The socket a pair shares: its message queue and the sender's carved page_frag blocks,
+//! with the reference counting that decides who frees a block.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use super::FRAG_BYTES;
+use pagealloc::Block;
+
+/// A carved page_frag block and the fragments of it still in flight.
+pub(super) struct Carved {
+    pub(super) block: Block,
+    pub(super) in_flight: u32,
+    /// The sender moved on: the last fragment's consumer frees the block.
+    pub(super) retired: bool,
+}
+
+#[derive(Default)]
+pub(super) struct Shared {
+    pub(super) queue: VecDeque<Message>,
+    pub(super) carved: HashMap<u64, Carved>,
+    /// netperf: head pfn of the sender's current page_frag block and bytes used in it.
+    pub(super) sender_block: Option<(u64, u64)>,
+}
+
+/// A message in flight.
+pub(super) struct Message {
+    /// Data to copy out: (first pfn, pages, carved block head if any).
+    pub(super) data: Vec<(u64, u64, Option<u64>)>,
+    /// Blocks the receiver frees after reading (AF_UNIX fragments).
+    pub(super) owned: Vec<Block>,
+}
+
+pub(super) type Socket = Arc<Mutex<Shared>>;
+
+/// Drops one reference to a carved block; returns it when it is retired and unreferenced.
+pub(super) fn release_fragment(shared: &mut Shared, head: u64) -> Option<Block> {
+    let carved = shared.carved.get_mut(&head)?;
+    carved.in_flight -= 1;
+    if carved.retired && carved.in_flight == 0 {
+        return shared.carved.remove(&head).map(|c| c.block);
+    }
+    None
+}
+
+/// The sender's page_frag block `(head, bytes used)` if it has room for more data.
+pub(super) fn with_room(sender_block: Option<(u64, u64)>) -> Option<(u64, u64)> {
+    sender_block.filter(|&(_, used)| used < FRAG_BYTES)
+}
+
+/// Marks the sender's current block retired; returns it if no fragment is in flight.
+pub(super) fn retire(shared: &mut Shared, head: u64) -> Option<Block> {
+    let carved = shared.carved.get_mut(&head)?;
+    carved.retired = true;
+    if carved.in_flight == 0 {
+        return shared.carved.remove(&head).map(|c| c.block);
+    }
+    None
+}
