@@ -84,6 +84,17 @@ pub enum BuildError {
         node_cpus: u32,
         platform_cpus: usize,
     },
+    /// A hole or reservation whose start lies above its end (an empty one is ignored).
+    InvertedRange {
+        kind: &'static str,
+        range: Range<Pfn>,
+    },
+    /// A DMA zone above 16 MiB or a DMA32 zone above 4 GiB.
+    ZoneAboveLimit {
+        zone_type: ZoneType,
+        end_pfn: Pfn,
+        limit_pfn: Pfn,
+    },
     /// A policy switch outside what the pagesets support.
     InvalidPolicy(&'static str),
     Sizing(SizingError),
@@ -111,6 +122,12 @@ impl fmt::Display for BuildError {
             }
             BuildError::CpuMismatch { node_cpus, platform_cpus } => {
                 write!(f, "nodes declare {node_cpus} CPUs but the platform has {platform_cpus}")
+            }
+            BuildError::InvertedRange { kind, range } => {
+                write!(f, "{kind} range {:#x}..{:#x} ends before it starts", range.start, range.end)
+            }
+            BuildError::ZoneAboveLimit { zone_type, end_pfn, limit_pfn } => {
+                write!(f, "{} zone ends at pfn {end_pfn:#x}, above its limit {limit_pfn:#x}", zone_type.kernel_name())
             }
             BuildError::Sizing(error) => write!(f, "{error}"),
             BuildError::InvalidPolicy(what) => write!(f, "invalid policy: {what}"),
@@ -164,13 +181,17 @@ impl AllocatorBuilder {
         self
     }
 
-    /// Frames that do not exist (not present, not managed).
+    /// Frames that do not exist (not present, not managed). Holes and reservations may
+    /// overlap each other (their union counts, as memblock merges regions) and may extend
+    /// past the zones (each zone sees its part); a range that ends before it starts is a
+    /// [`BuildError::InvertedRange`].
     pub fn hole(mut self, range: Range<Pfn>) -> Self {
         self.holes.push(range);
         self
     }
 
-    /// Frames that exist but are kept from the allocator (firmware, kernel image).
+    /// Frames that exist but are kept from the allocator (firmware, kernel image); see
+    /// [`Self::hole`] for overlapping and out-of-zone ranges.
     pub fn reserve(mut self, range: Range<Pfn>) -> Self {
         self.reserved.push(range);
         self
@@ -206,7 +227,8 @@ impl AllocatorBuilder {
             ZoneType::Dma32 => DMA32_START_PFN,
             _ => NORMAL_START_PFN,
         };
-        AllocatorBuilder::new().zone(0, zone_type, base..base + pages)
+        // Saturating: an absurd size becomes a zone `build` rejects, not a wrapped span.
+        AllocatorBuilder::new().zone(0, zone_type, base..base.saturating_add(pages))
     }
 
     /// A PC-like single-node layout of `total_mib` of RAM: DMA below 16 MiB (pfn 0 and the
@@ -215,7 +237,8 @@ impl AllocatorBuilder {
     pub fn pc_layout(total_mib: u64) -> Self {
         const PAGES_PER_MIB: u64 = 256;
         const PCI_HOLE_START_PFN: Pfn = 3 << 18; // 3 GiB
-        let total_pages = total_mib * PAGES_PER_MIB;
+                                                 // Saturating: an absurd size becomes a zone `build` rejects, not a wrapped span.
+        let total_pages = total_mib.saturating_mul(PAGES_PER_MIB);
         let mut builder = AllocatorBuilder::new().reserve(0..1).reserve(0xa0..0x100);
         let dma_end = total_pages.min(DMA32_START_PFN);
         builder = builder.zone(0, ZoneType::Dma, 0..dma_end);
@@ -225,7 +248,7 @@ impl AllocatorBuilder {
         }
         if total_pages > PCI_HOLE_START_PFN {
             let high_pages = total_pages - PCI_HOLE_START_PFN;
-            builder = builder.zone(0, ZoneType::Normal, NORMAL_START_PFN..NORMAL_START_PFN + high_pages);
+            builder = builder.zone(0, ZoneType::Normal, NORMAL_START_PFN..NORMAL_START_PFN.saturating_add(high_pages));
         }
         builder
     }
@@ -259,8 +282,17 @@ impl AllocatorBuilder {
         if pcp.batch_scale_max.is_some_and(|scale| scale > crate::policy::PcpPolicy::MAX_BATCH_SCALE) {
             return Err(BuildError::InvalidPolicy("batch_scale_max above 6 (PCP_BATCH_SCALE_MAX range 0..6)"));
         }
-        if pcp.batch_override == Some(0) || pcp.high_override.is_some_and(|high| high > 1 << 24) {
-            return Err(BuildError::InvalidPolicy("batch override must be positive, high override at most 2^24"));
+        // 2^24 keeps `batch << PCP_BATCH_SCALE_MAX` (and high's arithmetic) inside 32 bits.
+        let too_large = |pages: u32| pages > 1 << 24;
+        if pcp.batch_override.is_some_and(|batch| batch == 0 || too_large(batch))
+            || pcp.high_override.is_some_and(too_large)
+        {
+            return Err(BuildError::InvalidPolicy("batch override must be 1..=2^24, high override at most 2^24"));
+        }
+        for (kind, ranges) in [("hole", &self.holes), ("reserve", &self.reserved)] {
+            if let Some(range) = ranges.iter().find(|range| range.start > range.end) {
+                return Err(BuildError::InvertedRange { kind, range: range.clone() });
+            }
         }
         self.zones.sort_by_key(|zone| (zone.node, zone.zone_type));
         for (i, zone) in self.zones.iter().enumerate() {
@@ -272,6 +304,18 @@ impl AllocatorBuilder {
             }
             if zone.span.start >= zone.span.end {
                 return Err(BuildError::EmptySpan { zone_type: zone.zone_type });
+            }
+            let limit_pfn = match zone.zone_type {
+                ZoneType::Dma => Some(DMA32_START_PFN),
+                ZoneType::Dma32 => Some(NORMAL_START_PFN),
+                _ => None,
+            };
+            if let Some(limit_pfn) = limit_pfn.filter(|&limit| zone.span.end > limit) {
+                return Err(BuildError::ZoneAboveLimit {
+                    zone_type: zone.zone_type,
+                    end_pfn: zone.span.end,
+                    limit_pfn,
+                });
             }
             let spanned_pages = zone.span.end - zone.span.start;
             if spanned_pages >= u32::MAX as u64 {
@@ -308,7 +352,7 @@ impl AllocatorBuilder {
             .holes
             .iter()
             .chain(&self.reserved)
-            .filter(|r| r.start < span.end && span.start < r.end)
+            .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
             .map(|r| r.start.max(span.start)..r.end.min(span.end))
             .collect();
         excluded.sort_by_key(|r| r.start);
@@ -331,7 +375,7 @@ impl AllocatorBuilder {
         let mut holes: Vec<Range<Pfn>> = self
             .holes
             .iter()
-            .filter(|r| r.start < span.end && span.start < r.end)
+            .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
             .map(|r| r.start.max(span.start)..r.end.min(span.end))
             .collect();
         holes.sort_by_key(|r| r.start);

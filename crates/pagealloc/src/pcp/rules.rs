@@ -135,7 +135,9 @@ fn nr_pcp_high_retune(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits:
         let need_high = recently_freed.saturating_add(batch);
         // Grow for next time; this free still drains against the old high.
         if pcp.high_pages < need_high {
-            pcp.high_pages = need_high.clamp(high_min, pcp.high_max_pages);
+            // The kernel's clamp(), min(max()): on a tiny zone high_min may exceed high_max,
+            // where Rust's Ord::clamp would panic.
+            pcp.high_pages = need_high.max(high_min).min(pcp.high_max_pages);
         }
     }
     high
@@ -327,6 +329,18 @@ mod tests {
         // Equal bounds: fixed.
         let mut pcp = PerCpuPages::new(63, 700, 700, false);
         assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, false), 700);
+    }
+
+    /// A tiny zone's low-watermark share can exceed managed/8's: high_min 20 > high_max 10.
+    /// Growing high then follows the kernel's clamp() (to high_max), where Rust's
+    /// Ord::clamp panicked on every over-high free.
+    #[test]
+    fn growing_high_on_a_tiny_zone_with_crossed_bounds_does_not_panic() {
+        let mut pcp = PerCpuPages::new(1, 20, 10, false);
+        pcp.count_pages = 25;
+        pcp.free_count_pages = 100;
+        assert_eq!(nr_pcp_high(&mut pcp, &policy("mainline"), 0, false), 20, "drains against the re-clamped high");
+        assert_eq!(pcp.high_pages, 10, "min(max(need_high, high_min), high_max)");
     }
 
     #[test]
