@@ -150,6 +150,21 @@ impl Frame {
         self.info.store(to.0, Relaxed);
     }
 
+    /// Marks the head allocated and hands it to the caller: like [`Frame::change`], with a
+    /// Release store, so a later free on another CPU, whose claim is an Acquire
+    /// compare-and-swap on this word, sees everything done to the block before it was
+    /// handed out (a plain `mov` on x86-64, as Relaxed is).
+    #[inline]
+    pub(crate) fn hand_out(&self, from: &[FrameState], to: FrameInfo) {
+        debug_assert_eq!(to.state(), FrameState::AllocHead);
+        debug_assert!(
+            from.contains(&self.info().state()),
+            "frame {:?} handed out, expected one of {from:?}",
+            self.info()
+        );
+        self.info.store(to.0, core::sync::atomic::Ordering::Release);
+    }
+
     /// Overwrites the record with no check: the invariant checker's tests corrupt frames.
     #[cfg(test)]
     pub(crate) fn corrupt(&self, info: FrameInfo) {

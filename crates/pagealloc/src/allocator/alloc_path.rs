@@ -207,7 +207,7 @@ impl<P: Platform> PageAllocator<P> {
             let mut locked = zone.buddy(&self.platform).lock();
             take_blocks(&mut locked, &env, block, TakeCount::SINGLE, |pfn| {
                 let allocated = FrameInfo::new(FrameState::AllocHead, block.order, block.migratetype);
-                zone.mem.frame(pfn).change(&[FrameState::Interior], allocated);
+                zone.mem.frame(pfn).hand_out(&[FrameState::Interior], allocated);
                 taken = Some(pfn);
             });
         }

@@ -115,7 +115,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
-    mem.frames[index as usize].change(&[FrameState::PcpHead], allocated);
+    mem.frames[index as usize].hand_out(&[FrameState::PcpHead], allocated);
     Some(mem.pfn(index))
 }
 

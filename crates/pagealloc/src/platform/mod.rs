@@ -6,6 +6,7 @@
 //! Every hook has an empty `#[inline(always)]` default, so on real hardware they compile to
 //! nothing.
 
+mod lock_atomics;
 #[cfg(feature = "std")]
 mod rseq_cpu;
 #[cfg(feature = "std")]
@@ -14,11 +15,12 @@ mod tas_lock;
 mod test_platform;
 mod ticket_lock;
 
+pub use lock_atomics::{AtomicFlag, AtomicWord};
 #[cfg(feature = "std")]
 pub use std_platform::StdPlatform;
-pub use tas_lock::TasLock;
+pub use tas_lock::{Tas, TasLock};
 pub use test_platform::TestPlatform;
-pub use ticket_lock::TicketLock;
+pub use ticket_lock::{Ticket, TicketLock};
 
 use crate::types::Pfn;
 

@@ -5,31 +5,30 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::lock_atomics::AtomicFlag;
+
+/// The test-and-test-and-set algorithm over any atomic flag (core's here, loom's in models).
 #[derive(Debug)]
-pub struct TasLock {
-    locked: AtomicBool,
+pub struct Tas<A> {
+    locked: A,
 }
 
-impl TasLock {
+impl<A: AtomicFlag> Tas<A> {
     // ~10-50 us of spinning: lock holds are short, so yield only when the holder was
     // likely preempted (more threads than cores).
     const SPINS_BEFORE_YIELD: u32 = 1 << 14;
-}
 
-// SAFETY: `locked` goes false -> true only through a successful swap or a read-then-swap
-// that observed false and swapped in true, so one holder at a time; `unlock` is called only
-// by the holder. Acquire on entry pairs with Release on exit.
-unsafe impl lock_api::RawMutex for TasLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: TasLock = TasLock { locked: AtomicBool::new(false) };
+    pub fn new() -> Tas<A> {
+        Tas { locked: A::new_flag(false) }
+    }
 
-    type GuardMarker = lock_api::GuardSend;
-
-    fn lock(&self) {
+    pub fn lock(&self) {
         let mut spins = 0u32;
-        while !self.try_lock() {
+        // The swap takes the lock; while it is held, wait with plain reads so the line stays
+        // shared (test-and-test-and-set).
+        while self.locked.swap(true, Ordering::Acquire) {
             while self.locked.load(Ordering::Relaxed) {
-                core::hint::spin_loop();
+                A::spin_once();
                 spins = spins.wrapping_add(1);
                 if spins.is_multiple_of(Self::SPINS_BEFORE_YIELD) {
                     #[cfg(feature = "std")]
@@ -40,17 +39,58 @@ unsafe impl lock_api::RawMutex for TasLock {
     }
 
     #[inline]
-    fn try_lock(&self) -> bool {
+    pub fn try_lock(&self) -> bool {
         !self.locked.load(Ordering::Relaxed) && !self.locked.swap(true, Ordering::Acquire)
+    }
+
+    /// # Safety
+    /// The caller holds the lock.
+    #[inline]
+    pub unsafe fn unlock(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+
+    pub fn is_locked(&self) -> bool {
+        self.locked.load(Ordering::Relaxed)
+    }
+}
+
+impl<A: AtomicFlag> Default for Tas<A> {
+    fn default() -> Self {
+        Tas::new()
+    }
+}
+
+#[derive(Debug)]
+pub struct TasLock(Tas<AtomicBool>);
+
+// SAFETY: `locked` goes false -> true only through a successful swap or a read-then-swap
+// that observed false and swapped in true, so one holder at a time; `unlock` is called only
+// by the holder. Acquire on entry pairs with Release on exit.
+unsafe impl lock_api::RawMutex for TasLock {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const INIT: TasLock = TasLock(Tas { locked: AtomicBool::new(false) });
+
+    type GuardMarker = lock_api::GuardSend;
+
+    #[inline]
+    fn lock(&self) {
+        self.0.lock()
+    }
+
+    #[inline]
+    fn try_lock(&self) -> bool {
+        self.0.try_lock()
     }
 
     #[inline]
     unsafe fn unlock(&self) {
-        self.locked.store(false, Ordering::Release);
+        // SAFETY: lock_api calls unlock only for the holder.
+        unsafe { self.0.unlock() }
     }
 
     fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
+        self.0.is_locked()
     }
 }
 
