@@ -14,6 +14,13 @@ pub enum AllocError {
     OutOfMemory { order: u8 },
     /// Requests are unmovable, movable or reclaimable; the other types are pageblock states.
     UnsupportedMigratetype { migratetype: MigrateType },
+    /// The request names a node the machine does not have.
+    NoSuchNode { node: u16, nodes: u16 },
+    /// The request may not use that zone: Device memory is never allocated, and only
+    /// movable requests reach Movable (gfp_zone() needs __GFP_MOVABLE for ZONE_MOVABLE).
+    ZoneNotAllowed { highest_zone: ZoneType, migratetype: MigrateType },
+    /// A `Layout` larger (or more aligned) than the largest block.
+    LayoutTooLarge { size_bytes: usize, align_bytes: usize },
 }
 
 impl fmt::Display for AllocError {
@@ -26,6 +33,13 @@ impl fmt::Display for AllocError {
             AllocError::OutOfMemory { order } => write!(f, "out of memory for an order-{order} block"),
             AllocError::UnsupportedMigratetype { migratetype } => {
                 write!(f, "cannot request {} memory", migratetype.kernel_name())
+            }
+            AllocError::NoSuchNode { node, nodes } => write!(f, "node {node} requested, the machine has {nodes}"),
+            AllocError::ZoneNotAllowed { highest_zone, migratetype } => {
+                write!(f, "{} requests may not use zone {}", migratetype.kernel_name(), highest_zone.kernel_name())
+            }
+            AllocError::LayoutTooLarge { size_bytes, align_bytes } => {
+                write!(f, "a layout of {size_bytes} bytes aligned to {align_bytes} exceeds the largest block")
             }
         }
     }

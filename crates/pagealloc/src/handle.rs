@@ -57,7 +57,8 @@ impl<P: Platform> Drop for OwnedBlock<'_, P> {
 impl<P: Platform> PageAllocator<P> {
     /// Allocates the smallest block that fits `layout`.
     pub fn alloc_layout(&self, layout: Layout, request: AllocRequest) -> Result<Block, AllocError> {
-        let order = order_for_layout(layout).ok_or(AllocError::OrderTooLarge { order: u8::MAX })?;
+        let too_large = AllocError::LayoutTooLarge { size_bytes: layout.size(), align_bytes: layout.align() };
+        let order = order_for_layout(layout).ok_or(too_large)?;
         self.alloc_pages(order, request)
     }
 
@@ -66,18 +67,26 @@ impl<P: Platform> PageAllocator<P> {
         Ok(OwnedBlock { allocator: self, block: Some(self.alloc_pages(order, request)?) })
     }
 
-    /// Allocates up to `count` blocks into `out`; returns how many it got (fewer when memory
-    /// runs short, like alloc_pages_bulk()).
-    pub fn alloc_bulk(&self, order: u8, request: AllocRequest, count: usize, out: &mut Vec<Block>) -> usize {
-        out.reserve(count);
+    /// Allocates up to `count` blocks into `out`; returns how many it got, fewer when memory
+    /// runs short (like alloc_pages_bulk()). A malformed request is an error, not zero
+    /// blocks. `out` grows as blocks arrive, so a huge `count` costs only what is allocated.
+    pub fn alloc_bulk(
+        &self,
+        order: u8,
+        request: AllocRequest,
+        count: usize,
+        out: &mut Vec<Block>,
+    ) -> Result<usize, AllocError> {
         let before = out.len();
+        // Bounded by `count`, and by memory: each round takes a block or stops.
         for _ in 0..count {
             match self.alloc_pages(order, request) {
                 Ok(block) => out.push(block),
-                Err(_) => break,
+                Err(AllocError::OutOfMemory { .. }) => break,
+                Err(error) => return Err(error),
             }
         }
-        out.len() - before
+        Ok(out.len() - before)
     }
 
     /// Frees every block; returns the first error after trying all of them.
@@ -122,7 +131,7 @@ mod tests {
         let layout_block = allocator.alloc_layout(Layout::from_size_align(12_000, 4096).unwrap(), AllocRequest::KERNEL);
         assert_eq!(layout_block.as_ref().unwrap().order(), 2);
         let mut blocks = Vec::new();
-        assert_eq!(allocator.alloc_bulk(0, AllocRequest::USER_MOVABLE, 100, &mut blocks), 100);
+        assert_eq!(allocator.alloc_bulk(0, AllocRequest::USER_MOVABLE, 100, &mut blocks), Ok(100));
         blocks.push(layout_block.unwrap());
         allocator.free_bulk(blocks).unwrap();
         assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);

@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use pagealloc::types::MAX_ORDER;
-use pagealloc::{AllocError, AllocRequest, Block, FreeError, ZoneType};
+use pagealloc::{AllocError, AllocRequest, Block, FreeError, MigrateType, ZoneType};
 
 /// Runs `bad` and checks it fails with `expected` while the fingerprint stays the same.
 fn rejected<T: std::fmt::Debug>(
@@ -151,4 +151,102 @@ fn request_for_a_zone_the_machine_lacks_is_rejected() {
         allocator.alloc_pages(0, AllocRequest::DMA32),
         Err(AllocError::NoUsableZone { highest_zone: ZoneType::Dma32 })
     );
+}
+
+/// Runs a bad request and checks it fails with `expected` while the fingerprint stays.
+fn request_rejected<T: std::fmt::Debug>(
+    allocator: &TestAllocator,
+    expected: AllocError,
+    bad: impl FnOnce() -> Result<T, AllocError>,
+) {
+    let before = fingerprint(allocator);
+    let error = bad().expect_err("a malformed request must be rejected");
+    assert_eq!(error, expected);
+    assert!(!error.to_string().is_empty());
+    assert_eq!(fingerprint(allocator), before, "state changed after {expected:?}");
+}
+
+#[test]
+fn a_request_for_a_node_the_machine_lacks_is_an_error_not_a_redirect() {
+    let allocator = pc(64);
+    let request = AllocRequest::KERNEL.on_node(3);
+    request_rejected(&allocator, AllocError::NoSuchNode { node: 3, nodes: 1 }, || allocator.alloc_pages(0, request));
+    // The node it has is fine.
+    let block = allocator.alloc_pages(0, AllocRequest::KERNEL.on_node(0)).unwrap();
+    allocator.free_pages(block).unwrap();
+}
+
+#[test]
+fn device_memory_and_unmovable_requests_into_movable_are_rejected() {
+    let allocator = pc(64);
+    for (highest_zone, migratetype) in [
+        (ZoneType::Device, MigrateType::Movable),
+        (ZoneType::Movable, MigrateType::Unmovable),
+        (ZoneType::Movable, MigrateType::Reclaimable),
+    ] {
+        let request = AllocRequest::KERNEL.with_highest_zone(highest_zone).with_migratetype(migratetype);
+        let expected = AllocError::ZoneNotAllowed { highest_zone, migratetype };
+        request_rejected(&allocator, expected, || allocator.alloc_pages(0, request));
+    }
+    // Movable requests may use Movable.
+    let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    allocator.free_pages(block).unwrap();
+}
+
+#[test]
+fn a_layout_beyond_the_largest_block_names_the_layout() {
+    let allocator = pc(64);
+    let layout = std::alloc::Layout::from_size_align(8 << 20, 4096).unwrap();
+    let expected = AllocError::LayoutTooLarge { size_bytes: 8 << 20, align_bytes: 4096 };
+    request_rejected(&allocator, expected, || allocator.alloc_layout(layout, AllocRequest::KERNEL));
+}
+
+#[test]
+fn bulk_calls_grow_with_what_they_get_and_report_malformed_requests() {
+    let allocator = single_zone(ZoneType::Normal, 1 << 12);
+    let mut blocks = Vec::new();
+    // A count no memory could satisfy: it returns what there was, without reserving
+    // usize::MAX slots up front (which aborted).
+    let got = allocator.alloc_bulk(0, AllocRequest::ATOMIC, usize::MAX, &mut blocks).unwrap();
+    assert!(got > 0 && got == blocks.len());
+    allocator.free_bulk(blocks.drain(..)).unwrap();
+    request_rejected(&allocator, AllocError::OrderTooLarge { order: 11 }, || {
+        allocator.alloc_bulk(11, AllocRequest::KERNEL, 4, &mut blocks)
+    });
+    assert!(blocks.is_empty());
+}
+
+/// A platform that breaks its contract: CPU ids past `nr_cpus`.
+struct OutOfRangeCpu(pagealloc::platform::TestPlatform);
+
+impl pagealloc::platform::Platform for OutOfRangeCpu {
+    type RawLock = <pagealloc::platform::TestPlatform as pagealloc::platform::Platform>::RawLock;
+    type PcpLock = <pagealloc::platform::TestPlatform as pagealloc::platform::Platform>::PcpLock;
+    fn current_cpu(&self) -> usize {
+        self.0.nr_cpus() + 5
+    }
+    fn nr_cpus(&self) -> usize {
+        self.0.nr_cpus()
+    }
+    fn now_ns(&self) -> u64 {
+        self.0.now_ns()
+    }
+}
+
+/// Documented behaviour: a CPU id outside 0..nr_cpus takes the first node and, having no
+/// pageset, the buddy; nothing is corrupted and every frame comes back.
+#[test]
+fn a_platform_reporting_an_impossible_cpu_is_served_from_the_buddy() {
+    use pagealloc::platform::Platform;
+    let platform = OutOfRangeCpu(pagealloc::platform::TestPlatform::new(2));
+    let builder = pagealloc::AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 12);
+    let allocator = pagealloc::PageAllocator::build(builder, platform).unwrap();
+    let locks_before = allocator.zone_lock_stats().acquisitions;
+    let blocks: Vec<_> = (0..64).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
+    assert!(allocator.zone_lock_stats().acquisitions >= locks_before + 64, "every call took the zone lock");
+    assert_eq!(allocator.pcp_pages(), 0, "no pageset was used");
+    allocator.free_bulk(blocks).unwrap();
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.free_pages, allocator.managed_pages());
+    assert!(allocator.platform().current_cpu() >= allocator.platform().nr_cpus());
 }

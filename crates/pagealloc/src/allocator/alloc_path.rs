@@ -29,16 +29,19 @@ impl<P: Platform> PageAllocator<P> {
     /// Allocates 2^order contiguous frames.
     #[inline]
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
-        if order > MAX_ORDER {
-            return Err(AllocError::OrderTooLarge { order });
+        // One branch for every malformed request; the cold function names the error.
+        let zone_allowed = request.highest_zone < ZoneType::Movable
+            || (request.highest_zone == ZoneType::Movable && request.migratetype == MigrateType::Movable);
+        if order > MAX_ORDER || !request.migratetype.is_mergeable() || !zone_allowed {
+            self.check_request(order, &request)?;
         }
-        if !request.migratetype.is_mergeable() {
-            return Err(AllocError::UnsupportedMigratetype { migratetype: request.migratetype });
-        }
+        // A CPU id outside 0..nr_cpus breaks the Platform contract; the call stays correct:
+        // it takes the first node and, with no pageset for that id, the buddy.
         let cpu = self.platform.current_cpu();
         let node = match request.node {
+            None => self.node_of_cpu(cpu),
             Some(node) if (node as usize) < self.nodes.len() => node,
-            _ => self.node_of_cpu(cpu),
+            Some(node) => return Err(AllocError::NoSuchNode { node, nodes: self.nodes.len() as u16 }),
         };
         let highest_zone = request.highest_zone;
         let zonelist = self.nodes[node as usize].zonelist_from(highest_zone);
@@ -59,6 +62,26 @@ impl<P: Platform> PageAllocator<P> {
         }
         let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu };
         self.alloc_pages_rest(call, zonelist, &request)
+    }
+
+    /// The typed error of a malformed order, type or zone, if any (mirrors the checks
+    /// __alloc_pages() and gfp_zone() make).
+    #[cold]
+    #[inline(never)]
+    fn check_request(&self, order: u8, request: &AllocRequest) -> Result<(), AllocError> {
+        if order > MAX_ORDER {
+            return Err(AllocError::OrderTooLarge { order });
+        }
+        let (highest_zone, migratetype) = (request.highest_zone, request.migratetype);
+        if !migratetype.is_mergeable() {
+            return Err(AllocError::UnsupportedMigratetype { migratetype });
+        }
+        if highest_zone == ZoneType::Device
+            || (highest_zone == ZoneType::Movable && migratetype != MigrateType::Movable)
+        {
+            return Err(AllocError::ZoneNotAllowed { highest_zone, migratetype });
+        }
+        Ok(())
     }
 
     /// The rest of the walk after the preferred zone failed, then the slow path.
