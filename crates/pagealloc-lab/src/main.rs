@@ -9,6 +9,7 @@ mod rng;
 mod run;
 mod workload;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
 
 #[global_allocator]
@@ -45,7 +46,7 @@ enum Command {
         out: std::path::PathBuf,
         /// Simulations run at once, one per host thread (default: the host's CPUs). Results
         /// do not depend on it; each holds a simulated machine (up to ~0.7 GiB at 224 CPUs).
-        #[arg(long)]
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
         jobs: Option<usize>,
     },
     /// List the experiments `reproduce` runs.

@@ -36,11 +36,11 @@ pub(super) fn simulate(
         memory_gib: setup.memory_gib,
         seed,
         order: 0,
-        mode: "process".into(),
+        mode: crate::workload::FaultMode::Process,
         message_bytes: 0,
         role_swap_us: None,
         co_located: false,
-        format: "json".into(),
+        format: crate::run::RunFormat::Json,
         top_reuse,
     };
     run_sim(workload, &args)

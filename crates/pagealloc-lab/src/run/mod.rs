@@ -6,6 +6,7 @@ mod sim;
 pub use real::run_real;
 pub use sim::run_sim;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -69,8 +70,9 @@ impl LayoutKind {
 #[derive(Args, Debug)]
 pub struct RunArgs {
     pub workload: WorkloadKind,
-    /// CPUs running the workload (the first N of the topology).
-    #[arg(long, default_value_t = 8)]
+    /// CPUs running the workload (the first N of the topology; the simulator models up to
+    /// 256).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
     pub cpus: usize,
     #[arg(long, default_value = "mainline")]
     pub preset: String,
@@ -86,18 +88,19 @@ pub struct RunArgs {
     /// kbuild) stop earlier when done. Default: the workload's own.
     #[arg(long)]
     pub duration_ms: Option<u64>,
-    #[arg(long, default_value_t = 4)]
+    /// Memory of the machine (the simulator keeps per-frame tables: 1 TiB takes ~4 GiB).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub memory_gib: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// page_bench03: block order.
-    #[arg(long, default_value_t = 0)]
+    /// page_bench03: block order (0..=MAX_ORDER).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=pagealloc::MAX_ORDER as i64))]
     pub order: u8,
     /// page_fault1: process or thread mode.
-    #[arg(long, default_value = "process")]
-    pub mode: String,
-    /// netperf-pairs / unix-pairs: bytes per message.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, value_enum, default_value = "process")]
+    pub mode: FaultMode,
+    /// netperf-pairs / unix-pairs: bytes per message (1 byte to 1 GiB).
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub message_bytes: u64,
     /// netperf-pairs / unix-pairs: mean time between a pair's sender and receiver trading
     /// CPUs (default: each task stays on its CPU).
@@ -107,8 +110,8 @@ pub struct RunArgs {
     /// pair per CPU), as sync wake-ups tend to place them.
     #[arg(long, conflicts_with = "role_swap_us")]
     pub co_located: bool,
-    #[arg(long, default_value = "table")]
-    pub format: String,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: RunFormat,
     /// Count allocations per page frame and report the five most reused.
     #[arg(long)]
     pub top_reuse: bool,
@@ -126,11 +129,7 @@ impl RunArgs {
     pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
         Ok(match self.workload {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
-            WorkloadKind::PageFault1 => Box::new(PageFault::new(match self.mode.as_str() {
-                "process" => FaultMode::Process,
-                "thread" => FaultMode::Thread,
-                other => return Err(format!("--mode {other}: process or thread")),
-            })),
+            WorkloadKind::PageFault1 => Box::new(PageFault::new(self.mode)),
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
@@ -167,6 +166,38 @@ impl From<pagealloc::sync::LockStats> for LockReport {
     }
 }
 
+/// A workload's failed allocations: out of memory is pressure, counted and reported; any
+/// other error means the request itself was wrong, and ends the run with that error.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AllocFailures {
+    pub out_of_memory: u64,
+    pub rejected: Option<pagealloc::AllocError>,
+}
+
+impl AllocFailures {
+    /// The block, or `None` with the failure noted.
+    pub fn note(&mut self, result: Result<pagealloc::Block, pagealloc::AllocError>) -> Option<pagealloc::Block> {
+        match result {
+            Ok(block) => Some(block),
+            Err(pagealloc::AllocError::OutOfMemory { .. }) => {
+                self.out_of_memory += 1;
+                None
+            }
+            Err(error) => {
+                self.rejected.get_or_insert(error);
+                None
+            }
+        }
+    }
+}
+
+/// How `pagelab run` prints its report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RunFormat {
+    Table,
+    Json,
+}
+
 /// One run's results.
 #[derive(Debug, Serialize)]
 pub struct RunReport {
@@ -182,6 +213,8 @@ pub struct RunReport {
     pub elapsed_s: f64,
     pub work_per_sec: f64,
     pub allocator_calls: u64,
+    /// Workload allocations that found no memory (counted; the workload copes).
+    pub out_of_memory: u64,
     /// Zone-lock wait as a share of all CPU time.
     pub lock_contend_pct: f64,
     /// Zone-lock statistics as the allocator's locks count them (both platforms).
@@ -209,7 +242,7 @@ pub struct RunReport {
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let workload = args.workload()?;
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
-    if args.format == "json" {
+    if args.format == RunFormat::Json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
     } else {
         println!(
@@ -234,6 +267,9 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             report.free_high,
             report.pcp_pages_end
         );
+        if report.out_of_memory > 0 {
+            println!("  {} allocations found no memory", report.out_of_memory);
+        }
         if let Some(idle) = report.pcp_pages_after_idle {
             println!("  pagesets: {:.0} pages on average, {idle} after 30 s idle", report.pcp_pages_avg);
         }
@@ -257,4 +293,21 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pagealloc::AllocError;
+
+    #[test]
+    fn out_of_memory_is_counted_and_any_other_failure_ends_the_run() {
+        let mut failures = AllocFailures::default();
+        assert!(failures.note(Err(AllocError::OutOfMemory { order: 0 })).is_none());
+        assert!(failures.note(Err(AllocError::OutOfMemory { order: 3 })).is_none());
+        assert_eq!((failures.out_of_memory, failures.rejected), (2, None));
+        assert!(failures.note(Err(AllocError::OrderTooLarge { order: 11 })).is_none());
+        assert!(failures.note(Err(AllocError::NoSuchNode { node: 2, nodes: 1 })).is_none());
+        assert_eq!(failures.rejected, Some(AllocError::OrderTooLarge { order: 11 }), "the first rejection is kept");
+    }
 }

@@ -10,7 +10,7 @@ use pagealloc::background::BackgroundWorker;
 use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
-use super::{RunArgs, RunReport};
+use super::{AllocFailures, RunArgs, RunReport};
 use crate::workload::{CpuTask, Env, Step, Workload};
 
 const WORDS_PER_PAGE: usize = 4096 / 8;
@@ -43,12 +43,13 @@ struct RealEnv<'a> {
     recorded: BTreeMap<&'static str, f64>,
     work_units: u64,
     calls: u64,
+    failures: AllocFailures,
 }
 
 impl Env for RealEnv<'_> {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
         self.calls += 1;
-        self.allocator.alloc_pages(order, request).ok()
+        self.failures.note(self.allocator.alloc_pages(order, request))
     }
     fn free(&mut self, block: Block) {
         self.calls += 1;
@@ -98,8 +99,13 @@ struct Shared<'a> {
     spin_per_us: f64,
 }
 
-/// One CPU's counts: work units, allocator calls, recorded values.
-type CpuResult = (u64, u64, BTreeMap<&'static str, f64>);
+/// One CPU's counts.
+struct CpuResult {
+    work_units: u64,
+    calls: u64,
+    recorded: BTreeMap<&'static str, f64>,
+    failures: AllocFailures,
+}
 
 /// One pinned thread: released with the others, steps its task until the deadline, then
 /// lets it return what it holds.
@@ -116,13 +122,15 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
         recorded: BTreeMap::new(),
         work_units: 0,
         calls: 0,
+        failures: AllocFailures::default(),
     };
     shared.barrier.wait();
     env.started = *shared.run_start.get_or_init(Instant::now);
     let deadline = env.started + shared.duration;
     'run: loop {
         for _ in 0..STEPS_PER_CLOCK_CHECK {
-            if task.step(&mut env) == Step::Done {
+            // A request the allocator rejects ends this CPU's run; run_real reports it.
+            if task.step(&mut env) == Step::Done || env.failures.rejected.is_some() {
                 break 'run;
             }
         }
@@ -130,16 +138,21 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
             break;
         }
     }
-    let counted = (env.work_units, env.calls, std::mem::take(&mut env.recorded));
+    let counted = CpuResult {
+        work_units: env.work_units,
+        calls: env.calls,
+        recorded: std::mem::take(&mut env.recorded),
+        failures: env.failures,
+    };
     task.finish(&mut env);
     counted
 }
 
 /// Work units, allocator calls and recorded values over all CPUs.
 fn sum_results(results: &[CpuResult]) -> (u64, u64, BTreeMap<String, f64>) {
-    let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.0, c + r.1));
+    let (work_units, calls) = results.iter().fold((0, 0), |(w, c), r| (w + r.work_units, c + r.calls));
     let mut recorded = BTreeMap::new();
-    for (_, _, values) in results {
+    for values in results.iter().map(|result| &result.recorded) {
         for (&key, &value) in values {
             *recorded.entry(key.to_string()).or_insert(0.0) += value;
         }
@@ -182,6 +195,9 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     });
     let host_seconds = host_start.elapsed().as_secs_f64();
     drop(background);
+    if let Some(error) = results.iter().find_map(|result| result.failures.rejected) {
+        return Err(format!("the workload's allocation was rejected: {error}"));
+    }
     let (work_units, calls, recorded) = sum_results(&results);
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
@@ -201,6 +217,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         elapsed_s,
         work_per_sec: work_units as f64 / elapsed_s,
         allocator_calls: calls,
+        out_of_memory: results.iter().map(|result| result.failures.out_of_memory).sum(),
         lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s * 1e9 * args.cpus as f64),
         zone_lock: lock_stats.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,

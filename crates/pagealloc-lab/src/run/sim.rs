@@ -8,7 +8,7 @@ use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAlloc
 use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 
-use super::{RunArgs, RunReport};
+use super::{AllocFailures, RunArgs, RunReport};
 use crate::workload::{CpuTask, Env, Step, Workload};
 
 /// Simulated seconds of idling after a run, to watch pagesets decay (the allocator's vmstat
@@ -27,12 +27,13 @@ struct SimEnv<'a> {
     recorded: BTreeMap<&'static str, f64>,
     /// Allocations per page frame, when tracked.
     reuse: Option<HashMap<u64, u64>>,
+    failures: AllocFailures,
 }
 
 impl Env for SimEnv<'_> {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
         self.calls += 1;
-        let block = self.allocator.alloc_pages(order, request).ok()?;
+        let block = self.failures.note(self.allocator.alloc_pages(order, request))?;
         if let Some(reuse) = self.reuse.as_mut() {
             *reuse.entry(block.pfn()).or_default() += 1;
         }
@@ -121,8 +122,9 @@ fn drive(
         // The allocator's own schedule decides what is due (pageset decay, kswapd).
         allocator.run_due_work(cpu, sim.clock_ns(cpu));
         match tasks[cpu].step(&mut envs[cpu]) {
-            Step::Continue => engine::Next::Continue,
-            Step::Done => engine::Next::Done,
+            // A request the allocator rejects ends this CPU's run; run_sim reports it.
+            Step::Continue if envs[cpu].failures.rejected.is_none() => engine::Next::Continue,
+            Step::Continue | Step::Done => engine::Next::Done,
         }
     });
     (samples > 0).then(|| sum_pages as f64 / samples as f64)
@@ -179,11 +181,15 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
             calls: 0,
             recorded: BTreeMap::new(),
             reuse: args.top_reuse.then(HashMap::new),
+            failures: AllocFailures::default(),
         })
         .collect();
     let host_start = Instant::now();
     let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, args.duration_ms() * 1_000_000);
     let host_seconds = host_start.elapsed().as_secs_f64();
+    if let Some(error) = envs.iter().find_map(|env| env.failures.rejected) {
+        return Err(format!("the workload's allocation was rejected: {error}"));
+    }
     let clocks: Vec<u64> = (0..args.cpus).map(|cpu| sim.clock_ns(cpu)).collect();
     let (elapsed_ns, cpu_time_ns) = (clocks.iter().copied().max().unwrap_or(0), clocks.iter().sum::<u64>());
     let stats = sim.stats();
@@ -213,6 +219,7 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         elapsed_s,
         work_per_sec: totals.work_units as f64 / elapsed_s.max(1e-12),
         allocator_calls: totals.calls,
+        out_of_memory: envs.iter().map(|env| env.failures.out_of_memory).sum(),
         lock_contend_pct: zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
         zone_lock: zone_lock.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
@@ -247,11 +254,11 @@ mod tests {
             memory_gib: 1,
             seed: 7,
             order: 0,
-            mode: "thread".into(),
+            mode: crate::workload::FaultMode::Thread,
             message_bytes: 16_384,
             role_swap_us: None,
             co_located: false,
-            format: "table".into(),
+            format: crate::run::RunFormat::Table,
             top_reuse: false,
         }
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{CpuTask, Env, Step, Workload};
 use pagealloc::{AllocRequest, Block};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum FaultMode {
     Process,

@@ -1,0 +1,65 @@
+//! `pagelab` on absurd input, as a new user might type it: zero, huge and negative values,
+//! unknown names, impossible machines. Each must end with a one-line error and exit status 2:
+//! no panic, no silent run.
+
+use std::process::Command;
+
+const BAD_INVOCATIONS: &[&str] = &[
+    "run page_bench03 --cpus 0",
+    "run page_bench03 --cpus 100000",
+    "run page_bench03 --cpus 4 --order 11 --duration-ms 2",
+    "run page_bench03 --cpus 4 --order 255 --duration-ms 2",
+    "run unix-pairs --cpus 4 --duration-ms 2 --format csv",
+    "run page_bench03 --cpus 4 --preset nope --duration-ms 2",
+    "run page_bench03 --cpus 4 --memory-gib 0 --duration-ms 2",
+    "run page_bench03 --cpus 4 --memory-gib 18446744073709551615 --duration-ms 2",
+    "run unix-pairs --cpus 4 --message-bytes 0 --duration-ms 2",
+    "run netperf-pairs --cpus 4 --message-bytes 0 --duration-ms 2",
+    "run page_fault1 --cpus 4 --mode bogus --duration-ms 2",
+    "run page_bench03 --cpus -1",
+    "run nosuchworkload",
+    "run page_bench03 --cpus 4 --topology bogus",
+    "run page_bench03 --cpus 300 --topology 2s-224cpu --duration-ms 2",
+    "run page_bench03 --cpus 2 --real --memory-gib 0 --duration-ms 2",
+    "run page_bench03 --cpus 64 --real --duration-ms 2",
+    "reproduce nosuchexperiment --quick --out /tmp/cli-out",
+    "reproduce --quick --jobs 0 --out /tmp/cli-out pcp-kbuild",
+    "bench bulk --threads-max 0",
+    "bench bulk -x 0",
+    "bench bulk --order 11 --iterations 1",
+    "bench bulk --memory-gib 0 --iterations 1",
+    "bench bulk --iterations 0",
+    "bench bulk --preset nope --iterations 1",
+    "bench frag --order 2 --iterations 1",
+    "zoneinfo --cpus 0 --zone Normal=1000",
+    "zoneinfo --cpus 2 --zone garbage",
+    "zoneinfo --cpus 2 --zone Normal=abc",
+    "zoneinfo --cpus 2 --zone Bogus=1000",
+    "zoneinfo --cpus 2 --zone Normal=1000 --percpu-pagelist-high-fraction 3",
+    "demo --memory-mib 0",
+    "demo --memory-mib 18446744073709551615",
+    "presets --bogus",
+];
+
+#[test]
+fn every_bad_invocation_is_a_clear_error() {
+    let out_dir = std::env::temp_dir().join(format!("pagelab-cli-test-{}", std::process::id()));
+    let mut failures = Vec::new();
+    for invocation in BAD_INVOCATIONS {
+        let args: Vec<String> = invocation
+            .split_whitespace()
+            .map(|arg| if arg == "/tmp/cli-out" { out_dir.display().to_string() } else { arg.to_string() })
+            .collect();
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(&args).output().expect("run pagelab");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.code() != Some(2) || stderr.contains("panicked") || stderr.trim().is_empty() {
+            failures.push(format!(
+                "pagelab {invocation}: status {:?}, stderr {:?}",
+                output.status.code(),
+                stderr.lines().next()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
