@@ -16,6 +16,8 @@ use crate::workload::{CpuTask, Env, Step, Workload};
 const WORDS_PER_PAGE: usize = 4096 / 8;
 /// How often the background worker looks for due work (the delay of a kswapd wake-up).
 const BACKGROUND_POLL: Duration = Duration::from_millis(10);
+/// Period of CPU 0's samples of the pages held in pagesets.
+const SAMPLE_PERIOD: Duration = Duration::from_millis(1);
 /// Steps between deadline checks (a clock read costs ~20 ns, more than a fast-path step).
 const STEPS_PER_CLOCK_CHECK: u32 = 64;
 
@@ -103,6 +105,10 @@ struct Shared<'a> {
 struct CpuResult {
     work_units: u64,
     calls: u64,
+    /// When this CPU's task stopped, from the shared start.
+    ran_ns: u64,
+    /// CPU 0 only: pages held in pagesets, summed over samples, and the sample count.
+    pcp_samples: (u64, u64),
     recorded: BTreeMap<&'static str, f64>,
     failures: AllocFailures,
 }
@@ -127,6 +133,8 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
     shared.barrier.wait();
     env.started = *shared.run_start.get_or_init(Instant::now);
     let deadline = env.started + shared.duration;
+    let mut pcp_samples = (0u64, 0u64);
+    let mut next_sample = env.started;
     'run: loop {
         for _ in 0..STEPS_PER_CLOCK_CHECK {
             // A request the allocator rejects ends this CPU's run; run_real reports it.
@@ -134,13 +142,22 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
                 break 'run;
             }
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline {
             break;
+        }
+        // CPU 0 samples the pagesets at its clock checks, at most once per SAMPLE_PERIOD, so
+        // no extra thread competes for the cores.
+        if cpu == 0 && now >= next_sample {
+            pcp_samples = (pcp_samples.0 + shared.allocator.pcp_pages(), pcp_samples.1 + 1);
+            next_sample = now + SAMPLE_PERIOD;
         }
     }
     let counted = CpuResult {
         work_units: env.work_units,
         calls: env.calls,
+        ran_ns: env.started.elapsed().as_nanos() as u64,
+        pcp_samples,
         recorded: std::mem::take(&mut env.recorded),
         failures: env.failures,
     };
@@ -204,7 +221,12 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let lock_stats = allocator.zone_lock_stats();
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
-    let elapsed_s = shared.duration.as_secs_f64();
+    // Measured: the last CPU's stop (a fixed-work workload may end before the deadline,
+    // and a step may overrun it).
+    let elapsed_s = results.iter().map(|result| result.ran_ns).max().unwrap_or(0) as f64 / 1e9;
+    let (sampled_pages, samples) = results
+        .iter()
+        .fold((0, 0), |(pages, count), result| (pages + result.pcp_samples.0, count + result.pcp_samples.1));
     Ok(RunReport {
         workload: workload.name(),
         params: workload.params(),
@@ -215,10 +237,10 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         unit: workload.unit(),
         work_units,
         elapsed_s,
-        work_per_sec: work_units as f64 / elapsed_s,
+        work_per_sec: work_units as f64 / elapsed_s.max(1e-9),
         allocator_calls: calls,
         out_of_memory: results.iter().map(|result| result.failures.out_of_memory).sum(),
-        lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s * 1e9 * args.cpus as f64),
+        lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s.max(1e-9) * 1e9 * args.cpus as f64),
         zone_lock: lock_stats.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
         free_high: counters.free_high_events,
@@ -227,10 +249,43 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         host_seconds,
         recorded,
         top_pfn_reuse: Vec::new(),
-        pcp_pages_avg: pcp_pages_end as f64,
+        pcp_pages_avg: if samples == 0 { pcp_pages_end as f64 } else { sampled_pages as f64 / samples as f64 },
         pcp_pages_after_idle: None,
         sim: None,
         calibration: None,
         metadata_layout: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::{FaultMode, LayoutKind, RunFormat, TopologyKind, WorkloadKind};
+
+    /// A fixed-work workload ends long before its cap: the report gives the time it ran, not
+    /// the cap it was given (it reported the cap).
+    #[test]
+    fn real_runs_report_measured_time() {
+        let args = RunArgs {
+            workload: WorkloadKind::Trunc,
+            cpus: 1,
+            preset: "mainline".into(),
+            real: true,
+            topology: TopologyKind::Flat,
+            metadata_layout: LayoutKind::Pagealloc,
+            duration_ms: Some(60_000),
+            memory_gib: 1,
+            seed: 1,
+            order: 0,
+            mode: FaultMode::Process,
+            message_bytes: 16_384,
+            role_swap_us: None,
+            co_located: false,
+            format: RunFormat::Table,
+            top_reuse: false,
+        };
+        let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
+        assert_eq!(report.work_units, 1 << 16, "the whole file truncated");
+        assert!(report.elapsed_s > 0.0 && report.elapsed_s < 30.0, "elapsed {} s of a 60 s cap", report.elapsed_s);
+    }
 }
