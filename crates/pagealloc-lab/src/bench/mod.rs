@@ -25,7 +25,7 @@ mod runner;
 mod workloads;
 
 pub use args::{AllocatorKind, BenchArgs, BenchKind, Format};
-pub use pin::pin_to_cpu;
+pub use pin::{check_pinning, pin_to_cpu};
 pub use results::{RunResult, Spread};
 pub use runner::run_benchmarks;
 

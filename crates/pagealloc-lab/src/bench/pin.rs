@@ -1,21 +1,83 @@
-//! Pinning benchmark threads to CPUs.
+//! Pinning benchmark and workload threads to CPUs of the process's allowed set (taskset,
+//! cgroups), so that thread `i` runs on the `i`-th allowed CPU and never on a CPU the run was
+//! not given.
 
-/// Pins the calling thread to `cpu` (modulo the CPUs available); false if the OS refused.
-pub fn pin_to_cpu(cpu: usize) -> bool {
+/// The CPUs this process may run on, in order (sched_getaffinity); empty where unknown.
+pub fn allowed_cpus() -> Vec<usize> {
     #[cfg(target_os = "linux")]
     {
-        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        // SAFETY: cpu_set_t is plain data, zero is a valid (empty) set; CPU_SET writes within
-        // it for an index below CPU_SETSIZE; sched_setaffinity reads `size_of` bytes of it.
+        // SAFETY: cpu_set_t is plain data and zero is a valid (empty) set; sched_getaffinity
+        // writes at most `size_of` bytes into it; CPU_ISSET reads within it for indices below
+        // CPU_SETSIZE.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu % cpus, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+            if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return Vec::new();
+            }
+            (0..libc::CPU_SETSIZE as usize).filter(|&cpu| libc::CPU_ISSET(cpu, &set)).collect()
         }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = cpu;
-        false
+        Vec::new()
+    }
+}
+
+/// Checks before a run that `threads` threads can each be pinned to a CPU of their own.
+pub fn check_pinning(threads: usize) -> Result<(), String> {
+    #[cfg(target_os = "linux")]
+    {
+        let allowed = allowed_cpus();
+        if allowed.len() < threads {
+            return Err(format!("{threads} pinned threads asked, this process may run on {} CPUs", allowed.len()));
+        }
+    }
+    let _ = threads;
+    Ok(())
+}
+
+/// Pins the calling thread to the `index`-th allowed CPU; returns that CPU. An error when the
+/// OS refuses (the allowed set changed since `check_pinning`).
+pub fn pin_to_cpu(index: usize) -> Result<usize, String> {
+    #[cfg(target_os = "linux")]
+    {
+        let allowed = allowed_cpus();
+        let Some(&cpu) = allowed.get(index % allowed.len().max(1)) else {
+            return Err(String::from("no CPU is allowed for this process"));
+        };
+        // SAFETY: as in allowed_cpus; CPU_SET writes within the set for cpu < CPU_SETSIZE
+        // (allowed_cpus only returns such indices).
+        let pinned = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        };
+        if pinned {
+            Ok(cpu)
+        } else {
+            Err(format!("the OS refused to pin a thread to CPU {cpu}"))
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Ok(index)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_pin_to_allowed_cpus_only() {
+        let allowed = allowed_cpus();
+        assert!(!allowed.is_empty());
+        let handle = std::thread::spawn(move || {
+            let cpu = pin_to_cpu(allowed.len() + 1).unwrap();
+            (cpu, allowed_cpus())
+        });
+        let (cpu, now_allowed) = handle.join().unwrap();
+        assert_eq!(now_allowed, [cpu], "pinned to exactly one allowed CPU");
+        assert!(check_pinning(usize::MAX).is_err(), "more threads than allowed CPUs is an error");
     }
 }

@@ -35,6 +35,8 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
         return Err(format!("-x {bad}: thread counts run from 1 to --threads-max {}", args.threads_max));
     }
     let frames = args.memory_gib << 18;
+    let most_threads = thread_counts.iter().copied().max().unwrap_or(1);
+    super::pin::check_pinning(most_threads).map_err(|error| format!("-x {most_threads}: {error}"))?;
     let blocks = ((frames / args.threads_max as u64 / 2) >> args.order) as usize;
     if blocks == 0 {
         return Err("memory too small for this order and thread count".into());

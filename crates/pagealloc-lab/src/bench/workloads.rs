@@ -26,7 +26,9 @@ fn on_threads<T: Send>(threads: usize, work: impl Fn(usize, &Barrier) -> T + Syn
             .map(|index| {
                 let (work, barrier) = (&work, &barrier);
                 scope.spawn(move || {
-                    pin::pin_to_cpu(index);
+                    if let Err(error) = pin::pin_to_cpu(index) {
+                        panic!("bench thread {index}: {error}");
+                    }
                     work(index, barrier)
                 })
             })

@@ -116,7 +116,9 @@ struct CpuResult {
 /// One pinned thread: released with the others, steps its task until the deadline, then
 /// lets it return what it holds.
 fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuResult {
-    crate::bench::pin_to_cpu(cpu);
+    if let Err(error) = crate::bench::pin_to_cpu(cpu) {
+        panic!("workload thread for CPU {cpu}: {error}");
+    }
     let mut env = RealEnv {
         allocator: shared.allocator,
         data: shared.data,
@@ -179,10 +181,7 @@ fn sum_results(results: &[CpuResult]) -> (u64, u64, BTreeMap<String, f64>) {
 
 pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
-    let available = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    if args.cpus == 0 || args.cpus > available {
-        return Err(format!("--real runs at most {available} threads here (--cpus {})", args.cpus));
-    }
+    crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
     let pages = args.memory_gib << 18;
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(preset.policy);
     let allocator = std::sync::Arc::new(PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?);

@@ -18,10 +18,12 @@ pub struct StdPlatform {
 }
 
 impl StdPlatform {
-    /// Platform with one per-CPU slot per CPU the OS reports.
+    /// Platform with one per-CPU slot per CPU the machine has (configured CPUs, not the ones
+    /// this process may use now): under taskset or a cgroup quota the process still runs on
+    /// CPUs with their own ids, and sizing by the allowed count would fold unrelated CPUs
+    /// onto one pageset.
     pub fn new() -> StdPlatform {
-        let nr_cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        StdPlatform::with_cpus(nr_cpus)
+        StdPlatform::with_cpus(configured_cpus())
     }
 
     /// Platform with `nr_cpus` slots; CPU ids the OS reports are folded into that range.
@@ -69,6 +71,21 @@ impl Platform for StdPlatform {
     }
 }
 
+/// CPUs the machine has (sysconf(_SC_NPROCESSORS_CONF)), at least the ones this process may
+/// use; the allowed count where the OS does not say.
+fn configured_cpus() -> usize {
+    let allowed = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: sysconf takes a constant name and reads no caller memory.
+        let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        if configured > 0 {
+            return (configured as usize).max(allowed);
+        }
+    }
+    allowed
+}
+
 /// The kernel's answer through glibc (a library call; the vDSO or a system call when
 /// rseq is not registered).
 #[cold]
@@ -87,6 +104,33 @@ fn sched_getcpu() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Under an affinity mask (taskset), the platform still numbers CPUs as the machine does:
+    /// a thread allowed only the last CPU reports that CPU, not CPU 0 folded from a
+    /// one-CPU count (which made unrelated CPUs share a pageset).
+    #[test]
+    fn an_affinity_mask_does_not_fold_cpu_ids() {
+        let configured = configured_cpus();
+        if configured < 2 {
+            return; // nothing to fold on a one-CPU machine
+        }
+        let last = configured - 1;
+        let platform = std::thread::spawn(move || {
+            // SAFETY: as in sched_getcpu's use of libc; the set is plain data, zero is empty,
+            // CPU_SET writes within it for last < CPU_SETSIZE.
+            let pinned = unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(last, &mut set);
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+            };
+            assert!(pinned, "pin to CPU {last}");
+            let platform = StdPlatform::new();
+            (platform.nr_cpus(), platform.current_cpu())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(platform, (configured, last));
+    }
 
     #[test]
     fn rseq_and_sched_getcpu_agree() {
