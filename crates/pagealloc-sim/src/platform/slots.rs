@@ -11,6 +11,9 @@ use crate::calibration::Calibration;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::Topology;
 
+/// Ids of simulations, unique in the process.
+static NEXT_SIMULATION_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 thread_local! {
     static SIMULATIONS: RefCell<Vec<Option<SimState>>> = const { RefCell::new(Vec::new()) };
 }
@@ -27,6 +30,8 @@ pub struct SimPlatform {
 #[derive(Clone, Copy, Debug)]
 pub struct SimHandle {
     slot: usize,
+    /// The simulation's id; the slot must still hold it.
+    id: u64,
     pub(super) nr_cpus: usize,
 }
 
@@ -41,7 +46,8 @@ impl SimPlatform {
         let nr_cpus = topology.cpus() as usize;
         assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
         assert!((1..=MAX_SOCKETS).contains(&(topology.sockets as usize)), "1..={MAX_SOCKETS} sockets supported");
-        let state = SimState::new(topology, calibration, layout);
+        let id = NEXT_SIMULATION_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let state = SimState { id, ..SimState::new(topology, calibration, layout) };
         let slot = SIMULATIONS.with(|sims| {
             let mut sims = sims.borrow_mut();
             match sims.iter().position(Option::is_none) {
@@ -55,7 +61,7 @@ impl SimPlatform {
                 }
             }
         });
-        SimPlatform { handle: SimHandle { slot, nr_cpus }, thread: std::thread::current().id() }
+        SimPlatform { handle: SimHandle { slot, id, nr_cpus }, thread: std::thread::current().id() }
     }
 
     pub fn handle(&self) -> SimHandle {
@@ -83,11 +89,16 @@ impl SimHandle {
     pub(super) fn with<R>(&self, f: impl FnOnce(&mut SimState) -> R) -> R {
         SIMULATIONS.with(|sims| {
             let mut sims = sims.borrow_mut();
-            let state = sims
-                .get_mut(self.slot)
-                .and_then(Option::as_mut)
-                .expect("simulation used from another host thread or after it ended");
-            f(state)
+            // Slots are per host thread: on another thread this slot is empty or holds a
+            // different simulation. Either way, stop rather than run the wrong machine.
+            match sims.get_mut(self.slot).and_then(Option::as_mut) {
+                Some(state) if state.id == self.id => f(state),
+                Some(state) => panic!(
+                    "simulation {} used from a host thread whose slot {} holds simulation {}",
+                    self.id, self.slot, state.id
+                ),
+                None => panic!("simulation {} used from another host thread or after it ended", self.id),
+            }
         })
     }
 
@@ -156,6 +167,7 @@ impl SimHandle {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::platform::test_machine as machine;
 
     #[test]
@@ -171,5 +183,24 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+    /// A handle taken to another host thread, where a different simulation holds the same
+    /// slot number, must not drive that simulation (it silently did).
+    #[test]
+    fn a_handle_on_another_thread_never_reaches_that_threads_simulation() {
+        let here = SimPlatform::new(Topology::flat(2), Calibration::XEON);
+        let handle = here.handle();
+        let outcome = std::thread::spawn(move || {
+            let there = SimPlatform::new(Topology::flat(4), Calibration::XEON);
+            assert_eq!(there.handle().slot, handle.slot, "the same slot number on that thread");
+            there.handle().set_cpu(3);
+            std::panic::catch_unwind(|| handle.current_cpu())
+                .map_err(|panic| panic.downcast_ref::<String>().cloned().unwrap_or_default())
+        })
+        .join()
+        .unwrap();
+        let message = outcome.expect_err("the foreign handle must not answer");
+        assert!(message.contains("holds simulation"), "{message}");
+        assert_eq!(handle.current_cpu(), 0, "at home the handle still works");
     }
 }

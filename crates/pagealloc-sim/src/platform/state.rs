@@ -17,6 +17,9 @@ use crate::topology::Topology;
 use crate::DeterministicHasher;
 
 pub(super) struct SimState {
+    /// Process-unique: a handle checks it names this simulation, not another that took the
+    /// same slot number on another host thread.
+    pub(super) id: u64,
     pub(super) topology: Topology,
     pub(super) calibration: Calibration,
     pub(super) clocks_ns: Vec<u64>,
@@ -51,6 +54,7 @@ impl SimState {
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
+            id: 0,
             topology,
             calibration,
         }
