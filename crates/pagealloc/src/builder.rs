@@ -348,14 +348,7 @@ impl AllocatorBuilder {
 
     /// Managed sub-ranges of `span`: the span minus holes and reservations.
     pub(crate) fn managed_ranges(&self, span: &Range<Pfn>) -> Vec<Range<Pfn>> {
-        let mut excluded: Vec<Range<Pfn>> = self
-            .holes
-            .iter()
-            .chain(&self.reserved)
-            .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
-            .map(|r| r.start.max(span.start)..r.end.min(span.end))
-            .collect();
-        excluded.sort_by_key(|r| r.start);
+        let excluded = clipped_sorted(self.holes.iter().chain(&self.reserved), span);
         let mut ranges = Vec::new();
         let mut cursor = span.start;
         for range in excluded {
@@ -372,13 +365,7 @@ impl AllocatorBuilder {
 
     /// Frames of `span` that are holes.
     pub(crate) fn hole_pages(&self, span: &Range<Pfn>) -> u64 {
-        let mut holes: Vec<Range<Pfn>> = self
-            .holes
-            .iter()
-            .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
-            .map(|r| r.start.max(span.start)..r.end.min(span.end))
-            .collect();
-        holes.sort_by_key(|r| r.start);
+        let holes = clipped_sorted(self.holes.iter(), span);
         let mut pages = 0;
         let mut cursor = span.start;
         for hole in holes {
@@ -404,6 +391,16 @@ impl AllocatorBuilder {
         let spec = MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE };
         MachineSizing::derive(&spec).map_err(BuildError::Sizing)
     }
+}
+
+/// The non-empty parts of `ranges` inside `span`, by start (they may still overlap).
+fn clipped_sorted<'a>(ranges: impl Iterator<Item = &'a Range<Pfn>>, span: &Range<Pfn>) -> Vec<Range<Pfn>> {
+    let mut clipped: Vec<Range<Pfn>> = ranges
+        .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
+        .map(|r| r.start.max(span.start)..r.end.min(span.end))
+        .collect();
+    clipped.sort_by_key(|r| r.start);
+    clipped
 }
 
 /// First frame above 16 MiB.

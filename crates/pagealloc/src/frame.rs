@@ -140,14 +140,7 @@ impl Frame {
     /// free goes through [`Frame::transition`].
     #[inline]
     pub(crate) fn change(&self, from: &[FrameState], to: FrameInfo) {
-        debug_assert!(
-            from.contains(&self.info().state()),
-            "frame {:?} changing to {:?}, expected one of {:?}",
-            self.info(),
-            to,
-            from
-        );
-        self.info.store(to.0, Relaxed);
+        self.store_checked(from, to, Relaxed);
     }
 
     /// Marks the head allocated and hands it to the caller: like [`Frame::change`], with a
@@ -157,12 +150,18 @@ impl Frame {
     #[inline]
     pub(crate) fn hand_out(&self, from: &[FrameState], to: FrameInfo) {
         debug_assert_eq!(to.state(), FrameState::AllocHead);
+        self.store_checked(from, to, core::sync::atomic::Ordering::Release);
+    }
+
+    /// The one store of a state change: asserts (debug builds) the frame is in one of `from`.
+    #[inline(always)]
+    fn store_checked(&self, from: &[FrameState], to: FrameInfo, order: core::sync::atomic::Ordering) {
         debug_assert!(
             from.contains(&self.info().state()),
-            "frame {:?} handed out, expected one of {from:?}",
+            "frame {:?} changing to {to:?}, expected one of {from:?}",
             self.info()
         );
-        self.info.store(to.0, core::sync::atomic::Ordering::Release);
+        self.info.store(to.0, order);
     }
 
     /// Overwrites the record with no check: the invariant checker's tests corrupt frames.

@@ -89,3 +89,38 @@ flag_impl!(core::sync::atomic::AtomicBool);
 word_impl!(loom::sync::atomic::AtomicU32, loom::thread::yield_now());
 #[cfg(loom)]
 flag_impl!(loom::sync::atomic::AtomicBool, loom::thread::yield_now());
+
+/// Implements `lock_api::RawMutex` for a newtype over one of the algorithms above by
+/// forwarding to its `lock`, `try_lock`, `unlock` and `is_locked`. The caller writes the
+/// `// SAFETY:` argument for its algorithm at the invocation.
+macro_rules! forward_raw_mutex {
+    ($lock:ident, $init:expr) => {
+        unsafe impl lock_api::RawMutex for $lock {
+            #[allow(clippy::declare_interior_mutable_const)]
+            const INIT: $lock = $init;
+
+            type GuardMarker = lock_api::GuardSend;
+
+            #[inline]
+            fn lock(&self) {
+                self.0.lock()
+            }
+
+            #[inline]
+            fn try_lock(&self) -> bool {
+                self.0.try_lock()
+            }
+
+            #[inline]
+            unsafe fn unlock(&self) {
+                // SAFETY: lock_api calls unlock only for the holder.
+                unsafe { self.0.unlock() }
+            }
+
+            fn is_locked(&self) -> bool {
+                self.0.is_locked()
+            }
+        }
+    };
+}
+pub(super) use forward_raw_mutex;

@@ -5,7 +5,7 @@
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::lock_atomics::AtomicFlag;
+use super::lock_atomics::{forward_raw_mutex, AtomicFlag};
 
 /// The test-and-test-and-set algorithm over any atomic flag (core's here, loom's in models).
 #[derive(Debug)]
@@ -67,32 +67,7 @@ pub struct TasLock(Tas<AtomicBool>);
 // SAFETY: `locked` goes false -> true only through a successful swap or a read-then-swap
 // that observed false and swapped in true, so one holder at a time; `unlock` is called only
 // by the holder. Acquire on entry pairs with Release on exit.
-unsafe impl lock_api::RawMutex for TasLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: TasLock = TasLock(Tas { locked: AtomicBool::new(false) });
-
-    type GuardMarker = lock_api::GuardSend;
-
-    #[inline]
-    fn lock(&self) {
-        self.0.lock()
-    }
-
-    #[inline]
-    fn try_lock(&self) -> bool {
-        self.0.try_lock()
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        // SAFETY: lock_api calls unlock only for the holder.
-        unsafe { self.0.unlock() }
-    }
-
-    fn is_locked(&self) -> bool {
-        self.0.is_locked()
-    }
-}
+forward_raw_mutex!(TasLock, TasLock(Tas { locked: AtomicBool::new(false) }));
 
 #[cfg(test)]
 mod tests {

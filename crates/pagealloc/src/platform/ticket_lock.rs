@@ -4,7 +4,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::lock_atomics::AtomicWord;
+use super::lock_atomics::{forward_raw_mutex, AtomicWord};
 
 /// The ticket algorithm over any atomic word (core's here, loom's in the models).
 #[derive(Debug)]
@@ -76,29 +76,4 @@ pub struct TicketLock(Ticket<AtomicU32>);
 // exists at a time. Both entries read `now_serving` with Acquire, pairing with the Release in
 // `unlock`, which orders the critical sections (the loom model in tests/loom_locks.rs checks
 // it on this code).
-unsafe impl lock_api::RawMutex for TicketLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: TicketLock = TicketLock(Ticket { next_ticket: AtomicU32::new(0), now_serving: AtomicU32::new(0) });
-
-    type GuardMarker = lock_api::GuardSend;
-
-    #[inline]
-    fn lock(&self) {
-        self.0.lock()
-    }
-
-    #[inline]
-    fn try_lock(&self) -> bool {
-        self.0.try_lock()
-    }
-
-    #[inline]
-    unsafe fn unlock(&self) {
-        // SAFETY: lock_api calls unlock only for the holder.
-        unsafe { self.0.unlock() }
-    }
-
-    fn is_locked(&self) -> bool {
-        self.0.is_locked()
-    }
-}
+forward_raw_mutex!(TicketLock, TicketLock(Ticket { next_ticket: AtomicU32::new(0), now_serving: AtomicU32::new(0) }));
