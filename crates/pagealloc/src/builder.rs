@@ -89,7 +89,8 @@ pub enum BuildError {
         kind: &'static str,
         range: Range<Pfn>,
     },
-    /// A DMA zone above 16 MiB or a DMA32 zone above 4 GiB.
+    /// A DMA zone above 16 MiB, a DMA32 zone above 4 GiB, or any zone ending above
+    /// [`crate::types::PFN_LIMIT`].
     ZoneAboveLimit {
         zone_type: ZoneType,
         end_pfn: Pfn,
@@ -306,11 +307,11 @@ impl AllocatorBuilder {
                 return Err(BuildError::EmptySpan { zone_type: zone.zone_type });
             }
             let limit_pfn = match zone.zone_type {
-                ZoneType::Dma => Some(DMA32_START_PFN),
-                ZoneType::Dma32 => Some(NORMAL_START_PFN),
-                _ => None,
+                ZoneType::Dma => DMA32_START_PFN,
+                ZoneType::Dma32 => NORMAL_START_PFN,
+                _ => crate::types::PFN_LIMIT,
             };
-            if let Some(limit_pfn) = limit_pfn.filter(|&limit| zone.span.end > limit) {
+            if zone.span.end > limit_pfn {
                 return Err(BuildError::ZoneAboveLimit {
                     zone_type: zone.zone_type,
                     end_pfn: zone.span.end,

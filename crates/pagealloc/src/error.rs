@@ -82,6 +82,13 @@ pub enum FreeError {
     NotAllocated {
         pfn: Pfn,
     },
+    /// The block's head was freed and handed out again since this block was: a stale copy
+    /// of a block (see `Block::from_raw`). Nothing was freed.
+    StaleBlock {
+        pfn: Pfn,
+        block_generation: u32,
+        frame_generation: u32,
+    },
     /// The block was allocated with another order.
     WrongOrder {
         pfn: Pfn,
@@ -103,6 +110,10 @@ impl fmt::Display for FreeError {
             }
             FreeError::DoubleFree { pfn } => write!(f, "pfn {pfn:#x} is already free"),
             FreeError::NotAllocated { pfn } => write!(f, "pfn {pfn:#x} is not the head of an allocated block"),
+            FreeError::StaleBlock { pfn, block_generation, frame_generation } => write!(
+                f,
+                "pfn {pfn:#x} was handed out again: the block has generation {block_generation}, the frame {frame_generation}"
+            ),
             FreeError::WrongOrder { pfn, allocated_order, freed_order } => {
                 write!(f, "pfn {pfn:#x} was allocated at order {allocated_order}, freed at order {freed_order}")
             }

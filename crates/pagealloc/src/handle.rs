@@ -36,6 +36,13 @@ impl<P: Platform> OwnedBlock<'_, P> {
     pub fn into_block(mut self) -> Block {
         self.block.take().expect("present until dropped")
     }
+
+    /// Frees the block now, returning what the free said (dropping the handle panics on an
+    /// error instead).
+    pub fn free(self) -> Result<(), FreeError> {
+        let allocator = self.allocator;
+        allocator.free_pages(self.into_block())
+    }
 }
 
 impl<P: Platform> core::ops::Deref for OwnedBlock<'_, P> {
@@ -45,11 +52,17 @@ impl<P: Platform> core::ops::Deref for OwnedBlock<'_, P> {
     }
 }
 
+/// # Panics
+/// If the free fails, in every build. Only `unsafe` misuse elsewhere (a block rebuilt with
+/// `Block::from_raw` and freed, an unsafe `free_pfn`) can make it fail; carrying on
+/// silently would leave the caller believing it owned frames that someone else now does.
+/// [`OwnedBlock::free`] returns the error instead.
 impl<P: Platform> Drop for OwnedBlock<'_, P> {
     fn drop(&mut self) {
         if let Some(block) = self.block.take() {
-            let result = self.allocator.free_pages(block);
-            debug_assert!(result.is_ok(), "an owned block failed to free: {result:?}");
+            if let Err(error) = self.allocator.free_pages(block) {
+                panic!("an owned block failed to free: {error}");
+            }
         }
     }
 }
@@ -109,6 +122,29 @@ mod tests {
     use crate::builder::AllocatorBuilder;
     use crate::platform::TestPlatform;
     use crate::types::ZoneType;
+
+    #[test]
+    #[should_panic(expected = "an owned block failed to free")]
+    fn an_owned_block_that_fails_to_free_panics_in_every_build() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(1)).unwrap();
+        let owned = allocator.alloc_owned(0, AllocRequest::KERNEL).unwrap();
+        // SAFETY: deliberately broken to test the drop: the handle still owns the block.
+        allocator.free_pages(unsafe { Block::from_raw(owned.raw_parts()) }).unwrap();
+        drop(owned);
+    }
+
+    #[test]
+    fn an_owned_block_freed_explicitly_reports_the_error() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(1)).unwrap();
+        let owned = allocator.alloc_owned(0, AllocRequest::KERNEL).unwrap();
+        let pfn = owned.pfn();
+        // SAFETY: deliberately broken, as above.
+        allocator.free_pages(unsafe { Block::from_raw(owned.raw_parts()) }).unwrap();
+        assert_eq!(owned.free(), Err(FreeError::DoubleFree { pfn }));
+        assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
+    }
 
     #[test]
     fn layout_orders() {

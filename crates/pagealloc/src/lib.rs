@@ -33,7 +33,6 @@ extern crate std;
 // Layers, bottom up; a module imports only from its own layer or below, and the test
 // `tests/layers.rs` fails on an upward import or a cycle.
 // 0. Foundation: machine abstraction, locks, types, requests, policies, derived sizing.
-pub mod block;
 pub mod error;
 pub mod events;
 pub mod platform;
@@ -43,7 +42,8 @@ pub mod request;
 pub mod sizing;
 pub mod sync;
 pub mod types;
-// 1. Data: frame records and the index lists linking them.
+// 1. Data: frame records, the index lists linking them, the block handle.
+pub mod block;
 pub mod frame;
 pub mod list;
 // 2. A zone's data: memory, free area, state; no locks taken here.
@@ -75,7 +75,7 @@ pub mod views;
 pub mod x86_64_frames;
 
 pub use allocator::PageAllocator;
-pub use block::Block;
+pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 pub use check::{InvariantViolation, PageCensus};
 pub use error::{AllocError, FreeError};

@@ -42,7 +42,11 @@ pub(crate) fn take_blocks<P: Platform>(
     while taken < count.blocks {
         let Some(pfn) = take_one(zone, env, request, count.reserves, &mut mode) else { break };
         debug_assert!(zone.mem.contains(pfn) && pfn & ((1 << request.order) - 1) == 0, "took {pfn:#x}");
-        debug_assert_eq!(zone.mem.frame(pfn).info(), crate::frame::FrameInfo::INTERIOR, "taken head not interior");
+        debug_assert_eq!(
+            zone.mem.frame(pfn).info().state(),
+            crate::frame::FrameState::Interior,
+            "taken head not interior"
+        );
         deliver(pfn);
         taken += 1;
     }

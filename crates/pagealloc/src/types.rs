@@ -6,6 +6,10 @@ pub const PAGE_SHIFT: u32 = 12;
 pub const PAGE_SIZE_BYTES: u64 = 1 << PAGE_SHIFT;
 /// Largest block order the buddy hands out (Linux `MAX_PAGE_ORDER`, 4 MiB blocks).
 pub const MAX_ORDER: u8 = 10;
+/// Zones end at or below this frame number (2^60 bytes, far past any CPU's physical
+/// address width), so a [`crate::Block`] keeps its zone beside its pfn in one word. No zone
+/// holds this frame itself: a block that names it is rejected.
+pub const PFN_LIMIT: u64 = (1 << 48) - 1;
 /// Number of buddy orders, 0..=MAX_ORDER (Linux `NR_PAGE_ORDERS`).
 pub const NR_ORDERS: usize = MAX_ORDER as usize + 1;
 /// Pageblock order: the granule of migratetype ownership (x86-64: 2 MiB).

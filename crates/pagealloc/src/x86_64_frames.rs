@@ -12,6 +12,11 @@ use crate::types::{PAGEBLOCK_ORDER, PAGE_SHIFT};
 
 /// Frames for page tables and mappings, allocated with one request type (page tables are
 /// GFP_KERNEL, unmovable).
+///
+/// A frame this source hands out has no [`crate::Block`] any more, and freeing by frame
+/// number is `unsafe` ([`PageAllocator::free_pfn`]), so safe code cannot give it back while
+/// the page tables use it: the uniqueness `FrameAllocator` promises holds. Give frames back
+/// only through `deallocate_frame` of a source over the same allocator.
 #[derive(Debug)]
 pub struct X86FrameSource<'a, P: Platform> {
     allocator: &'a PageAllocator<P>,
@@ -25,7 +30,9 @@ impl<'a, P: Platform> X86FrameSource<'a, P> {
 }
 
 // SAFETY: a frame is handed out only by a successful allocation, and the allocator never
-// hands out a frame again until it has been freed: the frames returned are unique and unused.
+// hands out a frame again until it has been freed. Freeing it needs `unsafe` (free_pfn,
+// Block::from_raw, deallocate_frame), whose contracts require the caller to own it unused;
+// safe code cannot: the frames returned are unique and unused.
 unsafe impl<P: Platform> FrameAllocator<Size4KiB> for X86FrameSource<'_, P> {
     fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
         let block = self.allocator.alloc_pages(0, self.request).ok()?;
@@ -42,18 +49,35 @@ unsafe impl<P: Platform> FrameAllocator<Size2MiB> for X86FrameSource<'_, P> {
 }
 
 impl<P: Platform> FrameDeallocator<Size4KiB> for X86FrameSource<'_, P> {
-    /// A frame this allocator does not own, or one already free, is rejected by the
-    /// allocator's checks and left alone (debug builds assert).
+    /// # Safety
+    /// As the trait says, the frame is unused; it also came from an `X86FrameSource` over
+    /// this allocator (the only way to own one without a [`crate::Block`]).
+    ///
+    /// # Panics
+    /// If the allocator rejects the free (a frame it does not hold as allocated): that
+    /// caller broke the contract, and going on would hide it.
     unsafe fn deallocate_frame(&mut self, frame: PhysFrame<Size4KiB>) {
-        let result = self.allocator.free_pfn(frame.start_address().as_u64() >> PAGE_SHIFT, 0);
-        debug_assert!(result.is_ok(), "deallocate_frame: {result:?}");
+        // SAFETY: this function's contract: the caller owns the frame, unused.
+        let result = unsafe { self.allocator.free_pfn(frame.start_address().as_u64() >> PAGE_SHIFT, 0) };
+        if let Err(error) = result {
+            panic!("deallocate_frame: {error}");
+        }
     }
 }
 
 impl<P: Platform> FrameDeallocator<Size2MiB> for X86FrameSource<'_, P> {
+    /// # Safety
+    /// As for 4 KiB frames.
+    ///
+    /// # Panics
+    /// As for 4 KiB frames.
     unsafe fn deallocate_frame(&mut self, frame: PhysFrame<Size2MiB>) {
-        let result = self.allocator.free_pfn(frame.start_address().as_u64() >> PAGE_SHIFT, PAGEBLOCK_ORDER);
-        debug_assert!(result.is_ok(), "deallocate_frame: {result:?}");
+        let pfn = frame.start_address().as_u64() >> PAGE_SHIFT;
+        // SAFETY: this function's contract: the caller owns the frame, unused.
+        let result = unsafe { self.allocator.free_pfn(pfn, PAGEBLOCK_ORDER) };
+        if let Err(error) = result {
+            panic!("deallocate_frame: {error}");
+        }
     }
 }
 
@@ -81,5 +105,20 @@ mod tests {
         }
         allocator.drain_all();
         assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "deallocate_frame: pfn")]
+    fn a_frame_given_back_twice_panics() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1))
+                .unwrap();
+        let mut frames = X86FrameSource::new(&allocator, AllocRequest::KERNEL);
+        let small: PhysFrame<Size4KiB> = frames.allocate_frame().unwrap();
+        // SAFETY: deliberately broken: the second call gives back a frame already given back.
+        unsafe {
+            frames.deallocate_frame(small);
+            frames.deallocate_frame(small);
+        }
     }
 }

@@ -28,14 +28,14 @@ fn double_free_of_a_block_is_rejected() {
     allocator.free_pages(block).unwrap();
     // The freed block could not merge (its buddy is allocated): it is a free head.
     assert_eq!(neighbour.pfn(), pfn ^ 4);
-    rejected(&allocator, FreeError::DoubleFree { pfn }, || allocator.free_pfn(pfn, 2));
+    rejected(&allocator, FreeError::DoubleFree { pfn }, || free_unowned(&allocator, pfn, 2));
     let upper = pfn.max(neighbour.pfn());
     allocator.free_pages(neighbour).unwrap();
     // Both merged into a larger block: its lower half's head is still a free head, the upper
     // half's head is now interior.
     let lower = upper ^ 4;
-    rejected(&allocator, FreeError::DoubleFree { pfn: lower }, || allocator.free_pfn(lower, 2));
-    rejected(&allocator, FreeError::NotAllocated { pfn: upper }, || allocator.free_pfn(upper, 2));
+    rejected(&allocator, FreeError::DoubleFree { pfn: lower }, || free_unowned(&allocator, lower, 2));
+    rejected(&allocator, FreeError::NotAllocated { pfn: upper }, || free_unowned(&allocator, upper, 2));
 }
 
 #[test]
@@ -43,9 +43,9 @@ fn freeing_a_frame_never_allocated_is_rejected() {
     let allocator = pc(64);
     let zone = &allocator.zones()[1];
     let pfn = zone.start_pfn() + 8;
-    rejected(&allocator, FreeError::NotAllocated { pfn }, || allocator.free_pfn(pfn, 0));
+    rejected(&allocator, FreeError::NotAllocated { pfn }, || free_unowned(&allocator, pfn, 0));
     let head = zone.start_pfn();
-    rejected(&allocator, FreeError::DoubleFree { pfn: head }, || allocator.free_pfn(head, MAX_ORDER));
+    rejected(&allocator, FreeError::DoubleFree { pfn: head }, || free_unowned(&allocator, head, MAX_ORDER));
 }
 
 #[test]
@@ -55,11 +55,11 @@ fn freeing_with_the_wrong_order_is_rejected() {
     let pfn = block.pfn();
     for wrong in [0, 1, 2, 4] {
         rejected(&allocator, FreeError::WrongOrder { pfn, allocated_order: 3, freed_order: wrong }, || {
-            allocator.free_pfn(pfn, wrong)
+            free_unowned(&allocator, pfn, wrong)
         });
     }
     // Freeing an interior frame of the block.
-    rejected(&allocator, FreeError::NotAllocated { pfn: pfn + 1 }, || allocator.free_pfn(pfn + 1, 0));
+    rejected(&allocator, FreeError::NotAllocated { pfn: pfn + 1 }, || free_unowned(&allocator, pfn + 1, 0));
     allocator.free_pages(block).unwrap();
 }
 
@@ -68,7 +68,7 @@ fn misaligned_block_is_rejected() {
     let allocator = pc(64);
     let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
     let pfn = block.pfn() + 2;
-    rejected(&allocator, FreeError::Misaligned { pfn, order: 2 }, || allocator.free_pfn(pfn, 2));
+    rejected(&allocator, FreeError::Misaligned { pfn, order: 2 }, || free_unowned(&allocator, pfn, 2));
     allocator.free_pages(block).unwrap();
 }
 
@@ -76,11 +76,11 @@ fn misaligned_block_is_rejected() {
 fn out_of_range_and_hole_pfns_are_rejected() {
     let allocator = pc(64);
     let beyond = 64 * 256;
-    rejected(&allocator, FreeError::OutOfRange { pfn: beyond }, || allocator.free_pfn(beyond, 0));
-    rejected(&allocator, FreeError::OutOfRange { pfn: !1023 }, || allocator.free_pfn(!1023, 10));
+    rejected(&allocator, FreeError::OutOfRange { pfn: beyond }, || free_unowned(&allocator, beyond, 0));
+    rejected(&allocator, FreeError::OutOfRange { pfn: !1023 }, || free_unowned(&allocator, !1023, 10));
     // pc_layout reserves pfn 0 and the legacy 640 KiB - 1 MiB hole.
-    rejected(&allocator, FreeError::NotManaged { pfn: 0 }, || allocator.free_pfn(0, 0));
-    rejected(&allocator, FreeError::NotManaged { pfn: 0xa0 }, || allocator.free_pfn(0xa0, 0));
+    rejected(&allocator, FreeError::NotManaged { pfn: 0 }, || free_unowned(&allocator, 0, 0));
+    rejected(&allocator, FreeError::NotManaged { pfn: 0xa0 }, || free_unowned(&allocator, 0xa0, 0));
 }
 
 #[test]
@@ -89,9 +89,10 @@ fn block_from_another_allocator_is_rejected() {
     let second = pc(64);
     let block = first.alloc_pages(0, AllocRequest::KERNEL).unwrap();
     let pfn = block.pfn();
-    let (order, zone_index, id) = (block.order(), block.zone_index(), block.allocator_id());
+    let raw = block.raw_parts();
     rejected(&second, FreeError::ForeignBlock { pfn }, || second.free_pages(block));
-    first.free_pages(Block::from_raw_parts(pfn, order, zone_index, id)).unwrap();
+    // SAFETY: the block given to `second` was rejected and dropped: `raw` is its only owner.
+    first.free_pages(unsafe { Block::from_raw(raw) }).unwrap();
     first.check_invariants().unwrap();
 }
 
@@ -99,12 +100,43 @@ fn block_from_another_allocator_is_rejected() {
 fn block_claiming_the_wrong_zone_is_rejected() {
     let allocator = pc(64);
     let block = allocator.alloc_pages(0, AllocRequest::DMA32).unwrap();
-    let (pfn, id, zone_index) = (block.pfn(), block.allocator_id(), block.zone_index());
-    let forged = Block::from_raw_parts(pfn, 0, 0, id);
+    let (pfn, zone_index) = (block.pfn(), block.zone_index());
+    let raw = block.into_raw();
+    // SAFETY: a forged copy naming zone 0; the free is rejected, so `raw` still owns it.
+    let forged = unsafe { Block::from_raw(pagealloc::RawBlock { zone_index: 0, ..raw }) };
     rejected(&allocator, FreeError::WrongZone { pfn, claimed_zone: 0, actual_zone: zone_index }, || {
         allocator.free_pages(forged)
     });
-    allocator.free_pages(Block::from_raw_parts(pfn, 0, zone_index, id)).unwrap();
+    // SAFETY: `raw` came from into_raw and is rebuilt once.
+    allocator.free_pages(unsafe { Block::from_raw(raw) }).unwrap();
+}
+
+/// Finding 4 of issue 13: a stale copy of a block, freed and handed out again to someone
+/// else, used to free the new owner's pages.
+#[test]
+#[cfg(feature = "generations")]
+fn a_stale_block_does_not_free_the_next_owner() {
+    let allocator = pc_with(64, "mainline", 1);
+    let first = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    let stale = first.raw_parts();
+    allocator.free_pages(first).unwrap();
+    // The pageset hands the same frame out again (last in, first out).
+    let second = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    assert_eq!(second.pfn(), stale.pfn);
+    assert_ne!(second.generation(), stale.generation);
+    let expected = FreeError::StaleBlock {
+        pfn: stale.pfn,
+        block_generation: stale.generation,
+        frame_generation: second.generation(),
+    };
+    // SAFETY: deliberately broken (a stale copy); the allocator must refuse it.
+    rejected(&allocator, expected, || allocator.free_pages(unsafe { Block::from_raw(stale) }));
+    assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 1);
+    allocator.free_pages(second).unwrap();
+    // A stale copy of a block that is free now is a double free.
+    // SAFETY: as above.
+    let error = allocator.free_pages(unsafe { Block::from_raw(stale) }).unwrap_err();
+    assert_eq!(error, FreeError::DoubleFree { pfn: stale.pfn });
 }
 
 #[test]
@@ -117,7 +149,7 @@ fn impossible_orders_are_rejected() {
     );
     assert_eq!(allocator.alloc_pages(u8::MAX, AllocRequest::KERNEL), Err(AllocError::OrderTooLarge { order: 255 }));
     assert_eq!(fingerprint(&allocator), before);
-    rejected(&allocator, FreeError::OrderTooLarge { order: 11 }, || allocator.free_pfn(0, MAX_ORDER + 1));
+    rejected(&allocator, FreeError::OrderTooLarge { order: 11 }, || free_unowned(&allocator, 0, MAX_ORDER + 1));
 }
 
 #[test]

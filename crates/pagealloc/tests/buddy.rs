@@ -164,7 +164,7 @@ fn first_unmovable_request_claims_a_whole_max_order_block() {
 fn sparse_movable_pageblock_is_stolen_from_not_claimed_and_boosts_the_watermark() {
     let pages = 8 << 10;
     let (allocator, recorder) = recorded_allocator(pages);
-    let mut held: Vec<_> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
+    let held: Vec<_> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
     let min = allocator.zones()[0].params().watermarks.min_pages;
     assert_eq!(allocator.zones()[0].free_pages(), min);
     // In a pageblock that is wholly allocated, free 100 scattered pages: too few to claim it
@@ -176,9 +176,10 @@ fn sparse_movable_pageblock_is_stolen_from_not_claimed_and_boosts_the_watermark(
         .find(|start| (*start..start + PAGEBLOCK_PAGES).all(|pfn| held_pfns.contains(&pfn)))
         .expect("a wholly allocated pageblock");
     let to_free: Vec<u64> = (0..100).map(|i| full_block + 4 * i).collect();
-    held.retain(|block| !to_free.contains(&block.pfn()));
-    for &pfn in &to_free {
-        allocator.free_pfn(pfn, 0).unwrap();
+    let (mut freed, _held): (Vec<_>, Vec<_>) = held.into_iter().partition(|block| to_free.contains(&block.pfn()));
+    freed.sort_by_key(|block| block.pfn());
+    for block in freed {
+        allocator.free_pages(block).unwrap();
     }
     recorder.0.lock().unwrap().clear();
     let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();

@@ -52,8 +52,18 @@ fn zones_above_their_address_limit_are_rejected() {
 #[test]
 fn absurd_sizes_and_overrides_are_errors_not_wrapped_arithmetic() {
     for builder in [AllocatorBuilder::pc_layout(u64::MAX), AllocatorBuilder::single_zone(ZoneType::Normal, u64::MAX)] {
-        assert!(matches!(PageAllocator::build(builder, TestPlatform::new(1)), Err(BuildError::ZoneTooLarge { .. })));
+        assert!(matches!(
+            PageAllocator::build(builder, TestPlatform::new(1)),
+            Err(BuildError::ZoneTooLarge { .. } | BuildError::ZoneAboveLimit { .. })
+        ));
     }
+    // A block keeps its zone beside its pfn, so no zone may reach past PFN_LIMIT.
+    let limit = pagealloc::types::PFN_LIMIT;
+    let beyond = AllocatorBuilder::new().zone(0, ZoneType::Normal, limit - 1024..limit + 1024);
+    assert!(matches!(
+        PageAllocator::build(beyond, TestPlatform::new(1)),
+        Err(BuildError::ZoneAboveLimit { zone_type: ZoneType::Normal, limit_pfn, .. }) if limit_pfn == limit
+    ));
     let mut policy = Policy::default();
     policy.pcp.batch_override = Some(u32::MAX >> 2);
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16).policy(policy);

@@ -29,6 +29,20 @@ pub fn pc_with(total_mib: u64, preset_name: &str, cpus: usize) -> TestAllocator 
     PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
 }
 
+/// Frees by frame number a block the test does not own: a frame never allocated, already
+/// free, inside a block, or a live block at a wrong order. The rejection is what the test
+/// checks.
+pub fn free_unowned<P: pagealloc::platform::Platform>(
+    allocator: &PageAllocator<P>,
+    pfn: u64,
+    order: u8,
+) -> Result<(), pagealloc::FreeError> {
+    // SAFETY: deliberately outside free_pfn's contract, on frames whose state shows it
+    // (the callers name no block that another owner holds at that order), so the
+    // allocator must reject the free and change nothing; the tests check both.
+    unsafe { allocator.free_pfn(pfn, order) }
+}
+
 /// Free blocks per order per zone: the buddyinfo numbers.
 pub fn buddyinfo(allocator: &TestAllocator) -> Vec<[u64; NR_ORDERS]> {
     allocator

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Foundation: machine abstraction, locks, types, requests, policies, sizing, the
     // machine description.
-    &["block", "builder", "error", "events", "platform", "policy", "presets", "request", "sizing", "sync", "types"],
-    // Data: frame records and the index lists linking them.
-    &["frame", "list"],
+    &["builder", "error", "events", "platform", "policy", "presets", "request", "sizing", "sync", "types"],
+    // Data: frame records, the index lists linking them, and the block handle (which
+    // records its head frame's word).
+    &["block", "frame", "list"],
     // A zone's data, no locks taken.
     &["free_area", "zone_mem", "zone_state"],
     // Buddy operations under the zone lock.

@@ -107,7 +107,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str) -> Result<(), TestCaseEr
             }
             Op::DoubleFree { pick } if !model.freed.is_empty() => {
                 let (pfn, order) = model.freed[pick % model.freed.len()];
-                let error = allocator.free_pfn(pfn, order).expect_err("double free must fail");
+                let error = free_unowned(&allocator, pfn, order).expect_err("double free must fail");
                 prop_assert!(
                     matches!(error, FreeError::DoubleFree { .. } | FreeError::NotAllocated { .. }),
                     "{error:?}"

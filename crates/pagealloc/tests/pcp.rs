@@ -234,7 +234,7 @@ fn double_free_into_a_pageset_is_rejected() {
     let pfn = block.pfn();
     allocator.free_pages(block).unwrap();
     let before = fingerprint(&allocator);
-    assert_eq!(allocator.free_pfn(pfn, 0), Err(pagealloc::FreeError::DoubleFree { pfn }));
+    assert_eq!(free_unowned(&allocator, pfn, 0), Err(pagealloc::FreeError::DoubleFree { pfn }));
     assert_eq!(fingerprint(&allocator), before);
 }
 

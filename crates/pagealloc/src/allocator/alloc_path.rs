@@ -57,8 +57,10 @@ impl<P: Platform> PageAllocator<P> {
         // request stays in registers here; the walk's `AllocCall` is built only when this
         // fails (passing its address from here spilled it on the hot path).
         if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu) {
-            debug_assert!(preferred.mem.frame(pfn).info().is_alloc_head_of_order(order));
-            return Ok(Block::new(pfn, order, preferred.index, self.id));
+            // The head's word was just stored: this load is forwarded from the store.
+            let head = preferred.mem.frame(pfn).info();
+            debug_assert!(head.is_alloc_head_of_order(order));
+            return Ok(Block::new(pfn, preferred.index, self.id, head));
         }
         let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu };
         self.alloc_pages_rest(call, zonelist, &request)
@@ -141,7 +143,7 @@ impl<P: Platform> PageAllocator<P> {
                     break;
                 }
                 if let Some(pfn) = self.try_zone_outlined(zone, call.block, call.highest_zone, call.cpu) {
-                    return Some(Block::new(pfn, call.block.order, zone.index, self.id));
+                    return Some(Block::new(pfn, zone.index, self.id, zone.mem.frame(pfn).info()));
                 }
             }
             if !(dropped_nofragment || call.block.flags.nofragment) {

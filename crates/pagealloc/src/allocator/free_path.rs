@@ -26,7 +26,9 @@ impl<P: Platform> PageAllocator<P> {
         Ok(zone)
     }
 
-    /// Returns a block to the allocator.
+    /// Returns a block to the allocator. Every field of the block is checked; a block whose
+    /// head was freed and handed out again since (a stale copy rebuilt with
+    /// [`Block::from_raw`]) is [`FreeError::StaleBlock`] and frees nothing.
     #[inline]
     pub fn free_pages(&self, block: Block) -> Result<(), FreeError> {
         // Fast path: the block names its zone, so a well-formed free of an allocated head
@@ -34,7 +36,7 @@ impl<P: Platform> PageAllocator<P> {
         if block.allocator_id() == self.id {
             if let Some(zone) = self.zones.get(block.zone_index() as usize) {
                 let (pfn, order) = (block.pfn(), block.order());
-                if zone.mem.contains(pfn) && Self::try_claim_allocated(zone, pfn, order) {
+                if zone.mem.contains(pfn) && Self::try_claim_allocated(zone, pfn, block.expected_head()) {
                     self.release_claimed(zone, pfn, order);
                     return Ok(());
                 }
@@ -43,16 +45,15 @@ impl<P: Platform> PageAllocator<P> {
         self.free_pages_checked(block)
     }
 
-    /// Claims the head of an allocated block of `order` (allocated -> interior), if that is
-    /// what the frame holds. Also rejects a misaligned `pfn`: an allocated head is aligned.
+    /// Claims the head of an allocated block, `expected` its word (allocated -> interior,
+    /// one generation on), if that is what the frame holds. A block's order is at most
+    /// MAX_ORDER (a frame's is), and an allocated head is aligned, so this also rejects
+    /// those errors.
     #[inline]
-    fn try_claim_allocated(zone: &Zone<P>, pfn: Pfn, order: u8) -> bool {
-        if order > MAX_ORDER {
-            return false;
-        }
+    fn try_claim_allocated(zone: &Zone<P>, pfn: Pfn, expected: FrameInfo) -> bool {
         let frame = zone.mem.frame(pfn);
         let info = frame.info();
-        info.is_alloc_head_of_order(order) && frame.transition(info, FrameInfo::INTERIOR).is_ok()
+        info.matches_allocated(expected) && frame.transition(info, info.freed()).is_ok()
     }
 
     #[cold]
@@ -66,16 +67,36 @@ impl<P: Platform> PageAllocator<P> {
         if zone.index != block.zone_index() {
             return Err(FreeError::WrongZone { pfn, claimed_zone: block.zone_index(), actual_zone: zone.index });
         }
-        self.free_checked(zone, pfn, block.order())
+        self.free_checked(zone, pfn, block.order(), Some(block.generation()))
     }
 
-    /// Frees by frame number and order, as kernel callers of `__free_pages()` do.
+    /// Frees by frame number and order, as kernel callers of `__free_pages()` do. With no
+    /// [`Block`] there is no generation to check, hence `unsafe`.
+    ///
+    /// # Safety
+    /// The caller owns the allocated block at `pfn` of `order`: it came from this allocator,
+    /// its [`Block`] was given up (for example through [`Block::into_raw`]) and will not be
+    /// freed, and nothing uses its frames after the call. A free that breaks this is still
+    /// rejected whenever the frame shows it (double, interior, wrong order, foreign,
+    /// reserved), and the allocator's state stays consistent; what no check can see is a
+    /// free of a block that someone else now owns, which frees their frames.
+    ///
+    /// Safe code cannot free by frame number (finding 3 of issue 13):
+    /// ```compile_fail,E0133
+    /// fn free_any<P: pagealloc::platform::Platform>(allocator: &pagealloc::PageAllocator<P>) {
+    ///     let _ = allocator.free_pfn(0x1000, 0);
+    /// }
+    /// ```
     #[inline]
-    pub fn free_pfn(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
+    pub unsafe fn free_pfn(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
         if let Some(zone) = self.zone_of_pfn(pfn) {
-            if Self::try_claim_allocated(zone, pfn, order) {
-                self.release_claimed(zone, pfn, order);
-                return Ok(());
+            if order <= MAX_ORDER {
+                let frame = zone.mem.frame(pfn);
+                let info = frame.info();
+                if info.is_alloc_head_of_order(order) && frame.transition(info, info.freed()).is_ok() {
+                    self.release_claimed(zone, pfn, order);
+                    return Ok(());
+                }
             }
         }
         self.free_pfn_checked(pfn, order)
@@ -85,10 +106,12 @@ impl<P: Platform> PageAllocator<P> {
     #[inline(never)]
     fn free_pfn_checked(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
         let zone = self.validate_free(pfn, order)?;
-        self.free_checked(zone, pfn, order)
+        self.free_checked(zone, pfn, order, None)
     }
 
-    fn free_checked(&self, zone: &Zone<P>, pfn: Pfn, order: u8) -> Result<(), FreeError> {
+    /// The checked claim: names the error of a free that the fast path refused. `generation`
+    /// is the block's, when the caller has one.
+    fn free_checked(&self, zone: &Zone<P>, pfn: Pfn, order: u8, generation: Option<u32>) -> Result<(), FreeError> {
         let frame = zone.mem.frame(pfn);
         let mut info = frame.info();
         // Claim the head atomically, so two racing frees of one block cannot both pass.
@@ -96,6 +119,13 @@ impl<P: Platform> PageAllocator<P> {
         // this loop returns on or claims.
         loop {
             match info.state() {
+                FrameState::AllocHead if generation.is_some_and(|generation| generation != info.generation()) => {
+                    return Err(FreeError::StaleBlock {
+                        pfn,
+                        block_generation: generation.unwrap_or_default(),
+                        frame_generation: info.generation(),
+                    })
+                }
                 FrameState::AllocHead if info.order() == order => {}
                 FrameState::AllocHead => {
                     return Err(FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order })
@@ -104,7 +134,7 @@ impl<P: Platform> PageAllocator<P> {
                 FrameState::Interior => return Err(FreeError::NotAllocated { pfn }),
                 FrameState::Reserved => return Err(FreeError::NotManaged { pfn }),
             }
-            match frame.transition(info, FrameInfo::INTERIOR) {
+            match frame.transition(info, info.freed()) {
                 Ok(()) => break,
                 Err(actual) => info = actual,
             }
@@ -116,7 +146,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
-        debug_assert_eq!(zone.mem.frame(pfn).info(), FrameInfo::INTERIOR, "releasing an unclaimed block");
+        debug_assert_eq!(zone.mem.frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
         if self.policy.pcp.caches_order(order) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
                 if pcp::pcp_free(&call, pfn, order) {

@@ -178,7 +178,7 @@ impl<P: Platform> LockedZone<'_, P> {
     pub(crate) fn del_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
         let index = self.mem.index(pfn);
         let frame = &self.mem.frames[index as usize];
-        debug_assert_eq!(frame.info(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
+        debug_assert_eq!(frame.info().without_generation(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
         debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
         let records = self.mem.records(self.platform);
         self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index, Own::Cold, &records);
