@@ -1,7 +1,9 @@
 //! Property test: random alloc/free sequences of mixed orders, migratetypes and request
 //! kinds, against a reference model (a frame ownership map). After every step: the
 //! invariant checker passes, no frame is handed out twice, blocks respect their request's
-//! zone limit, and free + allocated == managed.
+//! zone limit, and free + allocated == managed. Liveness: an allocation the model says
+//! must succeed (see `Model::must_succeed`) does; out of memory is accepted only when the
+//! model says memory is short.
 
 mod common;
 
@@ -10,7 +12,7 @@ use std::collections::BTreeMap;
 use common::*;
 use pagealloc::platform::Platform;
 use pagealloc::types::MAX_ORDER;
-use pagealloc::{AllocRequest, Block, FreeError, ZoneType};
+use pagealloc::{AllocRequest, Block, FreeError, MigrateType, ZoneType};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -76,6 +78,77 @@ impl Model {
     fn allocated_pages(&self) -> u64 {
         self.live.values().map(|&o| 1u64 << o).sum()
     }
+
+    fn allocated_in(&self, range: std::ops::Range<u64>) -> u64 {
+        self.live.range(range).map(|(_, &o)| 1u64 << o).sum()
+    }
+
+    /// Whether the zone holds an aligned run of 2^order frames that no live block covers.
+    fn has_free_run(&self, start: u64, end: u64, order: u8) -> bool {
+        let size = 1u64 << order;
+        let mut pfn = start.next_multiple_of(size);
+        // Bounded by the zone's span.
+        while pfn + size <= end {
+            if !self.overlaps(pfn, order) {
+                return true;
+            }
+            pfn += size;
+        }
+        false
+    }
+
+    /// The liveness oracle: true when some zone the request may use has, by the model's
+    /// own count, more free pages than every bar the allocator may hold back (the high
+    /// watermark, any boost, the lowmem reserve, the high-atomic reserve, and, for a caller
+    /// that cannot drain them, every CPU's pageset), plus, above order 0, an aligned run of
+    /// free frames. Conservative on purpose: the allocator may succeed where this says
+    /// nothing, and must succeed where it says yes. Above order 0 it speaks only for callers
+    /// that may reclaim (the slow path drains the pagesets, so free frames merge), in zones
+    /// with no holes and no high-atomic reserve.
+    fn must_succeed(&self, allocator: &TestAllocator, order: u8, request: AllocRequest) -> bool {
+        allocator.zones().iter().any(|zone| {
+            let movable_only = zone.zone_type() == ZoneType::Movable && request.migratetype != MigrateType::Movable;
+            if zone.zone_type() > request.highest_zone || movable_only || zone.managed_pages() == 0 {
+                return false;
+            }
+            let (start, end) = (zone.start_pfn(), zone.start_pfn() + zone.spanned_pages());
+            let free = zone.managed_pages() - self.allocated_in(start..end);
+            let params = zone.params();
+            let held_back = params.watermarks.high_pages
+                + zone.boost_pages()
+                + params.lowmem_reserve[request.highest_zone.index()]
+                + zone.reserved_highatomic_pages()
+                + if request.may_reclaim { 0 } else { allocator.pcp_pages() };
+            if free < held_back + (1 << order) {
+                return false;
+            }
+            order == 0
+                || (request.may_reclaim
+                    && zone.managed_pages() == zone.spanned_pages()
+                    && zone.reserved_highatomic_pages() == 0
+                    && self.has_free_run(start, end, order))
+        })
+    }
+}
+
+/// Per zone: managed pages, the model's allocated pages, the watermarks, for a failure.
+fn zones_summary(allocator: &TestAllocator, model: &Model) -> String {
+    let zones = allocator.zones().iter().map(|zone| {
+        let (start, end) = (zone.start_pfn(), zone.start_pfn() + zone.spanned_pages());
+        let marks = zone.params().watermarks;
+        format!(
+            "{:?}: managed {} allocated {} marks {}/{}/{} boost {} highatomic {}",
+            zone.zone_type(),
+            zone.managed_pages(),
+            model.allocated_in(start..end),
+            marks.min_pages,
+            marks.low_pages,
+            marks.high_pages,
+            zone.boost_pages(),
+            zone.reserved_highatomic_pages()
+        )
+    });
+    format!("{}; pcp {}", zones.collect::<Vec<_>>().join("; "), allocator.pcp_pages())
 }
 
 fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str) -> Result<(), TestCaseError> {
@@ -88,7 +161,18 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str) -> Result<(), TestCaseEr
         match op {
             Op::Alloc { order, request } => {
                 let request = REQUESTS[request];
-                if let Ok(block) = allocator.alloc_pages(order, request) {
+                let result = allocator.alloc_pages(order, request);
+                if let Err(error) = &result {
+                    prop_assert_eq!(error, &pagealloc::AllocError::OutOfMemory { order });
+                    prop_assert!(
+                        !model.must_succeed(&allocator, order, request),
+                        "order-{} {:?} failed with memory to spare: {}",
+                        order,
+                        request,
+                        zones_summary(&allocator, &model)
+                    );
+                }
+                if let Ok(block) = result {
                     prop_assert!(!model.overlaps(block.pfn(), order), "frame handed out twice: {block:?}");
                     prop_assert_eq!(block.pfn() % block.pages(), 0);
                     let zone = allocator.zone_of_pfn(block.pfn()).unwrap();
@@ -160,6 +244,24 @@ proptest! {
         // 8 MiB: 2048 frames, exhausted within the sequence.
         run(ops, 8, PRESETS[preset])?;
     }
+}
+
+/// The oracle is not vacuous: it says yes on a fresh machine, at every order for callers
+/// that may reclaim, and no once the model holds nearly everything.
+#[test]
+fn the_liveness_oracle_speaks_both_ways() {
+    let allocator = pc_with(32, "mainline", CPUS);
+    let mut model = Model::default();
+    for order in 0..=MAX_ORDER {
+        assert!(model.must_succeed(&allocator, order, AllocRequest::KERNEL), "order {order}");
+    }
+    let mut held = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+        model.live.insert(block.pfn(), 0);
+        held.push(block);
+    }
+    assert!(!model.must_succeed(&allocator, 0, AllocRequest::KERNEL));
+    allocator.free_bulk(held).unwrap();
 }
 
 #[test]
