@@ -7,6 +7,7 @@ mod huge_pages;
 mod machine_args;
 mod rng;
 mod run;
+mod torture;
 mod workload;
 
 use clap::builder::TypedValueParser as _;
@@ -32,6 +33,10 @@ enum Command {
     Run(run::RunArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
+    /// Random mixed operations on real threads (more than cores) under memory pressure,
+    /// with a frame-ownership shadow and the invariant checker at quiescent points; exits 1
+    /// on any violation.
+    Torture(torture::TortureArgs),
     /// Reproduce the seeds' tables on the simulator (all experiments without a name).
     Reproduce {
         /// Experiments to run (see `pagelab experiments`); all when none given.
@@ -68,6 +73,14 @@ fn main() {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Torture(args) => match torture::run(&args) {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                eprintln!("pagelab: torture found violations (see above)");
+                std::process::exit(1);
+            }
+            Err(message) => Err(message),
+        },
         Command::Reproduce { experiments, quick, seed, out, jobs } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             experiments::reproduce(&experiments, quick, seed, &out, jobs)

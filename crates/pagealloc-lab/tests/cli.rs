@@ -39,6 +39,15 @@ const BAD_INVOCATIONS: &[&str] = &[
     "demo --memory-mib 0",
     "demo --memory-mib 18446744073709551615",
     "presets --bogus",
+    "torture --threads 0",
+    "torture --threads 100000",
+    "torture --seconds 0",
+    "torture --seconds -1",
+    "torture --check-ms 0",
+    "torture --preset nope",
+    "torture --preset mainline --preset nope",
+    "torture --memory-mib 1",
+    "torture --memory-mib 18446744073709551615",
 ];
 
 #[test]

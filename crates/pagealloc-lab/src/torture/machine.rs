@@ -1,0 +1,64 @@
+//! The machine a torture run drives: every zone type a request can name (DMA, DMA32, Normal,
+//! Movable), so DMA requests, lowmem reserves and zone fallbacks all see traffic, on the
+//! real-thread platform.
+
+use std::ops::Range;
+
+use pagealloc::builder::{DMA32_START_PFN, NORMAL_START_PFN};
+use pagealloc::platform::StdPlatform;
+use pagealloc::presets::Preset;
+use pagealloc::sizing::Tunables;
+use pagealloc::{AllocatorBuilder, PageAllocator, Pfn, ZoneType};
+
+const PAGES_PER_MIB: u64 = 256;
+/// vm.stat_interval of the run: short, so each CPU's vmstat pass (pageset decay and remote
+/// drains) runs many times in a few seconds, racing the workers.
+const STAT_INTERVAL_MS: u32 = 10;
+
+/// Zone spans for `memory_mib` (at least 64): 16 MiB of DMA with pfn 0 reserved as on a PC,
+/// then the rest split 1:2:1 over DMA32 (above 16 MiB), Normal (from 4 GiB) and Movable
+/// (right after Normal).
+fn zone_spans(memory_mib: u64) -> [(ZoneType, Range<Pfn>); 4] {
+    let rest_pages = (memory_mib - 16) * PAGES_PER_MIB;
+    let (dma32_pages, normal_pages) = (rest_pages / 4, rest_pages / 2);
+    let movable_pages = rest_pages - dma32_pages - normal_pages;
+    let normal_end = NORMAL_START_PFN + normal_pages;
+    [
+        (ZoneType::Dma, 0..DMA32_START_PFN),
+        (ZoneType::Dma32, DMA32_START_PFN..DMA32_START_PFN + dma32_pages),
+        (ZoneType::Normal, NORMAL_START_PFN..normal_end),
+        (ZoneType::Movable, normal_end..normal_end + movable_pages),
+    ]
+}
+
+/// A fresh allocator for one preset's run, on the platform of the real machine's CPUs
+/// (workers outnumber them and share their pagesets).
+pub fn build(preset: &Preset, memory_mib: u64) -> Result<PageAllocator<StdPlatform>, String> {
+    let tunables = Tunables { stat_interval_ms: STAT_INTERVAL_MS, ..Tunables::default() };
+    let mut builder = AllocatorBuilder::new().reserve(0..1).tunables(tunables).policy(preset.policy);
+    for (zone_type, span) in zone_spans(memory_mib) {
+        builder = builder.zone(0, zone_type, span);
+    }
+    PageAllocator::build(builder, StdPlatform::new()).map_err(|error| format!("building the machine: {error}"))
+}
+
+/// Every zone's pfn span, for the ownership shadow.
+pub fn spans(allocator: &PageAllocator<StdPlatform>) -> Vec<Range<Pfn>> {
+    allocator.zones().iter().map(|zone| zone.start_pfn()..zone.start_pfn() + zone.spanned_pages()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_size_builds_four_zones_that_check_clean() {
+        for memory_mib in [64, 512, 4096] {
+            let allocator = build(pagealloc::presets::find("mainline").unwrap(), memory_mib).unwrap();
+            assert_eq!(allocator.zones().len(), 4, "{memory_mib} MiB");
+            assert_eq!(allocator.managed_pages(), memory_mib * PAGES_PER_MIB - 1, "all but pfn 0");
+            let census = allocator.check_invariants().unwrap();
+            assert_eq!(census.free_pages, allocator.managed_pages());
+        }
+    }
+}

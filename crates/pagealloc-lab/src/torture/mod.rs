@@ -1,0 +1,40 @@
+//! `pagelab torture`: random mixed operations on real threads, more of them than cores,
+//! against one allocator per preset, checked three ways: every frame's owner in a shadow
+//! kept beside the allocator (double allocations, frees of frames not held), every error
+//! other than OutOfMemory, and at quiescent points the invariant checker with its census
+//! compared to the shadow. Any violation makes the exit status non-zero.
+//!
+//! - `args`: the command line;
+//! - `machine`: the machine (DMA, DMA32, Normal, Movable) per preset;
+//! - `shadow`: the frame-ownership shadow;
+//! - `worker`, `ops`: a worker's batches, phases and operations;
+//! - `checker`: the quiescent and final checks;
+//! - `session`: one preset's run (threads, schedule, progress bar);
+//! - `tally`, `violations`, `report`: counts, violations, summaries.
+
+mod args;
+mod checker;
+mod machine;
+mod ops;
+mod report;
+mod session;
+mod shadow;
+mod tally;
+mod violations;
+mod worker;
+
+pub use args::TortureArgs;
+
+/// Runs every preset in turn, printing each one's summary as it ends and the totals last.
+/// `Ok(false)` when any violation was found.
+pub fn run(args: &TortureArgs) -> Result<bool, String> {
+    let workers = args.threads();
+    let mut runs = Vec::with_capacity(args.presets.len());
+    for preset in &args.presets {
+        let run = session::run_preset(preset, args, workers)?;
+        print!("{}", report::preset_summary(&run));
+        runs.push(run);
+    }
+    print!("{}", report::total_line(&runs));
+    Ok(runs.iter().all(|run| run.violations == 0))
+}

@@ -1,0 +1,219 @@
+//! The operations of a torture worker, each checked against the ownership shadow: a block
+//! is tagged with its owner as soon as it is allocated, and its tags are verified and
+//! cleared just before it is freed (after the free another worker may already hold it).
+
+use std::time::Instant;
+
+use pagealloc::platform::Platform;
+use pagealloc::{AllocError, Block, MAX_ORDER};
+
+use super::tally::{Op, FILL_REQUESTS, REQUESTS};
+use super::worker::{Phase, Worker};
+
+/// Most blocks a bulk call asks for or returns.
+const BULK_MAX_BLOCKS: u64 = 32;
+
+impl Worker<'_> {
+    /// One random operation of the mix. Frees win while the worker holds more than its cap.
+    pub(super) fn churn_step(&mut self) {
+        let roll = if self.held_pages > self.shared.churn_cap_pages { 450 } else { self.rng.below(1000) };
+        match roll {
+            0..=449 => self.alloc_one(),
+            450..=849 if !self.held.is_empty() => self.free_one(),
+            450..=849 => self.alloc_one(),
+            850..=889 => self.alloc_bulk(),
+            890..=929 if !self.held.is_empty() => self.free_bulk(),
+            890..=929 => self.alloc_bulk(),
+            930..=959 => self.drain(Op::DrainLocal),
+            960..=969 => self.drain(Op::DrainAll),
+            970..=979 => self.drain(Op::CpuOffline),
+            _ => self.periodic_work(),
+        }
+    }
+
+    /// Mostly small orders, as real traffic is, but every order up to MAX_ORDER.
+    fn random_order(&mut self) -> u8 {
+        match self.rng.below(20) {
+            0..=11 => 0,
+            12..=16 => 1 + self.rng.below(3) as u8,
+            _ => self.rng.below(u64::from(MAX_ORDER) + 1) as u8,
+        }
+    }
+
+    fn random_request(&mut self) -> usize {
+        self.rng.below(REQUESTS.len() as u64) as usize
+    }
+
+    fn alloc_one(&mut self) {
+        let (order, request) = (self.random_order(), self.random_request());
+        if let Some(block) = self.alloc(order, request) {
+            self.held_pages += block.pages();
+            self.held.push(block);
+        }
+    }
+
+    /// One `alloc_pages` call, its block adopted; OutOfMemory is counted, any other error
+    /// is a violation.
+    fn alloc(&mut self, order: u8, request: usize) -> Option<Block> {
+        self.tally.count(Op::Alloc);
+        match self.shared.allocator.alloc_pages(order, REQUESTS[request].1) {
+            Ok(block) => self.adopt(block, order, request),
+            Err(AllocError::OutOfMemory { .. }) => {
+                self.tally.out_of_memory += 1;
+                None
+            }
+            Err(error) => {
+                let context = format!("worker {}: alloc order {order} {}: {error}", self.owner, REQUESTS[request].0);
+                self.shared.violations.report(context);
+                None
+            }
+        }
+    }
+
+    /// Checks a block the allocator handed out and tags its frames; `None` (the block set
+    /// aside, never freed) when it is malformed or shares a frame with a held block.
+    fn adopt(&mut self, block: Block, order: u8, request: usize) -> Option<Block> {
+        let problem = if block.order() != order || !block.pfn().is_multiple_of(block.pages()) {
+            Some(format!("returned order {} at pfn {:#x}", block.order(), block.pfn()))
+        } else {
+            self.shared.shadow.claim(block.pfn(), block.pages(), self.owner).err().map(|v| v.to_string())
+        };
+        if let Some(problem) = problem {
+            let context = format!("worker {}: alloc order {order} {}: {problem}", self.owner, REQUESTS[request].0);
+            self.shared.violations.report(context);
+            self.shared.violations.quarantine(block.pages());
+            return None;
+        }
+        self.tally.allocated(order, request);
+        Some(block)
+    }
+
+    fn free_one(&mut self) {
+        let block = self.held.swap_remove(self.rng.below(self.held.len() as u64) as usize);
+        self.held_pages -= block.pages();
+        self.free_block(block);
+    }
+
+    /// One `free_pages` call, after verifying and clearing the block's tags; any error is a
+    /// violation.
+    fn free_block(&mut self, block: Block) {
+        self.tally.count(Op::Free);
+        if let Some(block) = self.disown(block) {
+            let (pfn, order) = (block.pfn(), block.order());
+            if let Err(error) = self.shared.allocator.free_pages(block) {
+                let context = format!("worker {}: free order {order} at pfn {pfn:#x}: {error}", self.owner);
+                self.shared.violations.report(context);
+            }
+        }
+    }
+
+    /// Verifies and clears a block's tags before it goes back; `None` (the block set aside)
+    /// when the worker does not hold every frame of it.
+    fn disown(&mut self, block: Block) -> Option<Block> {
+        match self.shared.shadow.release(block.pfn(), block.pages(), self.owner) {
+            Ok(()) => Some(block),
+            Err(violation) => {
+                self.shared.violations.report(format!("worker {}: free: {violation}", self.owner));
+                self.shared.violations.quarantine(block.pages());
+                None
+            }
+        }
+    }
+
+    fn alloc_bulk(&mut self) {
+        let order = if self.rng.below(4) == 0 { self.random_order() } else { self.rng.below(4) as u8 };
+        let (request, count) = (self.random_request(), 1 + self.rng.below(BULK_MAX_BLOCKS) as usize);
+        self.tally.count(Op::AllocBulk);
+        let mut blocks = Vec::with_capacity(count);
+        let result = self.shared.allocator.alloc_bulk(order, REQUESTS[request].1, count, &mut blocks);
+        match result {
+            Ok(got) if got < count => self.tally.bulk_short += 1,
+            Ok(_) => {}
+            Err(error) => {
+                let context = format!(
+                    "worker {}: alloc_bulk {count} x order {order} {}: {error}",
+                    self.owner, REQUESTS[request].0
+                );
+                self.shared.violations.report(context);
+            }
+        }
+        for block in blocks {
+            if let Some(block) = self.adopt(block, order, request) {
+                self.held_pages += block.pages();
+                self.held.push(block);
+            }
+        }
+    }
+
+    fn free_bulk(&mut self) {
+        let count = 1 + self.rng.below(self.held.len().min(BULK_MAX_BLOCKS as usize) as u64);
+        let blocks: Vec<Block> =
+            (0..count).map(|_| self.held.swap_remove(self.rng.below(self.held.len() as u64) as usize)).collect();
+        self.held_pages -= blocks.iter().map(Block::pages).sum::<u64>();
+        self.free_blocks(blocks);
+    }
+
+    /// Frees `blocks` with one `free_bulk` call, after verifying and clearing their tags.
+    pub(super) fn free_blocks(&mut self, blocks: Vec<Block>) {
+        if blocks.is_empty() {
+            return;
+        }
+        self.tally.count(Op::FreeBulk);
+        let count = blocks.len();
+        let owned: Vec<Block> = blocks.into_iter().filter_map(|block| self.disown(block)).collect();
+        if let Err(error) = self.shared.allocator.free_bulk(owned) {
+            self.shared.violations.report(format!("worker {}: free_bulk of {count} blocks: {error}", self.owner));
+        }
+    }
+
+    /// A drain of this CPU's pagesets, of every CPU's, or of a random CPU's as if it went
+    /// offline (the allocator has no online call: an offlined CPU's pageset is used again,
+    /// empty, as soon as a thread runs there, as after Linux's page_alloc_cpu_online()).
+    fn drain(&mut self, op: Op) {
+        self.tally.count(op);
+        let allocator = self.shared.allocator;
+        self.tally.drained_pages += match op {
+            Op::DrainLocal => allocator.drain_local(),
+            Op::DrainAll => allocator.drain_all(),
+            _ => allocator.cpu_offline(self.rng.below(allocator.platform().nr_cpus() as u64) as usize),
+        };
+    }
+
+    /// The periodic work of a random CPU at the platform's time (vmstat pass when due,
+    /// kswapd when woken), racing the other workers as the kernel's timers do.
+    fn periodic_work(&mut self) {
+        self.tally.count(Op::PeriodicWork);
+        let platform = self.shared.allocator.platform();
+        let cpu = self.rng.below(platform.nr_cpus() as u64) as usize;
+        let done = self.shared.allocator.run_due_work(cpu, platform.now_ns());
+        self.tally.vmstat_passes += u64::from(done.vmstat_passes);
+        self.tally.kswapd_passes += u64::from(done.kswapd_passes);
+        self.tally.drained_pages += done.drained_pages;
+    }
+
+    /// A hog's allocation: a request that may use Normal, one order lower after each
+    /// OutOfMemory, holding from OutOfMemory at order 0.
+    pub(super) fn fill_step(&mut self, order: u8) {
+        let request = self.rng.below(FILL_REQUESTS as u64) as usize;
+        match self.alloc(order, request) {
+            Some(block) => self.hoard.push(block),
+            None if order > 0 => self.phase = Phase::Fill { order: order - 1 },
+            None => self.phase = Phase::Hold { until: self.pause_from(Instant::now()) },
+        }
+    }
+
+    /// A hog gives its hoard back, a bulk free or a single free per step.
+    pub(super) fn release_step(&mut self) {
+        if self.hoard.is_empty() {
+            self.tally.hog_cycles += 1;
+            self.phase = Phase::Churn { until: self.pause_from(Instant::now()) };
+        } else if self.rng.below(2) == 0 {
+            let keep = self.hoard.len().saturating_sub(BULK_MAX_BLOCKS as usize);
+            let blocks = self.hoard.split_off(keep);
+            self.free_blocks(blocks);
+        } else {
+            let block = self.hoard.pop().expect("not empty");
+            self.free_block(block);
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The summaries: one block per preset (operations by kind, allocations by order and
+//! request, the pressure reached, checks, violations) and a last line over all presets that
+//! scripts and tests can read.
+
+use pagealloc::types::NR_ORDERS;
+
+use super::session::PresetRun;
+use super::tally::{Op, REQUESTS};
+
+/// "name count, name count, ..." of matching names and counts.
+fn listed<'a>(names: impl IntoIterator<Item = &'a str>, counts: &[u64], separator: &str) -> String {
+    names
+        .into_iter()
+        .zip(counts)
+        .map(|(name, count)| format!("{name}{separator}{count}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The summary of one preset's run.
+pub fn preset_summary(run: &PresetRun) -> String {
+    let tally = &run.tally;
+    let checks = &run.checks;
+    let orders: Vec<String> = (0..NR_ORDERS).map(|order| order.to_string()).collect();
+    let mean_check_ms = checks.total_ns as f64 / checks.checks.max(1) as f64 / 1e6;
+    let peak_held_pct = checks.peak_held_pages as f64 * 100.0 / run.managed_pages.max(1) as f64;
+    let mut text = format!(
+        "preset {}: {:.1} s, {} workers on {} CPUs, {} pages managed ({} MiB)\n",
+        run.preset, run.elapsed_s, run.workers, run.cpus, run.managed_pages, run.memory_mib
+    );
+    text += &format!(
+        "  operations  {} ({:.0}/s): {}\n",
+        tally.total_ops(),
+        tally.total_ops() as f64 / run.elapsed_s.max(1e-9),
+        listed(Op::NAMES, &tally.ops, " ")
+    );
+    text += &format!(
+        "  pressure    {} allocations out of memory, {} bulk calls short, {} hog cycles, peak {:.1}% of memory held at a check\n",
+        tally.out_of_memory, tally.bulk_short, tally.hog_cycles, peak_held_pct
+    );
+    text += &format!(
+        "  blocks      by order: {}\n",
+        listed(orders.iter().map(String::as_str), &tally.allocs_by_order, ":")
+    );
+    text += &format!(
+        "              by request: {}\n",
+        listed(REQUESTS.iter().map(|(name, _)| *name), &tally.allocs_by_request, ":")
+    );
+    text += &format!(
+        "  background  {} vmstat passes, {} kswapd passes, {} pages drained from pagesets\n",
+        tally.vmstat_passes, tally.kswapd_passes, tally.drained_pages
+    );
+    text += &format!(
+        "  checks      {} (mean {mean_check_ms:.1} ms, max {:.1} ms; {} CPUs offlined at quiescent points)\n",
+        checks.checks,
+        checks.max_ns as f64 / 1e6,
+        checks.offlined_cpus
+    );
+    text += &format!("  violations  {}\n", run.violations);
+    for violation in &run.first_violations {
+        text += &format!("    {violation}\n");
+    }
+    if run.violations > run.first_violations.len() as u64 {
+        text += &format!("    ... and {} more\n", run.violations - run.first_violations.len() as u64);
+    }
+    text
+}
+
+/// The last line: totals over every preset.
+pub fn total_line(runs: &[PresetRun]) -> String {
+    let ops: u64 = runs.iter().map(|run| run.tally.total_ops()).sum();
+    let checks: u64 = runs.iter().map(|run| run.checks.checks).sum();
+    let violations: u64 = runs.iter().map(|run| run.violations).sum();
+    format!("torture: {} presets, {ops} operations, {checks} checks, {violations} violations\n", runs.len())
+}

@@ -1,0 +1,134 @@
+//! One preset's torture run: a fresh machine and shadow, the workers on their own threads,
+//! and this thread as the supervisor that runs the quiescent checks on schedule and keeps
+//! the progress bar current.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use pagealloc::platform::Platform;
+use pagealloc::presets::Preset;
+
+use super::checker::{final_check, quiescent_check, CheckStats};
+use super::machine;
+use super::shadow::FrameShadow;
+use super::tally::Tally;
+use super::violations::Violations;
+use super::worker::{Shared, Worker};
+use super::TortureArgs;
+
+/// How often the supervisor wakes to redraw the bar when no check is due sooner.
+const BAR_REFRESH: Duration = Duration::from_millis(100);
+
+/// What one preset's run did.
+pub struct PresetRun {
+    pub preset: &'static str,
+    pub workers: usize,
+    pub cpus: usize,
+    pub managed_pages: u64,
+    pub memory_mib: u64,
+    pub elapsed_s: f64,
+    pub tally: Tally,
+    pub checks: CheckStats,
+    pub violations: u64,
+    pub first_violations: Vec<String>,
+}
+
+fn progress_bar(preset: &str, seconds: u64) -> Result<ProgressBar, String> {
+    // Drawn on stderr, and not at all when stderr is not a terminal.
+    let bar = ProgressBar::new(seconds);
+    let style = ProgressStyle::with_template("{prefix} {elapsed_precise} [{bar:30}] {pos}/{len} s {msg}")
+        .map_err(|e| e.to_string())?
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(preset.to_string());
+    Ok(bar)
+}
+
+/// Runs `preset` for `args.seconds` with `workers` threads and returns its counts.
+pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -> Result<PresetRun, String> {
+    let allocator = machine::build(preset, args.memory_mib)?;
+    let shadow = FrameShadow::new(machine::spans(&allocator));
+    let bar = progress_bar(preset.name, args.seconds)?;
+    let violations = Violations::new(bar.clone());
+    let (gate, stop, totals) = (RwLock::new(()), AtomicBool::new(false), Mutex::new(Tally::default()));
+    let shared = Shared {
+        allocator: &allocator,
+        shadow: &shadow,
+        violations: &violations,
+        gate: &gate,
+        stop: &stop,
+        totals: &totals,
+        churn_cap_pages: allocator.managed_pages() / workers as u64,
+    };
+    let start = Instant::now();
+    let mut stats = CheckStats::default();
+    let spawned: Result<(), String> = std::thread::scope(|scope| {
+        let shared = &shared;
+        let mut handles = Vec::with_capacity(workers);
+        for index in 0..workers {
+            let builder = std::thread::Builder::new().name(format!("torture-{index}"));
+            match builder.spawn_scoped(scope, move || Worker::new(shared, index, args.seed).run()) {
+                Ok(handle) => handles.push(handle),
+                Err(error) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(format!("starting worker {index}: {error}"));
+                }
+            }
+        }
+        let deadline = start + Duration::from_secs(args.seconds);
+        supervise(shared, Duration::from_millis(args.check_ms), deadline, &bar, &mut stats);
+        stop.store(true, Ordering::Relaxed);
+        for (index, handle) in handles.into_iter().enumerate() {
+            if handle.join().is_err() {
+                shared.violations.report(format!("worker {} panicked", index + 1));
+            }
+        }
+        Ok(())
+    });
+    spawned?;
+    let elapsed_s = start.elapsed().as_secs_f64();
+    final_check(&shared, &mut stats);
+    bar.finish_and_clear();
+    let tally = totals.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Ok(PresetRun {
+        preset: preset.name,
+        workers,
+        cpus: allocator.platform().nr_cpus(),
+        managed_pages: allocator.managed_pages(),
+        memory_mib: args.memory_mib,
+        elapsed_s,
+        tally,
+        checks: stats,
+        violations: violations.count(),
+        first_violations: violations.first(),
+    })
+}
+
+/// Until the deadline: a quiescent check every `check_period`, and the bar redrawn between.
+fn supervise(
+    shared: &Shared<'_>,
+    check_period: Duration,
+    deadline: Instant,
+    bar: &ProgressBar,
+    stats: &mut CheckStats,
+) {
+    let start = Instant::now();
+    let mut next_check = start + check_period;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        std::thread::sleep(next_check.min(deadline).min(now + BAR_REFRESH) - now);
+        if Instant::now() >= next_check {
+            quiescent_check(shared, stats);
+            // From the check's end: a slow check must not make the next one due at once.
+            next_check = Instant::now() + check_period;
+        }
+        let ops = shared.totals.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).total_ops();
+        bar.set_position(start.elapsed().as_secs());
+        bar.set_message(format!("{ops} ops, {} checks, {} violations", stats.checks, shared.violations.count()));
+    }
+}
