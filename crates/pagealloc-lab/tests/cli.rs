@@ -22,6 +22,11 @@ const BAD_INVOCATIONS: &[&str] = &[
     "run page_bench03 --cpus 300 --topology 2s-224cpu --duration-ms 2",
     "run page_bench03 --cpus 2 --real --memory-gib 0 --duration-ms 2",
     "run page_bench03 --cpus 64 --real --duration-ms 2",
+    "run page_bench03 --cpus 4 --duration-ms 2 --fault-trylock-ppm 5",
+    "run page_bench03 --cpus 4 --duration-ms 2 --faults --fault-trylock-ppm 1000001",
+    "run page_bench03 --cpus 4 --duration-ms 2 --faults --fault-migrate-ppm -1",
+    "run page_bench03 --cpus 4 --duration-ms 2 --faults --check-every-ms 0",
+    "run page_bench03 --cpus 2 --real --faults --duration-ms 2",
     "reproduce nosuchexperiment --quick --out /tmp/cli-out",
     "reproduce --quick --jobs 0 --out /tmp/cli-out pcp-kbuild",
     "bench bulk --threads-max 0",
@@ -71,4 +76,25 @@ fn every_bad_invocation_is_a_clear_error() {
     }
     let _ = std::fs::remove_dir_all(&out_dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `run --faults` reports what it injected and checked, in both formats, and succeeds when
+/// the checker found nothing.
+#[test]
+fn faults_are_reported_in_the_table_and_the_json() {
+    let run = |format: &str| {
+        let args = ["run", "unix-pairs", "--cpus", "4", "--duration-ms", "3", "--faults", "--format", format];
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let table = run("table");
+    let line = table.lines().find(|line| line.trim_start().starts_with("faults:")).expect("a faults line");
+    assert!(line.contains("trylock refusals") && line.contains("migrations"), "{line}");
+    assert!(line.ends_with(" 0 violations"), "{line}");
+    let json: serde_json::Value = serde_json::from_str(&run("json")).expect("json");
+    let faults = &json["faults"];
+    assert_eq!(faults["violations"], 0);
+    assert!(faults["trylock_refusals"].as_u64().unwrap() > 0 && faults["migrations"].as_u64().unwrap() > 0);
+    assert!(faults["checks"].as_u64().unwrap() >= 3);
 }

@@ -25,6 +25,12 @@
 //!   frames to lines: ours (12-byte records, five to a line) or Linux's 64-byte
 //!   `struct page` (a line per frame), which reproductions of the seeds use.
 //! - All constants are in [`calibration::Calibration`], one set used by every experiment.
+//! - Faults, off unless asked for ([`SimHandle::inject_faults`]): seeded trylock refusals,
+//!   and tasks that move to another CPU between allocator calls (the allocator sees the new
+//!   CPU's id; the task's costs stay on its engine CPU's clock). They exercise paths that a
+//!   deterministic run otherwise rarely takes: buddy fallbacks, remote pagesets.
+//!
+//! [`SimHandle::inject_faults`]: platform::SimHandle::inject_faults
 //!
 //! ## Approximations
 //! - The allocator's own instruction cost is not modelled instruction by instruction: the
@@ -62,7 +68,7 @@ pub mod topology;
 pub use calibration::Calibration;
 pub use engine::Engine;
 pub use metadata_layout::MetadataLayout;
-pub use platform::{SimPlatform, SimStats};
+pub use platform::{FaultConfig, FaultStats, SimPlatform, SimStats};
 pub use topology::Topology;
 
 /// A fixed, fast hasher for the simulator's maps (page frame numbers, lock and line ids):

@@ -42,6 +42,7 @@ pub(super) fn simulate(
         co_located: false,
         format: crate::run::RunFormat::Json,
         top_reuse,
+        faults: crate::run::FaultArgs::default(),
     };
     run_sim(workload, &args)
 }

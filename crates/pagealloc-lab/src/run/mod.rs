@@ -1,14 +1,18 @@
 //! `pagelab run WORKLOAD`: one workload on the simulator (default) or on real threads.
 
+mod faults;
 mod real;
+mod report;
 mod sim;
+mod sim_env;
 
+pub use faults::{FaultArgs, FaultReport};
 pub use real::run_real;
+pub use report::RunReport;
 pub use sim::run_sim;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
 use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, Trunc, Workload};
 
@@ -115,6 +119,8 @@ pub struct RunArgs {
     /// Count allocations per page frame and report the five most reused.
     #[arg(long)]
     pub top_reuse: bool,
+    #[command(flatten)]
+    pub faults: FaultArgs,
 }
 
 impl RunArgs {
@@ -151,21 +157,6 @@ impl RunArgs {
     }
 }
 
-/// Lock statistics of one class of the allocator's locks, summed.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct LockReport {
-    pub acquisitions: u64,
-    /// Acquisitions that found the lock held.
-    pub contended: u64,
-    pub wait_ns: u64,
-}
-
-impl From<pagealloc::sync::LockStats> for LockReport {
-    fn from(stats: pagealloc::sync::LockStats) -> LockReport {
-        LockReport { acquisitions: stats.acquisitions, contended: stats.contended, wait_ns: stats.wait_ns }
-    }
-}
-
 /// A workload's failed allocations: out of memory is pressure, counted and reported; any
 /// other error means the request itself was wrong, and ends the run with that error.
 #[derive(Clone, Copy, Debug, Default)]
@@ -198,101 +189,16 @@ pub enum RunFormat {
     Json,
 }
 
-/// One run's results.
-#[derive(Debug, Serialize)]
-pub struct RunReport {
-    pub workload: &'static str,
-    pub params: serde_json::Value,
-    pub preset: String,
-    pub cpus: usize,
-    pub platform: String,
-    pub seed: u64,
-    pub unit: &'static str,
-    pub work_units: u64,
-    /// Simulated (or wall-clock) seconds the CPUs ran.
-    pub elapsed_s: f64,
-    pub work_per_sec: f64,
-    pub allocator_calls: u64,
-    /// Workload allocations that found no memory (counted; the workload copes).
-    pub out_of_memory: u64,
-    /// Zone-lock wait as a share of all CPU time.
-    pub lock_contend_pct: f64,
-    /// Zone-lock statistics as the allocator's locks count them (both platforms).
-    pub zone_lock: LockReport,
-    pub alloc_zone_pages: u64,
-    pub free_high: u64,
-    pub pcp_pages_end: u64,
-    /// Simulator speed: allocator calls per host second (simulated runs only).
-    pub sim_ops_per_sec: Option<f64>,
-    pub host_seconds: f64,
-    /// Workload-specific results (e.g. truncate_s).
-    pub recorded: std::collections::BTreeMap<String, f64>,
-    /// With --top-reuse: the five most allocated page frames, (pfn, allocations).
-    pub top_pfn_reuse: Vec<(u64, u64)>,
-    /// Time-average of pages held in pagesets (sampled every 100 us of simulated time).
-    pub pcp_pages_avg: f64,
-    /// Pages still in pagesets after 30 simulated seconds of idle decay (simulated runs).
-    pub pcp_pages_after_idle: Option<u64>,
-    pub sim: Option<pagealloc_sim::SimStats>,
-    pub calibration: Option<pagealloc_sim::Calibration>,
-    /// Simulated runs: the frame-metadata layout charged.
-    pub metadata_layout: Option<pagealloc_sim::MetadataLayout>,
-}
-
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let workload = args.workload()?;
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
     if args.format == RunFormat::Json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
     } else {
-        println!(
-            "{} on {} ({} CPUs, preset {}, seed {})",
-            report.workload, report.platform, report.cpus, report.preset, report.seed
-        );
-        println!("  params: {}", report.params);
-        println!(
-            "  {} {} in {:.4} s: {:.0} per second ({:.1} ns of CPU time each)",
-            report.work_units,
-            report.unit,
-            report.elapsed_s,
-            report.work_per_sec,
-            report.elapsed_s * 1e9 * report.cpus as f64 / report.work_units.max(1) as f64,
-        );
-        println!(
-            "  zone lock contention {:.2}% of CPU time ({} of {} acquisitions waited); alloc_zone {} pages; free_high {}; {} pages in pagesets at the end",
-            report.lock_contend_pct,
-            report.zone_lock.contended,
-            report.zone_lock.acquisitions,
-            report.alloc_zone_pages,
-            report.free_high,
-            report.pcp_pages_end
-        );
-        if report.out_of_memory > 0 {
-            println!("  {} allocations found no memory", report.out_of_memory);
-        }
-        if let Some(idle) = report.pcp_pages_after_idle {
-            println!("  pagesets: {:.0} pages on average, {idle} after 30 s idle", report.pcp_pages_avg);
-        }
-        for (key, value) in &report.recorded {
-            println!("  {key}: {value:.6}");
-        }
-        if let Some(stats) = &report.sim {
-            let miss_pct = stats.page_misses as f64 * 100.0 / stats.page_touches.max(1) as f64;
-            let llc_pct = stats.page_llc_hits as f64 * 100.0 / stats.page_touches.max(1) as f64;
-            println!(
-                "  page data: {} touches, {llc_pct:.1}% from the LLC, {miss_pct:.1}% from memory",
-                stats.page_touches
-            );
-        }
-        if let Some(rate) = report.sim_ops_per_sec {
-            println!(
-                "  simulator: {:.2} M allocator calls per host second ({:.2} s host)",
-                rate / 1e6,
-                report.host_seconds
-            );
-        }
+        report.print_table();
     }
-    Ok(())
+    // With --faults, any invariant violation fails the run, after its report.
+    report.faults.as_ref().map_or(Ok(()), FaultReport::verdict)
 }
 
 #[cfg(test)]

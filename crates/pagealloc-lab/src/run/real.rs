@@ -253,6 +253,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         sim: None,
         calibration: None,
         metadata_layout: None,
+        faults: None,
     })
 }
 
@@ -282,6 +283,7 @@ mod tests {
             co_located: false,
             format: RunFormat::Table,
             top_reuse: false,
+            faults: crate::run::FaultArgs::default(),
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

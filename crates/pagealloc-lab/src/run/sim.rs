@@ -4,12 +4,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 use pagealloc::presets::Preset;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
+use pagealloc::{AllocatorBuilder, LastLevelCache, PageAllocator, ZoneType};
 use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 
-use super::{AllocFailures, RunArgs, RunReport};
-use crate::workload::{CpuTask, Env, Step, Workload};
+use super::faults::{self, CheckFn, InvariantObserver};
+use super::sim_env::SimEnv;
+use super::{RunArgs, RunReport};
+use crate::workload::{CpuTask, Step, Workload};
 
 /// Simulated seconds of idling after a run, to watch pagesets decay (the allocator's vmstat
 /// pass runs once a second, vm.stat_interval).
@@ -17,55 +19,6 @@ const IDLE_TAIL_SECONDS: u64 = 30;
 const SECOND_NS: u64 = 1_000_000_000;
 /// Sampling period of the pages held in pagesets.
 const SAMPLE_NS: u64 = 100_000;
-
-struct SimEnv<'a> {
-    allocator: &'a PageAllocator<SimPlatform>,
-    sim: SimHandle,
-    cpu: usize,
-    work_units: u64,
-    calls: u64,
-    recorded: BTreeMap<&'static str, f64>,
-    /// Allocations per page frame, when tracked.
-    reuse: Option<HashMap<u64, u64>>,
-    failures: AllocFailures,
-}
-
-impl Env for SimEnv<'_> {
-    fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
-        self.calls += 1;
-        let block = self.failures.note(self.allocator.alloc_pages(order, request))?;
-        if let Some(reuse) = self.reuse.as_mut() {
-            *reuse.entry(block.pfn()).or_default() += 1;
-        }
-        Some(block)
-    }
-    fn free(&mut self, block: Block) {
-        self.calls += 1;
-        self.allocator.free_pages(block).expect("workloads free what they allocated");
-    }
-    fn touch(&mut self, pfn: u64, pages: u64) {
-        use pagealloc::platform::Platform;
-        self.allocator.platform().touch_pages(pfn, pages);
-    }
-    fn compute(&mut self, ns: u64) {
-        self.sim.advance(ns);
-    }
-    fn lock(&mut self, id: u16) {
-        self.allocator.platform().workload_lock(id);
-    }
-    fn unlock(&mut self, id: u16) {
-        self.allocator.platform().workload_unlock(id);
-    }
-    fn done(&mut self, units: u64) {
-        self.work_units += units;
-    }
-    fn now_ns(&self) -> u64 {
-        self.sim.clock_ns(self.cpu)
-    }
-    fn record(&mut self, key: &'static str, value: f64) {
-        *self.recorded.entry(key).or_default() += value;
-    }
-}
 
 /// Memory of a simulated machine: one NUMA node per socket, each with a Normal zone of an
 /// equal share of the pages (its own zone lock), CPUs on the node of their socket.
@@ -100,19 +53,25 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     Ok((allocator, sim, preset, platform_name))
 }
 
-/// Runs the tasks until `duration_ns` of simulated time; returns the time-average of pages
-/// held in pagesets (sampled every SAMPLE_NS of CPU 0's time), if sampled.
+/// Runs the tasks until `duration_ns` of simulated time, with the observer's checks when
+/// faults are on; returns the time-average of pages held in pagesets (sampled every
+/// SAMPLE_NS of CPU 0's time), if sampled.
 fn drive(
     allocator: &PageAllocator<SimPlatform>,
     sim: SimHandle,
     tasks: &mut [Box<dyn CpuTask>],
     envs: &mut [SimEnv],
     duration_ns: u64,
+    mut observer: Option<&mut InvariantObserver>,
 ) -> Option<f64> {
     let cpus: Vec<usize> = (0..envs.len()).collect();
     let (mut sum_pages, mut samples) = (0u64, 0u64);
     let mut next_sample_ns = 0u64;
     Engine::new(sim).run(&cpus, duration_ns, |cpu| {
+        // This CPU's clock is the earliest: the checks due by now see every call before.
+        if let Some(observer) = observer.as_deref_mut() {
+            observer.maybe_check(allocator, sim, sim.clock_ns(cpu));
+        }
         if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
             sum_pages += sim.observe(|| allocator.pcp_pages());
             samples += 1;
@@ -170,44 +129,98 @@ fn env_totals(envs: &[SimEnv]) -> EnvTotals {
 }
 
 pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+    run_sim_checked(workload, args, faults::check_invariants)
+}
+
+/// What a run measured, before it becomes a report.
+struct Measured {
+    elapsed_ns: u64,
+    cpu_time_ns: u64,
+    stats: pagealloc_sim::SimStats,
+    zone_lock: pagealloc::sync::LockStats,
+    free_high: u64,
+    pcp_pages_end: u64,
+    pcp_pages_avg: Option<f64>,
+    pcp_pages_after_idle: u64,
+    host_seconds: f64,
+    totals: EnvTotals,
+    out_of_memory: u64,
+    faults: Option<super::faults::FaultReport>,
+}
+
+/// `run_sim` with the observer's check given (tests plant a failing one). With
+/// `--faults`, the platform injects faults and the observer checks every period, at the end
+/// of the run and after the idle tail; the report leaves the checks' own lock acquisitions
+/// out.
+pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: CheckFn) -> Result<RunReport, String> {
     let (allocator, sim, preset, platform_name) = build_machine(args)?;
+    let fault_config = args.faults.config(args.seed, args.cpus);
+    if let Some(config) = fault_config {
+        sim.inject_faults(config);
+    }
+    let mut observer = fault_config.map(|_| InvariantObserver::new(args.faults.check_every_ms, check));
     let mut tasks = workload.tasks(args.cpus, args.seed);
-    let mut envs: Vec<SimEnv> = (0..args.cpus)
-        .map(|cpu| SimEnv {
-            allocator: &allocator,
-            sim,
-            cpu,
-            work_units: 0,
-            calls: 0,
-            recorded: BTreeMap::new(),
-            reuse: args.top_reuse.then(HashMap::new),
-            failures: AllocFailures::default(),
-        })
-        .collect();
+    let mut envs = SimEnv::for_cpus(&allocator, sim, args.cpus, args.top_reuse, fault_config.is_some());
     let host_start = Instant::now();
-    let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, args.duration_ms() * 1_000_000);
+    let duration_ns = args.duration_ms() * 1_000_000;
+    let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut());
     let host_seconds = host_start.elapsed().as_secs_f64();
     if let Some(error) = envs.iter().find_map(|env| env.failures.rejected) {
         return Err(format!("the workload's allocation was rejected: {error}"));
     }
     let clocks: Vec<u64> = (0..args.cpus).map(|cpu| sim.clock_ns(cpu)).collect();
     let (elapsed_ns, cpu_time_ns) = (clocks.iter().copied().max().unwrap_or(0), clocks.iter().sum::<u64>());
+    if let Some(observer) = observer.as_mut() {
+        observer.check_now(&allocator, sim, elapsed_ns);
+    }
+    // Read in this order: the pageset reads take (and charge) the pagesets' locks.
     let stats = sim.stats();
-    let zone_lock = allocator.zone_lock_stats();
-    let counters = allocator.pcp_counters();
-    let pcp_pages_end = allocator.pcp_pages();
-    let totals = env_totals(&envs);
+    let mut zone_lock = allocator.zone_lock_stats();
+    zone_lock.acquisitions -= observer.as_ref().map_or(0, InvariantObserver::zone_lock_acquisitions);
+    let free_high = allocator.pcp_counters().free_high_events;
+    let (pcp_pages_end, totals) = (allocator.pcp_pages(), env_totals(&envs));
     idle_tail(&allocator, sim, args.cpus, elapsed_ns);
     let pcp_pages_after_idle = allocator.pcp_pages();
+    if let Some(observer) = observer.as_mut() {
+        observer.check_now(&allocator, sim, elapsed_ns + IDLE_TAIL_SECONDS * SECOND_NS);
+    }
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
         sim.set_cpu(env.cpu);
         task.finish(env);
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
+    let faults = observer.map(|observer| observer.report(&args.faults, sim.fault_stats().unwrap_or_default()));
+    let out_of_memory = envs.iter().map(|env| env.failures.out_of_memory).sum();
+    let measured = Measured {
+        elapsed_ns,
+        cpu_time_ns,
+        stats,
+        zone_lock,
+        free_high,
+        pcp_pages_end,
+        pcp_pages_avg,
+        pcp_pages_after_idle,
+        host_seconds,
+        totals,
+        out_of_memory,
+        faults,
+    };
+    Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
+}
 
+fn report(
+    workload: &dyn Workload,
+    args: &RunArgs,
+    preset: &Preset,
+    platform_name: String,
+    allocator: &PageAllocator<SimPlatform>,
+    sim: SimHandle,
+    measured: Measured,
+) -> RunReport {
+    let Measured { elapsed_ns, cpu_time_ns, zone_lock, totals, host_seconds, .. } = measured;
     let elapsed_s = elapsed_ns as f64 / 1e9;
-    Ok(RunReport {
+    RunReport {
         workload: workload.name(),
         params: workload.params(),
         preset: preset.name.to_string(),
@@ -219,124 +232,24 @@ pub fn run_sim(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, Str
         elapsed_s,
         work_per_sec: totals.work_units as f64 / elapsed_s.max(1e-12),
         allocator_calls: totals.calls,
-        out_of_memory: envs.iter().map(|env| env.failures.out_of_memory).sum(),
+        out_of_memory: measured.out_of_memory,
         lock_contend_pct: zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
         zone_lock: zone_lock.into(),
         alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
-        free_high: counters.free_high_events,
-        pcp_pages_end,
+        free_high: measured.free_high,
+        pcp_pages_end: measured.pcp_pages_end,
         sim_ops_per_sec: Some(totals.calls as f64 / host_seconds.max(1e-9)),
         host_seconds,
         recorded: totals.recorded,
         top_pfn_reuse: totals.top_pfn_reuse,
-        pcp_pages_avg: pcp_pages_avg.unwrap_or(pcp_pages_end as f64),
-        pcp_pages_after_idle: Some(pcp_pages_after_idle),
-        sim: Some(stats),
+        pcp_pages_avg: measured.pcp_pages_avg.unwrap_or(measured.pcp_pages_end as f64),
+        pcp_pages_after_idle: Some(measured.pcp_pages_after_idle),
+        sim: Some(measured.stats),
         calibration: Some(sim.calibration()),
         metadata_layout: Some(sim.metadata_layout()),
-    })
+        faults: measured.faults,
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::run::{LayoutKind, TopologyKind, WorkloadKind};
-
-    fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
-        RunArgs {
-            workload,
-            cpus,
-            preset: "mainline".into(),
-            real: false,
-            topology: TopologyKind::SmallCache,
-            metadata_layout: LayoutKind::Pagealloc,
-            duration_ms: Some(duration_ms),
-            memory_gib: 1,
-            seed: 7,
-            order: 0,
-            mode: crate::workload::FaultMode::Thread,
-            message_bytes: 16_384,
-            role_swap_us: None,
-            co_located: false,
-            format: crate::run::RunFormat::Table,
-            top_reuse: false,
-        }
-    }
-
-    #[test]
-    fn every_workload_runs_on_the_simulator_and_repeats_exactly() {
-        for (workload, duration_ms) in [
-            (WorkloadKind::PageBench03, 1),
-            (WorkloadKind::PageFault1, 5),
-            (WorkloadKind::NetperfPairs, 2),
-            (WorkloadKind::UnixPairs, 2),
-            (WorkloadKind::Trunc, 10_000),
-            (WorkloadKind::Kbuild, 40),
-        ] {
-            let run = || {
-                let args = args(workload, 4, duration_ms);
-                run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
-            };
-            let (first, second) = (run(), run());
-            assert!(first.work_units > 0, "{workload:?} did no work");
-            assert_eq!(first.work_units, second.work_units, "{workload:?}");
-            assert_eq!(first.sim, second.sim, "{workload:?}");
-            assert_eq!(first.elapsed_s, second.elapsed_s, "{workload:?}");
-        }
-    }
-
-    /// Patch 9's explanation of patch 7's regression, as a regression test of the model: once
-    /// a pair's tasks trade CPUs, a CPU whose high grew while it sent keeps receiving into a
-    /// large pageset under patch 7 (no free_high until it fills), while patch 9's free_count
-    /// detects the consecutive high-order frees at once. Pinned, the two behave alike.
-    #[test]
-    fn role_swaps_grow_patch7_pagesets_but_not_patch9s() {
-        let pcp_pages_avg = |preset: &str, role_swap_us: Option<u64>| {
-            let args = RunArgs {
-                preset: preset.into(),
-                message_bytes: 65_536,
-                role_swap_us,
-                co_located: false,
-                ..args(WorkloadKind::UnixPairs, 4, 20)
-            };
-            run_sim(args.workload().unwrap().as_ref(), &args).unwrap().pcp_pages_avg
-        };
-        let (patch7, patch9) = (pcp_pages_avg("patch7", Some(2_000)), pcp_pages_avg("patch9", Some(2_000)));
-        assert!(patch7 > 4.0 * patch9, "patch7 {patch7:.0} pages vs patch9 {patch9:.0}");
-        let (pinned7, pinned9) = (pcp_pages_avg("patch7", None), pcp_pages_avg("patch9", None));
-        assert!(pinned7 < 2.0 * pinned9, "pinned: patch7 {pinned7:.0} pages vs patch9 {pinned9:.0}");
-    }
-
-    /// Co-located, a pair's frees refill the pageset its next writes allocate from: after the
-    /// first refills the buddy is left alone, whatever the preset; split over two CPUs, every
-    /// block the sender allocates comes from the buddy.
-    #[test]
-    fn co_located_pairs_allocate_from_their_own_frees() {
-        let run = |preset: &str, co_located: bool| {
-            let args = RunArgs {
-                preset: preset.into(),
-                message_bytes: 65_536,
-                co_located,
-                ..args(WorkloadKind::UnixPairs, if co_located { 2 } else { 4 }, 20)
-            };
-            run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
-        };
-        for preset in ["base", "patch9"] {
-            let (split, together) = (run(preset, false), run(preset, true));
-            // 16 pages a message (blocks of order 3, 2, 1, 0).
-            let split_per_message = split.alloc_zone_pages as f64 / split.work_units as f64;
-            let together_per_message = together.alloc_zone_pages as f64 / together.work_units as f64;
-            assert!(split_per_message > 14.0, "{preset} split: {split_per_message:.2} pages a message");
-            assert!(together_per_message < 0.5, "{preset} co-located: {together_per_message:.2} pages a message");
-            assert_eq!(together.free_high, 0, "{preset}: no pageset outgrows its high");
-        }
-    }
-
-    #[test]
-    fn trunc_records_its_truncate_time() {
-        let args = args(WorkloadKind::Trunc, 2, 10_000);
-        let report = run_sim(args.workload().unwrap().as_ref(), &args).unwrap();
-        assert_eq!(report.work_units, 1 << 16);
-        assert!(report.recorded["truncate_s"] > 0.0);
-    }
-}
+mod tests;

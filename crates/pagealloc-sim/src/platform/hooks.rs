@@ -27,7 +27,8 @@ impl Platform for SimPlatform {
 
     #[inline]
     fn current_cpu(&self) -> usize {
-        self.handle.current_cpu()
+        // The task's CPU: the running engine CPU unless a fault migrated the task.
+        self.handle.with(|state| state.allocator_cpu())
     }
 
     fn nr_cpus(&self) -> usize {

@@ -62,6 +62,10 @@ impl SimState {
             }
             return false;
         }
+        // A fault may refuse a free lock, as if another CPU had just taken it.
+        if self.refuse_trylock() {
+            return false;
+        }
         self.acquire(lock);
         true
     }

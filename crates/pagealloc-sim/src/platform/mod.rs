@@ -3,6 +3,7 @@
 //! a mutex ten times more); the platform value is a handle to its slot.
 
 mod coherence;
+mod faults;
 mod hooks;
 mod locks;
 mod pages;
@@ -10,6 +11,7 @@ mod slots;
 mod state;
 mod stats;
 
+pub use faults::{FaultConfig, FaultStats, PPM};
 pub use slots::{SimHandle, SimPlatform};
 pub use stats::{LockClassStats, SimStats, WorkloadLockStats};
 

@@ -7,6 +7,7 @@ use std::hash::BuildHasherDefault;
 use pagealloc::platform::LockId;
 
 use super::coherence::LineTable;
+use super::faults::Faults;
 use super::locks::LockState;
 use super::stats::SimStats;
 use crate::cache_set::CacheSet;
@@ -37,6 +38,8 @@ pub(super) struct SimState {
     pub(super) stats: SimStats,
     /// Inside `SimHandle::observe`: hooks charge nothing and change no ownership.
     pub(super) observing: bool,
+    /// Seeded fault injection; `None` (the default) injects nothing and draws nothing.
+    pub(super) faults: Option<Faults>,
 }
 
 impl SimState {
@@ -54,6 +57,7 @@ impl SimState {
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
+            faults: None,
             id: 0,
             topology,
             calibration,

@@ -1,0 +1,96 @@
+//! A workload's environment on the simulator: one per CPU, making its calls on the shared
+//! allocator and charging its work to that CPU's clock.
+
+use std::collections::{BTreeMap, HashMap};
+
+use pagealloc::{AllocRequest, Block, PageAllocator};
+use pagealloc_sim::platform::SimHandle;
+use pagealloc_sim::SimPlatform;
+
+use super::AllocFailures;
+use crate::workload::Env;
+
+pub(super) struct SimEnv<'a> {
+    pub(super) allocator: &'a PageAllocator<SimPlatform>,
+    pub(super) sim: SimHandle,
+    pub(super) cpu: usize,
+    pub(super) work_units: u64,
+    pub(super) calls: u64,
+    pub(super) recorded: BTreeMap<&'static str, f64>,
+    /// Allocations per page frame, when tracked.
+    pub(super) reuse: Option<HashMap<u64, u64>>,
+    pub(super) failures: AllocFailures,
+    /// With `--faults`: every allocator call is a point where the task may migrate.
+    pub(super) faults: bool,
+}
+
+impl<'a> SimEnv<'a> {
+    /// One environment per CPU of the run.
+    pub(super) fn for_cpus(
+        allocator: &'a PageAllocator<SimPlatform>,
+        sim: SimHandle,
+        cpus: usize,
+        top_reuse: bool,
+        faults: bool,
+    ) -> Vec<SimEnv<'a>> {
+        (0..cpus)
+            .map(|cpu| SimEnv {
+                allocator,
+                sim,
+                cpu,
+                work_units: 0,
+                calls: 0,
+                recorded: BTreeMap::new(),
+                reuse: top_reuse.then(HashMap::new),
+                failures: AllocFailures::default(),
+                faults,
+            })
+            .collect()
+    }
+
+    /// Before an allocator call: the platform may move the task (faults only).
+    #[inline]
+    fn call_boundary(&mut self) {
+        self.calls += 1;
+        if self.faults {
+            self.sim.between_calls();
+        }
+    }
+}
+
+impl Env for SimEnv<'_> {
+    fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
+        self.call_boundary();
+        let block = self.failures.note(self.allocator.alloc_pages(order, request))?;
+        if let Some(reuse) = self.reuse.as_mut() {
+            *reuse.entry(block.pfn()).or_default() += 1;
+        }
+        Some(block)
+    }
+    fn free(&mut self, block: Block) {
+        self.call_boundary();
+        self.allocator.free_pages(block).expect("workloads free what they allocated");
+    }
+    fn touch(&mut self, pfn: u64, pages: u64) {
+        use pagealloc::platform::Platform;
+        self.allocator.platform().touch_pages(pfn, pages);
+    }
+    fn compute(&mut self, ns: u64) {
+        self.sim.advance(ns);
+    }
+    fn lock(&mut self, id: u16) {
+        self.allocator.platform().workload_lock(id);
+    }
+    fn unlock(&mut self, id: u16) {
+        self.allocator.platform().workload_unlock(id);
+    }
+    fn done(&mut self, units: u64) {
+        self.work_units += units;
+    }
+    fn now_ns(&self) -> u64 {
+        self.sim.clock_ns(self.cpu)
+    }
+    fn record(&mut self, key: &'static str, value: f64) {
+        *self.recorded.entry(key).or_default() += value;
+    }
+}
