@@ -125,3 +125,55 @@ proptest! {
         }
     }
 }
+
+/// The name of a variant; exhaustive, so a new variant fails to compile here until the
+/// test below reaches it too.
+fn variant(error: &BuildError) -> &'static str {
+    match error {
+        BuildError::NoZones => "NoZones",
+        BuildError::UnknownNode { .. } => "UnknownNode",
+        BuildError::DuplicateZone { .. } => "DuplicateZone",
+        BuildError::Overlap { .. } => "Overlap",
+        BuildError::EmptySpan { .. } => "EmptySpan",
+        BuildError::DeviceZone => "DeviceZone",
+        BuildError::ZoneTooLarge { .. } => "ZoneTooLarge",
+        BuildError::CpuMismatch { .. } => "CpuMismatch",
+        BuildError::InvertedRange { .. } => "InvertedRange",
+        BuildError::ZoneAboveLimit { .. } => "ZoneAboveLimit",
+        BuildError::InvalidPolicy(_) => "InvalidPolicy",
+        BuildError::Sizing(_) => "Sizing",
+    }
+}
+
+/// Every `BuildError` variant, each from the smallest description that makes it, with a
+/// message; `hole()` takes frames out of the census.
+#[test]
+fn every_build_error_variant_is_reachable() {
+    let normal = |span: std::ops::Range<u64>| AllocatorBuilder::new().zone(0, ZoneType::Normal, span);
+    let mut zero_batch = Policy::default();
+    zero_batch.pcp.batch_override = Some(0);
+    let mut tunables = pagealloc::sizing::Tunables::default();
+    tunables.percpu_pagelist_high_fraction = 3;
+    let cases: Vec<(&str, AllocatorBuilder, usize)> = vec![
+        ("NoZones", AllocatorBuilder::new(), 1),
+        ("UnknownNode", AllocatorBuilder::new().zone(3, ZoneType::Normal, 0..4096), 1),
+        ("DuplicateZone", normal(0..4096).zone(0, ZoneType::Normal, 8192..12288), 1),
+        ("Overlap", normal(0..4096).zone(0, ZoneType::Movable, 2048..8192), 1),
+        ("EmptySpan", normal(4096..4096), 1),
+        ("DeviceZone", AllocatorBuilder::new().zone(0, ZoneType::Device, 0..4096), 1),
+        ("ZoneTooLarge", normal(NORMAL_START_PFN..NORMAL_START_PFN + (1 << 33)), 1),
+        ("CpuMismatch", normal(0..4096).node(3), 2),
+        ("InvertedRange", normal(0..4096).hole(9..8), 1),
+        ("ZoneAboveLimit", AllocatorBuilder::new().zone(0, ZoneType::Dma, 0..DMA32_START_PFN + 1), 1),
+        ("InvalidPolicy", normal(0..4096).policy(zero_batch), 1),
+        ("Sizing", normal(0..4096).tunables(tunables), 1),
+    ];
+    for (expected, builder, cpus) in cases {
+        let error = PageAllocator::build(builder, TestPlatform::new(cpus)).expect_err(expected);
+        assert_eq!(variant(&error), expected, "{error:?}");
+        assert!(!error.to_string().is_empty());
+    }
+    let holed = normal(0..4096).hole(100..612).hole(4000..5000);
+    let allocator = PageAllocator::build(holed, TestPlatform::new(1)).unwrap();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, 4096 - 512 - 96);
+}

@@ -10,7 +10,7 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
-use pagealloc::platform::{Platform, TestPlatform};
+use pagealloc::platform::TestPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, FreeError, PageAllocator};
 
 struct Rng(u64);
@@ -146,10 +146,69 @@ fn racing_double_frees_of_one_block_free_it_exactly_once() {
     assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.managed_pages());
 }
 
+/// Real threads on `StdPlatform` (their CPU ids are the kernel's) allocate and free while
+/// another thread takes CPUs offline (draining their pagesets) and runs the periodic work,
+/// round after round; between rounds, with every thread joined, the checker and
+/// conservation must hold.
 #[test]
-fn std_platform_reports_a_valid_cpu() {
+#[cfg(feature = "std")]
+fn cpu_offline_races_users_on_std_platform_and_quiescent_checks_pass() {
     let platform = pagealloc::platform::StdPlatform::new();
-    for _ in 0..100 {
-        assert!(platform.current_cpu() < platform.nr_cpus());
+    let cpus = pagealloc::platform::Platform::nr_cpus(&platform);
+    let builder = AllocatorBuilder::pc_layout(64).policy(preset("mainline"));
+    let allocator = PageAllocator::build(builder, platform).unwrap();
+    let managed = allocator.managed_pages();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    for round in 0..20u64 {
+        stop.store(false, Ordering::Relaxed);
+        let offlined = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let users: Vec<_> = (0..3u64)
+                .map(|worker| {
+                    let allocator = &allocator;
+                    scope.spawn(move || {
+                        let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (round * 8 + worker + 1));
+                        let mut held: Vec<Block> = Vec::new();
+                        for _ in 0..3_000 {
+                            if rng.below(100) < 55 || held.is_empty() {
+                                let order = [0, 0, 0, 1, 2, 3, 9][rng.below(7) as usize];
+                                let request = REQUESTS[rng.below(REQUESTS.len() as u64) as usize];
+                                held.extend(allocator.alloc_pages(order, request).ok());
+                            } else {
+                                let block = held.swap_remove(rng.below(held.len() as u64) as usize);
+                                allocator.free_pages(block).expect("a held block frees");
+                            }
+                        }
+                        allocator.free_bulk(held).expect("held blocks free");
+                    })
+                })
+                .collect();
+            let (allocator, stop, offlined) = (&allocator, &stop, &offlined);
+            scope.spawn(move || {
+                let mut now_ns = round * 1_000_000_000;
+                // At least one pass; then bounded by the users, who stop after a fixed
+                // number of operations.
+                loop {
+                    for cpu in 0..cpus {
+                        allocator.cpu_offline(cpu);
+                        offlined.fetch_add(1, Ordering::Relaxed);
+                        now_ns += 10_000_000;
+                        allocator.run_due_work(cpu, now_ns);
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+            });
+            for user in users {
+                user.join().unwrap();
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+        assert!(offlined.load(Ordering::Relaxed) > 0);
+        let census = allocator.check_invariants().unwrap_or_else(|error| panic!("round {round}: {error}"));
+        assert_eq!(census.allocated_pages, 0, "round {round}");
+        assert_eq!(census.free_pages + census.pcp_pages, managed, "round {round}");
     }
 }

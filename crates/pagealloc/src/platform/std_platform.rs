@@ -132,6 +132,43 @@ mod tests {
         assert_eq!(platform, (configured, last));
     }
 
+    /// A thread pinned to each CPU it may use, in turn, reports exactly that CPU, below
+    /// nr_cpus (a folded, stale or out-of-range id fails here).
+    #[test]
+    fn a_thread_pinned_to_each_allowed_cpu_reports_it() {
+        let platform = StdPlatform::new();
+        let allowed: std::vec::Vec<usize> = std::thread::spawn(|| {
+            // SAFETY: the set is plain data written by the kernel; CPU_ISSET reads within it.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+                (0..libc::CPU_SETSIZE as usize).filter(|&cpu| libc::CPU_ISSET(cpu, &set)).collect()
+            }
+        })
+        .join()
+        .unwrap();
+        assert!(!allowed.is_empty());
+        for cpu in allowed {
+            let reported = std::thread::scope(|scope| {
+                scope
+                    .spawn(|| {
+                        // SAFETY: as above; CPU_SET writes within the set for cpu < CPU_SETSIZE.
+                        let pinned = unsafe {
+                            let mut set: libc::cpu_set_t = std::mem::zeroed();
+                            libc::CPU_SET(cpu, &mut set);
+                            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+                        };
+                        assert!(pinned, "pin to CPU {cpu}");
+                        (0..1000).map(|_| platform.current_cpu()).collect::<std::vec::Vec<_>>()
+                    })
+                    .join()
+                    .unwrap()
+            });
+            assert!(cpu < platform.nr_cpus(), "CPU {cpu} beyond nr_cpus {}", platform.nr_cpus());
+            assert!(reported.iter().all(|&r| r == cpu), "pinned to {cpu}, reported {:?}", &reported[..8]);
+        }
+    }
+
     #[test]
     fn rseq_and_sched_getcpu_agree() {
         let platform = StdPlatform::with_cpus(1024);
