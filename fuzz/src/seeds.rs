@@ -2,6 +2,9 @@
 //! build_input.rs` and `tests/model.rs`) and their fixed cases, drawn from a fixed-seed
 //! generator so the corpus is reproducible byte for byte.
 
+// Inverted ranges are among the property test's cases.
+#![allow(clippy::reversed_empty_ranges)]
+
 use crate::description::{
     Description, HighFraction, Layout, LlcDesc, Mib, Nodes, Override, Pages, PolicyDesc, RangeDesc, TunablesDesc,
     ZoneDesc,
@@ -17,7 +20,7 @@ impl Rng {
         Rng(seed)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -27,7 +30,7 @@ impl Rng {
 
     /// Uniform in `range` (start inclusive, end exclusive).
     pub fn below(&mut self, range: std::ops::Range<u64>) -> u64 {
-        range.start + self.next() % (range.end - range.start)
+        range.start + self.next_u64() % (range.end - range.start)
     }
 
     /// An index drawn with the given weights.
@@ -195,8 +198,8 @@ pub fn operations_seeds() -> Vec<Input> {
                     let order = if rng.weighted(&[6, 3]) == 0 { rng.below(0..4) } else { rng.below(4..11) };
                     Op::Alloc { order: order as u8, req: MODEL_REQUESTS[rng.below(0..6) as usize] }
                 }
-                1 => Op::Free { pick: rng.next() as u16 },
-                2 => Op::ForeignFree { order: rng.below(0..11) as u8, movable: rng.next() & 1 == 1 },
+                1 => Op::Free { pick: rng.next_u64() as u16 },
+                2 => Op::ForeignFree { order: rng.below(0..11) as u8, movable: rng.next_u64() & 1 == 1 },
                 3 => Op::SetCpu { cpu: rng.below(0..3) as u8 },
                 4 => Op::VmstatTick,
                 _ => Op::DrainAll,
@@ -212,7 +215,7 @@ pub fn operations_seeds() -> Vec<Input> {
                 if rng.weighted(&[8, 2]) == 0 {
                     Op::Alloc { order: rng.below(0..3) as u8, req: MODEL_REQUESTS[rng.below(0..6) as usize] }
                 } else {
-                    Op::Free { pick: rng.next() as u16 }
+                    Op::Free { pick: rng.next_u64() as u16 }
                 }
             })
             .collect();
