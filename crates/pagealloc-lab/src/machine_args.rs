@@ -9,8 +9,9 @@ use pagealloc::views::{write_zoneinfo, ZoneinfoZone};
 
 #[derive(Args, Debug)]
 pub struct ZoneinfoArgs {
-    /// Online CPUs in total (split evenly over nodes without --node-cpus).
-    #[arg(long)]
+    /// Online CPUs in total (split evenly over nodes without --node-cpus); at most 8192,
+    /// x86's largest NR_CPUS.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub cpus: Option<u32>,
     /// A zone: [NODE/]NAME=MANAGED_PAGES[:BOOT_MANAGED_PAGES], NAME one of DMA, DMA32, Normal,
     /// Movable. BOOT_MANAGED_PAGES is the count when the kernel sized watermarks at boot
@@ -26,8 +27,8 @@ pub struct ZoneinfoArgs {
     /// Transparent hugepages enabled: khugepaged raises min_free_kbytes at boot.
     #[arg(long)]
     pub thp: bool,
-    /// vm.watermark_scale_factor.
-    #[arg(long, default_value_t = 10)]
+    /// vm.watermark_scale_factor: the sysctl accepts 1..=3000.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=3000))]
     pub watermark_scale_factor: u32,
     /// vm.percpu_pagelist_high_fraction (0, or >= 8).
     #[arg(long, default_value_t = 0)]
@@ -101,6 +102,13 @@ pub fn machine_spec(args: &ZoneinfoArgs) -> Result<MachineSpec, String> {
     }
     let kernel =
         LinuxVersion::parse(&args.kernel).ok_or_else(|| format!("--kernel '{}': expected e.g. 6.8", args.kernel))?;
+    if !kernel.is_modelled() {
+        return Err(format!(
+            "--kernel {kernel}: the releases modelled are {} to {}",
+            LinuxVersion::OLDEST,
+            LinuxVersion::MAINLINE
+        ));
+    }
     let tunables = Tunables {
         min_free_kbytes: args.min_free_kbytes,
         thp: args.thp,

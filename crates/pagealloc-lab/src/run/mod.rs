@@ -89,8 +89,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "pagealloc")]
     pub metadata_layout: LayoutKind,
     /// Simulated (or, with --real, wall-clock) run time; fixed-work workloads (trunc,
-    /// kbuild) stop earlier when done. Default: the workload's own.
-    #[arg(long)]
+    /// kbuild) stop earlier when done. Default: the workload's own. At most a day.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub duration_ms: Option<u64>,
     /// Memory of the machine (the simulator keeps per-frame tables: 1 TiB takes ~4 GiB).
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1024))]

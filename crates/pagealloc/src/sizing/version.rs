@@ -24,20 +24,30 @@ impl fmt::Display for LinuxVersion {
 
 impl LinuxVersion {
     pub const MAINLINE: LinuxVersion = LinuxVersion::new(6, 18);
+    /// The oldest release modelled: 5.0 merged watermark boosting (the 2018
+    /// fragmentation-avoidance series), which every sizing here assumes.
+    pub const OLDEST: LinuxVersion = LinuxVersion::new(5, 0);
 
     pub const fn new(major: u16, minor: u16) -> LinuxVersion {
         LinuxVersion { major, minor }
     }
 
-    /// Parses "6.8", "6.8.12" or "mainline".
+    /// Parses "6.8", "6.8.12" or "mainline"; anything else (a fourth part, a non-number)
+    /// is None. Says nothing of whether the release is modelled: see [`Self::is_modelled`].
     pub fn parse(text: &str) -> Option<LinuxVersion> {
         if text.eq_ignore_ascii_case("mainline") {
             return Some(LinuxVersion::MAINLINE);
         }
-        let mut parts = text.split('.');
-        let major = parts.next()?.parse().ok()?;
-        let minor = parts.next()?.parse().ok()?;
-        Some(LinuxVersion { major, minor })
+        let parts: alloc::vec::Vec<&str> = text.split('.').collect();
+        if !(2..=3).contains(&parts.len()) || parts.iter().any(|part| part.parse::<u16>().is_err()) {
+            return None;
+        }
+        Some(LinuxVersion { major: parts[0].parse().ok()?, minor: parts[1].parse().ok()? })
+    }
+
+    /// Whether the rules here cover this release: [`Self::OLDEST`] to [`Self::MAINLINE`].
+    pub fn is_modelled(self) -> bool {
+        self.at_least(Self::OLDEST.major, Self::OLDEST.minor) && Self::MAINLINE.at_least(self.major, self.minor)
     }
 
     const fn at_least(self, major: u16, minor: u16) -> bool {
@@ -87,6 +97,12 @@ mod tests {
         assert_eq!(LinuxVersion::parse("6.8.12"), Some(LinuxVersion::new(6, 8)));
         assert_eq!(LinuxVersion::parse("mainline"), Some(LinuxVersion::MAINLINE));
         assert_eq!(LinuxVersion::parse("six"), None);
+        assert_eq!(LinuxVersion::parse("6.8.x"), None);
+        assert_eq!(LinuxVersion::parse("6.8.1.2"), None);
+        assert_eq!(LinuxVersion::parse("6"), None);
+        assert!(LinuxVersion::new(6, 18).is_modelled() && LinuxVersion::new(5, 0).is_modelled());
+        assert!(!LinuxVersion::new(9, 9).is_modelled() && !LinuxVersion::new(4, 20).is_modelled());
+        assert!(!LinuxVersion::new(6, 19).is_modelled());
         assert!(LinuxVersion::new(6, 11).lowmem_reserve_skips_empty_upper());
         assert!(!LinuxVersion::new(6, 14).lowmem_reserve_skips_empty_upper());
         assert!(LinuxVersion::new(6, 5).movable_shares_min_free());
