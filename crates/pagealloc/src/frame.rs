@@ -13,7 +13,9 @@
 //! of it (freed, then reallocated to someone else) no longer matches. It costs a load before
 //! each store of the word, on a line the store owns anyway: measured, see the README.
 
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU32, Ordering, Ordering::Relaxed};
+
+use crate::platform::AtomicWord;
 
 use crate::types::{MigrateType, MAX_ORDER};
 
@@ -176,11 +178,73 @@ impl core::fmt::Debug for FrameInfo {
     }
 }
 
+/// A frame's info word and every state change of it, generic over the atomic it lives in:
+/// core's in frames, loom's in the model `tests/loom_frames.rs`, which so runs this code.
+pub struct FrameWord<A> {
+    word: A,
+}
+
+impl<A: AtomicWord> core::fmt::Debug for FrameWord<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{:?}", self.info())
+    }
+}
+
+impl<A: AtomicWord> FrameWord<A> {
+    pub fn new(info: FrameInfo) -> FrameWord<A> {
+        FrameWord { word: A::new_word(info.0) }
+    }
+
+    #[inline(always)]
+    pub fn info(&self) -> FrameInfo {
+        FrameInfo(self.word.load(Relaxed))
+    }
+
+    /// Moves the frame from one of the states `from` (checked in debug builds) to `to`,
+    /// keeping its generation. Every state change of a frame under a list lock goes through
+    /// here; the lockless claim of a free goes through [`FrameWord::transition`].
+    #[inline(always)]
+    pub fn change(&self, from: &[FrameState], to: FrameInfo) {
+        self.store_checked(from, to, Relaxed);
+    }
+
+    /// Marks the head allocated and hands it to the caller: like [`FrameWord::change`], with
+    /// a Release store, so a later free on another CPU, whose claim is an Acquire
+    /// compare-and-swap on this word, sees everything done to the block before it was
+    /// handed out (a plain `mov` on x86-64, as Relaxed is).
+    #[inline(always)]
+    pub fn hand_out(&self, from: &[FrameState], to: FrameInfo) {
+        debug_assert_eq!(to.state(), FrameState::AllocHead);
+        self.store_checked(from, to, Ordering::Release);
+    }
+
+    /// The one store of a state change: asserts (debug builds) the frame is in one of `from`,
+    /// and keeps the frame's generation.
+    #[inline(always)]
+    fn store_checked(&self, from: &[FrameState], to: FrameInfo, order: Ordering) {
+        debug_assert_eq!(to.generation(), 0, "a state change names no generation");
+        debug_assert!(
+            from.contains(&self.info().state()),
+            "frame {:?} changing to {to:?}, expected one of {from:?}",
+            self.info()
+        );
+        let kept = if FrameInfo::GENERATIONS { self.word.load(Relaxed) & FrameInfo::GENERATION_MASK } else { 0 };
+        self.word.store(to.0 | kept, order);
+    }
+
+    /// Atomically moves from `current` to `new`; on failure returns what the frame really
+    /// holds. Used where two CPUs may race on the same frame (two frees of one block).
+    #[inline(always)]
+    pub fn transition(&self, current: FrameInfo, new: FrameInfo) -> Result<(), FrameInfo> {
+        self.word.compare_exchange(current.0, new.0, Ordering::AcqRel, Relaxed).map(|_| ()).map_err(FrameInfo)
+    }
+}
+
 /// The per-frame record: list links (zone-relative indices) and the info word.
 pub struct Frame {
     pub(crate) next: AtomicU32,
     pub(crate) prev: AtomicU32,
-    info: AtomicU32,
+    info: FrameWord<AtomicU32>,
 }
 
 impl core::fmt::Debug for Frame {
@@ -198,62 +262,43 @@ pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<Frame>();
 const _: () = assert!(FRAME_METADATA_BYTES <= 12);
 const _: () = assert!(MAX_ORDER as u32 <= FrameInfo::ORDER_MASK);
 
+/// A frame's state changes, through its [`FrameWord`].
 impl Frame {
     pub(crate) const fn reserved() -> Frame {
-        Frame { next: AtomicU32::new(NIL), prev: AtomicU32::new(NIL), info: AtomicU32::new(FrameInfo::RESERVED.0) }
+        Frame {
+            next: AtomicU32::new(NIL),
+            prev: AtomicU32::new(NIL),
+            info: FrameWord { word: AtomicU32::new(FrameInfo::RESERVED.0) },
+        }
     }
 
     #[inline]
     pub fn info(&self) -> FrameInfo {
-        FrameInfo(self.info.load(Relaxed))
+        self.info.info()
     }
 
-    /// Moves the frame from one of the states `from` (checked in debug builds) to `to`,
-    /// keeping its generation. Every state change of a frame under a list lock goes through
-    /// here; the lockless claim of a free goes through [`Frame::transition`].
+    /// See [`FrameWord::change`].
     #[inline]
     pub(crate) fn change(&self, from: &[FrameState], to: FrameInfo) {
-        self.store_checked(from, to, Relaxed);
+        self.info.change(from, to);
     }
 
-    /// Marks the head allocated and hands it to the caller: like [`Frame::change`], with a
-    /// Release store, so a later free on another CPU, whose claim is an Acquire
-    /// compare-and-swap on this word, sees everything done to the block before it was
-    /// handed out (a plain `mov` on x86-64, as Relaxed is).
+    /// See [`FrameWord::hand_out`].
     #[inline]
     pub(crate) fn hand_out(&self, from: &[FrameState], to: FrameInfo) {
-        debug_assert_eq!(to.state(), FrameState::AllocHead);
-        self.store_checked(from, to, core::sync::atomic::Ordering::Release);
+        self.info.hand_out(from, to);
     }
 
-    /// The one store of a state change: asserts (debug builds) the frame is in one of `from`,
-    /// and keeps the frame's generation.
-    #[inline(always)]
-    fn store_checked(&self, from: &[FrameState], to: FrameInfo, order: core::sync::atomic::Ordering) {
-        debug_assert_eq!(to.generation(), 0, "a state change names no generation");
-        debug_assert!(
-            from.contains(&self.info().state()),
-            "frame {:?} changing to {to:?}, expected one of {from:?}",
-            self.info()
-        );
-        let kept = if FrameInfo::GENERATIONS { self.info.load(Relaxed) & FrameInfo::GENERATION_MASK } else { 0 };
-        self.info.store(to.0 | kept, order);
+    /// See [`FrameWord::transition`].
+    #[inline]
+    pub(crate) fn transition(&self, current: FrameInfo, new: FrameInfo) -> Result<(), FrameInfo> {
+        self.info.transition(current, new)
     }
 
     /// Overwrites the record with no check: the invariant checker's tests corrupt frames.
     #[cfg(test)]
     pub(crate) fn corrupt(&self, info: FrameInfo) {
-        self.info.store(info.0, Relaxed);
-    }
-
-    /// Atomically moves from `current` to `new`; on failure returns what the frame really holds.
-    /// Used where two CPUs may race on the same frame (a double free from two threads).
-    #[inline]
-    pub(crate) fn transition(&self, current: FrameInfo, new: FrameInfo) -> Result<(), FrameInfo> {
-        self.info
-            .compare_exchange(current.0, new.0, core::sync::atomic::Ordering::AcqRel, Relaxed)
-            .map(|_| ())
-            .map_err(FrameInfo)
+        self.info.word.store(info.0, Relaxed);
     }
 }
 

@@ -1,0 +1,55 @@
+//! Loom models of the real frame-word code (`FrameWord`, which every frame's state change
+//! goes through), run on loom's atomics: two frees racing for one block, and the hand-off
+//! of a block's contents from the allocating thread to the one that frees it. Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p pagealloc --test loom_frames --release`.
+#![cfg(loom)]
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::AtomicU32;
+use loom::sync::Arc;
+use pagealloc::frame::{FrameInfo, FrameState, FrameWord};
+use pagealloc::MigrateType;
+
+/// The free fast path's claim, as `free_pages` makes it: the word must be the block's
+/// allocated head (order, generation), then one compare-and-swap to interior.
+fn claim(word: &FrameWord<AtomicU32>, expected: FrameInfo) -> bool {
+    let info = word.info();
+    info.matches_allocated(expected) && word.transition(info, info.freed()).is_ok()
+}
+
+/// Two threads free the same order-2 block at once: in every interleaving exactly one
+/// claim wins, and the word ends interior, one generation on.
+#[test]
+fn racing_frees_of_one_block_claim_it_exactly_once() {
+    loom::model(|| {
+        let head = FrameInfo::allocated_head(2, 5);
+        let word = Arc::new(FrameWord::<AtomicU32>::new(head));
+        let other = word.clone();
+        let racer = loom::thread::spawn(move || claim(&other, head));
+        let mine = claim(&word, head);
+        let theirs = racer.join().unwrap();
+        assert!(mine ^ theirs, "claims: {mine} {theirs}");
+        let end = word.info();
+        let generation = if FrameInfo::GENERATIONS { 6 } else { 0 };
+        assert_eq!((end.state(), end.generation()), (FrameState::Interior, generation));
+    });
+}
+
+/// The allocating thread fills the block and hands it out (Release); a thread that then
+/// claims it for a free (Acquire) must see the contents. Loom reports a data race on the
+/// cell if the orderings do not give that edge.
+#[test]
+fn a_claimed_block_sees_what_was_written_before_it_was_handed_out() {
+    loom::model(|| {
+        let shared = Arc::new((FrameWord::<AtomicU32>::new(FrameInfo::INTERIOR), UnsafeCell::new(0u32)));
+        let other = shared.clone();
+        let allocator = loom::thread::spawn(move || {
+            other.1.with_mut(|contents| unsafe { *contents = 42 });
+            other.0.hand_out(&[FrameState::Interior], FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable));
+        });
+        if claim(&shared.0, FrameInfo::allocated_head(0, 0)) {
+            assert_eq!(shared.1.with(|contents| unsafe { *contents }), 42);
+        }
+        allocator.join().unwrap();
+    });
+}
