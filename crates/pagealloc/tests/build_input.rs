@@ -152,8 +152,7 @@ fn every_build_error_variant_is_reachable() {
     let normal = |span: std::ops::Range<u64>| AllocatorBuilder::new().zone(0, ZoneType::Normal, span);
     let mut zero_batch = Policy::default();
     zero_batch.pcp.batch_override = Some(0);
-    let mut tunables = pagealloc::sizing::Tunables::default();
-    tunables.percpu_pagelist_high_fraction = 3;
+    let tunables = pagealloc::sizing::Tunables { percpu_pagelist_high_fraction: 3, ..Default::default() };
     let cases: Vec<(&str, AllocatorBuilder, usize)> = vec![
         ("NoZones", AllocatorBuilder::new(), 1),
         ("UnknownNode", AllocatorBuilder::new().zone(3, ZoneType::Normal, 0..4096), 1),
