@@ -88,11 +88,13 @@ mod tests {
     use crate::platform::TestPlatform;
     use crate::types::ZoneType;
 
+    fn allocator() -> PageAllocator<TestPlatform> {
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1)).unwrap()
+    }
+
     #[test]
     fn frames_round_trip_through_the_x86_64_traits() {
-        let allocator =
-            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1))
-                .unwrap();
+        let allocator = allocator();
         let mut frames = X86FrameSource::new(&allocator, AllocRequest::KERNEL);
         let small: PhysFrame<Size4KiB> = frames.allocate_frame().unwrap();
         let huge: PhysFrame<Size2MiB> = frames.allocate_frame().unwrap();
@@ -110,9 +112,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "deallocate_frame: pfn")]
     fn a_frame_given_back_twice_panics() {
-        let allocator =
-            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1))
-                .unwrap();
+        let allocator = allocator();
         let mut frames = X86FrameSource::new(&allocator, AllocRequest::KERNEL);
         let small: PhysFrame<Size4KiB> = frames.allocate_frame().unwrap();
         // SAFETY: deliberately broken: the second call gives back a frame already given back.
