@@ -274,7 +274,16 @@ pub(crate) fn vmstat_update<P: Platform>(
     let mut pageset = slot.pageset.lock(platform);
     let mut drained = 0u64;
     let excess = decay_high(&mut pageset, policy);
-    debug_assert!(pageset.high_pages >= pageset.high_min_pages && excess <= pageset.count_pages);
+    // On a tiny zone high_min can exceed high_max; high then stays at high_max, as the
+    // kernel's clamp() leaves it.
+    debug_assert!(
+        pageset.high_pages >= pageset.high_min_pages.min(pageset.high_max_pages) && excess <= pageset.count_pages,
+        "after decay: high {} high_min {} high_max {} count {} excess {excess}",
+        pageset.high_pages,
+        pageset.high_min_pages,
+        pageset.high_max_pages,
+        pageset.count_pages
+    );
     if excess > 0 {
         // Mainline frees the excess in batch-sized chunks, each under its own hold of the
         // pageset lock; earlier kernels in one hold.
