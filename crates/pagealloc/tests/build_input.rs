@@ -5,6 +5,8 @@
 // Inverted ranges are this file's subject.
 #![allow(clippy::reversed_empty_ranges)]
 
+mod common;
+
 use pagealloc::builder::{DMA32_START_PFN, NORMAL_START_PFN};
 use pagealloc::platform::TestPlatform;
 use pagealloc::policy::Policy;
@@ -83,7 +85,7 @@ fn range_strategy() -> impl Strategy<Value = std::ops::Range<u64>> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(
-        std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(64)
+        common::proptest_cases(64)
     ))]
 
     #[test]

@@ -7,6 +7,11 @@ use pagealloc::{AllocatorBuilder, PageAllocator, PageCensus, Policy, ZoneType};
 
 pub type TestAllocator = PageAllocator<TestPlatform>;
 
+/// Property-test cases: `PROPTEST_CASES` when set (for long runs), else `default`.
+pub fn proptest_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|cases| cases.parse().ok()).unwrap_or(default)
+}
+
 /// Policy of a named preset.
 pub fn preset(name: &str) -> Policy {
     pagealloc::presets::find(name).unwrap_or_else(|| panic!("no preset {name}")).policy

@@ -224,7 +224,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str) -> Result<(), TestCaseEr
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(proptest_cases(64)))]
 
     #[test]
     fn random_sequences_keep_every_invariant(
