@@ -4,6 +4,7 @@
 
 use pagealloc::builder::{DMA32_START_PFN, NORMAL_START_PFN};
 use pagealloc::sizing::{SizingError, Tunables};
+use pagealloc::types::PFN_LIMIT;
 use pagealloc::{BuildError, ZoneType};
 
 use super::machine::Machine;
@@ -74,12 +75,13 @@ fn zone_errors(machine: &Machine, nodes: usize, errors: &mut Vec<BuildError>) {
         if span.start >= span.end {
             errors.push(BuildError::EmptySpan { zone_type });
         }
-        let limit = match zone_type {
-            ZoneType::Dma => Some(DMA32_START_PFN),
-            ZoneType::Dma32 => Some(NORMAL_START_PFN),
-            _ => None,
+        // DMA below 16 MiB, DMA32 below 4 GiB, and every zone at or below `PFN_LIMIT`.
+        let limit_pfn = match zone_type {
+            ZoneType::Dma => DMA32_START_PFN,
+            ZoneType::Dma32 => NORMAL_START_PFN,
+            _ => PFN_LIMIT,
         };
-        if let Some(limit_pfn) = limit.filter(|&limit| span.end > limit) {
+        if span.end > limit_pfn {
             errors.push(BuildError::ZoneAboveLimit { zone_type, end_pfn: span.end, limit_pfn });
         }
         let spanned_pages = span.end.saturating_sub(span.start);
