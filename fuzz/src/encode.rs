@@ -50,14 +50,38 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
     }
 }
 
-/// The discriminant of variant `index` of an enum with `count` variants: the smallest `u32`
-/// `v` with `(v * count) >> 32 == index`.
-pub fn variant(out: &mut Vec<u8>, index: usize, count: usize) {
+/// Writes a struct's fields, or a variant's, in declaration order: the order `arbitrary`'s
+/// derive reads them in. One list per type, so an encoder reads like the declaration it
+/// mirrors.
+pub fn fields(out: &mut Vec<u8>, fields: &[&dyn Encode]) {
+    for field in fields {
+        field.encode(out);
+    }
+}
+
+/// Writes variant `index` of an enum with `count` variants, then its `fields` (none for a
+/// unit variant). The discriminant is the smallest `u32` `v` with `(v * count) >> 32 == index`.
+pub fn variant(out: &mut Vec<u8>, index: usize, count: usize, variant_fields: &[&dyn Encode]) {
     assert!(index < count);
     let value = ((index as u64) << 32).div_ceil(count as u64);
     debug_assert_eq!((value * count as u64) >> 32, index as u64);
     (value as u32).encode(out);
+    fields(out, variant_fields);
 }
+
+/// `Encode` for a struct: its fields in declaration order, which the list must follow. The
+/// struct is destructured whole, so a field cannot be left out of its encoder.
+macro_rules! encode_struct {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        impl $crate::encode::Encode for $ty {
+            fn encode(&self, out: &mut Vec<u8>) {
+                let $ty { $($field),* } = self;
+                $crate::encode::fields(out, &[$($field),*]);
+            }
+        }
+    };
+}
+pub(crate) use encode_struct;
 
 /// Encodes `value` and checks that the fuzz target's decoding (`arbitrary_take_rest`, as
 /// `libfuzzer-sys` calls it) gives it back.

@@ -4,5 +4,7 @@
 
 pub mod description;
 pub mod encode;
+mod frames;
 pub mod operations;
 pub mod seeds;
+mod shortcuts;

@@ -89,9 +89,13 @@ fn description(layout: Layout) -> Description {
 
 /// Seeds for `build_description`.
 pub fn build_description_seeds() -> Vec<Description> {
+    [property_test_descriptions(), fixed_descriptions(), machine_descriptions()].concat()
+}
+
+/// The property test: a Normal zone at 0..0x1800 of 0..0x2000 frames, up to 4 holes and 4
+/// reservations with both ends in 0..0x3400 (some outside the zone, inverted or empty).
+fn property_test_descriptions() -> Vec<Description> {
     let mut seeds = Vec::new();
-    // The property test: a Normal zone at 0..0x1800 of 0..0x2000 frames, up to 4 holes and 4
-    // reservations with both ends in 0..0x3400 (some outside the zone, inverted or empty).
     let mut rng = Rng::new(0x5eed_b01d);
     for _ in 0..32 {
         let mut seed = description(normal_zone(rng.below(0..0x1800) as u16, rng.below(0..0x2000) as u16));
@@ -103,9 +107,14 @@ pub fn build_description_seeds() -> Vec<Description> {
         }
         seeds.push(seed);
     }
-    // Its fixed cases: the finding (an inverted reservation beside overlapping ones), an
-    // inverted hole, overlapping reservations, zones at and above their limits, absurd sizes
-    // and overrides.
+    seeds
+}
+
+/// The property test's fixed cases: the finding (an inverted reservation beside overlapping
+/// ones), an inverted hole, overlapping reservations, zones at and above their limits, absurd
+/// sizes and overrides.
+fn fixed_descriptions() -> Vec<Description> {
+    let mut seeds = Vec::new();
     let mut finding = description(normal_zone(0, 4096));
     finding.reserves = [absolute(50..40), absolute(100..3000), absolute(2000..2100), None];
     seeds.push(finding);
@@ -126,7 +135,12 @@ pub fn build_description_seeds() -> Vec<Description> {
     let mut batch = description(Layout::SingleZone { zone_type: 2, pages: Pages::Small(u16::MAX) });
     batch.policy.batch_override = Some(Override::Raw(u32::MAX >> 2));
     seeds.push(batch);
-    // Beyond the property test: real layouts, nodes, every preset, tunables, caches.
+    seeds
+}
+
+/// Beyond the property test: real layouts, nodes, every preset, tunables, caches.
+fn machine_descriptions() -> Vec<Description> {
+    let mut seeds = Vec::new();
     for mib in [32, 256] {
         seeds.push(description(Layout::PcLayout { mib: Mib::Small(mib) }));
     }
@@ -185,6 +199,11 @@ fn pc(mib: u8) -> MachineChoice {
 
 /// Seeds for `operations`.
 pub fn operations_seeds() -> Vec<Input> {
+    [model_sequences(), tours()].concat()
+}
+
+/// `tests/model.rs`'s two strategies.
+fn model_sequences() -> Vec<Input> {
     let mut seeds = Vec::new();
     let mut rng = Rng::new(0x5eed_0905);
     // random_sequences_keep_every_invariant: 1..300 ops on 32 MiB, 3 CPUs; allocs (orders
@@ -221,7 +240,11 @@ pub fn operations_seeds() -> Vec<Input> {
             .collect();
         seeds.push(Input { header: Header { machine: pc(8), preset, cpus: 2 }, ops });
     }
-    // One of each remaining operation, on each machine kind.
+    seeds
+}
+
+/// One of each remaining operation, on each machine kind.
+fn tours() -> Vec<Input> {
     let custom = Req::Custom {
         highest_zone: 3,
         migratetype: 1,
@@ -269,11 +292,11 @@ pub fn operations_seeds() -> Vec<Input> {
         MachineChoice::TwoNodes { split: 1, hole: 1234 },
         MachineChoice::TwoNodes { split: 0, hole: 7 },
     ];
-    for (i, machine) in machines.into_iter().enumerate() {
+    let seeds = machines.into_iter().enumerate().map(|(i, machine)| {
         let preset = preset_index(MODEL_PRESETS[i % MODEL_PRESETS.len()]);
-        seeds.push(Input { header: Header { machine, preset, cpus: 1 + i as u8 % 3 }, ops: tour.clone() });
-    }
-    seeds
+        Input { header: Header { machine, preset, cpus: 1 + i as u8 % 3 }, ops: tour.clone() }
+    });
+    seeds.collect()
 }
 
 /// Writes every seed as `corpus/<target>/seed-NNN` under `dir`; returns the files written.
