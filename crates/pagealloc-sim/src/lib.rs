@@ -63,6 +63,7 @@ pub mod engine;
 pub mod l2_caches;
 pub mod metadata_layout;
 pub mod platform;
+pub mod rng;
 pub mod topology;
 
 pub use calibration::Calibration;

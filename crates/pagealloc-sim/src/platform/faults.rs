@@ -10,6 +10,8 @@
 
 use serde::Serialize;
 
+use crate::rng::SplitMix64;
+
 use super::slots::SimHandle;
 use super::state::SimState;
 
@@ -39,21 +41,12 @@ pub struct FaultStats {
     pub migrations: u64,
 }
 
-/// SplitMix64: one independent stream per kind of fault.
-struct Stream(u64);
+/// One independent SplitMix64 stream per kind of fault.
+struct Stream(SplitMix64);
 
 impl Stream {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..bound` (bound > 0).
     fn below(&mut self, bound: u64) -> u64 {
-        ((self.next_u64() as u128 * bound as u128) >> 64) as u64
+        self.0.below(bound)
     }
 
     /// True with probability `ppm` per million; draws nothing when `ppm` is 0, so a fault
@@ -78,8 +71,8 @@ impl Faults {
     fn new(config: FaultConfig, nr_cpus: usize) -> Faults {
         Faults {
             config,
-            trylock: Stream(config.seed ^ 0x7472_796c_6f63_6b00),
-            migration: Stream(config.seed ^ 0x6d69_6772_6174_6500),
+            trylock: Stream(SplitMix64::new(config.seed ^ 0x7472_796c_6f63_6b00)),
+            migration: Stream(SplitMix64::new(config.seed ^ 0x6d69_6772_6174_6500)),
             placement: (0..nr_cpus).collect(),
             stats: FaultStats::default(),
         }
