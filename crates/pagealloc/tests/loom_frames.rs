@@ -36,11 +36,12 @@ fn racing_frees_of_one_block_claim_it_exactly_once() {
     });
 }
 
+/// Executions in which the free claimed the block: a model that never claims proves nothing.
+static CLAIMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The allocating thread fills the block and hands it out (Release); a thread that then
 /// claims it for a free (Acquire) must see the contents. Loom reports a data race on the
 /// cell if the orderings do not give that edge.
-static CLAIMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 #[test]
 fn a_claimed_block_sees_what_was_written_before_it_was_handed_out() {
     loom::model(|| {
