@@ -42,6 +42,7 @@ pub mod request;
 pub mod sizing;
 pub mod sync;
 pub mod types;
+pub mod vmstat;
 // 1. Data: frame records, the index lists linking them, the block handle.
 pub mod block;
 pub mod frame;
