@@ -45,14 +45,10 @@ pub struct FaultStats {
 struct Stream(SplitMix64);
 
 impl Stream {
-    fn below(&mut self, bound: u64) -> u64 {
-        self.0.below(bound)
-    }
-
     /// True with probability `ppm` per million; draws nothing when `ppm` is 0, so a fault
     /// kind left off never advances its stream.
     fn chance(&mut self, ppm: u32) -> bool {
-        ppm > 0 && self.below(PPM as u64) < ppm as u64
+        ppm > 0 && self.0.below(PPM as u64) < ppm as u64
     }
 }
 
@@ -110,7 +106,7 @@ impl SimState {
         }
         let from = faults.placement[current];
         // Any CPU of the range but the one it is on.
-        let offset = 1 + faults.migration.below(cpus - 1) as usize;
+        let offset = 1 + faults.migration.0.below(cpus - 1) as usize;
         faults.placement[current] = (from + offset) % cpus as usize;
         faults.stats.migrations += 1;
     }

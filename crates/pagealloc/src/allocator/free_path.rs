@@ -36,7 +36,10 @@ impl<P: Platform> PageAllocator<P> {
         if block.allocator_id() == self.id {
             if let Some(zone) = self.zones.get(block.zone_index() as usize) {
                 let (pfn, order) = (block.pfn(), block.order());
-                if zone.mem.contains(pfn) && Self::try_claim_allocated(zone, pfn, block.expected_head()) {
+                // The block's expected head word names the order (at most MAX_ORDER, as a
+                // frame's is) and the generation; an allocated head is also aligned.
+                let expected = block.expected_head();
+                if zone.mem.contains(pfn) && Self::try_claim(zone, pfn, |info| info.matches_allocated(expected)) {
                     self.release_claimed(zone, pfn, order);
                     return Ok(());
                 }
@@ -45,15 +48,13 @@ impl<P: Platform> PageAllocator<P> {
         self.free_pages_checked(block)
     }
 
-    /// Claims the head of an allocated block, `expected` its word (allocated -> interior,
-    /// one generation on), if that is what the frame holds. A block's order is at most
-    /// MAX_ORDER (a frame's is), and an allocated head is aligned, so this also rejects
-    /// those errors.
-    #[inline]
-    fn try_claim_allocated(zone: &Zone<P>, pfn: Pfn, expected: FrameInfo) -> bool {
+    /// Claims the head at `pfn` (allocated -> interior, one generation on) if `accept` takes
+    /// the word the frame holds; the one lockless claim of both fast paths.
+    #[inline(always)]
+    fn try_claim(zone: &Zone<P>, pfn: Pfn, accept: impl FnOnce(FrameInfo) -> bool) -> bool {
         let frame = zone.mem.frame(pfn);
         let info = frame.info();
-        info.matches_allocated(expected) && frame.transition(info, info.freed()).is_ok()
+        accept(info) && frame.transition(info, info.freed()).is_ok()
     }
 
     #[cold]
@@ -90,13 +91,9 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     pub unsafe fn free_pfn(&self, pfn: Pfn, order: u8) -> Result<(), FreeError> {
         if let Some(zone) = self.zone_of_pfn(pfn) {
-            if order <= MAX_ORDER {
-                let frame = zone.mem.frame(pfn);
-                let info = frame.info();
-                if info.is_alloc_head_of_order(order) && frame.transition(info, info.freed()).is_ok() {
-                    self.release_claimed(zone, pfn, order);
-                    return Ok(());
-                }
+            if order <= MAX_ORDER && Self::try_claim(zone, pfn, |info| info.is_alloc_head_of_order(order)) {
+                self.release_claimed(zone, pfn, order);
+                return Ok(());
             }
         }
         self.free_pfn_checked(pfn, order)
