@@ -42,6 +42,9 @@ impl CacheKey {
             SharedLine::FreeList { zone, order } => (1, zone, order as u32),
             SharedLine::PcpHeader { zone, cpu } => (2, zone, cpu),
             SharedLine::FrameMeta { zone, frame } => (FRAME_META_KIND, zone, layout.line_of_frame(frame)),
+            SharedLine::ZoneNumaCounters(zone) => (8, zone, 0),
+            SharedLine::GlobalCounters => (9, 0, 0),
+            SharedLine::GlobalNumaCounters => (10, 0, 0),
         };
         CacheKey(LINE_TAG | kind << 56 | (zone as u64) << 32 | number as u64)
     }

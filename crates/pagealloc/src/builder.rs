@@ -290,6 +290,19 @@ impl AllocatorBuilder {
         {
             return Err(BuildError::InvalidPolicy("batch override must be 1..=2^24, high override at most 2^24"));
         }
+        match self.policy.vmstat.numa {
+            crate::policy::NumaStats::ZoneStat { threshold: Some(threshold) }
+                if !crate::policy::NumaStats::ZONE_STAT_THRESHOLDS.contains(&threshold) =>
+            {
+                return Err(BuildError::InvalidPolicy("a fixed zone-stat threshold is 32..=32765"));
+            }
+            crate::policy::NumaStats::SeparateClass { threshold }
+                if threshold == 0 || threshold > crate::policy::NumaStats::SEPARATE_CLASS_THRESHOLD =>
+            {
+                return Err(BuildError::InvalidPolicy("the separate NUMA class's threshold is 1..=65533"));
+            }
+            _ => {}
+        }
         for (kind, ranges) in [("hole", &self.holes), ("reserve", &self.reserved)] {
             if let Some(range) = ranges.iter().find(|range| range.start > range.end) {
                 return Err(BuildError::InvertedRange { kind, range: range.clone() });

@@ -84,11 +84,48 @@ pub struct PcpPolicy {
     pub high_override: Option<u32>,
 }
 
-/// Allocator behaviour. Only the PCP has switches so far; fragmentation-avoidance switches
-/// join later.
+/// How the NUMA event counters (numa_hit, numa_miss, numa_foreign, interleave_hit, local,
+/// other) are kept: the stages of the 2017-2021 NUMA-statistics work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumaStats {
+    /// Ordinary zone statistics (before v4.14): a per-CPU diff per counter, folded into the
+    /// zone's and the global counters past the threshold with the half-threshold overstep.
+    /// `threshold: None` is the zone's `stat_threshold` (normal or pressure formula);
+    /// `Some(t)`, 32..=32765, fixes it, as the 2017 RFC swept it.
+    ZoneStat { threshold: Option<u16> },
+    /// A class of its own (v4.14 .. v5.13): u16 per-CPU diffs folded past a large threshold
+    /// (the kernel's is U16_MAX - 2), on their own shared lines.
+    SeparateClass { threshold: u16 },
+    /// Plain per-CPU counters with no threshold, folded only when read (v5.14 on).
+    PerCpu,
+    /// Not counted (`vm.numa_stat = 0`, v4.16 on).
+    Disabled,
+}
+
+impl NumaStats {
+    /// The separate class's threshold in Linux (NUMA_STATS_THRESHOLD).
+    pub const SEPARATE_CLASS_THRESHOLD: u16 = u16::MAX - 2;
+    /// Range of a fixed zone-stat threshold (an i16 diff with room for the overstep).
+    pub const ZONE_STAT_THRESHOLDS: core::ops::RangeInclusive<u16> = 32..=32_765;
+}
+
+/// vmstat behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VmstatPolicy {
+    pub numa: NumaStats,
+}
+
+impl VmstatPolicy {
+    /// Since v5.14.
+    pub const MAINLINE: VmstatPolicy = VmstatPolicy { numa: NumaStats::PerCpu };
+}
+
+/// Allocator behaviour: the pageset switches and the vmstat switches; fragmentation-avoidance
+/// switches join later.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Policy {
     pub pcp: PcpPolicy,
+    pub vmstat: VmstatPolicy,
 }
 
 impl PcpPolicy {

@@ -6,7 +6,7 @@
 //! (v6.6), `patch1` .. `patch9` cumulative, and `mainline` (later fixes). Aliases:
 //! `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`, `global-lock` (no pagesets).
 
-use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, PcpPolicy, Policy};
+use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, PcpPolicy, Policy, VmstatPolicy};
 
 /// A named policy with what it reproduces.
 #[derive(Clone, Copy, Debug)]
@@ -84,7 +84,7 @@ const MAINLINE: PcpPolicy = PcpPolicy {
 const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
 
 const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
-    Preset { name, aliases, summary, policy: Policy { pcp } }
+    Preset { name, aliases, summary, policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE } }
 }
 
 pub const PRESETS: &[Preset] = &[
@@ -127,7 +127,7 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 impl Default for Policy {
     /// Mainline behaviour.
     fn default() -> Self {
-        Policy { pcp: MAINLINE }
+        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE }
     }
 }
 

@@ -149,6 +149,17 @@ impl ZoneType {
         }
     }
 
+    /// The zone's suffix in /proc/vmstat lines (`pgalloc_dma32`).
+    pub const fn vmstat_name(self) -> &'static str {
+        match self {
+            ZoneType::Dma => "dma",
+            ZoneType::Dma32 => "dma32",
+            ZoneType::Normal => "normal",
+            ZoneType::Movable => "movable",
+            ZoneType::Device => "device",
+        }
+    }
+
     /// Parses a kernel zone name (case-insensitive).
     pub fn parse(name: &str) -> Option<ZoneType> {
         ZoneType::ALL.into_iter().find(|zone_type| zone_type.kernel_name().eq_ignore_ascii_case(name))

@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use crate::events::ExtfragCounters;
 use crate::sizing::{PcpBounds, Watermarks, ZoneSizing};
 use crate::types::{ZoneType, MAX_NR_ZONES};
+use crate::vmstat::ZoneVmstat;
 
 /// Zone flag bits (Linux `enum zone_flags`).
 pub mod zone_flags {
@@ -25,6 +26,8 @@ pub struct ZoneParams {
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     pub pcp: PcpBounds,
     pub stat_threshold: u32,
+    /// The vmstat threshold while background reclaim is awake.
+    pub pressure_stat_threshold: u32,
 }
 
 impl From<&ZoneSizing> for ZoneParams {
@@ -34,6 +37,7 @@ impl From<&ZoneSizing> for ZoneParams {
             lowmem_reserve: sizing.lowmem_reserve,
             pcp: sizing.pcp,
             stat_threshold: sizing.stat_threshold,
+            pressure_stat_threshold: sizing.pressure_stat_threshold,
         }
     }
 }
@@ -52,13 +56,18 @@ pub struct ZoneState {
     /// Pages in pageblocks re-typed HIGHATOMIC.
     pub(crate) reserved_highatomic_pages: AtomicU64,
     pub(crate) extfrag: ExtfragCounters,
+    /// The zone's shared vmstat counters.
+    pub(crate) vmstat: ZoneVmstat,
     /// Allocations preferring this zone start with ALLOC_NOFRAGMENT.
     pub(crate) nofragment_when_preferred: bool,
 }
 
 impl ZoneState {
     pub(crate) fn new(index: u16, node: u16, zone_type: ZoneType, params: ZoneParams) -> ZoneState {
+        // Thresholds are at most 125 by formula.
+        let stat_threshold = params.stat_threshold.min(u32::from(u16::MAX)) as u16;
         ZoneState {
+            vmstat: ZoneVmstat::new(stat_threshold),
             index,
             node,
             zone_type,
@@ -128,6 +137,18 @@ impl ZoneState {
 
     pub fn extfrag(&self) -> &ExtfragCounters {
         &self.extfrag
+    }
+
+    pub fn vmstat(&self) -> &ZoneVmstat {
+        &self.vmstat
+    }
+
+    /// Sets the vmstat threshold for reclaim pressure or back to normal (mirrors
+    /// set_pgdat_percpu_threshold() with calculate_pressure_threshold() or
+    /// calculate_normal_threshold()).
+    pub(crate) fn set_pressure_threshold(&self, under_pressure: bool) {
+        let threshold = if under_pressure { self.params.pressure_stat_threshold } else { self.params.stat_threshold };
+        self.vmstat.set_stat_threshold(threshold.min(u32::from(u16::MAX)) as u16);
     }
 
     /// Boosted watermarks, as the allocator compares against them.

@@ -68,6 +68,15 @@ impl Platform for SimPlatform {
     }
 
     #[inline]
+    fn atomic_shared(&self, line: SharedLine) {
+        self.handle.with(|state| {
+            if !state.observing {
+                state.atomic_line(line)
+            }
+        })
+    }
+
+    #[inline]
     fn touch_pages(&self, pfn: Pfn, pages: u64) {
         self.handle.with(|state| {
             if !state.observing {

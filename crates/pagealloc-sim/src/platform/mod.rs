@@ -5,6 +5,7 @@
 mod coherence;
 mod faults;
 mod hooks;
+mod line_atomics;
 mod locks;
 mod pages;
 mod slots;

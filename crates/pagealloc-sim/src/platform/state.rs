@@ -10,6 +10,7 @@ use super::coherence::LineTable;
 use super::faults::Faults;
 use super::locks::LockState;
 use super::stats::SimStats;
+use crate::cache_key::CacheKey;
 use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
 use crate::l2_caches::L2Caches;
@@ -27,6 +28,8 @@ pub(super) struct SimState {
     pub(super) current: usize,
     pub(super) locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
     pub(super) lines: LineTable,
+    /// When each line's last atomic RMW completes.
+    pub(super) line_busy_until_ns: HashMap<CacheKey, u64, BuildHasherDefault<DeterministicHasher>>,
     pub(super) layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
     pub(super) l2: L2Caches,
@@ -51,6 +54,7 @@ impl SimState {
             current: 0,
             locks: HashMap::default(),
             lines: LineTable::default(),
+            line_busy_until_ns: HashMap::default(),
             layout,
             l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
             llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),

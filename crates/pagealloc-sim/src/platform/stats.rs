@@ -40,6 +40,9 @@ pub struct SimStats {
     pub line_llc_hits: u64,
     /// Shared-line touches served by memory.
     pub line_misses: u64,
+    /// Atomic RMWs of shared lines (counter folds), and their time queued behind each other.
+    pub line_rmws: u64,
+    pub line_rmw_wait_ns: u64,
     pub page_touches: u64,
     /// Touches served by the socket's LLC (or another core's L2 there).
     pub page_llc_hits: u64,

@@ -12,6 +12,7 @@ use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
 use crate::take::{take_blocks, TakeCount};
 use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER};
+use crate::vmstat::{self, NumaEvent, NumaPlacement};
 use crate::watermark::{mark_pages, watermark_fast};
 use crate::zone::{zone_flags, Zone};
 
@@ -56,7 +57,7 @@ impl<P: Platform> PageAllocator<P> {
         // The walk's first step inline: the preferred zone, usually a pageset hit. The
         // request stays in registers here; the walk's `AllocCall` is built only when this
         // fails (passing its address from here spilled it on the hot path).
-        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu) {
+        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu, preferred.node) {
             // The head's word was just stored: this load is forwarded from the store.
             let head = preferred.mem.frame(pfn).info();
             debug_assert!(head.is_alloc_head_of_order(order));
@@ -142,7 +143,10 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                if let Some(pfn) = self.try_zone_outlined(zone, call.block, call.highest_zone, call.cpu) {
+                if let Some(pfn) = self.try_zone_outlined(zone, call) {
+                    if zone.node != call.preferred_node {
+                        self.count_foreign(zonelist[0], call.preferred_node);
+                    }
                     return Some(Block::new(pfn, zone.index, self.id, zone.mem.frame(pfn).info()));
                 }
             }
@@ -156,25 +160,37 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     #[inline(never)]
-    fn try_zone_outlined(
-        &self,
-        zone: &Zone<P>,
-        block: BlockRequest,
-        highest_zone: ZoneType,
-        cpu: usize,
-    ) -> Option<Pfn> {
-        self.try_zone(zone, block, highest_zone, cpu)
+    fn try_zone_outlined(&self, zone: &Zone<P>, call: AllocCall) -> Option<Pfn> {
+        self.try_zone(zone, call.block, call.highest_zone, call.cpu, call.preferred_node)
+    }
+
+    /// A miss: the preferred node's zone counts the allocation as foreign (mirrors the
+    /// NUMA_FOREIGN step of zone_statistics()). The walk reached this zone, so the
+    /// preferred zone's pageset is not held: the event goes to its shared counter.
+    #[cold]
+    #[inline(never)]
+    fn count_foreign(&self, preferred_zone: u16, preferred_node: u16) {
+        let zone = &self.zones[preferred_zone as usize];
+        debug_assert_eq!(zone.node, preferred_node, "the zonelist starts on the preferred node");
+        vmstat::count_unbuffered(&self.fold_target(zone), &[NumaEvent::Foreign], self.vmstat.numa_mode());
     }
 
     /// One zone of the zonelist walk: watermark test, then a block. Inlined only into the
     /// preferred-zone step; the walk's loop calls it out of line (inlined there, the
     /// optimizer hoisted and spilled dozens of invariants into the hot path).
     #[inline(always)]
-    fn try_zone(&self, zone: &Zone<P>, block: BlockRequest, highest_zone: ZoneType, cpu: usize) -> Option<Pfn> {
+    fn try_zone(
+        &self,
+        zone: &Zone<P>,
+        block: BlockRequest,
+        highest_zone: ZoneType,
+        cpu: usize,
+        preferred_node: u16,
+    ) -> Option<Pfn> {
         if !self.zone_has_room(zone, block.order, highest_zone, block.flags) {
             return None;
         }
-        let pfn = self.rmqueue(zone, cpu, block)?;
+        let pfn = self.rmqueue(zone, cpu, block, zone.node == preferred_node)?;
         if block.flags.highatomic {
             highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
         }
@@ -198,18 +214,18 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Takes one block: from this CPU's pageset when the order is cached there, else from
-    /// the buddy (mirrors rmqueue()).
+    /// the buddy (mirrors rmqueue()), and counts it as a NUMA `hit` or miss.
     #[inline]
-    fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest) -> Option<Pfn> {
+    fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
         if self.policy.pcp.caches_order(block.order) {
             if let Some(call) = self.pcp_call(zone, cpu) {
-                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_env(), block) {
+                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_env(), block, hit) {
                     self.after_zone_take(zone, block.flags);
                     return Some(pfn);
                 }
             }
         }
-        self.rmqueue_buddy(zone, block)
+        self.rmqueue_buddy(zone, block, NumaPlacement { hit, local: zone.node == self.node_of_cpu(cpu) })
     }
 
     /// A fallback may have boosted the watermark: wake kswapd outside the zone lock.
@@ -225,7 +241,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
     #[inline(never)]
-    fn rmqueue_buddy(&self, zone: &Zone<P>, block: BlockRequest) -> Option<Pfn> {
+    fn rmqueue_buddy(&self, zone: &Zone<P>, block: BlockRequest, placement: NumaPlacement) -> Option<Pfn> {
         let env = self.fallback_env();
         let mut taken = None;
         {
@@ -237,6 +253,8 @@ impl<P: Platform> PageAllocator<P> {
             });
         }
         let pfn = taken?;
+        zone.vmstat.count_pgalloc(1 << block.order);
+        vmstat::count_unbuffered(&self.fold_target(zone), &placement.events(), self.vmstat.numa_mode());
         self.after_zone_take(zone, block.flags);
         Some(pfn)
     }

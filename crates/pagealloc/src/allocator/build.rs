@@ -47,6 +47,7 @@ impl<P: Platform> PageAllocator<P> {
             cpu_node: builder.cpu_to_node().into_boxed_slice(),
             sizing,
             periodic: periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms),
+            vmstat: crate::vmstat::GlobalVmstat::new(builder.policy.vmstat.numa),
             tunables: builder.tunables,
             policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,

@@ -157,5 +157,6 @@ impl<P: Platform> PageAllocator<P> {
     #[inline(never)]
     fn free_to_buddy(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         zone.buddy(&self.platform).lock().release(pfn, order, FrameState::Interior);
+        zone.vmstat.count_pgfree(1 << order);
     }
 }

@@ -26,6 +26,7 @@ use crate::platform::Platform;
 use crate::policy::Policy;
 use crate::sizing::{MachineSizing, Tunables};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
+use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
 pub use periodic::DueWork;
@@ -76,6 +77,8 @@ pub struct PageAllocator<P: Platform> {
     grouping_disabled: bool,
     sink: Option<Box<dyn EventSink>>,
     periodic: periodic::Schedule,
+    /// The machine-wide vmstat counters.
+    vmstat: GlobalVmstat,
 }
 
 impl<P: Platform> core::fmt::Debug for PageAllocator<P> {
@@ -154,6 +157,13 @@ impl<P: Platform> PageAllocator<P> {
             policy: &self.policy.pcp,
             cpu,
             remote: self.node_of_cpu(cpu) != zone.node,
+            global: &self.vmstat,
         })
+    }
+
+    /// Where a zone's vmstat diffs fold.
+    #[inline]
+    fn fold_target<'a>(&'a self, zone: &'a Zone<P>) -> FoldTarget<'a, P> {
+        FoldTarget { zone: &zone.vmstat, zone_index: zone.index, global: &self.vmstat, platform: &self.platform }
     }
 }

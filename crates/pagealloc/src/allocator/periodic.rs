@@ -72,14 +72,24 @@ impl<P: Platform> PageAllocator<P> {
         for zone in self.zones.iter() {
             let Some(slot) = zone.pcp.get(cpu) else { continue };
             let remote = zone.node != cpu_node;
-            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, remote);
+            let fold = self.fold_target(zone);
+            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, remote, &fold);
         }
         drained
     }
 
-    /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()).
+    /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()). While it is
+    /// awake the node's zones fold vmstat diffs at the pressure threshold.
     pub fn wake_kswapd(&self, node: u16) {
-        self.nodes[node as usize].kswapd_pending.store(true, Relaxed);
+        if !self.nodes[node as usize].kswapd_pending.swap(true, Relaxed) {
+            self.set_pressure_thresholds(node, true);
+        }
+    }
+
+    fn set_pressure_thresholds(&self, node: u16, under_pressure: bool) {
+        for zone in self.zones.iter().filter(|zone| zone.node == node) {
+            zone.set_pressure_threshold(under_pressure);
+        }
     }
 
     /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()). This allocator
@@ -94,6 +104,15 @@ impl<P: Platform> PageAllocator<P> {
         state.kswapd_runs.fetch_add(1, Relaxed);
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
             zone.boost_pages.store(0, Relaxed);
+        }
+        // Going back to sleep (mirrors kswapd_try_to_sleep()): normal thresholds, unless a
+        // wake-up came in meanwhile.
+        if !state.kswapd_pending.load(Relaxed) {
+            self.set_pressure_thresholds(node, false);
+            // A wake-up between the load and the store set pressure first: restore it.
+            if state.kswapd_pending.load(Relaxed) {
+                self.set_pressure_thresholds(node, true);
+            }
         }
         true
     }

@@ -7,6 +7,8 @@ use crate::free_area::ZoneCounters;
 use crate::pcp::PcpCounters;
 use crate::platform::Platform;
 use crate::sync::LockStats;
+use crate::types::ZoneType;
+use crate::vmstat::NumaEvent;
 
 impl<P: Platform> PageAllocator<P> {
     /// Managed pages over all zones.
@@ -53,6 +55,46 @@ impl<P: Platform> PageAllocator<P> {
             total += zone.with_free_area(&self.platform, |area| area.counters());
         }
         total
+    }
+
+    /// The exact count of a NUMA event over all zones: the shared counters plus every
+    /// CPU's unfolded part, each pageset read under its lock (mirrors
+    /// sum_zone_numa_event_state() and zone_page_state_snapshot()).
+    pub fn numa_event(&self, event: NumaEvent) -> u64 {
+        let mut total = 0i64;
+        for zone in self.zones.iter() {
+            total += zone.vmstat.numa_folded(event);
+            for slot in zone.pcp.iter() {
+                total += slot.inspect(&self.platform, |p| p.stats().numa_unfolded(event));
+            }
+        }
+        debug_assert!(total >= 0, "{event:?} counted {total}");
+        total.max(0) as u64
+    }
+
+    /// Pages allocated from zones of `zone_type` (vm event `pgalloc_<zone>`), exact.
+    pub fn pgalloc_pages(&self, zone_type: ZoneType) -> u64 {
+        self.zones
+            .iter()
+            .filter(|zone| zone.zone_type == zone_type)
+            .map(|zone| {
+                let cpus: u64 =
+                    zone.pcp.iter().map(|slot| slot.inspect(&self.platform, |p| p.stats().pgalloc_pages())).sum();
+                zone.vmstat.pgalloc_unbatched_pages() + cpus
+            })
+            .sum()
+    }
+
+    /// Pages freed (vm event `pgfree`), exact.
+    pub fn pgfree_pages(&self) -> u64 {
+        self.zones
+            .iter()
+            .map(|zone| {
+                let cpus: u64 =
+                    zone.pcp.iter().map(|slot| slot.inspect(&self.platform, |p| p.stats().pgfree_pages())).sum();
+                zone.vmstat.pgfree_unbatched_pages() + cpus
+            })
+            .sum()
     }
 
     /// Zone-lock statistics summed over zones: the one count of lock acquisitions and waits,

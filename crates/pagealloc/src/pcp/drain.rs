@@ -10,6 +10,7 @@ use crate::list::{FrameList, Own, RecordCost};
 use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
 use crate::sync::PlatformGuard;
+use crate::vmstat::FoldTarget;
 
 /// vmstat ticks a remote node's pageset may idle before it is drained.
 pub(crate) const REMOTE_EXPIRE_TICKS: u8 = 3;
@@ -262,16 +263,18 @@ pub(crate) fn drain_pcp<P: Platform>(
 }
 
 /// The periodic work on one pageset (mirrors the pageset half of refresh_cpu_vm_stats()):
-/// decay an auto-tuned high and drain the excess; drain a remote node's pageset that idled
+/// fold the CPU's vmstat diffs into `fold`; decay an auto-tuned high and drain the excess; drain a remote node's pageset that idled
 /// for three ticks. Returns pages drained.
 pub(crate) fn vmstat_update<P: Platform>(
     zone: BuddyZone<'_, P>,
     slot: &PcpSlot<P>,
     policy: &PcpPolicy,
     remote: bool,
+    fold: &FoldTarget<'_, P>,
 ) -> u64 {
     let platform = zone.platform;
     let mut pageset = slot.pageset.lock(platform);
+    pageset.stats.fold(fold);
     let mut drained = 0u64;
     let excess = decay_high(&mut pageset, policy);
     // On a tiny zone high_min can exceed high_max; high then stays at high_max, as the

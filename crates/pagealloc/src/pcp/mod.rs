@@ -19,6 +19,7 @@ use crate::list::FrameList;
 use crate::platform::{LockId, Platform};
 use crate::sync::PlatformMutex;
 use crate::types::{MigrateType, COSTLY_ORDER, NR_PCP_TYPES, PAGEBLOCK_ORDER};
+use crate::vmstat::CpuZoneStats;
 
 /// Order 0..=3 lists per PCP type, plus up to two pageblock-order (THP) lists.
 pub const NR_PCP_LISTS: usize = (COSTLY_ORDER as usize + 1) * NR_PCP_TYPES + 2;
@@ -116,6 +117,8 @@ pub struct PerCpuPages {
     /// Pages freed since the last allocation, decaying (Linux `free_count`).
     pub(crate) free_count_pages: u32,
     pub(crate) counters: PcpCounters,
+    /// This CPU's vmstat counters for the zone.
+    pub(crate) stats: CpuZoneStats,
 }
 
 impl PerCpuPages {
@@ -136,6 +139,7 @@ impl PerCpuPages {
             expire: 0,
             free_count_pages: 0,
             counters: PcpCounters::default(),
+            stats: CpuZoneStats::default(),
         }
     }
 
@@ -165,6 +169,9 @@ impl PerCpuPages {
     }
     pub fn counters(&self) -> PcpCounters {
         self.counters
+    }
+    pub fn stats(&self) -> &CpuZoneStats {
+        &self.stats
     }
 
     #[inline]

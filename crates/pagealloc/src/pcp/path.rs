@@ -15,6 +15,7 @@ use crate::policy::{FreeSizing, PcpPolicy};
 use crate::request::{AllocFlags, BlockRequest};
 use crate::take::{take_blocks, TakeCount};
 use crate::types::{Pfn, ZoneType};
+use crate::vmstat::{FoldTarget, GlobalVmstat, NumaPlacement};
 use crate::watermark::{watermark_ok, WatermarkView};
 use crate::zone_state::zone_flags;
 
@@ -26,6 +27,8 @@ pub(crate) struct PcpCall<'a, P: Platform> {
     pub cpu: usize,
     /// The CPU is on another node than the zone (its pageset expires when idle).
     pub remote: bool,
+    /// The global vmstat counters, and how NUMA events are kept.
+    pub global: &'a GlobalVmstat,
 }
 
 impl<P: Platform> PcpCall<'_, P> {
@@ -33,6 +36,18 @@ impl<P: Platform> PcpCall<'_, P> {
     fn touch_header(&self) {
         let zone = self.zone.mem.zone_index;
         self.zone.platform.touch_shared(SharedLine::PcpHeader { zone, cpu: self.cpu as u32 }, true);
+    }
+
+    /// Where this pageset's vmstat diffs fold.
+    #[inline(always)]
+    fn fold_target(&self) -> FoldTarget<'_, P> {
+        let zone = self.zone;
+        FoldTarget {
+            zone: &zone.core.state.vmstat,
+            zone_index: zone.mem.zone_index,
+            global: self.global,
+            platform: zone.platform,
+        }
     }
 }
 
@@ -82,14 +97,16 @@ fn refill<P: Platform>(
     pcp.note_peak();
 }
 
-/// Allocates from this CPU's pageset, refilling it if the list is empty. `None` when the
-/// pageset lock is busy or the buddy had nothing: the caller then tries the buddy directly.
-/// `env` is built only for a refill (the hit path does not need it).
+/// Allocates from this CPU's pageset, refilling it if the list is empty, and counts it as a
+/// NUMA hit (the zone is on the preferred node) or miss. `None` when the pageset lock is busy or the buddy had nothing: the
+/// caller then tries the buddy directly. `env` is built only for a refill (the hit path
+/// does not need it).
 #[inline]
 pub(crate) fn pcp_alloc<'e, P: Platform>(
     call: &PcpCall<'_, P>,
     env: impl FnOnce() -> FallbackEnv<'e>,
     request: BlockRequest,
+    hit: bool,
 ) -> Option<Pfn> {
     let PcpCall { zone, slot, policy, remote, .. } = *call;
     let order = request.order;
@@ -116,6 +133,8 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     pcp.count_pages -= 1 << order;
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
     mem.frames[index as usize].hand_out(&[FrameState::PcpHead], allocated);
+    let placement = NumaPlacement { hit, local: !remote };
+    pcp.stats.count_alloc(1 << order, placement, call.fold_target());
     Some(mem.pfn(index))
 }
 
@@ -141,6 +160,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     pcp.lists[list_index].push_head(&mem.frames, index, Own::Cold, &mem.records(zone.platform));
     pcp.count_pages += 1 << order;
     pcp.note_peak();
+    pcp.stats.count_free(1 << order);
 
     let free_high = take_free_high(&mut pcp, policy, order);
     if free_high {

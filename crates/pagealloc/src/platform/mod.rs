@@ -43,6 +43,13 @@ pub enum LockId {
 pub enum SharedLine {
     /// A zone's global counters (free pages, vmstat folds), by global zone index.
     ZoneCounters(u16),
+    /// A zone's NUMA event counters when they are a class of their own (v4.14 .. v5.13's
+    /// `zone->vm_numa_stat`), by global zone index.
+    ZoneNumaCounters(u16),
+    /// The machine-wide zone-stat counters (`vm_zone_stat`).
+    GlobalCounters,
+    /// The machine-wide NUMA event counters of the separate class (`vm_numa_stat`).
+    GlobalNumaCounters,
     /// A zone's free-list heads, by (global zone index, order).
     FreeList { zone: u16, order: u8 },
     /// A per-CPU pageset's header, by (global zone index, CPU): remote when drained by another CPU.
@@ -105,6 +112,12 @@ pub trait Platform: Send + Sync {
     /// Touched a shared cache line (`write` if modified).
     #[inline(always)]
     fn touch_shared(&self, _line: SharedLine, _write: bool) {}
+
+    /// An atomic read-modify-write of a shared line (a counter fold's atomic add). Such
+    /// writes serialise on the line, which changes hands one CPU at a time: a simulator
+    /// queues them like a lock held for the transfer.
+    #[inline(always)]
+    fn atomic_shared(&self, _line: SharedLine) {}
 
     /// Touched the data of `pages` frames starting at `pfn` (zeroing, copying, prefetching).
     #[inline(always)]

@@ -52,6 +52,22 @@ pub fn dec_diff(diff: &mut i16, threshold: u16) -> i32 {
     }
 }
 
+/// Adds one to an increment-only diff; past the threshold, hands all of it over and keeps
+/// nothing (mirrors __inc_numa_state() of v4.14 .. v5.13, whose u16 diffs had no overstep).
+/// `threshold` is at most U16_MAX - 2, so the diff never wraps.
+#[inline]
+pub fn inc_event_diff(diff: &mut u16, threshold: u16) -> u32 {
+    debug_assert!(threshold <= u16::MAX - 2);
+    let value = *diff + 1;
+    if value > threshold {
+        *diff = 0;
+        u32::from(value)
+    } else {
+        *diff = value;
+        0
+    }
+}
+
 /// Takes the whole diff for the shared counter (the periodic fold, mirrors the per-item step
 /// of refresh_cpu_vm_stats()).
 #[inline]
@@ -90,6 +106,16 @@ mod tests {
         // t = 1: 0 -> 1 -> folds 2 + 0, leaves 0.
         let mut diff = 0;
         assert_eq!((inc_diff(&mut diff, 1), inc_diff(&mut diff, 1), diff), (0, 2, 0));
+    }
+
+    #[test]
+    fn event_diffs_fold_everything_past_the_threshold_without_overstep() {
+        let mut diff = 0u16;
+        let handed: u32 = (0..65_533).map(|_| inc_event_diff(&mut diff, 65_533)).sum();
+        assert_eq!((handed, diff), (0, 65_533), "at the threshold: kept");
+        assert_eq!((inc_event_diff(&mut diff, 65_533), diff), (65_534, 0));
+        let mut diff = 0u16;
+        assert_eq!((inc_event_diff(&mut diff, 1), inc_event_diff(&mut diff, 1), diff), (0, 2, 0));
     }
 
     #[test]

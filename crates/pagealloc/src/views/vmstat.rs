@@ -1,0 +1,36 @@
+//! /proc/vmstat: the kernel's lines this allocator keeps, in the kernel's order, then lines
+//! of its own that the kernel has no counter for (fallback events and pageset drains, which
+//! Linux shows only as tracepoints).
+
+use core::fmt::{self, Write};
+
+use crate::allocator::PageAllocator;
+use crate::pcp::DrainCause;
+use crate::platform::Platform;
+use crate::types::ZoneType;
+use crate::vmstat::NumaEvent;
+
+/// The /proc/vmstat lines, exact (every CPU's part summed; mirrors vmstat_start()'s reads).
+pub fn write_vmstat<P: Platform>(out: &mut impl Write, allocator: &PageAllocator<P>) -> fmt::Result {
+    writeln!(out, "nr_free_pages {}", allocator.buddy_free_pages())?;
+    for event in NumaEvent::ALL {
+        writeln!(out, "{} {}", event.vmstat_name(), allocator.numa_event(event))?;
+    }
+    for zone_type in ZoneType::ALL {
+        writeln!(out, "pgalloc_{} {}", zone_type.vmstat_name(), allocator.pgalloc_pages(zone_type))?;
+    }
+    writeln!(out, "pgfree {}", allocator.pgfree_pages())?;
+    let kswapd_runs: u64 = allocator.nodes().iter().map(|node| node.kswapd_runs()).sum();
+    writeln!(out, "pageoutrun {kswapd_runs}")?;
+    // Not in Linux: fallbacks as mm_page_alloc_extfrag counts them, and pageset drains.
+    let extfrag = allocator.extfrag_stats();
+    writeln!(out, "extfrag_claim {}", extfrag.claims)?;
+    writeln!(out, "extfrag_steal {}", extfrag.steals)?;
+    writeln!(out, "extfrag_split_pageblock {}", extfrag.pageblock_splits)?;
+    writeln!(out, "watermark_boost {}", extfrag.watermark_boosts)?;
+    let drained = allocator.pcp_counters().drained_pages;
+    for cause in DrainCause::ALL {
+        writeln!(out, "pcp_drain_{} {}", cause.name(), drained[cause as usize])?;
+    }
+    Ok(())
+}

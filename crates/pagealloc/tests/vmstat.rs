@@ -1,0 +1,179 @@
+//! vmstat counters through the allocator: every allocation counts hit or miss and local or
+//! other, a miss counts foreign on the preferred zone, in every NUMA-statistics mode; diffs
+//! fold past their threshold and on the periodic pass; the pressure threshold holds while
+//! background reclaim is awake; and the /proc/vmstat dump.
+
+mod common;
+
+use common::preset;
+use pagealloc::platform::TestPlatform;
+use pagealloc::policy::NumaStats;
+use pagealloc::vmstat::NumaEvent;
+use pagealloc::{AllocRequest, AllocatorBuilder, BuildError, PageAllocator, Policy, ZoneType};
+
+const MODES: [NumaStats; 5] = [
+    NumaStats::ZoneStat { threshold: None },
+    NumaStats::ZoneStat { threshold: Some(32) },
+    NumaStats::SeparateClass { threshold: NumaStats::SEPARATE_CLASS_THRESHOLD },
+    NumaStats::PerCpu,
+    NumaStats::Disabled,
+];
+
+fn policy(numa: NumaStats) -> Policy {
+    let mut policy = preset("mainline");
+    policy.vmstat.numa = numa;
+    policy
+}
+
+/// Two nodes of one CPU each, a Normal zone of `pages` on each.
+fn two_nodes(numa: NumaStats, pages: u64) -> PageAllocator<TestPlatform> {
+    let builder = AllocatorBuilder::new()
+        .node(1)
+        .node(1)
+        .zone(0, ZoneType::Normal, (1 << 20)..(1 << 20) + pages)
+        .zone(1, ZoneType::Normal, (2 << 20)..(2 << 20) + pages)
+        .policy(policy(numa));
+    PageAllocator::build(builder, TestPlatform::new(2)).unwrap()
+}
+
+fn events(allocator: &PageAllocator<TestPlatform>) -> [u64; NumaEvent::COUNT] {
+    NumaEvent::ALL.map(|event| allocator.numa_event(event))
+}
+
+#[test]
+fn every_allocation_counts_where_it_landed_in_every_mode() {
+    for numa in MODES {
+        let allocator = two_nodes(numa, 4096);
+        // CPU 0 (node 0) fills node 0, then spills onto node 1: misses there, foreign on
+        // node 0, and "other" because node 1 is not CPU 0's.
+        let mut held = Vec::new();
+        while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE) {
+            held.push(block);
+        }
+        let on_node = |node| held.iter().filter(|b| allocator.zone_of_pfn(b.pfn()).unwrap().node() == node).count();
+        let (local, remote) = (on_node(0) as u64, on_node(1) as u64);
+        assert!(local > 3000 && remote > 3000, "{numa:?}: {local} local, {remote} remote");
+        // CPU 1 (node 1) asks for node 0 explicitly: there is nothing left anywhere, so
+        // nothing more counts. Free one page on node 0 first: a hit on node 0, "other" for
+        // CPU 1.
+        let node0_block = held.iter().position(|b| allocator.zone_of_pfn(b.pfn()).unwrap().node() == 0).unwrap();
+        allocator.free_pages(held.swap_remove(node0_block)).unwrap();
+        allocator.platform().set_cpu(1);
+        let request = AllocRequest { node: Some(0), ..AllocRequest::USER_MOVABLE };
+        held.push(allocator.alloc_pages(0, request).unwrap());
+        let expected = if numa == NumaStats::Disabled {
+            [0; NumaEvent::COUNT]
+        } else {
+            // hit, miss, foreign, interleave, local, other
+            [local + 1, remote, remote, 0, local, remote + 1]
+        };
+        assert_eq!(events(&allocator), expected, "{numa:?}");
+        assert_eq!(allocator.pgalloc_pages(ZoneType::Normal), local + remote + 1, "{numa:?}");
+        assert_eq!(allocator.pgfree_pages(), 1, "{numa:?}");
+        allocator.free_bulk(held).unwrap();
+        assert_eq!(allocator.pgfree_pages(), local + remote + 1, "{numa:?}");
+        allocator.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn zone_stat_diffs_overstep_and_the_periodic_pass_folds_them() {
+    let allocator = two_nodes(NumaStats::ZoneStat { threshold: Some(32) }, 4096);
+    let zone = &allocator.zones()[0];
+    let mut held = Vec::new();
+    for _ in 0..32 {
+        held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
+    }
+    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 0, "32 stay in the diff");
+    held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
+    // The 33rd passes 32: it hands 33 plus half a threshold over and leaves -16.
+    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 49);
+    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Local), 49);
+    assert_eq!(allocator.numa_event(NumaEvent::Hit), 33, "exact reads add the diffs back");
+    // The periodic pass (1 s) folds the rest.
+    assert_eq!(allocator.run_due_work(0, 1_000_000_000).vmstat_passes, 1);
+    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 33);
+    assert_eq!(allocator.numa_event(NumaEvent::Hit), 33);
+    allocator.free_bulk(held).unwrap();
+}
+
+#[test]
+fn the_separate_class_folds_whole_diffs_and_per_cpu_counters_fold_only_on_read() {
+    let separate = two_nodes(NumaStats::SeparateClass { threshold: 10 }, 4096);
+    let per_cpu = two_nodes(NumaStats::PerCpu, 4096);
+    for allocator in [&separate, &per_cpu] {
+        let held: Vec<_> = (0..11).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
+        allocator.run_due_work(0, 1_000_000_000);
+        assert_eq!(allocator.numa_event(NumaEvent::Hit), 11);
+        allocator.free_bulk(held).unwrap();
+    }
+    // The 11th passed 10: all 11 went over, nothing stays.
+    assert_eq!(separate.zones()[0].vmstat().numa_folded(NumaEvent::Hit), 11);
+    // Per-CPU counters have no threshold and the periodic pass leaves them: nothing folded.
+    assert_eq!(per_cpu.zones()[0].vmstat().numa_folded(NumaEvent::Hit), 0);
+}
+
+#[test]
+fn buddy_path_allocations_count_too() {
+    // Order 5 is not cached in pagesets: the allocation comes from the buddy directly.
+    for numa in MODES {
+        let allocator = two_nodes(numa, 4096);
+        let block = allocator.alloc_pages(5, AllocRequest::KERNEL).unwrap();
+        assert_eq!(allocator.pgalloc_pages(ZoneType::Normal), 32);
+        let hits = if numa == NumaStats::Disabled { 0 } else { 1 };
+        assert_eq!(allocator.numa_event(NumaEvent::Hit), hits, "{numa:?}");
+        allocator.free_pages(block).unwrap();
+        assert_eq!(allocator.pgfree_pages(), 32);
+    }
+}
+
+#[test]
+fn the_pressure_threshold_holds_while_background_reclaim_is_awake() {
+    let allocator = two_nodes(NumaStats::ZoneStat { threshold: None }, 1 << 16);
+    let zone = &allocator.zones()[0];
+    let params = zone.params().clone();
+    assert_ne!(params.stat_threshold, params.pressure_stat_threshold, "the test needs two different values");
+    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.stat_threshold);
+    allocator.wake_kswapd(0);
+    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.pressure_stat_threshold);
+    assert_eq!(u32::from(allocator.zones()[1].vmstat().stat_threshold()), params.stat_threshold, "node 1 sleeps");
+    assert!(allocator.run_kswapd(0));
+    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.stat_threshold, "asleep again");
+}
+
+#[test]
+fn the_dump_has_the_kernel_lines_in_the_kernel_order() {
+    let allocator = two_nodes(NumaStats::PerCpu, 4096);
+    let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
+    let mut text = String::new();
+    pagealloc::views::write_vmstat(&mut text, &allocator).unwrap();
+    let value = |name: &str| -> u64 {
+        let line = text.lines().find(|line| line.split(' ').next() == Some(name)).unwrap_or_else(|| panic!("{name}"));
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    };
+    assert_eq!(value("nr_free_pages"), allocator.buddy_free_pages());
+    assert_eq!((value("numa_hit"), value("numa_local"), value("numa_miss")), (1, 1, 0));
+    assert_eq!((value("pgalloc_normal"), value("pgalloc_dma32"), value("pgfree")), (4, 0, 0));
+    let names: Vec<&str> = text.lines().map(|line| line.split(' ').next().unwrap()).collect();
+    let position = |name| names.iter().position(|n| *n == name).unwrap();
+    assert!(position("nr_free_pages") < position("numa_hit"));
+    assert!(position("numa_other") < position("pgalloc_dma"));
+    assert!(position("pgalloc_device") < position("pgfree"));
+    allocator.free_pages(block).unwrap();
+}
+
+#[test]
+fn thresholds_outside_their_ranges_are_rejected() {
+    for numa in [
+        NumaStats::ZoneStat { threshold: Some(31) },
+        NumaStats::ZoneStat { threshold: Some(32_766) },
+        NumaStats::SeparateClass { threshold: 0 },
+        NumaStats::SeparateClass { threshold: u16::MAX },
+    ] {
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).policy(policy(numa));
+        assert!(
+            matches!(PageAllocator::build(builder, TestPlatform::new(1)), Err(BuildError::InvalidPolicy(_))),
+            "{numa:?}"
+        );
+    }
+}
