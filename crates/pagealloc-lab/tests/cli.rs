@@ -44,6 +44,10 @@ const BAD_INVOCATIONS: &[&str] = &[
     "zoneinfo --cpus 2 --zone Normal=1000 --kernel 9.9",
     "zoneinfo --cpus 2 --zone Normal=1000 --kernel 4.19",
     "zoneinfo --cpus 2 --zone Normal=1000 --kernel 6.8.x",
+    "run page_bench03 --numa-stats threshold-31",
+    "run page_bench03 --numa-stats threshold-32766",
+    "run page_bench03 --numa-stats separate-class-0",
+    "run page_bench03 --numa-stats percpu",
     "zoneinfo --cpus 2 --zone Normal=1000 --watermark-scale-factor 0",
     "zoneinfo --cpus 2 --zone Normal=1000 --watermark-scale-factor 100000",
     "zoneinfo --cpus 100000 --zone Normal=1000",
@@ -111,4 +115,30 @@ fn faults_are_reported_in_the_table_and_the_json() {
     assert_eq!(faults["violations"], 0);
     assert!(faults["trylock_refusals"].as_u64().unwrap() > 0 && faults["migrations"].as_u64().unwrap() > 0);
     assert!(faults["checks"].as_u64().unwrap() >= 3);
+}
+
+/// `run --vmstat` prints /proc/vmstat after the run, on the simulator and on real threads,
+/// and its counts agree with the run's own: every pair allocated and freed one page.
+#[test]
+fn vmstat_is_printed_after_any_run() {
+    for real in [false, true] {
+        let mut args = vec!["run", "page_bench03", "--cpus", "1", "--duration-ms", "2", "--memory-gib", "1"];
+        args.extend(["--vmstat", "--numa-stats", "threshold-64", "--format", "json"]);
+        if real {
+            args.push("--real");
+        }
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(&args).output().expect("run pagelab");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+        let vmstat = json["vmstat"].as_str().expect("a vmstat dump");
+        let value = |name: &str| -> u64 {
+            let line = vmstat.lines().find(|line| line.split(' ').next() == Some(name)).expect(name);
+            line.split(' ').nth(1).unwrap().parse().unwrap()
+        };
+        let pairs = json["work_units"].as_u64().unwrap();
+        assert!(pairs > 0);
+        assert_eq!((value("numa_hit"), value("numa_local"), value("numa_miss")), (pairs, pairs, 0), "real: {real}");
+        assert_eq!((value("pgalloc_normal"), value("pgfree")), (pairs, pairs), "real: {real}");
+        assert_eq!(json["numa_stats"], "threshold-64");
+    }
 }

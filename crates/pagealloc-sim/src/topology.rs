@@ -60,6 +60,17 @@ impl Topology {
         llc_bytes_per_socket: 55 << 19,
     };
 
+    /// Xeon E5-2699 v4 (Broadwell-EP), 2 sockets: 22 cores x 2 threads each, 256 KiB L2 per
+    /// core, 55 MiB LLC per socket (Intel ARK).
+    pub const SERVER_88: Topology = Topology {
+        name: "2s-88cpu",
+        sockets: 2,
+        cores_per_socket: 22,
+        threads_per_core: 2,
+        l2_bytes_per_core: 1 << 18,
+        llc_bytes_per_socket: 55 << 20,
+    };
+
     /// 1-socket desktop-class part with a small cache (the "small CPU cache" Skylake of the
     /// 2022 seed): 4 cores x 2 threads, 8 MiB LLC, 256 KiB L2.
     pub const SMALL_CACHE_8: Topology = Topology {

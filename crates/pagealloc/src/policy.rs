@@ -109,6 +109,47 @@ impl NumaStats {
     pub const ZONE_STAT_THRESHOLDS: core::ops::RangeInclusive<u16> = 32..=32_765;
 }
 
+impl NumaStats {
+    /// Parses the names [`core::fmt::Display`] prints: `zone-stat`, `threshold-N`,
+    /// `separate-class`, `separate-class-N`, `per-cpu`, `disabled`. Values outside the ranges
+    /// the builder accepts are `None`.
+    pub fn parse(text: &str) -> Option<NumaStats> {
+        let stats = match text {
+            "zone-stat" => NumaStats::ZoneStat { threshold: None },
+            "separate-class" => NumaStats::SeparateClass { threshold: Self::SEPARATE_CLASS_THRESHOLD },
+            "per-cpu" => NumaStats::PerCpu,
+            "disabled" => NumaStats::Disabled,
+            _ => {
+                if let Some(number) = text.strip_prefix("threshold-") {
+                    let threshold = number.parse().ok().filter(|t| Self::ZONE_STAT_THRESHOLDS.contains(t))?;
+                    NumaStats::ZoneStat { threshold: Some(threshold) }
+                } else {
+                    let number = text.strip_prefix("separate-class-")?;
+                    let threshold =
+                        number.parse().ok().filter(|&t| (1..=Self::SEPARATE_CLASS_THRESHOLD).contains(&t))?;
+                    NumaStats::SeparateClass { threshold }
+                }
+            }
+        };
+        Some(stats)
+    }
+}
+
+impl core::fmt::Display for NumaStats {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            NumaStats::ZoneStat { threshold: None } => write!(f, "zone-stat"),
+            NumaStats::ZoneStat { threshold: Some(threshold) } => write!(f, "threshold-{threshold}"),
+            NumaStats::SeparateClass { threshold } if threshold == Self::SEPARATE_CLASS_THRESHOLD => {
+                write!(f, "separate-class")
+            }
+            NumaStats::SeparateClass { threshold } => write!(f, "separate-class-{threshold}"),
+            NumaStats::PerCpu => write!(f, "per-cpu"),
+            NumaStats::Disabled => write!(f, "disabled"),
+        }
+    }
+}
+
 /// vmstat behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VmstatPolicy {

@@ -177,3 +177,14 @@ fn thresholds_outside_their_ranges_are_rejected() {
         );
     }
 }
+
+#[test]
+fn numa_modes_print_and_parse_back() {
+    let more = [NumaStats::ZoneStat { threshold: Some(32_765) }, NumaStats::SeparateClass { threshold: 4096 }];
+    for numa in MODES.into_iter().chain(more) {
+        assert_eq!(NumaStats::parse(&numa.to_string()), Some(numa), "{numa}");
+    }
+    for bad in ["threshold-31", "threshold-32766", "threshold-", "separate-class-0", "separate-class-65534", "percpu"] {
+        assert_eq!(NumaStats::parse(bad), None, "{bad}");
+    }
+}

@@ -20,6 +20,7 @@ mod simulate;
 mod svg;
 mod table;
 mod trunc;
+mod vmstat;
 
 pub use registry::EXPERIMENTS;
 pub use reproduce::reproduce;

@@ -96,3 +96,11 @@ pub const HIGHORDER_PAGE_FAULT1: PublishedTable = PublishedTable {
         ("highpcp-full", &[2_696_801.07, 9_647_444.94, 25_111_707.15, 25_920_933.41]),
     ],
 };
+
+/// The 2017 NUMA-statistics series (Kemi Wang), page_bench03: figures withheld on purpose
+/// (issue 14), so the result comes from the mechanism alone. Columns are ours.
+pub const VMSTAT_PAGE_BENCH03: PublishedTable = PublishedTable {
+    source: "withheld: \"mm: NUMA stats code cleanup and enhancement\" (Kemi Wang, 2017), page_bench03 sweep",
+    columns: &["cycles_per_pair", "pairs_per_sec", "counter_wait_pct"],
+    rows: &[],
+};

@@ -12,6 +12,7 @@ use super::page_fault::page_fault1;
 use super::pairs::{pairs_roles, sctp, unix};
 use super::published::{self, PublishedTable};
 use super::trunc::trunc;
+use super::vmstat::page_bench03;
 
 /// One of our rows: a preset (and parameters) with its metrics, named as the published
 /// columns.
@@ -94,6 +95,14 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: netperf_tcp,
         cpus: 8,
     },
+    Experiment {
+        name: "vmstat-page-bench03",
+        summary: "2017 NUMA statistics, page_bench03 on 88 CPUs: the cost of NUMA counters by threshold and design",
+        published: &published::VMSTAT_PAGE_BENCH03,
+        presets: &["revert-highpcp"],
+        run: page_bench03,
+        cpus: 88,
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Experiment> {
@@ -115,11 +124,10 @@ mod tests {
             for preset in experiment.presets {
                 assert!(pagealloc::presets::find(preset).is_some(), "{}: no preset {preset}", experiment.name);
             }
-            assert_eq!(
-                table.rows[0].0, experiment.presets[0],
-                "{}: both tables start from one baseline",
-                experiment.name
-            );
+            // A withheld table has no rows; one that has starts from our baseline.
+            if let Some((first, _)) = table.rows.first() {
+                assert_eq!(*first, experiment.presets[0], "{}: both tables start from one baseline", experiment.name);
+            }
         }
     }
 }

@@ -25,7 +25,12 @@ pub(super) fn simulate(
     seed: u64,
     top_reuse: bool,
 ) -> Result<RunReport, String> {
-    let args = RunArgs {
+    run_sim(workload, &run_args(setup, preset, seed, top_reuse))
+}
+
+/// The `pagelab run` arguments of one simulated run of `preset` on `setup`'s machine.
+pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) -> RunArgs {
+    RunArgs {
         workload: setup.workload,
         cpus: setup.cpus,
         preset: preset.to_string(),
@@ -43,8 +48,9 @@ pub(super) fn simulate(
         format: crate::run::RunFormat::Json,
         top_reuse,
         faults: crate::run::FaultArgs::default(),
-    };
-    run_sim(workload, &args)
+        numa_stats: None,
+        vmstat: false,
+    }
 }
 
 pub(super) fn cache_miss_pct(report: &RunReport) -> f64 {

@@ -8,7 +8,11 @@ use super::registry::{Experiment, Row};
 
 /// Metrics shown normalised to the first preset (= 100), as the seeds print them.
 fn normalised(column: &str) -> bool {
-    !(column.contains("pct") || column.starts_with("top_pfn") || column.contains("pcp_pages"))
+    !(column.contains("pct")
+        || column.starts_with("top_pfn")
+        || column.contains("pcp_pages")
+        || column.starts_with("cycles")
+        || column.contains("per_kpair"))
 }
 
 /// Rows with normalised metrics replaced by their ratio to the first row.
@@ -63,7 +67,11 @@ pub(super) fn print_tables(experiment: &Experiment, rows: &[Row]) {
     let table = experiment.published;
     let shown = normalise(rows);
     println!("\n== {}: {}", experiment.name, experiment.summary);
-    println!("published ({}), normalised columns as printed there:", table.source);
+    if table.rows.is_empty() {
+        println!("published: none shown ({})", table.source);
+    } else {
+        println!("published ({}), normalised columns as printed there:", table.source);
+    }
     print!("  {:<16}", "preset");
     for column in table.columns {
         print!(" {column:>18}");

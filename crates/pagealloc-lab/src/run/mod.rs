@@ -14,6 +14,9 @@ pub use sim::run_sim;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 
+use pagealloc::policy::NumaStats;
+use pagealloc::Policy;
+
 use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, Trunc, Workload};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -47,6 +50,10 @@ pub enum TopologyKind {
     /// 2 sockets x 20 cores x 2 threads (the 2022 seed's CascadeLake).
     #[value(name = "2s-80cpu")]
     Server80,
+    /// 2 sockets x 22 cores x 2 threads (Xeon E5-2699 v4 Broadwell: the 2017 NUMA-counter
+    /// and 2018 lru_lock seeds' machine).
+    #[value(name = "2s-88cpu")]
+    Server88,
     /// 1 socket x 4 cores x 2 threads with an 8 MiB LLC (the 2022 seed's small-cache box).
     #[value(name = "small-cache")]
     SmallCache,
@@ -121,9 +128,31 @@ pub struct RunArgs {
     pub top_reuse: bool,
     #[command(flatten)]
     pub faults: FaultArgs,
+    /// How NUMA event counters are kept, overriding the preset's: zone-stat, threshold-N
+    /// (32..=32765), separate-class, separate-class-N (1..=65533), per-cpu or disabled.
+    #[arg(long, value_parser = parse_numa_stats)]
+    pub numa_stats: Option<NumaStats>,
+    /// Print the allocator's /proc/vmstat after the run.
+    #[arg(long)]
+    pub vmstat: bool,
+}
+
+fn parse_numa_stats(text: &str) -> Result<NumaStats, String> {
+    NumaStats::parse(text).ok_or_else(|| {
+        format!("'{text}': expected zone-stat, threshold-N (32..=32765), separate-class[-N] (N 1..=65533), per-cpu or disabled")
+    })
 }
 
 impl RunArgs {
+    /// The preset's policy with this run's overrides.
+    pub fn policy(&self, preset: &pagealloc::presets::Preset) -> Policy {
+        let mut policy = preset.policy;
+        if let Some(numa) = self.numa_stats {
+            policy.vmstat.numa = numa;
+        }
+        policy
+    }
+
     /// Run-time cap: as given, or the workload's default.
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(match self.workload {
@@ -152,6 +181,7 @@ impl RunArgs {
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,
             TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
             TopologyKind::Server80 => pagealloc_sim::Topology::SERVER_80,
+            TopologyKind::Server88 => pagealloc_sim::Topology::SERVER_88,
             TopologyKind::SmallCache => pagealloc_sim::Topology::SMALL_CACHE_8,
         }
     }

@@ -183,7 +183,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
     crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
     let pages = args.memory_gib << 18;
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(preset.policy);
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(args.policy(preset));
     let allocator = std::sync::Arc::new(PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?);
     // The allocator's periodic work (vmstat passes on its interval, kswapd when woken) runs
     // on its own thread, as it does for any embedder on real threads.
@@ -218,6 +218,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let lock_stats = allocator.zone_lock_stats();
+    let vmstat = args.vmstat.then(|| super::report::vmstat_text(&allocator));
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
     // Measured: the last CPU's stop (a fixed-work workload may end before the deadline,
@@ -254,6 +255,8 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         calibration: None,
         metadata_layout: None,
         faults: None,
+        numa_stats: args.numa_stats.map(|numa| numa.to_string()),
+        vmstat,
     })
 }
 
@@ -284,6 +287,8 @@ mod tests {
             format: RunFormat::Table,
             top_reuse: false,
             faults: crate::run::FaultArgs::default(),
+            numa_stats: None,
+            vmstat: false,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

@@ -62,6 +62,12 @@ pub struct RunReport {
     /// otherwise, so that runs without faults print what they always printed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub faults: Option<FaultReport>,
+    /// With --numa-stats: the NUMA-counter mode that replaced the preset's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_stats: Option<String>,
+    /// With --vmstat: the allocator's /proc/vmstat after the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vmstat: Option<String>,
 }
 
 impl RunReport {
@@ -114,8 +120,24 @@ impl RunReport {
                 report.host_seconds
             );
         }
+        if let Some(numa_stats) = &report.numa_stats {
+            println!("  NUMA counters: {numa_stats} (overriding the preset's)");
+        }
         if let Some(faults) = &report.faults {
             faults.print_table();
         }
+        if let Some(vmstat) = &report.vmstat {
+            println!("  /proc/vmstat after the run:");
+            for line in vmstat.lines() {
+                println!("    {line}");
+            }
+        }
     }
+}
+
+/// The /proc/vmstat text of `allocator` (exact: every CPU's part summed).
+pub fn vmstat_text<P: pagealloc::platform::Platform>(allocator: &pagealloc::PageAllocator<P>) -> String {
+    let mut text = String::new();
+    pagealloc::views::write_vmstat(&mut text, allocator).expect("writing to a String");
+    text
 }

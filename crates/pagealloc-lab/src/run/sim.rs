@@ -46,7 +46,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
-    let builder = machine_memory(&topology, args.memory_gib << 18).policy(preset.policy).last_level_cache(llc);
+    let builder = machine_memory(&topology, args.memory_gib << 18).policy(args.policy(preset)).last_level_cache(llc);
     let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
     let sim = platform.handle();
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
@@ -248,6 +248,9 @@ fn report(
         calibration: Some(sim.calibration()),
         metadata_layout: Some(sim.metadata_layout()),
         faults: measured.faults,
+        numa_stats: args.numa_stats.map(|numa| numa.to_string()),
+        // Read as an observer: the dump charges no simulated time.
+        vmstat: args.vmstat.then(|| sim.observe(|| super::report::vmstat_text(allocator))),
     }
 }
 

@@ -30,7 +30,15 @@ pub fn write_vmstat<P: Platform>(out: &mut impl Write, allocator: &PageAllocator
     writeln!(out, "watermark_boost {}", extfrag.watermark_boosts)?;
     let drained = allocator.pcp_counters().drained_pages;
     for cause in DrainCause::ALL {
-        writeln!(out, "pcp_drain_{} {}", cause.name(), drained[cause as usize])?;
+        writeln!(out, "pcp_drain_{} {}", drain_name(cause), drained[cause as usize])?;
     }
     Ok(())
+}
+
+/// A drain cause as a line suffix (`pcp_drain_explicit` rather than `pcp_drain_drain`).
+fn drain_name(cause: DrainCause) -> &'static str {
+    match cause {
+        DrainCause::Explicit => "explicit",
+        other => other.name(),
+    }
 }

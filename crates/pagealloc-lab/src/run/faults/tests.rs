@@ -37,6 +37,8 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         format: RunFormat::Table,
         top_reuse: false,
         faults,
+        numa_stats: None,
+        vmstat: false,
     }
 }
 

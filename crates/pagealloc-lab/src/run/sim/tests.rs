@@ -23,6 +23,8 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         format: crate::run::RunFormat::Table,
         top_reuse: false,
         faults: crate::run::FaultArgs::default(),
+        numa_stats: None,
+        vmstat: false,
     }
 }
 
