@@ -149,7 +149,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
         {
             return self.fail(None, alloc::format!("{free_highatomic} free HighAtomic pages, accounting disagrees"));
         }
-        if free_pages != self.area.free_pages || mem.summary.free_pages.load(Relaxed) != free_pages {
+        // With per-CPU diffs the published count lags by their sum.
+        let unpublished: i64 = self.area.free_diff.iter().map(|&diff| i64::from(diff)).sum();
+        let published = mem.summary.free_pages.load(Relaxed) as i64 + unpublished;
+        if free_pages != self.area.free_pages
+            || published != free_pages as i64
+            || self.area.free_pages_accounted != self.area.free_pages && !self.area.free_diff.is_empty()
+        {
             return self.fail(
                 None,
                 alloc::format!(

@@ -3,6 +3,7 @@
 
 use crate::list::FrameList;
 use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
+use alloc::boxed::Box;
 
 /// Zone-lock-side counters, kept under the lock (no atomics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +35,12 @@ pub struct FreeArea {
     /// lockless summary when the lock is released).
     pub(crate) nonempty_types: [u8; NR_ORDERS],
     pub(crate) counters: ZoneCounters,
+    /// With per-CPU free-count diffs (`FreePagesCount::PerCpuDiffs`): each CPU's part of
+    /// NR_FREE_PAGES not yet in the published count (empty otherwise). Kept under the zone
+    /// lock, which every change of the count holds anyway.
+    pub(crate) free_diff: Box<[i16]>,
+    /// `free_pages` when the diffs were last charged with its changes.
+    pub(crate) free_pages_accounted: u64,
 }
 
 impl Default for FreeArea {
@@ -45,6 +52,8 @@ impl Default for FreeArea {
             free_highatomic_pages: 0,
             nonempty_types: [0; NR_ORDERS],
             counters: ZoneCounters::default(),
+            free_diff: Box::new([]),
+            free_pages_accounted: 0,
         }
     }
 }

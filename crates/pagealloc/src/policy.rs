@@ -150,15 +150,29 @@ impl core::fmt::Display for NumaStats {
     }
 }
 
+/// How a zone's free-page count (NR_FREE_PAGES), which every watermark check reads, is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FreePagesCount {
+    /// Exact, published once per zone-lock hold (this project's default, and the Linux
+    /// presets' so far: the seeds' experiments never come near the watermarks).
+    Published,
+    /// As Linux keeps it: a vmstat counter whose per-CPU diffs fold past the zone's
+    /// `stat_threshold`, so checks read a count that may lag by up to CPUs x threshold;
+    /// `zone_watermark_ok_safe` reads the exact count below `percpu_drift_mark`.
+    PerCpuDiffs,
+}
+
 /// vmstat behaviour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VmstatPolicy {
     pub numa: NumaStats,
+    pub free_pages: FreePagesCount,
 }
 
 impl VmstatPolicy {
-    /// Since v5.14.
-    pub const MAINLINE: VmstatPolicy = VmstatPolicy { numa: NumaStats::PerCpu };
+    /// NUMA counters per CPU since v5.14; the free count published exactly (see
+    /// [`FreePagesCount::Published`]).
+    pub const MAINLINE: VmstatPolicy = VmstatPolicy { numa: NumaStats::PerCpu, free_pages: FreePagesCount::Published };
 }
 
 /// Allocator behaviour: the pageset switches and the vmstat switches; fragmentation-avoidance

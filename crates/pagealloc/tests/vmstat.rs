@@ -188,3 +188,81 @@ fn numa_modes_print_and_parse_back() {
         assert_eq!(NumaStats::parse(bad), None, "{bad}");
     }
 }
+
+/// One Normal zone, every allocation through the buddy, the free count in per-CPU diffs.
+fn drifting(pages: u64, cpus: usize) -> PageAllocator<TestPlatform> {
+    let mut policy = preset("global-lock");
+    policy.vmstat.free_pages = pagealloc::policy::FreePagesCount::PerCpuDiffs;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(policy);
+    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
+}
+
+#[test]
+fn the_free_count_moves_only_when_a_diff_passes_the_threshold() {
+    let allocator = drifting(1 << 16, 2);
+    let zone = &allocator.zones()[0];
+    let threshold = u64::from(zone.vmstat().stat_threshold());
+    // 2 CPUs (fls 2), 256 MiB = 2 units of 128 MiB (fls 2): 2 * 2 * (1 + 2).
+    assert_eq!(threshold, 12);
+    let start = zone.free_pages();
+    let mut held: Vec<_> = (0..threshold).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
+    assert_eq!(zone.free_pages(), start, "12 pages stay in CPU 0's diff");
+    assert_eq!(allocator.zone_free_pages_snapshot(0), start - threshold);
+    held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
+    assert_eq!(zone.free_pages(), start - 13, "the 13th passes 12: all 13 are published");
+    // CPU 1 frees 5: its own diff, +5; the periodic pass of CPU 1 folds it.
+    allocator.platform().set_cpu(1);
+    for block in held.drain(..5) {
+        allocator.free_pages(block).unwrap();
+    }
+    assert_eq!((zone.free_pages(), allocator.zone_free_pages_snapshot(0)), (start - 13, start - 8));
+    allocator.check_invariants().unwrap();
+    allocator.run_due_work(1, 1_000_000_000);
+    assert_eq!(zone.free_pages(), start - 8);
+    allocator.free_bulk(held).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn below_the_drift_mark_the_safe_check_sees_what_the_published_count_hides() {
+    let cpus = 64;
+    let allocator = drifting(1 << 14, cpus);
+    let zone = &allocator.zones()[0];
+    let params = zone.params().clone();
+    let threshold = u64::from(params.stat_threshold);
+    let marks = params.watermarks;
+    // 64 CPUs of threshold 14 can hide 896 pages, more than low - min: the mark is set.
+    assert_eq!(threshold, 14);
+    assert!(cpus as u64 * threshold > marks.low_pages - marks.min_pages);
+    assert_eq!(zone.vmstat().percpu_drift_mark_pages(), marks.high_pages + cpus as u64 * threshold);
+    // CPUs 1..64 each take `threshold` pages: all of it stays in their diffs.
+    let mut held = Vec::new();
+    for cpu in 1..cpus {
+        allocator.platform().set_cpu(cpu);
+        held.extend((0..threshold).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()));
+    }
+    // CPU 0 takes pages until the exact count is at the low mark.
+    allocator.platform().set_cpu(0);
+    while allocator.zone_free_pages_snapshot(0) > marks.low_pages {
+        held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
+    }
+    let published = zone.free_pages();
+    assert!(published > marks.low_pages + (cpus as u64 - 2) * threshold, "published {published}");
+    assert!(published < zone.vmstat().percpu_drift_mark_pages());
+    use pagealloc::request::WatermarkLevel;
+    assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::Low, ZoneType::Normal), "the published count passes");
+    assert!(!allocator.zone_watermark_ok_safe(0, 0, WatermarkLevel::Low, ZoneType::Normal), "the exact one does not");
+    assert!(allocator.zone_watermark_ok_safe(0, 0, WatermarkLevel::Min, ZoneType::Normal));
+    allocator.check_invariants().unwrap();
+    allocator.free_bulk(held).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn the_published_count_is_exact_by_default() {
+    let allocator = two_nodes(NumaStats::PerCpu, 4096);
+    let block = allocator.alloc_pages(5, AllocRequest::KERNEL).unwrap();
+    assert_eq!(allocator.zones()[0].free_pages(), allocator.zone_free_pages_snapshot(0));
+    assert_eq!(allocator.zones()[0].vmstat().percpu_drift_mark_pages(), 0);
+    allocator.free_pages(block).unwrap();
+}

@@ -12,6 +12,7 @@ use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
+use crate::policy::FreePagesCount;
 use crate::types::{Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
 use crate::zone::{Zone, ZoneParams, ZoneState};
 use crate::zone_mem::ZoneMem;
@@ -32,6 +33,10 @@ impl<P: Platform> PageAllocator<P> {
             let mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
             let mut zone = Zone::new(BuddyCore::new(state, mem));
             seed_free_memory(&zone, &platform, &managed_ranges);
+            if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
+                zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());
+                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params, platform.nr_cpus()));
+            }
             zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus());
             zones.push(zone);
         }
@@ -124,6 +129,20 @@ fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::o
             locked.free_one(pfn, order, zone.mem.pageblock_type(pfn));
             pfn += 1 << order;
         }
+    }
+}
+
+/// The free count below which `zone_watermark_ok_safe` reads the exact count: the high
+/// watermark plus the most the per-CPU diffs can hide, when that could exceed the gap
+/// between the low and min watermarks; 0 (never) otherwise (mirrors the percpu_drift_mark
+/// step of refresh_zone_stat_thresholds()).
+pub(crate) fn percpu_drift_mark(params: &ZoneParams, nr_cpus: usize) -> u64 {
+    let max_drift_pages = nr_cpus as u64 * u64::from(params.stat_threshold);
+    let tolerate_drift_pages = params.watermarks.low_pages - params.watermarks.min_pages;
+    if max_drift_pages > tolerate_drift_pages {
+        params.watermarks.high_pages + max_drift_pages
+    } else {
+        0
     }
 }
 

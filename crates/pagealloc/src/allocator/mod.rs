@@ -7,7 +7,8 @@
 //! - `free_path`: frees (mirrors __free_pages());
 //! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
 //! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
-//! - `stats`: counters summed over zones and CPUs.
+//! - `stats`: counters summed over zones and CPUs;
+//! - `watermarks`: watermark checks for callers outside the allocation path.
 
 mod alloc_path;
 mod build;
@@ -15,6 +16,7 @@ mod drains;
 mod free_path;
 mod periodic;
 mod stats;
+mod watermarks;
 
 use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};

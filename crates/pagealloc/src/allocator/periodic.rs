@@ -10,6 +10,7 @@ use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use super::PageAllocator;
 use crate::pcp;
 use crate::platform::Platform;
+use crate::policy::FreePagesCount;
 
 /// When each CPU's next vmstat pass is due.
 pub(crate) struct Schedule {
@@ -62,14 +63,17 @@ impl<P: Platform> PageAllocator<P> {
         done
     }
 
-    /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): decay
-    /// auto-tuned high and drain the excess; drain remote-node pagesets idle for 3 ticks.
+    /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): fold its
+    /// counter diffs; decay auto-tuned high and drain the excess; drain remote-node pagesets idle for 3 ticks.
     /// Returns pages drained. [`Self::run_due_work`] calls it on schedule; tests and idle
     /// loops may force it.
     pub fn vmstat_tick(&self, cpu: usize) -> u64 {
         let cpu_node = self.node_of_cpu(cpu);
         let mut drained = 0;
         for zone in self.zones.iter() {
+            if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
+                zone.buddy(&self.platform).lock().fold_free_diff(cpu);
+            }
             let Some(slot) = zone.pcp.get(cpu) else { continue };
             let remote = zone.node != cpu_node;
             let fold = self.fold_target(zone);

@@ -115,8 +115,9 @@ impl<P: Platform> Drop for LockedZone<'_, P> {
         // when something changed keep the line shared in the readers' caches.
         let summary = &self.mem.summary;
         let mut wrote = false;
-        if summary.free_pages.load(Relaxed) != self.area.free_pages {
-            summary.free_pages.store(self.area.free_pages, Relaxed);
+        let free_pages = if self.area.free_diff.is_empty() { self.area.free_pages } else { self.account_free_diff() };
+        if summary.free_pages.load(Relaxed) != free_pages {
+            summary.free_pages.store(free_pages, Relaxed);
             wrote = true;
         }
         if summary.free_highatomic_pages.load(Relaxed) != self.area.free_highatomic_pages {
@@ -137,6 +138,57 @@ impl<P: Platform> Drop for LockedZone<'_, P> {
 }
 
 impl<P: Platform> LockedZone<'_, P> {
+    /// With per-CPU free-count diffs: charges this hold's change of the free count to the
+    /// current CPU's diff and returns the count to publish, which moves only when a diff
+    /// passes the zone's threshold (mirrors __mod_zone_page_state(NR_FREE_PAGES)).
+    #[cold]
+    #[inline(never)]
+    fn account_free_diff(&mut self) -> u64 {
+        let published = self.mem.summary.free_pages.load(Relaxed);
+        let area = &mut *self.area;
+        let delta = area.free_pages as i64 - area.free_pages_accounted as i64;
+        area.free_pages_accounted = area.free_pages;
+        if delta == 0 {
+            return published;
+        }
+        // A CPU id past the table breaks the Platform contract; any slot stays correct.
+        let cpu = self.platform.current_cpu() % area.free_diff.len();
+        let threshold = self.state.vmstat.stat_threshold();
+        let handed = match i32::try_from(delta) {
+            Ok(delta) => i64::from(crate::vmstat::mod_diff(&mut area.free_diff[cpu], delta, threshold)),
+            Err(_) => delta + i64::from(core::mem::take(&mut area.free_diff[cpu])),
+        };
+        if handed == 0 {
+            return published;
+        }
+        self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
+        self.platform.atomic_shared(SharedLine::GlobalCounters);
+        let folded = published as i64 + handed;
+        debug_assert!(folded >= 0, "published free count {published} + {handed} went negative");
+        folded.max(0) as u64
+    }
+
+    /// Folds `cpu`'s free-count diff into the published count (the NR_FREE_PAGES step of
+    /// refresh_cpu_vm_stats()); nothing without per-CPU diffs. Returns the pages folded.
+    pub(crate) fn fold_free_diff(&mut self, cpu: usize) -> i64 {
+        let Some(diff) = self.area.free_diff.get_mut(cpu) else { return 0 };
+        let folded = i64::from(core::mem::take(diff));
+        if folded != 0 {
+            let published = self.mem.summary.free_pages.load(Relaxed) as i64 + folded;
+            debug_assert!(published >= 0);
+            self.mem.summary.free_pages.store(published.max(0) as u64, Relaxed);
+            self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
+            self.platform.atomic_shared(SharedLine::GlobalCounters);
+        }
+        folded
+    }
+
+    /// Starts keeping the free count in per-CPU diffs (at build, after the boot frees).
+    pub(crate) fn use_free_diffs(&mut self, nr_cpus: usize) {
+        self.area.free_diff = alloc::vec![0; nr_cpus.max(1)].into_boxed_slice();
+        self.area.free_pages_accounted = self.area.free_pages;
+    }
+
     #[inline]
     fn publish_counts(&mut self, order: u8, migratetype: MigrateType) {
         let bit = 1u8 << migratetype.index();

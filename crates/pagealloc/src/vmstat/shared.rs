@@ -30,6 +30,9 @@ pub struct ZoneVmstat {
     /// background reclaim is awake (Linux keeps a copy per CPU; one word read by all is
     /// equivalent and cheaper to switch).
     stat_threshold: AtomicU16,
+    /// Below this published free count, `zone_watermark_ok_safe` reads the exact count (0:
+    /// never; set at build with per-CPU free-count diffs).
+    percpu_drift_mark_pages: AtomicU64,
 }
 
 impl ZoneVmstat {
@@ -39,6 +42,7 @@ impl ZoneVmstat {
             pgalloc_pages: AtomicU64::new(0),
             pgfree_pages: AtomicU64::new(0),
             stat_threshold: AtomicU16::new(stat_threshold),
+            percpu_drift_mark_pages: AtomicU64::new(0),
         }
     }
 
@@ -50,6 +54,14 @@ impl ZoneVmstat {
     /// Switches the threshold (mirrors set_pgdat_percpu_threshold()).
     pub fn set_stat_threshold(&self, threshold: u16) {
         self.stat_threshold.store(threshold, Relaxed);
+    }
+
+    pub fn percpu_drift_mark_pages(&self) -> u64 {
+        self.percpu_drift_mark_pages.load(Relaxed)
+    }
+
+    pub(crate) fn set_percpu_drift_mark(&self, pages: u64) {
+        self.percpu_drift_mark_pages.store(pages, Relaxed);
     }
 
     /// The folded value of `event` (mirrors zone_numa_event_state() before its per-CPU sum):
