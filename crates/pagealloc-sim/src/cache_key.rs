@@ -45,6 +45,7 @@ impl CacheKey {
             SharedLine::ZoneNumaCounters(zone) => (8, zone, 0),
             SharedLine::GlobalCounters => (9, 0, 0),
             SharedLine::GlobalNumaCounters => (10, 0, 0),
+            SharedLine::LruHead { node, list } => (11, node, u32::from(list)),
         };
         CacheKey(LINE_TAG | kind << 56 | (zone as u64) << 32 | number as u64)
     }

@@ -43,10 +43,12 @@ pub mod sizing;
 pub mod sync;
 pub mod types;
 pub mod vmstat;
-// 1. Data: frame records, the index lists linking them, the block handle.
+// 1. Data: frame records, the index lists linking them, the block handle; the clients' LRU
+//    lists (they need only the platform and locks).
 pub mod block;
 pub mod frame;
 pub mod list;
+pub mod lru;
 // 2. A zone's data: memory, free area, state; no locks taken here.
 pub mod free_area;
 pub mod zone_mem;

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["builder", "error", "events", "platform", "policy", "presets", "request", "sizing", "sync", "types", "vmstat"],
     // Data: frame records, the index lists linking them, and the block handle (which
     // records its head frame's word).
-    &["block", "frame", "list"],
+    &["block", "frame", "list", "lru"],
     // A zone's data, no locks taken.
     &["free_area", "zone_mem", "zone_state"],
     // Buddy operations under the zone lock.

@@ -23,6 +23,8 @@ impl SimState {
             LockId::Zone(_) => Some(&mut self.stats.zone_lock),
             LockId::Pcp { .. } => Some(&mut self.stats.pcp_lock),
             LockId::Lru(_) => Some(&mut self.stats.lru_lock),
+            LockId::LruBatch { .. } => Some(&mut self.stats.lru_batch_lock),
+            LockId::LruAdd { .. } => Some(&mut self.stats.lru_add_lock),
             LockId::Workload(_) => None,
         }
     }

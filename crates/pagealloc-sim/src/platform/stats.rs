@@ -30,6 +30,8 @@ pub struct SimStats {
     pub zone_lock: LockClassStats,
     pub pcp_lock: LockClassStats,
     pub lru_lock: LockClassStats,
+    pub lru_batch_lock: LockClassStats,
+    pub lru_add_lock: LockClassStats,
     pub workload_lock: WorkloadLockStats,
     /// Touches of shared lines, however served.
     pub line_touches: u64,

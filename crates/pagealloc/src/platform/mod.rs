@@ -34,6 +34,10 @@ pub enum LockId {
     Pcp { zone: u16, cpu: u32 },
     /// An LRU lock, by node.
     Lru(u16),
+    /// One of a node's LRU batch locks (the 2018 RFC's scaled removal), by (node, id).
+    LruBatch { node: u16, lock: u16 },
+    /// A CPU's LRU add batch.
+    LruAdd { cpu: u32 },
     /// A lock of the workload around the allocator (e.g. a modelled mm lock), by its id.
     Workload(u16),
 }
@@ -54,6 +58,8 @@ pub enum SharedLine {
     FreeList { zone: u16, order: u8 },
     /// A per-CPU pageset's header, by (global zone index, CPU): remote when drained by another CPU.
     PcpHeader { zone: u16, cpu: u32 },
+    /// The head of one of a node's LRU lists, by (node, list index).
+    LruHead { node: u16, list: u8 },
     /// The metadata of one frame, by (global zone index, frame index within the zone). Which
     /// cache line that is depends on the record size: [`FRAME_METADATA_BYTES`] here, 64 bytes
     /// for Linux's `struct page`; a simulator maps frames to lines for the layout it models.
