@@ -5,8 +5,9 @@
 //! 2023, "mm: PCP high auto-tuning" v3 (shared/seeds/pcp-high-autotuning.txt): `base`
 //! (v6.6), `patch1` .. `patch9` cumulative, and `mainline` (later fixes). Aliases:
 //! `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`, `global-lock` (no pagesets).
+//! 2018, "lru_lock scalability" RFC: `lru-k1` .. `lru-k4`, cumulative.
 
-use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, PcpPolicy, Policy, VmstatPolicy};
+use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy};
 
 /// A named policy with what it reproduces.
 #[derive(Clone, Copy, Debug)]
@@ -83,9 +84,30 @@ const MAINLINE: PcpPolicy = PcpPolicy {
 };
 const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
 
+/// A preset of the v5.17 .. v6.8 era (LRU add batches of 15).
 const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
-    Preset { name, aliases, summary, policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE } }
+    with_lru(name, aliases, summary, pcp, LruConfig::LINUX_15)
 }
+
+const fn with_lru(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    summary: &'static str,
+    pcp: PcpPolicy,
+    lru: LruConfig,
+) -> Preset {
+    Preset { name, aliases, summary, policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru } }
+}
+
+/// The 2018 lru_lock RFC's baseline kernel: order-0 pagesets whose batch (31) and high
+/// (6 x batch = 186) came from zone_batchsize() and pageset_set_batch() for zones this size,
+/// drains of exactly one batch (no scaling), 14-page LRU add batches, one LRU lock per node.
+const LRU_K1: PcpPolicy =
+    PcpPolicy { batch_override: Some(31), high_override: Some(186), batch_scale_max: Some(0), ..REVERT_HIGHPCP };
+/// The RFC's second kernel: PCP batch 310 and high 1860.
+const LRU_K2: PcpPolicy = PcpPolicy { batch_override: Some(310), high_override: Some(1860), ..LRU_K1 };
+const LRU_SCALED: LruConfig = LruConfig { commit: LruCommit::ScaledRemoval, ..LruConfig::LINUX_2018 };
+const LRU_SPLICE: LruConfig = LruConfig { commit: LruCommit::Splice, ..LruConfig::LINUX_2018 };
 
 pub const PRESETS: &[Preset] = &[
     preset("vanilla-5.17", &["linux-5.17"], "v5.17: high-order PCP lists, proportional two-pass drains", VANILLA_5_17),
@@ -110,13 +132,30 @@ pub const PRESETS: &[Preset] = &[
         "2023 #9: a free_count counter detects consecutive frees (>= batch)",
         PATCH9,
     ),
-    preset(
+    with_lru(
         "mainline",
         &["linux-6.18"],
         "later fixes: free_high at batch + high_min/2, chunked drains, two THP lists",
         MAINLINE,
+        LruConfig::MAINLINE,
     ),
-    preset("global-lock", &["no-pcp"], "no per-CPU pagesets: every request takes the zone lock", GLOBAL_LOCK),
+    with_lru(
+        "global-lock",
+        &["no-pcp"],
+        "no per-CPU pagesets: every request takes the zone lock",
+        GLOBAL_LOCK,
+        LruConfig::MAINLINE,
+    ),
+    with_lru(
+        "lru-k1",
+        &[],
+        "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU",
+        LRU_K1,
+        LruConfig::LINUX_2018,
+    ),
+    with_lru("lru-k2", &[], "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
+    with_lru("lru-k3", &[], "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),
+    with_lru("lru-k4", &[], "2018 lru_lock RFC: lru-k3 with prepared lists spliced in one hold", LRU_K2, LRU_SPLICE),
 ];
 
 /// Finds a preset by name or alias.
@@ -127,7 +166,7 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 impl Default for Policy {
     /// Mainline behaviour.
     fn default() -> Self {
-        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE }
+        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE }
     }
 }
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::registry::{Experiment, Row};
 use super::simulate::REPRODUCTION_LAYOUT;
 use super::svg;
-use super::table::{normalise, published_shown};
+use super::table::{published_shown, shown_rows};
 
 #[derive(Debug, Serialize)]
 struct PublishedJson {
@@ -87,7 +87,7 @@ pub(super) fn write_outputs(
             })
             .collect()
     };
-    let ours = normalise(rows);
+    let ours = shown_rows(experiment, rows);
     let figure = svg::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours);
     let svg_path = out.join(format!("{}.svg", experiment.name));
     std::fs::write(&svg_path, figure).map_err(|e| format!("{}: {e}", svg_path.display()))?;

@@ -104,3 +104,11 @@ pub const VMSTAT_PAGE_BENCH03: PublishedTable = PublishedTable {
     columns: &["cycles_per_pair", "pairs_per_sec", "counter_wait_pct"],
     rows: &[],
 };
+
+/// The 2018 lru_lock scalability RFC (Daniel Jordan), will-it-scale page_fault1: figures
+/// withheld on purpose (issue 14). Columns are ours.
+pub const LRU_PAGE_FAULT1: PublishedTable = PublishedTable {
+    source: "withheld: \"lru_lock scalability\" RFC (Daniel Jordan, 2018), will-it-scale page_fault1",
+    columns: &["faults_per_sec", "speedup_pct", "lru_lock_wait_pct", "mm_wait_pct"],
+    rows: &[],
+};

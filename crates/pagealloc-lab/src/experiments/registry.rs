@@ -7,6 +7,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::kbuild::kbuild;
+use super::lru_page_fault::lru_page_fault1;
 use super::netperf::netperf_tcp;
 use super::page_fault::page_fault1;
 use super::pairs::{pairs_roles, sctp, unix};
@@ -34,6 +35,30 @@ pub struct Experiment {
     pub(super) run: RunPreset,
     /// CPUs of the machine.
     pub(super) cpus: usize,
+    /// Rows of several parameter points per preset: each row gets `speedup_pct`, this
+    /// metric against the first preset's row with the same params, and tables show raw
+    /// values (normalising to the first row would mix parameter points).
+    pub(super) speedup_of: Option<&'static str>,
+}
+
+/// Adds `speedup_pct` to every row: `metric` relative to the first preset's row with the
+/// same params, in percent (0 for the baseline itself).
+pub(super) fn add_speedups(experiment: &Experiment, rows: &mut [Row]) {
+    let Some(metric) = experiment.speedup_of else { return };
+    let baseline = experiment.presets[0];
+    let bases: Vec<(serde_json::Value, f64)> = rows
+        .iter()
+        .filter(|row| row.preset.split(' ').next() == Some(baseline))
+        .filter_map(|row| Some((row.params.clone(), *row.metrics.get(metric)?)))
+        .collect();
+    for row in rows.iter_mut() {
+        let base = bases.iter().find(|(params, _)| *params == row.params).map(|(_, value)| *value);
+        if let (Some(base), Some(&value)) = (base, row.metrics.get(metric)) {
+            if base > 0.0 {
+                row.metrics.insert("speedup_pct".into(), (value / base - 1.0) * 100.0);
+            }
+        }
+    }
 }
 
 const PCP_PRESETS: &[&str] = &["base", "patch1", "patch3", "patch5", "patch7", "patch9"];
@@ -46,6 +71,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: PCP_PRESETS,
         run: kbuild,
         cpus: 224,
+        speedup_of: None,
     },
     Experiment {
         name: "pcp-sctp",
@@ -54,6 +80,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: PCP_PRESETS,
         run: sctp,
         cpus: 128,
+        speedup_of: None,
     },
     Experiment {
         name: "pcp-unix",
@@ -62,6 +89,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: PCP_PRESETS,
         run: unix,
         cpus: 128,
+        speedup_of: None,
     },
     Experiment {
         name: "pcp-pairs-roles",
@@ -70,6 +98,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: &["base", "patch3", "patch7", "patch9"],
         run: pairs_roles,
         cpus: 128,
+        speedup_of: None,
     },
     Experiment {
         name: "highorder-trunc",
@@ -78,6 +107,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
         run: trunc,
         cpus: 80,
+        speedup_of: None,
     },
     Experiment {
         name: "highorder-page-fault1",
@@ -86,6 +116,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: &["vanilla-5.17", "highpcp-full"],
         run: page_fault1,
         cpus: 80,
+        speedup_of: None,
     },
     Experiment {
         name: "highorder-netperf-tcp",
@@ -94,6 +125,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: &["vanilla-5.17", "revert-highpcp", "highpcp-full"],
         run: netperf_tcp,
         cpus: 8,
+        speedup_of: None,
     },
     Experiment {
         name: "vmstat-page-bench03",
@@ -102,6 +134,16 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: &["revert-highpcp"],
         run: page_bench03,
         cpus: 88,
+        speedup_of: None,
+    },
+    Experiment {
+        name: "lru-page-fault1",
+        summary: "2018 lru_lock RFC, page_fault1 processes and threads on 88 CPUs: LRU adds and munmap removals",
+        published: &published::LRU_PAGE_FAULT1,
+        presets: &["lru-k1", "lru-k2", "lru-k3", "lru-k4"],
+        run: lru_page_fault1,
+        cpus: 88,
+        speedup_of: Some("faults_per_sec"),
     },
 ];
 

@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use super::ordered;
 use super::outputs::write_outputs;
-use super::registry::{find, Experiment, Row, EXPERIMENTS};
+use super::registry::{add_speedups, find, Experiment, Row, EXPERIMENTS};
 use super::table::print_tables;
 
 /// Runs experiments (all when `names` is empty), printing tables and writing outputs. Each
@@ -51,6 +51,7 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usi
             let (position, experiment, _) = runs[index];
             let last_of_experiment = runs.get(index + 1).map(|next| next.0) != Some(position);
             if last_of_experiment {
+                add_speedups(experiment, &mut rows);
                 bar.suspend(|| print_tables(experiment, &rows));
                 write_outputs(experiment, &rows, quick, seed, out)?;
                 rows.clear();

@@ -50,6 +50,8 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         faults: crate::run::FaultArgs::default(),
         numa_stats: None,
         vmstat: false,
+        lru_batch: None,
+        lru: false,
     }
 }
 

@@ -15,6 +15,16 @@ fn normalised(column: &str) -> bool {
         || column.contains("per_kpair"))
 }
 
+/// Rows with normalised metrics replaced by their ratio to the first row; as they are for
+/// an experiment whose rows are several parameter points per preset.
+pub(super) fn shown_rows(experiment: &Experiment, rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
+    if experiment.speedup_of.is_some() {
+        rows.iter().map(|row| row.metrics.clone()).collect()
+    } else {
+        normalise(rows)
+    }
+}
+
 /// Rows with normalised metrics replaced by their ratio to the first row.
 pub(super) fn normalise(rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
     let Some(first) = rows.first() else { return Vec::new() };
@@ -65,7 +75,7 @@ pub(super) fn published_shown(table: &PublishedTable) -> Vec<Vec<Option<f64>>> {
 
 pub(super) fn print_tables(experiment: &Experiment, rows: &[Row]) {
     let table = experiment.published;
-    let shown = normalise(rows);
+    let shown = shown_rows(experiment, rows);
     println!("\n== {}: {}", experiment.name, experiment.summary);
     if table.rows.is_empty() {
         println!("published: none shown ({})", table.source);
@@ -85,7 +95,11 @@ pub(super) fn print_tables(experiment: &Experiment, rows: &[Row]) {
         }
         println!();
     }
-    println!("ours (simulated; normalised columns: first preset = 100):");
+    if experiment.speedup_of.is_some() {
+        println!("ours (simulated; raw values, speedup_pct against the first preset at the same parameters):");
+    } else {
+        println!("ours (simulated; normalised columns: first preset = 100):");
+    }
     print!("  {:<16}", "preset");
     for column in table.columns {
         print!(" {column:>18}");

@@ -1,12 +1,14 @@
 //! `pagelab run WORKLOAD`: one workload on the simulator (default) or on real threads.
 
 mod faults;
+mod lru_pages;
 mod real;
 mod report;
 mod sim;
 mod sim_env;
 
 pub use faults::{FaultArgs, FaultReport};
+pub use lru_pages::LruReport;
 pub use real::run_real;
 pub use report::RunReport;
 pub use sim::run_sim;
@@ -110,6 +112,11 @@ pub struct RunArgs {
     /// page_fault1: process or thread mode.
     #[arg(long, value_enum, default_value = "process")]
     pub mode: FaultMode,
+    /// page_fault1 and trunc: pages go on the LRU (the preset's LRU configuration): faulted
+    /// pages on the active anon list, taken off at munmap; page-cache pages on the inactive
+    /// file list, taken off at truncate.
+    #[arg(long)]
+    pub lru: bool,
     /// netperf-pairs / unix-pairs: bytes per message (1 byte to 1 GiB).
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub message_bytes: u64,
@@ -135,6 +142,9 @@ pub struct RunArgs {
     /// Print the allocator's /proc/vmstat after the run.
     #[arg(long)]
     pub vmstat: bool,
+    /// Pages per LRU add batch, overriding the preset's (workloads with LRU lists).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
+    pub lru_batch: Option<u8>,
 }
 
 fn parse_numa_stats(text: &str) -> Result<NumaStats, String> {
@@ -150,6 +160,9 @@ impl RunArgs {
         if let Some(numa) = self.numa_stats {
             policy.vmstat.numa = numa;
         }
+        if let Some(batch_pages) = self.lru_batch {
+            policy.lru.batch_pages = batch_pages;
+        }
         policy
     }
 
@@ -164,13 +177,13 @@ impl RunArgs {
     pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
         Ok(match self.workload {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
-            WorkloadKind::PageFault1 => Box::new(PageFault::new(self.mode)),
+            WorkloadKind::PageFault1 => Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode) }),
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
                 Box::new(Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) })
             }
-            WorkloadKind::Trunc => Box::new(Trunc::default()),
+            WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
         })
     }

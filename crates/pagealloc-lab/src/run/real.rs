@@ -7,9 +7,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pagealloc::background::BackgroundWorker;
+use pagealloc::lru::LruList;
 use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
+use super::lru_pages::LruPages;
 use super::{AllocFailures, RunArgs, RunReport};
 use crate::workload::{CpuTask, Env, Step, Workload};
 
@@ -46,6 +48,7 @@ struct RealEnv<'a> {
     work_units: u64,
     calls: u64,
     failures: AllocFailures,
+    lru: Option<&'a LruPages<StdPlatform>>,
 }
 
 impl Env for RealEnv<'_> {
@@ -79,6 +82,17 @@ impl Env for RealEnv<'_> {
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }
+    fn lru_add(&mut self, page: &Block, list: LruList) {
+        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
+        lru.add(self.allocator.platform(), page, list);
+    }
+    fn lru_release(&mut self, pages: &[Block]) {
+        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
+        lru.release(self.allocator.platform(), pages);
+    }
+    fn lru_pages_per_removal_hold(&self) -> usize {
+        self.lru.map_or(1, |lru| lru.pages_per_removal_hold())
+    }
     fn now_ns(&self) -> u64 {
         self.started.elapsed().as_nanos() as u64
     }
@@ -99,6 +113,7 @@ struct Shared<'a> {
     run_start: std::sync::OnceLock<Instant>,
     duration: Duration,
     spin_per_us: f64,
+    lru: Option<&'a LruPages<StdPlatform>>,
 }
 
 /// One CPU's counts.
@@ -131,6 +146,7 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
         work_units: 0,
         calls: 0,
         failures: AllocFailures::default(),
+        lru: shared.lru,
     };
     shared.barrier.wait();
     env.started = *shared.run_start.get_or_init(Instant::now);
@@ -191,6 +207,10 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let base_pfn = allocator.zones()[0].start_pfn();
     let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
     let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
+    let lru = match workload.uses_lru() {
+        true => Some(LruPages::new(&allocator, args.policy(preset).lru)?),
+        false => None,
+    };
     let shared = Shared {
         allocator: &allocator,
         data: &data,
@@ -200,6 +220,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         run_start: std::sync::OnceLock::new(),
         duration: Duration::from_millis(args.duration_ms()),
         spin_per_us: spin_iterations_per_us(),
+        lru: lru.as_ref(),
     };
     let tasks = workload.tasks(args.cpus, args.seed);
     let host_start = Instant::now();
@@ -219,6 +240,10 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let pcp_pages_end = allocator.pcp_pages();
     let lock_stats = allocator.zone_lock_stats();
     let vmstat = args.vmstat.then(|| super::report::vmstat_text(&allocator));
+    let lru_report = lru.as_ref().map(|lru| lru.report());
+    if let Some(lru) = &lru {
+        lru.check_empty(allocator.platform())?;
+    }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
     // Measured: the last CPU's stop (a fixed-work workload may end before the deadline,
@@ -257,6 +282,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         faults: None,
         numa_stats: args.numa_stats.map(|numa| numa.to_string()),
         vmstat,
+        lru: lru_report,
     })
 }
 
@@ -289,6 +315,8 @@ mod tests {
             faults: crate::run::FaultArgs::default(),
             numa_stats: None,
             vmstat: false,
+            lru_batch: None,
+            lru: false,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

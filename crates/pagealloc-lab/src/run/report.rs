@@ -68,6 +68,9 @@ pub struct RunReport {
     /// With --vmstat: the allocator's /proc/vmstat after the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vmstat: Option<String>,
+    /// Workloads with LRU lists: their locks and operations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lru: Option<super::LruReport>,
 }
 
 impl RunReport {
@@ -118,6 +121,19 @@ impl RunReport {
                 "  simulator: {:.2} M allocator calls per host second ({:.2} s host)",
                 rate / 1e6,
                 report.host_seconds
+            );
+        }
+        if let Some(lru) = &report.lru {
+            println!(
+                "  LRU ({}, batches of {}): {} adds, {} flushes, {} deletes; node locks {} acquisitions, {} waited, {:.3} ms waiting",
+                lru.commit,
+                lru.batch_pages,
+                lru.adds,
+                lru.flushes,
+                lru.deletes,
+                lru.lock_acquisitions,
+                lru.lock_contended,
+                lru.lock_wait_ns as f64 / 1e6
             );
         }
         if let Some(numa_stats) = &report.numa_stats {

@@ -9,6 +9,7 @@ use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 
 use super::faults::{self, CheckFn, InvariantObserver};
+use super::lru_pages::LruPages;
 use super::sim_env::SimEnv;
 use super::{RunArgs, RunReport};
 use crate::workload::{CpuTask, Step, Workload};
@@ -159,8 +160,12 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         sim.inject_faults(config);
     }
     let mut observer = fault_config.map(|_| InvariantObserver::new(args.faults.check_every_ms, check));
+    let lru = match workload.uses_lru() {
+        true => Some(LruPages::new(&allocator, args.policy(preset).lru)?),
+        false => None,
+    };
     let mut tasks = workload.tasks(args.cpus, args.seed);
-    let mut envs = SimEnv::for_cpus(&allocator, sim, args.cpus, args.top_reuse, fault_config.is_some());
+    let mut envs = SimEnv::for_cpus(&allocator, sim, args.cpus, args.top_reuse, fault_config.is_some(), lru.as_ref());
     let host_start = Instant::now();
     let duration_ns = args.duration_ms() * 1_000_000;
     let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut());
@@ -179,6 +184,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     zone_lock.acquisitions -= observer.as_ref().map_or(0, InvariantObserver::zone_lock_acquisitions);
     let free_high = allocator.pcp_counters().free_high_events;
     let (pcp_pages_end, totals) = (allocator.pcp_pages(), env_totals(&envs));
+    let lru_report = lru.as_ref().map(|lru| sim.observe(|| lru.report()));
     idle_tail(&allocator, sim, args.cpus, elapsed_ns);
     let pcp_pages_after_idle = allocator.pcp_pages();
     if let Some(observer) = observer.as_mut() {
@@ -190,6 +196,9 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
+    if let Some(lru) = &lru {
+        lru.check_empty(allocator.platform())?;
+    }
     let faults = observer.map(|observer| observer.report(&args.faults, sim.fault_stats().unwrap_or_default()));
     let out_of_memory = envs.iter().map(|env| env.failures.out_of_memory).sum();
     let measured = Measured {
@@ -206,7 +215,9 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         out_of_memory,
         faults,
     };
-    Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
+    let mut report = report(workload, args, preset, platform_name, &allocator, sim, measured);
+    report.lru = lru_report;
+    Ok(report)
 }
 
 fn report(
@@ -251,6 +262,7 @@ fn report(
         numa_stats: args.numa_stats.map(|numa| numa.to_string()),
         // Read as an observer: the dump charges no simulated time.
         vmstat: args.vmstat.then(|| sim.observe(|| super::report::vmstat_text(allocator))),
+        lru: None,
     }
 }
 

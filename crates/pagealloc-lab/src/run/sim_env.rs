@@ -3,10 +3,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use pagealloc::lru::LruList;
 use pagealloc::{AllocRequest, Block, PageAllocator};
 use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::SimPlatform;
 
+use super::lru_pages::LruPages;
 use super::AllocFailures;
 use crate::workload::Env;
 
@@ -22,6 +24,8 @@ pub(super) struct SimEnv<'a> {
     pub(super) failures: AllocFailures,
     /// With `--faults`: every allocator call is a point where the task may migrate.
     pub(super) faults: bool,
+    /// The run's LRU lists, if the workload keeps pages on them.
+    pub(super) lru: Option<&'a LruPages<SimPlatform>>,
 }
 
 impl<'a> SimEnv<'a> {
@@ -32,6 +36,7 @@ impl<'a> SimEnv<'a> {
         cpus: usize,
         top_reuse: bool,
         faults: bool,
+        lru: Option<&'a LruPages<SimPlatform>>,
     ) -> Vec<SimEnv<'a>> {
         (0..cpus)
             .map(|cpu| SimEnv {
@@ -44,6 +49,7 @@ impl<'a> SimEnv<'a> {
                 reuse: top_reuse.then(HashMap::new),
                 failures: AllocFailures::default(),
                 faults,
+                lru,
             })
             .collect()
     }
@@ -92,5 +98,16 @@ impl Env for SimEnv<'_> {
     }
     fn record(&mut self, key: &'static str, value: f64) {
         *self.recorded.entry(key).or_default() += value;
+    }
+    fn lru_add(&mut self, page: &Block, list: LruList) {
+        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
+        lru.add(self.allocator.platform(), page, list);
+    }
+    fn lru_release(&mut self, pages: &[Block]) {
+        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
+        lru.release(self.allocator.platform(), pages);
+    }
+    fn lru_pages_per_removal_hold(&self) -> usize {
+        self.lru.map_or(1, |lru| lru.pages_per_removal_hold())
     }
 }

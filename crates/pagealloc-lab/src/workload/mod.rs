@@ -14,6 +14,7 @@ pub use page_fault::{FaultMode, PageFault};
 pub use pairs::{PairKind, Pairs};
 pub use trunc::Trunc;
 
+use pagealloc::lru::LruList;
 use pagealloc::{AllocRequest, Block};
 
 /// What a workload step may do: allocator calls, touching page data, computing, and
@@ -34,6 +35,15 @@ pub trait Env {
     fn now_ns(&self) -> u64;
     /// A workload-specific result (summed over CPUs), e.g. a phase's duration.
     fn record(&mut self, key: &'static str, value: f64);
+    /// Puts an allocated page on `list` of its node's LRU (a workload that calls it says so
+    /// in [`Workload::uses_lru`], and the harness builds the LRU from the preset's policy).
+    fn lru_add(&mut self, page: &Block, list: LruList);
+    /// Takes pages off the LRU before they are freed (release_pages()).
+    fn lru_release(&mut self, pages: &[Block]);
+    /// Pages one LRU lock hold of a removal covers: 32 under the node lock
+    /// (SWAP_CLUSTER_MAX), 1 under batch locks. A workload that releases many pages makes
+    /// each hold a step of its own, so the simulator takes the locks in time order.
+    fn lru_pages_per_removal_hold(&self) -> usize;
 }
 
 /// What a task asks for after a step.
@@ -57,6 +67,10 @@ pub trait Workload {
     /// The unit of `done` (e.g. "faults").
     fn unit(&self) -> &'static str;
     fn params(&self) -> serde_json::Value;
+    /// The workload puts pages on LRU lists: the harness builds them.
+    fn uses_lru(&self) -> bool {
+        false
+    }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>>;
 }
 

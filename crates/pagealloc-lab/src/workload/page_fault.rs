@@ -1,8 +1,20 @@
 //! will-it-scale page_fault1: each task loops: map a 128 MiB anonymous region, write one byte
 //! per page (an order-0 movable, zeroed allocation per fault), unmap it (free every page
-//! from the same CPU). Process mode: private address spaces. Thread mode: one shared address
-//! space whose mm lock each fault takes briefly and each unmap holds while it frees.
+//! from the same CPU).
+//!
+//! Process mode: private address spaces. Thread mode: one shared address space, whose
+//! `mmap_sem` every fault takes for reading (down_read and up_read: an atomic on the shared
+//! semaphore word each, so faults bounce its line but do not exclude each other) and every
+//! munmap takes for writing while it zaps and frees; the fault path also folds its
+//! task-local RSS counts into the shared mm every 64 faults (TASK_RSS_EVENTS_THRESH of the
+//! 2018 kernels' SPLIT_RSS_COUNTING). Split page-table locks are per 2 MiB of a task's own
+//! region, hence uncontended; their cost is inside `fault_overhead_ns`.
+//!
+//! With `lru`, each faulted page joins the anonymous LRU through the CPU's add batch (the
+//! 2018 kernels put new anonymous pages on the active list), and munmap takes the pages off
+//! the LRU in mmu_gather batches before freeing them (release_pages()).
 
+use pagealloc::lru::LruList;
 use serde_json::json;
 
 use super::{CpuTask, Env, Step, Workload};
@@ -20,52 +32,72 @@ pub struct PageFault {
     pub mode: FaultMode,
     /// Pages per mapping (128 MiB).
     pub region_pages: u64,
-    /// Trap, page-table update and LRU add per fault, besides allocation and zeroing.
+    /// Trap, page-table update and the instructions of the LRU add per fault, besides
+    /// allocation, zeroing and (with `lru`) the LRU's locks and lines.
     pub fault_overhead_ns: u64,
     /// mmap + munmap system-call overhead per round.
     pub map_overhead_ns: u64,
-    /// Thread mode: time a fault holds the shared mm lock.
-    pub mm_lock_hold_ns: u64,
+    /// Faulted pages go on the LRU and munmap takes them off.
+    pub lru: bool,
 }
 
 impl PageFault {
     pub fn new(mode: FaultMode) -> PageFault {
-        PageFault { mode, region_pages: 32_768, fault_overhead_ns: 250, map_overhead_ns: 5_000, mm_lock_hold_ns: 30 }
+        PageFault { mode, region_pages: 32_768, fault_overhead_ns: 250, map_overhead_ns: 5_000, lru: false }
     }
 }
 
-/// The modelled mm lock of the shared address space (thread mode).
-const MM_LOCK: u16 = 0;
+/// The shared address space's mmap_sem (thread mode).
+const MMAP_SEM: u16 = 0;
+/// The shared mm's RSS counters' line (thread mode).
+const MM_RSS: u16 = 1;
+/// Faults between folds of a task's RSS counts into its mm (TASK_RSS_EVENTS_THRESH).
+const RSS_EVENTS_THRESH: u64 = 64;
+/// Pages an mmu_gather batch frees at once (MAX_GATHER_BATCH: a page of pointers).
+const GATHER_BATCH_PAGES: usize = 510;
 
 struct Task {
     config: PageFault,
     mapped: Vec<Block>,
+    /// A page whose fault has yet to finish (LRU add, RSS fold, up_read).
+    faulting: Option<Block>,
+    /// Process mode: an munmap in progress, one LRU lock hold's worth of pages per step.
+    unmapping: bool,
+    faults: u64,
 }
 
+/// With `lru`, a fault spans two steps: its first half (down_read, trap, allocation,
+/// zeroing) ends one step and its second half (LRU add, up_read) starts the next, and a
+/// process's unmap takes one LRU lock hold's worth of pages per step. The simulator runs a
+/// step from the earliest clock of all CPUs, so shared locks are taken in time order only
+/// at the start of a step: the LRU's operations come first in theirs. Without `lru` a fault
+/// and an unmap are one step each, as the 2022 reproduction has always run them.
 impl CpuTask for Task {
     fn step(&mut self, env: &mut dyn Env) -> Step {
-        if (self.mapped.len() as u64) < self.config.region_pages {
-            env.compute(self.config.fault_overhead_ns);
-            let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
-                // Out of memory: unmap early, as the OOM path would shrink the workload.
-                self.unmap(env);
-                return Step::Continue;
-            };
-            env.touch(page.pfn(), 1);
-            if self.config.mode == FaultMode::Thread {
-                env.lock(MM_LOCK);
-                env.compute(self.config.mm_lock_hold_ns);
-                env.unlock(MM_LOCK);
-            }
-            self.mapped.push(page);
-            env.done(1);
-            return Step::Continue;
+        if let Some(page) = self.faulting.take() {
+            self.finish_fault(env, page);
         }
-        self.unmap(env);
+        if self.unmapping {
+            self.unmap_step(env);
+        } else if (self.mapped.len() as u64) < self.config.region_pages {
+            self.start_fault(env);
+        } else if self.thread_mode() || !self.config.lru {
+            self.unmap(env);
+        } else {
+            env.compute(self.config.map_overhead_ns);
+            self.unmapping = true;
+            self.unmap_step(env);
+        }
         Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
+        if let Some(page) = self.faulting.take() {
+            self.finish_fault(env, page);
+        }
+        if self.config.lru {
+            env.lru_release(&self.mapped);
+        }
         for page in self.mapped.drain(..) {
             env.free(page);
         }
@@ -73,17 +105,93 @@ impl CpuTask for Task {
 }
 
 impl Task {
-    fn unmap(&mut self, env: &mut dyn Env) {
-        let thread_mode = self.config.mode == FaultMode::Thread;
-        if thread_mode {
-            env.lock(MM_LOCK);
+    fn thread_mode(&self) -> bool {
+        self.config.mode == FaultMode::Thread
+    }
+
+    /// down_read or up_read of the shared mmap_sem: one atomic on its word, after any
+    /// writer (an munmap) has let go.
+    fn mmap_sem_read_op(&self, env: &mut dyn Env) {
+        env.lock(MMAP_SEM);
+        env.unlock(MMAP_SEM);
+    }
+
+    fn start_fault(&mut self, env: &mut dyn Env) {
+        if self.thread_mode() {
+            self.mmap_sem_read_op(env);
         }
-        env.compute(self.config.map_overhead_ns);
-        for page in self.mapped.drain(..) {
+        env.compute(self.config.fault_overhead_ns);
+        let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
+            if self.thread_mode() {
+                self.mmap_sem_read_op(env);
+            }
+            // Out of memory: unmap early, as the OOM path would shrink the workload.
+            if self.thread_mode() || !self.config.lru {
+                self.unmap(env);
+            } else {
+                self.unmapping = !self.mapped.is_empty();
+            }
+            return;
+        };
+        env.touch(page.pfn(), 1);
+        if self.config.lru {
+            self.faulting = Some(page);
+        } else {
+            self.finish_fault(env, page);
+        }
+    }
+
+    fn finish_fault(&mut self, env: &mut dyn Env, page: Block) {
+        if self.config.lru {
+            env.lru_add(&page, LruList::ActiveAnon);
+        }
+        self.faults += 1;
+        if self.thread_mode() {
+            if self.faults.is_multiple_of(RSS_EVENTS_THRESH) {
+                env.lock(MM_RSS);
+                env.unlock(MM_RSS);
+            }
+            self.mmap_sem_read_op(env);
+        }
+        self.mapped.push(page);
+        env.done(1);
+    }
+
+    /// Process mode: the next LRU lock hold's worth of the unmap, pages taken off the LRU
+    /// then freed (newest first, as the mapping is walked from its end).
+    fn unmap_step(&mut self, env: &mut dyn Env) {
+        let hold_pages = if self.config.lru { env.lru_pages_per_removal_hold() } else { GATHER_BATCH_PAGES };
+        let start = self.mapped.len().saturating_sub(hold_pages);
+        if self.config.lru {
+            env.lru_release(&self.mapped[start..]);
+        }
+        for page in self.mapped.drain(start..) {
             env.free(page);
         }
+        self.unmapping = !self.mapped.is_empty();
+    }
+
+    /// Thread mode: the whole unmap in one step, under the mmap_sem held for writing (a
+    /// lock stays in one step in the simulator; the other threads wait at their next
+    /// down_read).
+    fn unmap(&mut self, env: &mut dyn Env) {
+        let thread_mode = self.thread_mode();
         if thread_mode {
-            env.unlock(MM_LOCK);
+            env.lock(MMAP_SEM);
+        }
+        env.compute(self.config.map_overhead_ns);
+        while !self.mapped.is_empty() {
+            let batch = self.mapped.len().min(GATHER_BATCH_PAGES);
+            let start = self.mapped.len() - batch;
+            if self.config.lru {
+                env.lru_release(&self.mapped[start..]);
+            }
+            for page in self.mapped.drain(start..) {
+                env.free(page);
+            }
+        }
+        if thread_mode {
+            env.unlock(MMAP_SEM);
         }
     }
 }
@@ -104,14 +212,21 @@ impl Workload for PageFault {
             "region_pages": self.region_pages,
             "fault_overhead_ns": self.fault_overhead_ns,
             "map_overhead_ns": self.map_overhead_ns,
-            "mm_lock_hold_ns": self.mm_lock_hold_ns,
         })
+    }
+    fn uses_lru(&self) -> bool {
+        self.lru
     }
     fn tasks(&self, cpus: usize, _seed: u64) -> Vec<Box<dyn CpuTask>> {
         (0..cpus)
             .map(|_| {
-                Box::new(Task { config: self.clone(), mapped: Vec::with_capacity(self.region_pages as usize) })
-                    as Box<dyn CpuTask>
+                Box::new(Task {
+                    config: self.clone(),
+                    mapped: Vec::with_capacity(self.region_pages as usize),
+                    faulting: None,
+                    unmapping: false,
+                    faults: 0,
+                }) as Box<dyn CpuTask>
             })
             .collect()
     }

@@ -1,9 +1,16 @@
 //! mmtests io-trunc: fill the page cache from sparse files, then truncate them: one CPU frees
 //! a long run of page-cache pages, a free-only burst. Metric: the truncate's elapsed time.
+//!
+//! With `lru` (`pagelab run trunc --lru`), each page-cache page joins the inactive file LRU
+//! through the CPU's add batch as it is read in (add_to_page_cache_lru()), and the truncate
+//! takes each batch off the LRU before freeing it (truncate_inode_pages() releasing a
+//! pagevec). Off by default: the `highorder-trunc` reproduction counts the LRU's work in
+//! `truncate_per_page_ns`, as the 2022 calibration did.
 
 use serde_json::json;
 
 use super::{CpuTask, Env, Idle, Step, Workload};
+use pagealloc::lru::LruList;
 use pagealloc::{AllocRequest, Block};
 
 #[derive(Clone, Debug)]
@@ -15,11 +22,13 @@ pub struct Trunc {
     pub truncate_per_page_ns: u64,
     /// Pages handled per step (a pagevec/folio batch).
     pub batch_pages: u64,
+    /// Page-cache pages go on the file LRU and the truncate takes them off.
+    pub lru: bool,
 }
 
 impl Default for Trunc {
     fn default() -> Self {
-        Trunc { file_pages: 1 << 16, fill_per_page_ns: 150, truncate_per_page_ns: 80, batch_pages: 31 }
+        Trunc { file_pages: 1 << 16, fill_per_page_ns: 150, truncate_per_page_ns: 80, batch_pages: 31, lru: false }
     }
 }
 
@@ -40,6 +49,9 @@ impl CpuTask for Truncator {
                 };
                 env.touch(page.pfn(), 1);
                 env.compute(self.config.fill_per_page_ns);
+                if self.config.lru {
+                    env.lru_add(&page, LruList::InactiveFile);
+                }
                 self.cache.push(page);
                 if self.cache.len() as u64 >= self.config.file_pages {
                     self.filling = false;
@@ -51,20 +63,30 @@ impl CpuTask for Truncator {
             }
             return Step::Continue;
         }
-        for _ in 0..self.config.batch_pages {
-            let Some(page) = self.cache.pop() else {
-                let elapsed_ns = env.now_ns() - self.truncate_start_ns;
-                env.record("truncate_s", elapsed_ns as f64 / 1e9);
-                return Step::Done;
-            };
+        // A batch from the file's end, newest page first; a short one is the last.
+        let batch_pages = self.config.batch_pages as usize;
+        let start = self.cache.len().saturating_sub(batch_pages);
+        let short = self.cache.len() - start < batch_pages;
+        if self.config.lru {
+            env.lru_release(&self.cache[start..]);
+        }
+        for page in self.cache.drain(start..).rev() {
             env.compute(self.config.truncate_per_page_ns);
             env.free(page);
             env.done(1);
+        }
+        if short {
+            let elapsed_ns = env.now_ns() - self.truncate_start_ns;
+            env.record("truncate_s", elapsed_ns as f64 / 1e9);
+            return Step::Done;
         }
         Step::Continue
     }
 
     fn finish(&mut self, env: &mut dyn Env) {
+        if self.config.lru {
+            env.lru_release(&self.cache);
+        }
         for page in self.cache.drain(..) {
             env.free(page);
         }
@@ -85,6 +107,9 @@ impl Workload for Trunc {
             "truncate_per_page_ns": self.truncate_per_page_ns,
             "batch_pages": self.batch_pages,
         })
+    }
+    fn uses_lru(&self) -> bool {
+        self.lru
     }
     fn tasks(&self, cpus: usize, _seed: u64) -> Vec<Box<dyn CpuTask>> {
         let mut tasks: Vec<Box<dyn CpuTask>> =

@@ -2,8 +2,14 @@
 //! and the flags in `struct page`). Each list is circular through a sentinel entry that
 //! follows the pages (one per node and list). Links are atomics written only under the lock
 //! that covers them; every write touches the written entry's cache line on the platform.
+//! Under `cfg(loom)` they are loom's atomics, so the model `tests/loom_lru.rs` may switch
+//! threads at every link read and write, and a write made without its lock shows.
 
-use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+#[cfg(not(loom))]
+use core::sync::atomic::AtomicU32;
+use core::sync::atomic::Ordering::Relaxed;
+#[cfg(loom)]
+use loom::sync::atomic::AtomicU32;
 
 use super::{LruList, NR_LRU_LISTS};
 use crate::platform::{Platform, SharedLine};

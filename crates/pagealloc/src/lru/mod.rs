@@ -36,6 +36,7 @@ pub use check::LruViolation;
 use links::Links;
 
 use crate::platform::{LockId, Platform};
+pub use crate::policy::{LruCommit, LruConfig};
 use crate::sync::{LockStats, PlatformMutex};
 
 /// Lists per node.
@@ -77,28 +78,6 @@ impl LruList {
             (_, true) => LruList::ActiveFile,
         }
     }
-}
-
-/// How adds and removals commit (see the module doc).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum LruCommit {
-    Classic,
-    ScaledRemoval,
-    Splice,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct LruConfig {
-    /// Pages per add batch, 1..=64.
-    pub batch_pages: u8,
-    pub commit: LruCommit,
-    /// Batch locks per node (scaled modes), at least 1.
-    pub batch_locks: u16,
-}
-
-impl LruConfig {
-    /// The kernels of 2018: 14-page add batches, one lock per node.
-    pub const LINUX_2018: LruConfig = LruConfig { batch_pages: 14, commit: LruCommit::Classic, batch_locks: 32 };
 }
 
 /// Memory the LRU covers: `pages` frames of zone `zone` on `node`. Page ids run over the

@@ -39,6 +39,8 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         faults,
         numa_stats: None,
         vmstat: false,
+        lru_batch: None,
+        lru: false,
     }
 }
 

@@ -25,6 +25,8 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         faults: crate::run::FaultArgs::default(),
         numa_stats: None,
         vmstat: false,
+        lru_batch: None,
+        lru: false,
     }
 }
 

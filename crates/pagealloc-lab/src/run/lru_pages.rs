@@ -1,0 +1,102 @@
+//! The LRU lists of a run whose workload puts pages on them: one `pagealloc::lru::Lru` over
+//! every zone of the allocator, with the map from a frame number to its LRU page id.
+
+use pagealloc::lru::{Lru, LruCommit, LruConfig, LruList, LruPage, LruSpan, REMOVAL_LOCK_BATCH};
+use pagealloc::platform::Platform;
+use pagealloc::{Block, PageAllocator};
+use serde::Serialize;
+
+pub(super) struct LruPages<P: Platform> {
+    pub(super) lru: Lru<P>,
+    /// Per zone: its first frame, its end, and the id of its first page.
+    spans: Vec<(u64, u64, u32)>,
+    max_node: u16,
+}
+
+impl<P: Platform> LruPages<P> {
+    /// LRU lists covering every frame of `allocator`'s zones.
+    pub(super) fn new(allocator: &PageAllocator<P>, config: LruConfig) -> Result<LruPages<P>, String> {
+        let mut spans = Vec::new();
+        let mut lru_spans = Vec::new();
+        let mut next_id = 0u32;
+        for zone in allocator.zones() {
+            let pages = u32::try_from(zone.spanned_pages()).map_err(|_| "a zone too large for LRU page ids")?;
+            spans.push((zone.start_pfn(), zone.start_pfn() + zone.spanned_pages(), next_id));
+            lru_spans.push(LruSpan { node: zone.node(), zone: zone.index(), pages });
+            next_id = next_id.checked_add(pages).ok_or("more frames than LRU page ids")?;
+        }
+        let lru = Lru::new(&lru_spans, allocator.platform().nr_cpus(), config).map_err(|e| e.to_string())?;
+        let max_node = allocator.zones().iter().map(|zone| zone.node()).max().unwrap_or(0);
+        Ok(LruPages { lru, spans, max_node })
+    }
+
+    fn page(&self, pfn: u64) -> LruPage {
+        let &(start, _, first) =
+            self.spans.iter().find(|&&(start, end, _)| (start..end).contains(&pfn)).expect("a frame of the allocator");
+        LruPage(first + (pfn - start) as u32)
+    }
+
+    /// Puts `block` in the current CPU's add batch for `list` (a faulted anonymous page goes
+    /// to the active list, as lru_cache_add_active_or_unevictable() of the 2018 kernels
+    /// put it; a new page-cache page to the inactive file list).
+    pub(super) fn add(&self, platform: &P, block: &Block, list: LruList) {
+        self.lru.add(platform, self.page(block.pfn()), list).expect("a page added once");
+    }
+
+    pub(super) fn release(&self, platform: &P, blocks: &[Block]) {
+        let pages: Vec<LruPage> = blocks.iter().map(|block| self.page(block.pfn())).collect();
+        self.lru.delete_batch(platform, &pages).expect("pages on the LRU");
+    }
+
+    /// After a run whose tasks released everything: every batch drains to empty lists and
+    /// the LRU's invariants hold.
+    pub(super) fn check_empty(&self, platform: &P) -> Result<(), String> {
+        self.lru.drain_all(platform);
+        self.lru.check_invariants(platform).map_err(|v| format!("LRU invariant violated after the run: {v}"))?;
+        let left: u64 = self.spans_nodes().flat_map(|node| LruList::ALL.map(|list| self.lru.pages(node, list))).sum();
+        if left > 0 {
+            return Err(format!("{left} pages left on the LRU after the run"));
+        }
+        Ok(())
+    }
+
+    fn spans_nodes(&self) -> impl Iterator<Item = u16> + '_ {
+        0..=self.max_node
+    }
+
+    /// Pages a removal covers per lock hold: a node-lock run, or one page's batch locks.
+    pub(super) fn pages_per_removal_hold(&self) -> usize {
+        match self.lru.config().commit {
+            LruCommit::Classic => REMOVAL_LOCK_BATCH,
+            LruCommit::ScaledRemoval | LruCommit::Splice => 1,
+        }
+    }
+
+    pub(super) fn report(&self) -> LruReport {
+        let locks = self.lru.lock_stats();
+        let stats = self.lru.stats();
+        LruReport {
+            commit: format!("{:?}", self.lru.config().commit),
+            batch_pages: self.lru.config().batch_pages,
+            lock_acquisitions: locks.acquisitions,
+            lock_contended: locks.contended,
+            lock_wait_ns: locks.wait_ns,
+            adds: stats.adds,
+            flushes: stats.flushes,
+            deletes: stats.deletes,
+        }
+    }
+}
+
+/// The LRU's side of a run: its node locks and operations.
+#[derive(Clone, Debug, Serialize)]
+pub struct LruReport {
+    pub commit: String,
+    pub batch_pages: u8,
+    pub lock_acquisitions: u64,
+    pub lock_contended: u64,
+    pub lock_wait_ns: u64,
+    pub adds: u64,
+    pub flushes: u64,
+    pub deletes: u64,
+}
