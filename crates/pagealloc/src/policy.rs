@@ -173,6 +173,11 @@ impl VmstatPolicy {
     /// NUMA counters per CPU since v5.14; the free count published exactly (see
     /// [`FreePagesCount::Published`]).
     pub const MAINLINE: VmstatPolicy = VmstatPolicy { numa: NumaStats::PerCpu, free_pages: FreePagesCount::Published };
+    /// v4.14 - v5.13: NUMA counters in their own class with the u16 threshold.
+    pub const LINUX_4_14: VmstatPolicy = VmstatPolicy {
+        numa: NumaStats::SeparateClass { threshold: NumaStats::SEPARATE_CLASS_THRESHOLD },
+        ..VmstatPolicy::MAINLINE
+    };
 }
 
 /// How the LRU lists (the `lru` module) commit adds and removals.

@@ -99,6 +99,11 @@ const fn with_lru(
     Preset { name, aliases, summary, policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru } }
 }
 
+/// A kernel of the 2018 lru_lock RFC (v4.15-rc): NUMA counters in their own class (v4.14).
+const fn lru_rfc(name: &'static str, summary: &'static str, pcp: PcpPolicy, lru: LruConfig) -> Preset {
+    Preset { name, aliases: &[], summary, policy: Policy { pcp, vmstat: VmstatPolicy::LINUX_4_14, lru } }
+}
+
 /// The 2018 lru_lock RFC's baseline kernel: order-0 pagesets whose batch (31) and high
 /// (6 x batch = 186) came from zone_batchsize() and pageset_set_batch() for zones this size,
 /// drains of exactly one batch (no scaling), 14-page LRU add batches, one LRU lock per node.
@@ -146,16 +151,10 @@ pub const PRESETS: &[Preset] = &[
         GLOBAL_LOCK,
         LruConfig::MAINLINE,
     ),
-    with_lru(
-        "lru-k1",
-        &[],
-        "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU",
-        LRU_K1,
-        LruConfig::LINUX_2018,
-    ),
-    with_lru("lru-k2", &[], "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
-    with_lru("lru-k3", &[], "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),
-    with_lru("lru-k4", &[], "2018 lru_lock RFC: lru-k3 with prepared lists spliced in one hold", LRU_K2, LRU_SPLICE),
+    lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
+    lru_rfc("lru-k2", "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
+    lru_rfc("lru-k3", "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),
+    lru_rfc("lru-k4", "2018 lru_lock RFC: lru-k3 with prepared lists spliced in one hold", LRU_K2, LRU_SPLICE),
 ];
 
 /// Finds a preset by name or alias.

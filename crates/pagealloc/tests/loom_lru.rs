@@ -3,48 +3,18 @@
 //! splices too, or takes a listed page off under batch locks (and the node lock when a
 //! neighbour is the list head). Loom explores the interleavings of every lock operation;
 //! afterwards the list must hold exactly the pages added and not deleted, each once, with
-//! every invariant intact, and no interleaving may deadlock. The links are core atomics,
-//! written only under the locks the protocol names, so loom's schedule of the locks decides
-//! what every link read sees.
+//! every invariant intact, and no interleaving may deadlock. Under `cfg(loom)` the links
+//! are loom atomics too, so loom may switch threads at every link read and write: moving
+//! the splice before the locks fails two of these models (tried).
+
+mod loom_lock;
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 
-use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
+use loom_lock::LoomLock;
 use pagealloc::lru::{Lru, LruCommit, LruConfig, LruList, LruPage, LruSpan};
 use pagealloc::platform::Platform;
-
-/// A spinlock on a loom atomic, created on first use (lock_api wants a const INIT).
-struct LoomLock(OnceLock<AtomicBool>);
-
-impl LoomLock {
-    fn word(&self) -> &AtomicBool {
-        self.0.get_or_init(|| AtomicBool::new(false))
-    }
-}
-
-// SAFETY: the flag goes false -> true only through a successful compare_exchange, so one
-// holder at a time; `unlock` is called by the holder only.
-unsafe impl lock_api::RawMutex for LoomLock {
-    #[allow(clippy::declare_interior_mutable_const)]
-    const INIT: LoomLock = LoomLock(OnceLock::new());
-    type GuardMarker = lock_api::GuardSend;
-
-    fn lock(&self) {
-        while !self.try_lock() {
-            loom::thread::yield_now();
-        }
-    }
-
-    fn try_lock(&self) -> bool {
-        self.word().compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
-    }
-
-    unsafe fn unlock(&self) {
-        self.word().store(false, Ordering::Release);
-    }
-}
 
 loom::thread_local! {
     static CPU: Cell<usize> = Cell::new(0);

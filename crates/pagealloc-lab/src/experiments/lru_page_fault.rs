@@ -70,7 +70,7 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
     let lru = report.lru.as_ref().ok_or("the run built no LRU")?;
     metrics.insert("lru_lock_wait_pct".to_string(), lru.lock_wait_ns as f64 * 100.0 / cpu_ns);
     metrics.insert("lru_lock_wait_ms".to_string(), lru.lock_wait_ns as f64 / 1e6);
-    metrics.insert("lock_contend_pct".to_string(), report.lock_contend_pct);
+    metrics.insert("zone_lock_wait_pct".to_string(), report.lock_contend_pct);
     if let Some(stats) = &report.sim {
         let mm_wait_pct = stats.workload_lock.wait_ns as f64 * 100.0 / cpu_ns;
         metrics.insert("mm_wait_pct".to_string(), mm_wait_pct);
