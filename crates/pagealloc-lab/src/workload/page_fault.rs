@@ -14,6 +14,8 @@
 //! 2018 kernels put new anonymous pages on the active list), and munmap takes the pages off
 //! the LRU in mmu_gather batches before freeing them (release_pages()).
 
+use std::collections::VecDeque;
+
 use pagealloc::lru::LruList;
 use serde_json::json;
 
@@ -58,7 +60,8 @@ const GATHER_BATCH_PAGES: usize = 510;
 
 struct Task {
     config: PageFault,
-    mapped: Vec<Block>,
+    /// Faulted pages in address order (page_fault1 writes its mapping from the start).
+    mapped: VecDeque<Block>,
     /// A page whose fault has yet to finish (LRU add, RSS fold, up_read).
     faulting: Option<Block>,
     /// Process mode: an munmap in progress, one LRU lock hold's worth of pages per step.
@@ -96,7 +99,7 @@ impl CpuTask for Task {
             self.finish_fault(env, page);
         }
         if self.config.lru {
-            env.lru_release(&self.mapped);
+            env.lru_release(self.mapped.make_contiguous());
         }
         for page in self.mapped.drain(..) {
             env.free(page);
@@ -153,22 +156,27 @@ impl Task {
             }
             self.mmap_sem_read_op(env);
         }
-        self.mapped.push(page);
+        self.mapped.push_back(page);
         env.done(1);
     }
 
-    /// Process mode: the next LRU lock hold's worth of the unmap, pages taken off the LRU
-    /// then freed (newest first, as the mapping is walked from its end).
+    /// Process mode: the next LRU lock hold's worth of the unmap.
     fn unmap_step(&mut self, env: &mut dyn Env) {
         let hold_pages = if self.config.lru { env.lru_pages_per_removal_hold() } else { GATHER_BATCH_PAGES };
-        let start = self.mapped.len().saturating_sub(hold_pages);
+        self.release_front(env, hold_pages);
+        self.unmapping = !self.mapped.is_empty();
+    }
+
+    /// Takes up to `pages` of the mapping's first pages off the LRU, then frees them, in
+    /// address order as zap_pte_range() gathers them (release_pages() per batch).
+    fn release_front(&mut self, env: &mut dyn Env, pages: usize) {
+        let batch = self.mapped.len().min(pages);
         if self.config.lru {
-            env.lru_release(&self.mapped[start..]);
+            env.lru_release(&self.mapped.make_contiguous()[..batch]);
         }
-        for page in self.mapped.drain(start..) {
+        for page in self.mapped.drain(..batch) {
             env.free(page);
         }
-        self.unmapping = !self.mapped.is_empty();
     }
 
     /// Thread mode: the whole unmap in one step, under the mmap_sem held for writing (a
@@ -181,14 +189,7 @@ impl Task {
         }
         env.compute(self.config.map_overhead_ns);
         while !self.mapped.is_empty() {
-            let batch = self.mapped.len().min(GATHER_BATCH_PAGES);
-            let start = self.mapped.len() - batch;
-            if self.config.lru {
-                env.lru_release(&self.mapped[start..]);
-            }
-            for page in self.mapped.drain(start..) {
-                env.free(page);
-            }
+            self.release_front(env, GATHER_BATCH_PAGES);
         }
         if thread_mode {
             env.unlock(MMAP_SEM);
@@ -222,7 +223,7 @@ impl Workload for PageFault {
             .map(|_| {
                 Box::new(Task {
                     config: self.clone(),
-                    mapped: Vec::with_capacity(self.region_pages as usize),
+                    mapped: VecDeque::with_capacity(self.region_pages as usize),
                     faulting: None,
                     unmapping: false,
                     faults: 0,
