@@ -109,6 +109,13 @@ pub const VMSTAT_PAGE_BENCH03: PublishedTable = PublishedTable {
 /// withheld on purpose (issue 14). Columns are ours.
 pub const LRU_PAGE_FAULT1: PublishedTable = PublishedTable {
     source: "withheld: \"lru_lock scalability\" RFC (Daniel Jordan, 2018), will-it-scale page_fault1",
-    columns: &["faults_per_sec", "speedup_pct", "lru_lock_wait_pct", "mm_wait_pct"],
+    columns: &[
+        "faults_per_sec",
+        "speedup_pct",
+        "lru_lock_wait_pct",
+        "lru_batch_lock_wait_pct",
+        "zone_lock_wait_pct",
+        "mm_wait_pct",
+    ],
     rows: &[],
 };

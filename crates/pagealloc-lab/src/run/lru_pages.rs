@@ -74,6 +74,7 @@ impl<P: Platform> LruPages<P> {
 
     pub(super) fn report(&self) -> LruReport {
         let locks = self.lru.lock_stats();
+        let batch_locks = self.lru.batch_lock_stats();
         let stats = self.lru.stats();
         LruReport {
             commit: format!("{:?}", self.lru.config().commit),
@@ -81,6 +82,8 @@ impl<P: Platform> LruPages<P> {
             lock_acquisitions: locks.acquisitions,
             lock_contended: locks.contended,
             lock_wait_ns: locks.wait_ns,
+            batch_lock_acquisitions: batch_locks.acquisitions,
+            batch_lock_wait_ns: batch_locks.wait_ns,
             adds: stats.adds,
             flushes: stats.flushes,
             deletes: stats.deletes,
@@ -88,14 +91,18 @@ impl<P: Platform> LruPages<P> {
     }
 }
 
-/// The LRU's side of a run: its node locks and operations.
+/// The LRU's side of a run: its node locks, batch locks and operations.
 #[derive(Clone, Debug, Serialize)]
 pub struct LruReport {
     pub commit: String,
     pub batch_pages: u8,
+    /// The node LRU locks (lru_lock).
     pub lock_acquisitions: u64,
     pub lock_contended: u64,
     pub lock_wait_ns: u64,
+    /// The batch locks (scaled modes; none taken in classic).
+    pub batch_lock_acquisitions: u64,
+    pub batch_lock_wait_ns: u64,
     pub adds: u64,
     pub flushes: u64,
     pub deletes: u64,

@@ -125,7 +125,7 @@ impl RunReport {
         }
         if let Some(lru) = &report.lru {
             println!(
-                "  LRU ({}, batches of {}): {} adds, {} flushes, {} deletes; node locks {} acquisitions, {} waited, {:.3} ms waiting",
+                "  LRU ({}, batches of {}): {} adds, {} flushes, {} deletes; node locks {} acquisitions, {} waited, {:.3} ms waiting; batch locks {} acquisitions, {:.3} ms waiting",
                 lru.commit,
                 lru.batch_pages,
                 lru.adds,
@@ -133,7 +133,9 @@ impl RunReport {
                 lru.deletes,
                 lru.lock_acquisitions,
                 lru.lock_contended,
-                lru.lock_wait_ns as f64 / 1e6
+                lru.lock_wait_ns as f64 / 1e6,
+                lru.batch_lock_acquisitions,
+                lru.batch_lock_wait_ns as f64 / 1e6
             );
         }
         if let Some(numa_stats) = &report.numa_stats {

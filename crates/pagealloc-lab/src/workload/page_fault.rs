@@ -84,12 +84,8 @@ impl CpuTask for Task {
             self.unmap_step(env);
         } else if (self.mapped.len() as u64) < self.config.region_pages {
             self.start_fault(env);
-        } else if self.thread_mode() || !self.config.lru {
-            self.unmap(env);
         } else {
-            env.compute(self.config.map_overhead_ns);
-            self.unmapping = true;
-            self.unmap_step(env);
+            self.begin_unmap(env);
         }
         Step::Continue
     }
@@ -129,11 +125,7 @@ impl Task {
                 self.mmap_sem_read_op(env);
             }
             // Out of memory: unmap early, as the OOM path would shrink the workload.
-            if self.thread_mode() || !self.config.lru {
-                self.unmap(env);
-            } else {
-                self.unmapping = !self.mapped.is_empty();
-            }
+            self.begin_unmap(env);
             return;
         };
         env.touch(page.pfn(), 1);
@@ -158,6 +150,18 @@ impl Task {
         }
         self.mapped.push_back(page);
         env.done(1);
+    }
+
+    /// munmap: in one step (thread mode, or without the LRU), or, in process mode with the
+    /// LRU, one LRU lock hold's worth of pages per step from this one on.
+    fn begin_unmap(&mut self, env: &mut dyn Env) {
+        if self.thread_mode() || !self.config.lru {
+            self.unmap(env);
+        } else {
+            env.compute(self.config.map_overhead_ns);
+            self.unmapping = true;
+            self.unmap_step(env);
+        }
     }
 
     /// Process mode: the next LRU lock hold's worth of the unmap.

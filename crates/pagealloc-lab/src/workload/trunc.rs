@@ -63,7 +63,8 @@ impl CpuTask for Truncator {
             }
             return Step::Continue;
         }
-        // A batch from the file's end, newest page first; a short one is the last.
+        // A batch from the file's end, freed newest page first (the LRU release takes it
+        // in file order); a short batch is the last.
         let batch_pages = self.config.batch_pages as usize;
         let start = self.cache.len().saturating_sub(batch_pages);
         let short = self.cache.len() - start < batch_pages;

@@ -94,7 +94,10 @@ impl<P: Platform> Lru<P> {
     /// page adds would leave them, then splices each chain in one hold.
     fn flush_spliced(&self, platform: &P, cpu: u32, node: u16, pages: &[u32]) {
         let lists: Vec<LruList> = pages.iter().map(|&page| self.pending_list(page, cpu)).collect();
-        let mut chains: [(u32, u32, u64); NR_LRU_LISTS] = [(u32::MAX, u32::MAX, 0); NR_LRU_LISTS];
+        // (first, last, pages) per list; `last` starts at the list's head, so a prev link
+        // written here always names a real entry (an unlocked reader may see it).
+        let mut chains: [(u32, u32, u64); NR_LRU_LISTS] =
+            core::array::from_fn(|index| (0, self.links.head(node, LruList::ALL[index]), 0));
         for (&page, &list) in pages.iter().zip(&lists).rev() {
             let chain = &mut chains[list.index()];
             if chain.2 == 0 {

@@ -1,7 +1,8 @@
 //! Per-page LRU metadata: two links and a state word, 12 bytes a page (Linux keeps `lru`
 //! and the flags in `struct page`). Each list is circular through a sentinel entry that
 //! follows the pages (one per node and list). Links are atomics written only under the lock
-//! that covers them; every write touches the written entry's cache line on the platform.
+//! that covers them (for a page still in a CPU's add batch, that batch's lock); every write
+//! touches the written entry's cache line on the platform.
 //! Under `cfg(loom)` they are loom's atomics, so the model `tests/loom_lru.rs` may switch
 //! threads at every link read and write, and a write made without its lock shows.
 
@@ -172,7 +173,8 @@ impl Links {
     }
 
     /// Splices the chain `first..=last` (already linked among themselves) after `at` (mirrors
-    /// list_splice()): three entries written whatever the chain's length.
+    /// list_splice()): four entries written whatever the chain's length (three when
+    /// `first == last`).
     pub(super) fn splice_after<P: Platform>(&self, platform: &P, at: u32, first: u32, last: u32) {
         let next = self.next(at);
         self.set_prev(platform, first, at);

@@ -15,9 +15,11 @@
 //!   lock of the page it belongs to, or the node lock for a head. Isolation, putback,
 //!   rotation and activation take the node lock and every batch lock. Deadlock order: the
 //!   node lock, then batch locks in increasing id order.
-//! - `Splice`: as `ScaledRemoval`, and a flush prepares one local chain per target list
-//!   outside the locks (states set, links initialised), then splices each chain at its
-//!   head in one hold, writing three entries per chain and each size once.
+//! - `Splice`: as `ScaledRemoval`, and a flush links one local chain per target list
+//!   outside the list locks (its pages are still in the CPU's batch, under that batch's
+//!   lock, and no list reaches them), then splices each chain at its head in one hold,
+//!   writing four entries per chain (three for one page) and each size once, and marks the
+//!   pages listed before letting go.
 //!
 //! A page in a CPU's add batch (pending) may be deleted: it is dropped from the batch.
 //! Isolation sees only listed pages (Linux's lru_add_drain() comes first where it matters).

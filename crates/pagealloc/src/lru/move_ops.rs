@@ -58,12 +58,14 @@ impl<P: Platform> Lru<P> {
         let page = self.check_page(page)?;
         let node = self.node_of(page);
         let _locks = self.lock_node_exclusively(platform, node);
-        if self.links.state(page) != PageState::Isolated {
+        // A delete of an isolated page takes no lock: claim the page before linking it, so
+        // that a page deleted (and perhaps freed or added again) meanwhile is not listed.
+        // A racing delete that now sees it listed waits for the locks held here.
+        let lock = self.next_lock_id(node);
+        if !self.links.transition(page, PageState::Isolated, PageState::Listed { list, lock }) {
             return Err(LruError::NotIsolated { page });
         }
         self.links.insert_after(platform, self.links.head(node, list), page);
-        let lock = self.next_lock_id(node);
-        self.links.set_state(page, PageState::Isolated, PageState::Listed { list, lock });
         self.nodes[node as usize].sizes[list.index()].fetch_add(1, Relaxed);
         Ok(())
     }
