@@ -6,16 +6,20 @@ use pagealloc::platform::Platform;
 use pagealloc::{Block, PageAllocator};
 use serde::Serialize;
 
-pub(super) struct LruPages<P: Platform> {
+use crate::workload::LruSink;
+
+pub(super) struct LruPages<'a, P: Platform> {
     pub(super) lru: Lru<P>,
+    /// The allocator's platform, which the LRU's locks and lines report to.
+    platform: &'a P,
     /// Per zone: its first frame, its end, and the id of its first page.
     spans: Vec<(u64, u64, u32)>,
     max_node: u16,
 }
 
-impl<P: Platform> LruPages<P> {
+impl<'a, P: Platform> LruPages<'a, P> {
     /// LRU lists covering every frame of `allocator`'s zones.
-    pub(super) fn new(allocator: &PageAllocator<P>, config: LruConfig) -> Result<LruPages<P>, String> {
+    pub(super) fn new(allocator: &'a PageAllocator<P>, config: LruConfig) -> Result<LruPages<'a, P>, String> {
         let mut spans = Vec::new();
         let mut lru_spans = Vec::new();
         let mut next_id = 0u32;
@@ -27,7 +31,7 @@ impl<P: Platform> LruPages<P> {
         }
         let lru = Lru::new(&lru_spans, allocator.platform().nr_cpus(), config).map_err(|e| e.to_string())?;
         let max_node = allocator.zones().iter().map(|zone| zone.node()).max().unwrap_or(0);
-        Ok(LruPages { lru, spans, max_node })
+        Ok(LruPages { lru, platform: allocator.platform(), spans, max_node })
     }
 
     fn page(&self, pfn: u64) -> LruPage {
@@ -36,23 +40,11 @@ impl<P: Platform> LruPages<P> {
         LruPage(first + (pfn - start) as u32)
     }
 
-    /// Puts `block` in the current CPU's add batch for `list` (a faulted anonymous page goes
-    /// to the active list, as lru_cache_add_active_or_unevictable() of the 2018 kernels
-    /// put it; a new page-cache page to the inactive file list).
-    pub(super) fn add(&self, platform: &P, block: &Block, list: LruList) {
-        self.lru.add(platform, self.page(block.pfn()), list).expect("a page added once");
-    }
-
-    pub(super) fn release(&self, platform: &P, blocks: &[Block]) {
-        let pages: Vec<LruPage> = blocks.iter().map(|block| self.page(block.pfn())).collect();
-        self.lru.delete_batch(platform, &pages).expect("pages on the LRU");
-    }
-
     /// After a run whose tasks released everything: every batch drains to empty lists and
     /// the LRU's invariants hold.
-    pub(super) fn check_empty(&self, platform: &P) -> Result<(), String> {
-        self.lru.drain_all(platform);
-        self.lru.check_invariants(platform).map_err(|v| format!("LRU invariant violated after the run: {v}"))?;
+    pub(super) fn check_empty(&self) -> Result<(), String> {
+        self.lru.drain_all(self.platform);
+        self.lru.check_invariants(self.platform).map_err(|v| format!("LRU invariant violated after the run: {v}"))?;
         let left: u64 = self.spans_nodes().flat_map(|node| LruList::ALL.map(|list| self.lru.pages(node, list))).sum();
         if left > 0 {
             return Err(format!("{left} pages left on the LRU after the run"));
@@ -62,14 +54,6 @@ impl<P: Platform> LruPages<P> {
 
     fn spans_nodes(&self) -> impl Iterator<Item = u16> + '_ {
         0..=self.max_node
-    }
-
-    /// Pages a removal covers per lock hold: a node-lock run, or one page's batch locks.
-    pub(super) fn pages_per_removal_hold(&self) -> usize {
-        match self.lru.config().commit {
-            LruCommit::Classic => REMOVAL_LOCK_BATCH,
-            LruCommit::ScaledRemoval | LruCommit::Splice => 1,
-        }
     }
 
     pub(super) fn report(&self) -> LruReport {
@@ -87,6 +71,28 @@ impl<P: Platform> LruPages<P> {
             adds: stats.adds,
             flushes: stats.flushes,
             deletes: stats.deletes,
+        }
+    }
+}
+
+impl<P: Platform> LruSink for LruPages<'_, P> {
+    /// A faulted anonymous page goes to the active list, as
+    /// lru_cache_add_active_or_unevictable() of the 2018 kernels put it; a new page-cache
+    /// page to the inactive file list.
+    fn add(&self, block: &Block, list: LruList) {
+        self.lru.add(self.platform, self.page(block.pfn()), list).expect("a page added once");
+    }
+
+    fn release(&self, blocks: &[Block]) {
+        let pages: Vec<LruPage> = blocks.iter().map(|block| self.page(block.pfn())).collect();
+        self.lru.delete_batch(self.platform, &pages).expect("pages on the LRU");
+    }
+
+    /// A node-lock run, or one page's batch locks.
+    fn pages_per_removal_hold(&self) -> usize {
+        match self.lru.config().commit {
+            LruCommit::Classic => REMOVAL_LOCK_BATCH,
+            LruCommit::ScaledRemoval | LruCommit::Splice => 1,
         }
     }
 }

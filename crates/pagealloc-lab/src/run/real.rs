@@ -7,13 +7,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pagealloc::background::BackgroundWorker;
-use pagealloc::lru::LruList;
 use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
 use super::lru_pages::LruPages;
 use super::{AllocFailures, RunArgs, RunReport};
-use crate::workload::{CpuTask, Env, Step, Workload};
+use crate::workload::{CpuTask, Env, LruSink, Step, Workload};
 
 const WORDS_PER_PAGE: usize = 4096 / 8;
 /// How often the background worker looks for due work (the delay of a kswapd wake-up).
@@ -48,7 +47,7 @@ struct RealEnv<'a> {
     work_units: u64,
     calls: u64,
     failures: AllocFailures,
-    lru: Option<&'a LruPages<StdPlatform>>,
+    lru: Option<&'a LruPages<'a, StdPlatform>>,
 }
 
 impl Env for RealEnv<'_> {
@@ -82,16 +81,8 @@ impl Env for RealEnv<'_> {
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }
-    fn lru_add(&mut self, page: &Block, list: LruList) {
-        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
-        lru.add(self.allocator.platform(), page, list);
-    }
-    fn lru_release(&mut self, pages: &[Block]) {
-        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
-        lru.release(self.allocator.platform(), pages);
-    }
-    fn lru_pages_per_removal_hold(&self) -> usize {
-        self.lru.map_or(1, |lru| lru.pages_per_removal_hold())
+    fn lru(&self) -> Option<&dyn LruSink> {
+        self.lru.map(|lru| lru as &dyn LruSink)
     }
     fn now_ns(&self) -> u64 {
         self.started.elapsed().as_nanos() as u64
@@ -113,7 +104,7 @@ struct Shared<'a> {
     run_start: std::sync::OnceLock<Instant>,
     duration: Duration,
     spin_per_us: f64,
-    lru: Option<&'a LruPages<StdPlatform>>,
+    lru: Option<&'a LruPages<'a, StdPlatform>>,
 }
 
 /// One CPU's counts.
@@ -242,7 +233,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let vmstat = args.vmstat.then(|| super::report::vmstat_text(&allocator));
     let lru_report = lru.as_ref().map(|lru| lru.report());
     if let Some(lru) = &lru {
-        lru.check_empty(allocator.platform())?;
+        lru.check_empty()?;
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;

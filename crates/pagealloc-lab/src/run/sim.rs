@@ -197,7 +197,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
     if let Some(lru) = &lru {
-        lru.check_empty(allocator.platform())?;
+        lru.check_empty()?;
     }
     let faults = observer.map(|observer| observer.report(&args.faults, sim.fault_stats().unwrap_or_default()));
     let out_of_memory = envs.iter().map(|env| env.failures.out_of_memory).sum();

@@ -3,14 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use pagealloc::lru::LruList;
 use pagealloc::{AllocRequest, Block, PageAllocator};
 use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::SimPlatform;
 
 use super::lru_pages::LruPages;
 use super::AllocFailures;
-use crate::workload::Env;
+use crate::workload::{Env, LruSink};
 
 pub(super) struct SimEnv<'a> {
     pub(super) allocator: &'a PageAllocator<SimPlatform>,
@@ -25,7 +24,7 @@ pub(super) struct SimEnv<'a> {
     /// With `--faults`: every allocator call is a point where the task may migrate.
     pub(super) faults: bool,
     /// The run's LRU lists, if the workload keeps pages on them.
-    pub(super) lru: Option<&'a LruPages<SimPlatform>>,
+    pub(super) lru: Option<&'a LruPages<'a, SimPlatform>>,
 }
 
 impl<'a> SimEnv<'a> {
@@ -36,7 +35,7 @@ impl<'a> SimEnv<'a> {
         cpus: usize,
         top_reuse: bool,
         faults: bool,
-        lru: Option<&'a LruPages<SimPlatform>>,
+        lru: Option<&'a LruPages<'a, SimPlatform>>,
     ) -> Vec<SimEnv<'a>> {
         (0..cpus)
             .map(|cpu| SimEnv {
@@ -99,15 +98,7 @@ impl Env for SimEnv<'_> {
     fn record(&mut self, key: &'static str, value: f64) {
         *self.recorded.entry(key).or_default() += value;
     }
-    fn lru_add(&mut self, page: &Block, list: LruList) {
-        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
-        lru.add(self.allocator.platform(), page, list);
-    }
-    fn lru_release(&mut self, pages: &[Block]) {
-        let lru = self.lru.expect("a workload that adds to the LRU says so (uses_lru)");
-        lru.release(self.allocator.platform(), pages);
-    }
-    fn lru_pages_per_removal_hold(&self) -> usize {
-        self.lru.map_or(1, |lru| lru.pages_per_removal_hold())
+    fn lru(&self) -> Option<&dyn LruSink> {
+        self.lru.map(|lru| lru as &dyn LruSink)
     }
 }

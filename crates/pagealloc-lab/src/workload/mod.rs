@@ -35,15 +35,36 @@ pub trait Env {
     fn now_ns(&self) -> u64;
     /// A workload-specific result (summed over CPUs), e.g. a phase's duration.
     fn record(&mut self, key: &'static str, value: f64);
-    /// Puts an allocated page on `list` of its node's LRU (a workload that calls it says so
-    /// in [`Workload::uses_lru`], and the harness builds the LRU from the preset's policy).
-    fn lru_add(&mut self, page: &Block, list: LruList);
+    /// The run's LRU lists: built, from the preset's policy, for a workload that says so in
+    /// [`Workload::uses_lru`].
+    fn lru(&self) -> Option<&dyn LruSink>;
+    /// Puts an allocated page on `list` of its node's LRU.
+    fn lru_add(&mut self, page: &Block, list: LruList) {
+        self.lru().expect(USES_LRU).add(page, list);
+    }
     /// Takes pages off the LRU before they are freed (release_pages()).
-    fn lru_release(&mut self, pages: &[Block]);
-    /// Pages one LRU lock hold of a removal covers: 32 under the node lock
-    /// (SWAP_CLUSTER_MAX), 1 under batch locks. A workload that releases many pages makes
-    /// each hold a step of its own, so the simulator takes the locks in time order.
-    fn lru_pages_per_removal_hold(&self) -> usize;
+    fn lru_release(&mut self, pages: &[Block]) {
+        self.lru().expect(USES_LRU).release(pages);
+    }
+    /// Pages one LRU lock hold of a removal covers (1 without LRU lists). A workload that
+    /// releases many pages makes each hold a step of its own, so the simulator takes the
+    /// locks in time order.
+    fn lru_pages_per_removal_hold(&self) -> usize {
+        self.lru().map_or(1, |lru| lru.pages_per_removal_hold())
+    }
+}
+
+const USES_LRU: &str = "a workload that keeps pages on the LRU says so (uses_lru)";
+
+/// LRU lists as a workload sees them: the harness's lists, bound to the run's platform.
+pub trait LruSink {
+    /// Puts `page` in the current CPU's add batch for `list`.
+    fn add(&self, page: &Block, list: LruList);
+    /// Takes `pages` off the LRU (release_pages()).
+    fn release(&self, pages: &[Block]);
+    /// Pages one lock hold of a removal covers: 32 under the node lock (SWAP_CLUSTER_MAX),
+    /// 1 under batch locks.
+    fn pages_per_removal_hold(&self) -> usize;
 }
 
 /// What a task asks for after a step.
