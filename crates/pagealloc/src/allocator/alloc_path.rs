@@ -26,6 +26,10 @@ struct AllocCall {
     cpu: usize,
 }
 
+/// Direct reclaim rounds that free pages without the allocation succeeding before the
+/// caller gives up on reclaim (MAX_RECLAIM_RETRIES).
+const MAX_RECLAIM_RETRIES: u32 = 16;
+
 impl<P: Platform> PageAllocator<P> {
     /// Allocates 2^order contiguous frames.
     #[inline]
@@ -106,9 +110,21 @@ impl<P: Platform> PageAllocator<P> {
         if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
             return Ok(block);
         }
-        // A caller that may reclaim gets one more try after what direct reclaim does when
-        // it frees nothing: release high-order atomic reserves and drain every CPU's
-        // pagesets (mirrors the retry in __alloc_pages_direct_reclaim()).
+        // A caller that may reclaim asks the reclaim client (direct reclaim) and retries
+        // while it makes progress, up to MAX_RECLAIM_RETRIES rounds (mirrors
+        // __alloc_pages_direct_reclaim() and should_reclaim_retry()); then it gets one more
+        // try after what direct reclaim does when it frees nothing: release high-order
+        // atomic reserves and drain every CPU's pagesets.
+        if request.may_reclaim {
+            for _ in 0..MAX_RECLAIM_RETRIES {
+                if self.direct_reclaim(call.preferred_node, order) == 0 {
+                    break;
+                }
+                if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
+                    return Ok(block);
+                }
+            }
+        }
         if request.may_reclaim {
             for &zone_index in zonelist.iter() {
                 let zone = &self.zones[zone_index as usize];

@@ -57,6 +57,7 @@ impl<P: Platform> PageAllocator<P> {
             policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
             sink: builder.sink,
+            reclaim: None,
         })
     }
 }
@@ -76,6 +77,9 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
             zonelist_start,
             kswapd_pending: AtomicBool::new(false),
             kswapd_runs: AtomicU64::new(0),
+            pgsteal_kswapd: AtomicU64::new(0),
+            pgsteal_direct: AtomicU64::new(0),
+            allocstall: AtomicU64::new(0),
         });
     }
     nodes

@@ -7,6 +7,7 @@
 //! - `free_path`: frees (mirrors __free_pages());
 //! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
 //! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
+//! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
 //! - `stats`: counters summed over zones and CPUs;
 //! - `watermarks`: watermark checks for callers outside the allocation path.
 
@@ -15,6 +16,7 @@ mod build;
 mod drains;
 mod free_path;
 mod periodic;
+mod reclaim;
 mod stats;
 mod watermarks;
 
@@ -32,6 +34,7 @@ use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
 pub use periodic::DueWork;
+pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
@@ -47,6 +50,10 @@ pub struct Node {
     pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
     pub(crate) kswapd_runs: AtomicU64,
+    /// Pages the reclaim client freed for kswapd and for direct reclaim; direct reclaims.
+    pub(crate) pgsteal_kswapd: AtomicU64,
+    pub(crate) pgsteal_direct: AtomicU64,
+    pub(crate) allocstall: AtomicU64,
 }
 
 impl Node {
@@ -78,6 +85,8 @@ pub struct PageAllocator<P: Platform> {
     /// Mobility grouping off (tiny machine): every request is treated as unmovable.
     grouping_disabled: bool,
     sink: Option<Box<dyn EventSink>>,
+    /// The client that reclaim asks for pages ([`PageAllocator::set_reclaim`]).
+    reclaim: Option<alloc::sync::Arc<dyn Reclaim<P>>>,
     periodic: periodic::Schedule,
     /// The machine-wide vmstat counters.
     vmstat: GlobalVmstat,

@@ -96,16 +96,17 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
-    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()). This allocator
-    /// has no reclaimable pages yet (no LRU), so a boosted pass reclaims nothing, and
-    /// kswapd then drops the boosts as the kernel does after a boost-only pass. Returns
-    /// whether it ran.
+    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()): the reclaim
+    /// client, if any, is asked for pages until the node is balanced at its boosted high
+    /// watermarks (see `reclaim`); then kswapd drops the boosts, as the kernel does after
+    /// a pass. Returns whether it ran.
     pub fn run_kswapd(&self, node: u16) -> bool {
         let Some(state) = self.nodes.get(node as usize) else { return false };
         if !state.kswapd_pending.load(Relaxed) || !state.kswapd_pending.swap(false, Relaxed) {
             return false;
         }
         state.kswapd_runs.fetch_add(1, Relaxed);
+        self.kswapd_reclaim(node);
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
             zone.boost_pages.store(0, Relaxed);
         }

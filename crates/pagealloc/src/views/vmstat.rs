@@ -21,6 +21,17 @@ pub fn write_vmstat<P: Platform>(out: &mut impl Write, allocator: &PageAllocator
     }
     writeln!(out, "pgfree {}", allocator.pgfree_pages())?;
     let kswapd_runs: u64 = allocator.nodes().iter().map(|node| node.kswapd_runs()).sum();
+    let mut reclaim = crate::allocator::ReclaimStats::default();
+    for node in 0..allocator.nodes().len() as u16 {
+        let stats = allocator.reclaim_stats(node);
+        reclaim.pgsteal_kswapd += stats.pgsteal_kswapd;
+        reclaim.pgsteal_direct += stats.pgsteal_direct;
+        reclaim.allocstall += stats.allocstall;
+    }
+    writeln!(out, "pgsteal_kswapd {}", reclaim.pgsteal_kswapd)?;
+    writeln!(out, "pgsteal_direct {}", reclaim.pgsteal_direct)?;
+    // Linux splits allocstall by zone; the client is asked per node here.
+    writeln!(out, "allocstall {}", reclaim.allocstall)?;
     writeln!(out, "pageoutrun {kswapd_runs}")?;
     // Not in Linux: fallbacks as mm_page_alloc_extfrag counts them, and pageset drains.
     let extfrag = allocator.extfrag_stats();

@@ -1,0 +1,159 @@
+//! Reclaim through a client callback. The allocator owns no page contents, so whatever can
+//! be reclaimed (clean page cache, shrinkable caches) belongs to its clients: both
+//! background reclaim (the kswapd pass of the periodic work, mirrors balance_pgdat() and
+//! kswapd_shrink_node()) and direct reclaim (a caller that may reclaim, once the slow path
+//! failed, mirrors try_to_free_pages() and do_try_to_free_pages()) ask the client through
+//! [`Reclaim`], which frees pages back through the allocator and says how many it freed.
+
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::PageAllocator;
+use crate::platform::Platform;
+use crate::request::WatermarkLevel;
+use crate::types::ZoneType;
+
+/// Pages one reclaim request asks for at least (SWAP_CLUSTER_MAX).
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// The first scan priority; each round that falls short lowers it by one, down to 1
+/// (DEF_PRIORITY).
+pub const DEF_PRIORITY: u8 = 12;
+
+/// Who asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimReason {
+    /// Background reclaim, from the allocator's periodic work (kswapd).
+    Background,
+    /// An allocating caller that may reclaim, after its slow path failed.
+    Direct,
+}
+
+/// One request to the client (mirrors the parts of `struct scan_control` a client needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReclaimRequest {
+    /// The node whose memory is short: free pages of this node's zones.
+    pub node: u16,
+    /// Pages wanted (nr_to_reclaim), at least [`SWAP_CLUSTER_MAX`].
+    pub pages: u64,
+    pub reason: ReclaimReason,
+    /// Background reclaim of a watermark boost on a node that is otherwise balanced: only
+    /// cheap pages, no writeback and no swap (may_writepage and may_swap off).
+    pub boost_only: bool,
+    /// [`DEF_PRIORITY`] down to 1: a client scanning lists may scan 1/2^priority of them.
+    pub priority: u8,
+}
+
+/// A client that can give pages back under memory pressure. It frees them through the
+/// allocator it is handed (`free_pages`, `free_bulk`), outside every allocator lock, and
+/// returns how many it freed; 0 says it has nothing more at this priority.
+pub trait Reclaim<P: Platform>: Send + Sync {
+    fn reclaim(&self, allocator: &PageAllocator<P>, request: ReclaimRequest) -> u64;
+}
+
+/// Reclaim counters of a node (/proc/vmstat's pgsteal_kswapd, pgsteal_direct, allocstall).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReclaimStats {
+    pub pgsteal_kswapd: u64,
+    pub pgsteal_direct: u64,
+    /// Direct reclaim entries.
+    pub allocstall: u64,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Registers the client that reclaim asks; without one, reclaim frees nothing.
+    pub fn set_reclaim(&mut self, client: alloc::sync::Arc<dyn Reclaim<P>>) {
+        self.reclaim = Some(client);
+    }
+
+    /// The node's reclaim counters.
+    pub fn reclaim_stats(&self, node: u16) -> ReclaimStats {
+        self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| ReclaimStats {
+            pgsteal_kswapd: node.pgsteal_kswapd.load(Relaxed),
+            pgsteal_direct: node.pgsteal_direct.load(Relaxed),
+            allocstall: node.allocstall.load(Relaxed),
+        })
+    }
+
+    /// The highest zone type with pages on `node`: the classzone kswapd balances for.
+    fn highest_zone_of(&self, node: u16) -> Option<ZoneType> {
+        self.zones.iter().filter(|zone| zone.node == node && zone.managed_pages > 0).map(|zone| zone.zone_type).max()
+    }
+
+    /// Is some zone of `node` at or above its high watermark (with its boost and the lowmem
+    /// reserve against the node's highest zone)? Mirrors pgdat_balanced(), order 0.
+    pub(super) fn node_balanced(&self, node: u16) -> bool {
+        let Some(highest_zone) = self.highest_zone_of(node) else { return true };
+        self.zones
+            .iter()
+            .filter(|zone| zone.node == node && zone.managed_pages > 0 && zone.zone_type <= highest_zone)
+            .any(|zone| self.zone_watermark_ok_safe(zone.index, 0, WatermarkLevel::High, highest_zone))
+    }
+
+    /// Pages the node's highest zone lacks to its boosted high watermark, at least
+    /// SWAP_CLUSTER_MAX (kswapd's nr_to_reclaim).
+    fn node_shortfall(&self, node: u16) -> u64 {
+        let shortfall = self
+            .zones
+            .iter()
+            .filter(|zone| zone.node == node && zone.managed_pages > 0)
+            .max_by_key(|zone| zone.zone_type)
+            .map_or(0, |zone| {
+                let high = zone.watermarks_with_boost().high_pages;
+                high.saturating_sub(self.zone_free_pages_snapshot(zone.index))
+            });
+        shortfall.max(SWAP_CLUSTER_MAX)
+    }
+
+    /// Background reclaim of `node` until it is balanced, or a boost's worth when it was
+    /// balanced but boosted, at falling priority (mirrors balance_pgdat()). Returns pages
+    /// the client freed.
+    pub(super) fn kswapd_reclaim(&self, node: u16) -> u64 {
+        let Some(client) = self.reclaim.as_ref() else { return 0 };
+        let boosted: u64 = self.zones.iter().filter(|zone| zone.node == node).map(|zone| zone.boost_pages()).sum();
+        let boost_only = boosted > 0 && self.node_balanced_without_boost(node);
+        let mut freed_pages = 0;
+        for priority in (1..=DEF_PRIORITY).rev() {
+            if self.node_balanced(node) {
+                break;
+            }
+            let pages = self.node_shortfall(node);
+            let request = ReclaimRequest { node, pages, reason: ReclaimReason::Background, boost_only, priority };
+            let freed = client.reclaim(self, request);
+            freed_pages += freed;
+            // A boost is reclaimed only while it is cheap: stop at the first empty round.
+            if freed == 0 && boost_only {
+                break;
+            }
+        }
+        self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed_pages, Relaxed);
+        freed_pages
+    }
+
+    /// Balanced against the unboosted high watermark?
+    fn node_balanced_without_boost(&self, node: u16) -> bool {
+        self.zones.iter().filter(|zone| zone.node == node && zone.managed_pages > 0).any(|zone| {
+            let high = zone.params.watermarks.high_pages;
+            self.zone_free_pages_snapshot(zone.index) > high
+        })
+    }
+
+    /// Direct reclaim for an order-`order` request on `node`: asks the client for
+    /// SWAP_CLUSTER_MAX pages (or the request's size if larger) at falling priority until
+    /// it freed that many (mirrors do_try_to_free_pages()). Returns pages freed.
+    pub(super) fn direct_reclaim(&self, node: u16, order: u8) -> u64 {
+        let Some(client) = self.reclaim.as_ref() else { return 0 };
+        let state = &self.nodes[node as usize];
+        state.allocstall.fetch_add(1, Relaxed);
+        let wanted_pages = SWAP_CLUSTER_MAX.max(1 << order);
+        let mut freed_pages = 0;
+        for priority in (1..=DEF_PRIORITY).rev() {
+            let pages = wanted_pages - freed_pages;
+            let request = ReclaimRequest { node, pages, reason: ReclaimReason::Direct, boost_only: false, priority };
+            freed_pages += client.reclaim(self, request);
+            if freed_pages >= wanted_pages {
+                break;
+            }
+        }
+        state.pgsteal_direct.fetch_add(freed_pages, Relaxed);
+        freed_pages
+    }
+}

@@ -1,0 +1,166 @@
+//! Reclaim through the client callback: kswapd balances a node from the client's page cache
+//! at its high watermark, direct reclaim serves a caller that may reclaim once the free
+//! lists are empty, a client with nothing to give ends a pass after the priority rounds,
+//! and no page is lost or handed out twice on the way.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use pagealloc::allocator::{Reclaim, ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use pagealloc::platform::TestPlatform;
+use pagealloc::request::WatermarkLevel;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+
+/// A client's clean page cache: pages in the order they were read in; reclaim drops the
+/// oldest first and frees them through the allocator.
+#[derive(Default)]
+struct PageCache {
+    pages: Mutex<VecDeque<Block>>,
+    requests: Mutex<Vec<ReclaimRequest>>,
+}
+
+impl Reclaim<TestPlatform> for PageCache {
+    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
+        self.requests.lock().unwrap().push(request);
+        let mut freed = 0;
+        while freed < request.pages {
+            // Taken out of the lock before the free: the client holds none of its locks
+            // while it calls the allocator.
+            let Some(page) = self.pages.lock().unwrap().pop_front() else { break };
+            allocator.free_pages(page).expect("the cache frees what it holds");
+            freed += 1;
+        }
+        freed
+    }
+}
+
+const PAGES: u64 = 1 << 14;
+
+fn allocator_with(cache: &Arc<PageCache>) -> PageAllocator<TestPlatform> {
+    let mut allocator =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    allocator.set_reclaim(cache.clone());
+    allocator
+}
+
+/// Reads pages into the cache until an allocation that may neither reclaim nor wake kswapd
+/// fails: the zone is down to its min watermark.
+fn fill(allocator: &PageAllocator<TestPlatform>, cache: &PageCache) {
+    let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+    while let Ok(page) = allocator.alloc_pages(0, request) {
+        cache.pages.lock().unwrap().push_back(page);
+    }
+}
+
+fn free_pages(allocator: &PageAllocator<TestPlatform>) -> u64 {
+    allocator.zone_free_pages_snapshot(0)
+}
+
+#[test]
+fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill(&allocator, &cache);
+    allocator.drain_all();
+    let high = allocator.zones()[0].watermarks_with_boost().high_pages;
+    assert!(free_pages(&allocator) < high, "filled below the high watermark");
+    allocator.wake_kswapd(0);
+    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+    assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
+    let requests = cache.requests.lock().unwrap().clone();
+    assert!(!requests.is_empty());
+    assert!(requests.iter().all(|r| r.reason == ReclaimReason::Background && r.pages >= SWAP_CLUSTER_MAX));
+    assert_eq!(requests[0].priority, DEF_PRIORITY);
+    // The cache gave what each round asked for.
+    let stats = allocator.reclaim_stats(0);
+    assert_eq!(stats.pgsteal_kswapd, requests.iter().map(|r| r.pages).sum::<u64>());
+    assert_eq!(stats.pgsteal_direct, 0);
+    // Conservation: every page is free, in a pageset or in the cache.
+    let cached = cache.pages.lock().unwrap().len() as u64;
+    assert_eq!(free_pages(&allocator) + allocator.pcp_pages() + cached, allocator.managed_pages());
+    allocator.check_invariants().unwrap();
+    let vmstat = dump(&allocator);
+    assert!(vmstat.contains(&format!("pgsteal_kswapd {}\n", stats.pgsteal_kswapd)), "{vmstat}");
+}
+
+#[test]
+fn direct_reclaim_serves_a_caller_that_may_reclaim() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill(&allocator, &cache);
+    // Below min for everyone: take what reserves an atomic caller may reach, too.
+    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
+        cache.pages.lock().unwrap().push_back(page);
+    }
+    let no_reclaim = AllocRequest { may_reclaim: false, ..AllocRequest::KERNEL };
+    assert!(allocator.alloc_pages(0, no_reclaim).is_err());
+    let page = allocator.alloc_pages(0, AllocRequest::KERNEL).expect("direct reclaim freed pages");
+    // Each round frees a cluster into this CPU's pageset, which the watermark check does
+    // not count: rounds repeat until a pageset drain brings the zone back over min.
+    let stats = allocator.reclaim_stats(0);
+    let requests = cache.requests.lock().unwrap().clone();
+    assert!((1..=16).contains(&stats.allocstall), "{stats:?}");
+    assert_eq!(requests.len() as u64, stats.allocstall, "one cluster per round: {requests:?}");
+    assert!(requests
+        .iter()
+        .all(|r| (r.reason, r.pages, r.priority) == (ReclaimReason::Direct, SWAP_CLUSTER_MAX, DEF_PRIORITY)));
+    assert_eq!(stats.pgsteal_direct, SWAP_CLUSTER_MAX * stats.allocstall);
+    allocator.free_pages(page).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn an_order_above_the_cluster_asks_for_its_size() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill(&allocator, &cache);
+    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
+        cache.pages.lock().unwrap().push_back(page);
+    }
+    // Pages come back in the order they were read in, so an order-6 block can form only if
+    // the freed run is aligned; the request's size is what is asked either way.
+    let _ = allocator.alloc_pages(6, AllocRequest::KERNEL);
+    let requests = cache.requests.lock().unwrap().clone();
+    assert_eq!(requests[0].pages, 64);
+    assert!(allocator.reclaim_stats(0).pgsteal_direct >= 64);
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill(&allocator, &cache);
+    let held: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
+    allocator.wake_kswapd(0);
+    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+    let requests = cache.requests.lock().unwrap().clone();
+    let priorities: Vec<u8> = requests.iter().map(|r| r.priority).collect();
+    assert_eq!(priorities, (1..=DEF_PRIORITY).rev().collect::<Vec<u8>>(), "one round per priority, then it gives up");
+    assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, 0);
+    for page in held {
+        allocator.free_pages(page).unwrap();
+    }
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn without_a_client_reclaim_frees_nothing_and_counts_nothing() {
+    let allocator =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    let mut held = Vec::new();
+    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+        held.push(page);
+    }
+    allocator.run_due_work(0, 0);
+    assert_eq!(allocator.reclaim_stats(0), Default::default());
+    for page in held {
+        allocator.free_pages(page).unwrap();
+    }
+}
+
+fn dump(allocator: &PageAllocator<TestPlatform>) -> String {
+    let mut out = String::new();
+    pagealloc::views::write_vmstat(&mut out, allocator).unwrap();
+    out
+}
