@@ -7,12 +7,14 @@
 //! - `args`: the command line;
 //! - `machine`: the machine (DMA, DMA32, Normal, Movable) per preset;
 //! - `shadow`: the frame-ownership shadow;
+//! - `cache`: a reclaimable page cache, the allocator's reclaim client;
 //! - `worker`, `ops`: a worker's batches, phases and operations;
 //! - `checker`: the quiescent and final checks;
 //! - `session`: one preset's run (threads, schedule, progress bar);
 //! - `tally`, `violations`, `report`: counts, violations, summaries.
 
 mod args;
+mod cache;
 mod checker;
 mod machine;
 mod ops;

@@ -7,18 +7,22 @@ use std::time::Instant;
 use pagealloc::platform::Platform;
 use pagealloc::{AllocError, Block, MAX_ORDER};
 
+use super::cache::CACHE_OWNER;
 use super::tally::{Op, FILL_REQUESTS, REQUESTS};
 use super::worker::{Phase, Worker};
 
 /// Most blocks a bulk call asks for or returns.
 const BULK_MAX_BLOCKS: u64 = 32;
+/// Most pages one read brings into the page cache (a readahead window of 32 KiB).
+const CACHE_READ_MAX_PAGES: u64 = 8;
 
 impl Worker<'_> {
     /// One random operation of the mix. Frees win while the worker holds more than its cap.
     pub(super) fn churn_step(&mut self) {
         let roll = if self.held_pages > self.shared.churn_cap_pages { 450 } else { self.rng.below(1000) };
         match roll {
-            0..=449 => self.alloc_one(),
+            0..=419 => self.alloc_one(),
+            420..=449 => self.cache_read(),
             450..=849 if !self.held.is_empty() => self.free_one(),
             450..=849 => self.alloc_one(),
             850..=889 => self.alloc_bulk(),
@@ -163,6 +167,39 @@ impl Worker<'_> {
         let owned: Vec<Block> = blocks.into_iter().filter_map(|block| self.disown(block)).collect();
         if let Err(error) = self.shared.allocator.free_bulk(owned) {
             self.shared.violations.report(format!("worker {}: free_bulk of {count} blocks: {error}", self.owner));
+        }
+    }
+
+    /// Reads up to CACHE_READ_MAX_PAGES order-0 movable pages into the page cache, tagged
+    /// with the cache's owner (allocations that may reclaim: they may drop other cached
+    /// pages on the way); a full cache first drops as many of its oldest.
+    fn cache_read(&mut self) {
+        self.tally.count(Op::CacheRead);
+        let pages = 1 + self.rng.below(CACHE_READ_MAX_PAGES);
+        let cache = self.shared.cache;
+        if cache.len_pages() >= self.shared.cache_cap_pages {
+            cache.evict(self.shared.allocator, pages);
+        }
+        for _ in 0..pages {
+            let request = pagealloc::AllocRequest::USER_MOVABLE;
+            let block = match self.shared.allocator.alloc_pages(0, request) {
+                Ok(block) => block,
+                Err(AllocError::OutOfMemory { .. }) => {
+                    self.tally.out_of_memory += 1;
+                    return;
+                }
+                Err(error) => {
+                    self.shared.violations.report(format!("worker {}: page cache read: {error}", self.owner));
+                    return;
+                }
+            };
+            if let Err(violation) = self.shared.shadow.claim(block.pfn(), block.pages(), CACHE_OWNER) {
+                self.shared.violations.report(format!("worker {}: page cache read: {violation}", self.owner));
+                self.shared.violations.quarantine(block.pages());
+                continue;
+            }
+            self.tally.cache_pages_read += 1;
+            cache.insert(block);
         }
     }
 

@@ -51,6 +51,10 @@ pub fn preset_summary(run: &PresetRun) -> String {
         tally.vmstat_passes, tally.kswapd_passes, tally.drained_pages
     );
     text += &format!(
+        "  reclaim     {} pages read into the page cache; reclaim dropped {} in kswapd passes and {} in {} direct reclaims\n",
+        tally.cache_pages_read, run.reclaimed_pages.0, run.reclaimed_pages.1, run.allocstalls
+    );
+    text += &format!(
         "  checks      {} (mean {mean_check_ms:.1} ms, max {:.1} ms; {} CPUs offlined at quiescent points)\n",
         checks.checks,
         checks.max_ns as f64 / 1e6,

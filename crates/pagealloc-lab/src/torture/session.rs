@@ -3,13 +3,14 @@
 //! the progress bar current.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use pagealloc::platform::Platform;
 use pagealloc::presets::Preset;
 
+use super::cache::PageCache;
 use super::checker::{final_check, quiescent_check, CheckStats};
 use super::machine;
 use super::shadow::FrameShadow;
@@ -31,6 +32,9 @@ pub struct PresetRun {
     pub elapsed_s: f64,
     pub tally: Tally,
     pub checks: CheckStats,
+    /// Pages reclaim took from the page cache: (background, direct); direct reclaims.
+    pub reclaimed_pages: (u64, u64),
+    pub allocstalls: u64,
     pub violations: u64,
     pub first_violations: Vec<String>,
 }
@@ -48,10 +52,12 @@ fn progress_bar(preset: &str, seconds: u64) -> Result<ProgressBar, String> {
 
 /// Runs `preset` for `args.seconds` with `workers` threads and returns its counts.
 pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -> Result<PresetRun, String> {
-    let allocator = machine::build(preset, args.memory_mib)?;
-    let shadow = FrameShadow::new(machine::spans(&allocator));
+    let mut allocator = machine::build(preset, args.memory_mib)?;
+    let shadow = Arc::new(FrameShadow::new(machine::spans(&allocator)));
     let bar = progress_bar(preset.name, args.seconds)?;
-    let violations = Violations::new(bar.clone());
+    let violations = Arc::new(Violations::new(bar.clone()));
+    let cache = Arc::new(PageCache::new(shadow.clone(), violations.clone()));
+    allocator.set_reclaim(cache.clone());
     let (gate, stop, totals) = (RwLock::new(()), AtomicBool::new(false), Mutex::new(Tally::default()));
     let shared = Shared {
         allocator: &allocator,
@@ -61,6 +67,9 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         stop: &stop,
         totals: &totals,
         churn_cap_pages: allocator.managed_pages() / workers as u64,
+        cache: &cache,
+        // A quarter of memory: enough to carry the hogs' fills through reclaim.
+        cache_cap_pages: allocator.managed_pages() / 4,
     };
     let start = Instant::now();
     let mut stats = CheckStats::default();
@@ -89,7 +98,9 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
     });
     spawned?;
     let elapsed_s = start.elapsed().as_secs_f64();
+    cache.evict(&allocator, u64::MAX);
     final_check(&shared, &mut stats);
+    let allocstalls = (0..allocator.nodes().len() as u16).map(|node| allocator.reclaim_stats(node).allocstall).sum();
     bar.finish_and_clear();
     let tally = totals.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     Ok(PresetRun {
@@ -101,6 +112,8 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         elapsed_s,
         tally,
         checks: stats,
+        reclaimed_pages: cache.reclaimed(),
+        allocstalls,
         violations: violations.count(),
         first_violations: violations.first(),
     })

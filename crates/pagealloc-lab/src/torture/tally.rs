@@ -18,12 +18,23 @@ pub enum Op {
     DrainAll,
     CpuOffline,
     PeriodicWork,
+    /// Pages read into the reclaimable page cache, or its oldest dropped when it is full.
+    CacheRead,
 }
 
 impl Op {
-    pub const COUNT: usize = 8;
-    pub const NAMES: [&'static str; Op::COUNT] =
-        ["alloc", "free", "alloc_bulk", "free_bulk", "drain_local", "drain_all", "cpu_offline", "periodic"];
+    pub const COUNT: usize = 9;
+    pub const NAMES: [&'static str; Op::COUNT] = [
+        "alloc",
+        "free",
+        "alloc_bulk",
+        "free_bulk",
+        "drain_local",
+        "drain_all",
+        "cpu_offline",
+        "periodic",
+        "cache_read",
+    ];
 }
 
 /// Every request the workers make: the GFP-like constants, plus atomic requests of each
@@ -67,6 +78,8 @@ pub struct Tally {
     pub kswapd_passes: u64,
     /// Pages the drains (explicit, offline and vmstat) returned to the buddy.
     pub drained_pages: u64,
+    /// Pages read into the page cache.
+    pub cache_pages_read: u64,
 }
 
 impl Tally {
@@ -100,6 +113,7 @@ impl AddAssign<&Tally> for Tally {
         self.vmstat_passes += other.vmstat_passes;
         self.kswapd_passes += other.kswapd_passes;
         self.drained_pages += other.drained_pages;
+        self.cache_pages_read += other.cache_pages_read;
     }
 }
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use pagealloc::platform::StdPlatform;
 use pagealloc::{Block, PageAllocator, MAX_ORDER};
 
+use super::cache::PageCache;
 use super::shadow::{FrameShadow, Owner};
 use super::tally::Tally;
 use super::violations::Violations;
@@ -37,6 +38,10 @@ pub struct Shared<'a> {
     /// Pages a worker may hold outside a hog cycle: the managed pages over the workers, so
     /// together they can hold all of memory even without the hogs.
     pub churn_cap_pages: u64,
+    /// The reclaimable page cache, and the most pages it keeps before reads drop its
+    /// oldest.
+    pub cache: &'a PageCache,
+    pub cache_cap_pages: u64,
 }
 
 /// Where a worker is in its cycle. Non-hogs churn for ever.
