@@ -52,6 +52,14 @@ fn fill(allocator: &PageAllocator<TestPlatform>, cache: &PageCache) {
     }
 }
 
+/// As `fill`, then below min for everyone: the reserves an atomic caller may reach, too.
+fn fill_reserves(allocator: &PageAllocator<TestPlatform>, cache: &PageCache) {
+    fill(allocator, cache);
+    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
+        cache.pages.lock().unwrap().push_back(page);
+    }
+}
+
 fn free_pages(allocator: &PageAllocator<TestPlatform>) -> u64 {
     allocator.zone_free_pages_snapshot(0)
 }
@@ -87,11 +95,7 @@ fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
 fn direct_reclaim_serves_a_caller_that_may_reclaim() {
     let cache = Arc::new(PageCache::default());
     let allocator = allocator_with(&cache);
-    fill(&allocator, &cache);
-    // Below min for everyone: take what reserves an atomic caller may reach, too.
-    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
-        cache.pages.lock().unwrap().push_back(page);
-    }
+    fill_reserves(&allocator, &cache);
     let no_reclaim = AllocRequest { may_reclaim: false, ..AllocRequest::KERNEL };
     assert!(allocator.alloc_pages(0, no_reclaim).is_err());
     let page = allocator.alloc_pages(0, AllocRequest::KERNEL).expect("direct reclaim freed pages");
@@ -113,10 +117,7 @@ fn direct_reclaim_serves_a_caller_that_may_reclaim() {
 fn an_order_above_the_cluster_asks_for_its_size() {
     let cache = Arc::new(PageCache::default());
     let allocator = allocator_with(&cache);
-    fill(&allocator, &cache);
-    while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
-        cache.pages.lock().unwrap().push_back(page);
-    }
+    fill_reserves(&allocator, &cache);
     // Pages come back in the order they were read in, so an order-6 block can form only if
     // the freed run is aligned; the request's size is what is asked either way.
     let _ = allocator.alloc_pages(6, AllocRequest::KERNEL);
