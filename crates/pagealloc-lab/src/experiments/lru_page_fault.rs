@@ -34,16 +34,15 @@ struct Point<'a> {
 pub(super) fn lru_page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
     let task_counts: &[usize] = if quick { &[1, 16] } else { &[1, 4, 16, 32, 64] };
     let batches: &[Option<u8>] = if preset == "lru-k4" { &[None, Some(BATCH_X4_PAGES)] } else { &[None] };
+    // will-it-scale maps 128 MiB; quick runs map 32 MiB, so that munmap (where removals
+    // happen) still comes several times per task in a shorter run. Full runs last 500 ms:
+    // two or more rounds of map, fault and unmap per task at 64 tasks.
+    let (region_pages, duration_ms) = if quick { (8_192, 40) } else { (32_768, 500) };
     let mut rows = Vec::new();
     for mode in [FaultMode::Process, FaultMode::Thread] {
         for &tasks in task_counts {
             for &lru_batch in batches {
                 bar.set_message(format!("{preset}, {mode:?} x{tasks}"));
-                // will-it-scale maps 128 MiB; quick runs map 32 MiB, so that munmap (where
-                // removals happen) still comes several times per task in a shorter run.
-                // Full runs last 500 ms: two or more rounds of map, fault and unmap per task
-                // at 64 tasks.
-                let (region_pages, duration_ms) = if quick { (8_192, 40) } else { (32_768, 500) };
                 let point = Point { preset, mode, tasks, lru_batch, region_pages, duration_ms };
                 rows.push(run_point(&point, seed)?);
             }

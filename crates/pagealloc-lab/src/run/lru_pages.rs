@@ -18,8 +18,17 @@ pub(super) struct LruPages<'a, P: Platform> {
 }
 
 impl<'a, P: Platform> LruPages<'a, P> {
+    /// The lists of a run of `workload`, if it keeps pages on them.
+    pub(super) fn for_workload(
+        workload: &dyn crate::workload::Workload,
+        allocator: &'a PageAllocator<P>,
+        config: LruConfig,
+    ) -> Result<Option<LruPages<'a, P>>, String> {
+        workload.uses_lru().then(|| LruPages::new(allocator, config)).transpose()
+    }
+
     /// LRU lists covering every frame of `allocator`'s zones.
-    pub(super) fn new(allocator: &'a PageAllocator<P>, config: LruConfig) -> Result<LruPages<'a, P>, String> {
+    fn new(allocator: &'a PageAllocator<P>, config: LruConfig) -> Result<LruPages<'a, P>, String> {
         let mut spans = Vec::new();
         let mut lru_spans = Vec::new();
         let mut next_id = 0u32;
@@ -45,15 +54,11 @@ impl<'a, P: Platform> LruPages<'a, P> {
     pub(super) fn check_empty(&self) -> Result<(), String> {
         self.lru.drain_all(self.platform);
         self.lru.check_invariants(self.platform).map_err(|v| format!("LRU invariant violated after the run: {v}"))?;
-        let left: u64 = self.spans_nodes().flat_map(|node| LruList::ALL.map(|list| self.lru.pages(node, list))).sum();
+        let left: u64 = (0..=self.max_node).flat_map(|node| LruList::ALL.map(|list| self.lru.pages(node, list))).sum();
         if left > 0 {
             return Err(format!("{left} pages left on the LRU after the run"));
         }
         Ok(())
-    }
-
-    fn spans_nodes(&self) -> impl Iterator<Item = u16> + '_ {
-        0..=self.max_node
     }
 
     pub(super) fn report(&self) -> LruReport {

@@ -198,10 +198,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let base_pfn = allocator.zones()[0].start_pfn();
     let data: Vec<AtomicU64> = (0..pages as usize * WORDS_PER_PAGE).map(|_| AtomicU64::new(0)).collect();
     let locks: Vec<Mutex<()>> = (0..4).map(|_| Mutex::new(())).collect();
-    let lru = match workload.uses_lru() {
-        true => Some(LruPages::new(&allocator, args.policy(preset).lru)?),
-        false => None,
-    };
+    let lru = LruPages::for_workload(workload, &allocator, args.policy(preset).lru)?;
     let shared = Shared {
         allocator: &allocator,
         data: &data,

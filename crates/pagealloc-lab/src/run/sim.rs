@@ -147,6 +147,7 @@ struct Measured {
     totals: EnvTotals,
     out_of_memory: u64,
     faults: Option<super::faults::FaultReport>,
+    lru: Option<super::LruReport>,
 }
 
 /// `run_sim` with the observer's check given (tests plant a failing one). With
@@ -160,10 +161,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         sim.inject_faults(config);
     }
     let mut observer = fault_config.map(|_| InvariantObserver::new(args.faults.check_every_ms, check));
-    let lru = match workload.uses_lru() {
-        true => Some(LruPages::new(&allocator, args.policy(preset).lru)?),
-        false => None,
-    };
+    let lru = LruPages::for_workload(workload, &allocator, args.policy(preset).lru)?;
     let mut tasks = workload.tasks(args.cpus, args.seed);
     let mut envs = SimEnv::for_cpus(&allocator, sim, args.cpus, args.top_reuse, fault_config.is_some(), lru.as_ref());
     let host_start = Instant::now();
@@ -214,10 +212,9 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         totals,
         out_of_memory,
         faults,
+        lru: lru_report,
     };
-    let mut report = report(workload, args, preset, platform_name, &allocator, sim, measured);
-    report.lru = lru_report;
-    Ok(report)
+    Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
 }
 
 fn report(
@@ -262,7 +259,7 @@ fn report(
         numa_stats: args.numa_stats.map(|numa| numa.to_string()),
         // Read as an observer: the dump charges no simulated time.
         vmstat: args.vmstat.then(|| sim.observe(|| super::report::vmstat_text(allocator))),
-        lru: None,
+        lru: measured.lru,
     }
 }
 

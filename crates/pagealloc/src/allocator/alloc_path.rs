@@ -124,8 +124,6 @@ impl<P: Platform> PageAllocator<P> {
                     return Ok(block);
                 }
             }
-        }
-        if request.may_reclaim {
             for &zone_index in zonelist.iter() {
                 let zone = &self.zones[zone_index as usize];
                 if zone.zone_type <= call.highest_zone {

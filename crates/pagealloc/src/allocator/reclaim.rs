@@ -11,6 +11,7 @@ use super::PageAllocator;
 use crate::platform::Platform;
 use crate::request::WatermarkLevel;
 use crate::types::ZoneType;
+use crate::zone::Zone;
 
 /// Pages one reclaim request asks for at least (SWAP_CLUSTER_MAX).
 pub const SWAP_CLUSTER_MAX: u64 = 32;
@@ -73,33 +74,31 @@ impl<P: Platform> PageAllocator<P> {
         })
     }
 
+    /// The zones of `node` that have pages.
+    fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
+        self.zones.iter().filter(move |zone| zone.node == node && zone.managed_pages > 0)
+    }
+
     /// The highest zone type with pages on `node`: the classzone kswapd balances for.
     fn highest_zone_of(&self, node: u16) -> Option<ZoneType> {
-        self.zones.iter().filter(|zone| zone.node == node && zone.managed_pages > 0).map(|zone| zone.zone_type).max()
+        self.populated_zones(node).map(|zone| zone.zone_type).max()
     }
 
     /// Is some zone of `node` at or above its high watermark (with its boost and the lowmem
     /// reserve against the node's highest zone)? Mirrors pgdat_balanced(), order 0.
     pub(super) fn node_balanced(&self, node: u16) -> bool {
         let Some(highest_zone) = self.highest_zone_of(node) else { return true };
-        self.zones
-            .iter()
-            .filter(|zone| zone.node == node && zone.managed_pages > 0 && zone.zone_type <= highest_zone)
+        self.populated_zones(node)
             .any(|zone| self.zone_watermark_ok_safe(zone.index, 0, WatermarkLevel::High, highest_zone))
     }
 
     /// Pages the node's highest zone lacks to its boosted high watermark, at least
     /// SWAP_CLUSTER_MAX (kswapd's nr_to_reclaim).
     fn node_shortfall(&self, node: u16) -> u64 {
-        let shortfall = self
-            .zones
-            .iter()
-            .filter(|zone| zone.node == node && zone.managed_pages > 0)
-            .max_by_key(|zone| zone.zone_type)
-            .map_or(0, |zone| {
-                let high = zone.watermarks_with_boost().high_pages;
-                high.saturating_sub(self.zone_free_pages_snapshot(zone.index))
-            });
+        let shortfall = self.populated_zones(node).max_by_key(|zone| zone.zone_type).map_or(0, |zone| {
+            let high = zone.watermarks_with_boost().high_pages;
+            high.saturating_sub(self.zone_free_pages_snapshot(zone.index))
+        });
         shortfall.max(SWAP_CLUSTER_MAX)
     }
 
@@ -108,7 +107,7 @@ impl<P: Platform> PageAllocator<P> {
     /// the client freed.
     pub(super) fn kswapd_reclaim(&self, node: u16) -> u64 {
         let Some(client) = self.reclaim.as_ref() else { return 0 };
-        let boosted: u64 = self.zones.iter().filter(|zone| zone.node == node).map(|zone| zone.boost_pages()).sum();
+        let boosted: u64 = self.populated_zones(node).map(|zone| zone.boost_pages()).sum();
         let boost_only = boosted > 0 && self.node_balanced_without_boost(node);
         let mut freed_pages = 0;
         for priority in (1..=DEF_PRIORITY).rev() {
@@ -130,7 +129,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Balanced against the unboosted high watermark?
     fn node_balanced_without_boost(&self, node: u16) -> bool {
-        self.zones.iter().filter(|zone| zone.node == node && zone.managed_pages > 0).any(|zone| {
+        self.populated_zones(node).any(|zone| {
             let high = zone.params.watermarks.high_pages;
             self.zone_free_pages_snapshot(zone.index) > high
         })
