@@ -273,6 +273,9 @@ impl AllocatorBuilder {
         if node_cpus as usize != platform_cpus {
             return Err(BuildError::CpuMismatch { node_cpus, platform_cpus });
         }
+        if self.tunables.compaction_proactiveness > 100 || self.tunables.extfrag_threshold > 1000 {
+            return Err(BuildError::InvalidPolicy("compaction_proactiveness is 0..=100, extfrag_threshold 0..=1000"));
+        }
         let pcp = &self.policy.pcp;
         if pcp.max_cached_order > crate::types::COSTLY_ORDER {
             return Err(BuildError::InvalidPolicy("max_cached_order above PAGE_ALLOC_COSTLY_ORDER (3)"));

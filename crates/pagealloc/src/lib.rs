@@ -55,7 +55,9 @@ pub mod zone_mem;
 pub mod zone_state;
 // 3. Buddy operations under the zone lock.
 pub mod buddy;
-// 4. Policies over the buddy: fallback, watermarks, the high-order atomic reserve.
+// 4. Policies over the buddy: fallback, watermarks, the high-order atomic reserve,
+//    compaction's scanners and indices.
+pub mod compaction;
 mod fallback;
 mod highatomic;
 pub(crate) mod watermark;

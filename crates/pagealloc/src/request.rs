@@ -19,6 +19,9 @@ pub struct AllocRequest {
     pub wake_kswapd: bool,
     /// Preferred node; `None` is the current CPU's node.
     pub node: Option<u16>,
+    /// `__GFP_NORETRY`: one round of direct reclaim and compaction, then fail; a costly
+    /// request whose first compaction was skipped or deferred fails at once (THP faults).
+    pub no_retry: bool,
 }
 
 impl AllocRequest {
@@ -30,6 +33,7 @@ impl AllocRequest {
         may_reclaim: true,
         wake_kswapd: true,
         node: None,
+        no_retry: false,
     };
     /// GFP_HIGHUSER_MOVABLE: user pages, movable, may use ZONE_MOVABLE.
     pub const USER_MOVABLE: AllocRequest =
@@ -43,6 +47,14 @@ impl AllocRequest {
     pub const NOWAIT: AllocRequest = AllocRequest { may_reclaim: false, ..AllocRequest::KERNEL };
     /// GFP_DMA32: below 4 GiB.
     pub const DMA32: AllocRequest = AllocRequest { highest_zone: ZoneType::Dma32, ..AllocRequest::KERNEL };
+    /// GFP_TRANSHUGE_LIGHT: a THP fault without MADV_HUGEPAGE under the default
+    /// `defrag=madvise`: movable, no reclaim, no compaction, no wake-ups.
+    pub const TRANSHUGE_LIGHT: AllocRequest =
+        AllocRequest { may_reclaim: false, wake_kswapd: false, no_retry: true, ..AllocRequest::USER_MOVABLE };
+    /// GFP_TRANSHUGE: a THP fault in a MADV_HUGEPAGE region: direct compaction and reclaim,
+    /// once (__GFP_NORETRY).
+    pub const TRANSHUGE: AllocRequest =
+        AllocRequest { may_reclaim: true, wake_kswapd: false, no_retry: true, ..AllocRequest::USER_MOVABLE };
     /// GFP_DMA: below 16 MiB.
     pub const DMA: AllocRequest = AllocRequest { highest_zone: ZoneType::Dma, ..AllocRequest::KERNEL };
 
@@ -93,6 +105,17 @@ pub struct AllocFlags {
 }
 
 impl AllocFlags {
+    /// No reserve access, no fallback restriction, no wake-ups: what a check on behalf of
+    /// the allocator itself uses (compaction's watermark test).
+    pub const PLAIN: AllocFlags = AllocFlags {
+        watermark: WatermarkLevel::Low,
+        min_reserve: false,
+        non_block: false,
+        highatomic: false,
+        nofragment: false,
+        kswapd: false,
+    };
+
     /// Flags of the fast-path attempt.
     pub fn fast_path(request: &AllocRequest) -> AllocFlags {
         AllocFlags {

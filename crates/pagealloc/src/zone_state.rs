@@ -60,6 +60,23 @@ pub struct ZoneState {
     pub(crate) vmstat: ZoneVmstat,
     /// Allocations preferring this zone start with ALLOC_NOFRAGMENT.
     pub(crate) nofragment_when_preferred: bool,
+    /// Compaction's scanner positions and deferral, kept between runs.
+    pub(crate) compact: CompactCursors,
+}
+
+/// What compaction remembers of a zone between runs (mirrors compact_cached_migrate_pfn,
+/// compact_cached_free_pfn, compact_considered, compact_defer_shift and
+/// compact_order_failed). Zero cursors mean "start over"; the deferral rules are in
+/// `compaction::defer`.
+#[derive(Debug, Default)]
+pub struct CompactCursors {
+    /// Where the migration scanner resumes (0: at the zone start).
+    pub(crate) migrate_pfn: AtomicU64,
+    /// Where the free scanner resumes (0: at the zone's last pageblock).
+    pub(crate) free_pfn: AtomicU64,
+    pub(crate) considered: AtomicU32,
+    pub(crate) defer_shift: AtomicU32,
+    pub(crate) order_failed: AtomicU32,
 }
 
 impl ZoneState {
@@ -79,6 +96,7 @@ impl ZoneState {
             reserved_highatomic_pages: AtomicU64::new(0),
             extfrag: ExtfragCounters::default(),
             nofragment_when_preferred: false,
+            compact: CompactCursors::default(),
         }
     }
 

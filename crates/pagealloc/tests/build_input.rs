@@ -169,6 +169,15 @@ fn every_build_error_variant_is_reachable() {
         ("InvalidPolicy", normal(0..4096).policy(zero_batch), 1),
         ("Sizing", normal(0..4096).tunables(tunables), 1),
     ];
+    let proactiveness = pagealloc::sizing::Tunables { compaction_proactiveness: 101, ..Default::default() };
+    let threshold = pagealloc::sizing::Tunables { extfrag_threshold: 1001, ..Default::default() };
+    let cases: Vec<(&str, AllocatorBuilder, usize)> = cases
+        .into_iter()
+        .chain([
+            ("InvalidPolicy", normal(0..4096).tunables(proactiveness), 1),
+            ("InvalidPolicy", normal(0..4096).tunables(threshold), 1),
+        ])
+        .collect();
     for (expected, builder, cpus) in cases {
         let error = PageAllocator::build(builder, TestPlatform::new(cpus)).expect_err(expected);
         assert_eq!(variant(&error), expected, "{error:?}");

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     // Buddy operations under the zone lock.
     &["buddy"],
     // Policies over the buddy.
-    &["fallback", "highatomic", "watermark"],
+    &["compaction", "fallback", "highatomic", "watermark"],
     // The one zone-take path.
     &["take"],
     // Per-CPU pagesets, over the buddy's narrow view.

@@ -165,6 +165,7 @@ impl Req {
                 may_reclaim,
                 wake_kswapd,
                 node: node.map(|node| u16::from(node % 4)),
+                no_retry: false,
             },
         }
     }

@@ -4,6 +4,7 @@
 
 use super::PageAllocator;
 use crate::block::Block;
+use crate::compaction::{CompactMode, CompactResult};
 use crate::error::AllocError;
 use crate::frame::{FrameInfo, FrameState};
 use crate::highatomic;
@@ -11,7 +12,7 @@ use crate::pcp;
 use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
 use crate::take::{take_blocks, TakeCount};
-use crate::types::{MigrateType, Pfn, ZoneType, MAX_ORDER};
+use crate::types::{MigrateType, Pfn, ZoneType, COSTLY_ORDER, MAX_ORDER};
 use crate::vmstat::{self, NumaEvent, NumaPlacement};
 use crate::watermark::{mark_pages, watermark_fast};
 use crate::zone::{zone_flags, Zone};
@@ -116,12 +117,33 @@ impl<P: Platform> PageAllocator<P> {
         // try after what direct reclaim does when it frees nothing: release high-order
         // atomic reserves and drain every CPU's pagesets.
         if request.may_reclaim {
+            // Costly or unmovable high-order requests compact before they reclaim (the
+            // first, asynchronous __alloc_pages_direct_compact()); a __GFP_NORETRY costly
+            // request gives up if compaction could not even start.
+            let costly = order > COSTLY_ORDER;
+            if order > 0 && (costly || call.block.migratetype != MigrateType::Movable) {
+                let (block, result) = self.compact_then_alloc(slow, zonelist, CompactMode::Async);
+                if let Some(block) = block {
+                    return Ok(block);
+                }
+                if request.no_retry && costly && matches!(result, CompactResult::Skipped | CompactResult::Deferred) {
+                    return Err(AllocError::OutOfMemory { order });
+                }
+            }
             for _ in 0..MAX_RECLAIM_RETRIES {
                 if self.direct_reclaim(call.preferred_node, order) == 0 {
                     break;
                 }
                 if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
                     return Ok(block);
+                }
+                if order > 0 {
+                    if let (Some(block), _) = self.compact_then_alloc(slow, zonelist, CompactMode::Sync) {
+                        return Ok(block);
+                    }
+                }
+                if request.no_retry {
+                    break;
                 }
             }
             for &zone_index in zonelist.iter() {
@@ -136,6 +158,24 @@ impl<P: Platform> PageAllocator<P> {
             }
         }
         Err(AllocError::OutOfMemory { order })
+    }
+
+    /// Direct compaction, then one more attempt (mirrors __alloc_pages_direct_compact()):
+    /// counts a stall unless compaction was skipped, and its success or failure.
+    fn compact_then_alloc(&self, slow: AllocCall, zonelist: &[u16], mode: CompactMode) -> (Option<Block>, CompactResult) {
+        let BlockRequest { order, migratetype, .. } = slow.block;
+        let result = self.direct_compact(zonelist, (order, migratetype, slow.highest_zone), mode);
+        if result == CompactResult::Skipped {
+            return (None, result);
+        }
+        let counters = &self.nodes[slow.preferred_node as usize].compact;
+        counters.count_stall();
+        let block = self.get_page_from_freelist(slow, zonelist, false);
+        counters.count_outcome(block.is_some());
+        if let Some(block) = &block {
+            self.zones[block.zone_index() as usize].compact.defer_reset(order, true);
+        }
+        (block, result)
     }
 
     /// The zonelist walk from the preferred zone (`zonelist[0]`). `preferred_tried`: the

@@ -58,6 +58,7 @@ impl<P: Platform> PageAllocator<P> {
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
             sink: builder.sink,
             reclaim: None,
+            migrate: None,
         })
     }
 }
@@ -80,6 +81,10 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
             pgsteal_kswapd: AtomicU64::new(0),
             pgsteal_direct: AtomicU64::new(0),
             allocstall: AtomicU64::new(0),
+            compact: crate::compaction::CompactCounters::default(),
+            kcompactd_order: core::sync::atomic::AtomicU32::new(0),
+            next_proactive_ns: AtomicU64::new(crate::compaction::FRAG_CHECK_INTERVAL_MS * 1_000_000),
+            proactive_defer: core::sync::atomic::AtomicU32::new(0),
         });
     }
     nodes

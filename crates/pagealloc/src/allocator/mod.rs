@@ -8,13 +8,17 @@
 //! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
 //! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
 //! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
+//! - `compact`: compaction runs through the client's [`Migrate`] callback, and direct
+//!   compaction; `kcompactd`: background and proactive compaction;
 //! - `stats`: counters summed over zones and CPUs;
 //! - `watermarks`: watermark checks for callers outside the allocation path.
 
 mod alloc_path;
 mod build;
+mod compact;
 mod drains;
 mod free_path;
+mod kcompactd;
 mod periodic;
 mod reclaim;
 mod stats;
@@ -33,6 +37,7 @@ use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
 use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
+pub use compact::{Migrate, MigrateSource};
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
@@ -54,6 +59,14 @@ pub struct Node {
     pub(crate) pgsteal_kswapd: AtomicU64,
     pub(crate) pgsteal_direct: AtomicU64,
     pub(crate) allocstall: AtomicU64,
+    /// Compaction counters (compact_*, pgmigrate_*).
+    pub(crate) compact: crate::compaction::CompactCounters,
+    /// The order kcompactd was woken for, plus one; 0 when not woken.
+    pub(crate) kcompactd_order: AtomicU32,
+    /// When kcompactd next checks the fragmentation score.
+    pub(crate) next_proactive_ns: AtomicU64,
+    /// Proactive checks still to skip after a pass that did not lower the score.
+    pub(crate) proactive_defer: AtomicU32,
 }
 
 impl Node {
@@ -87,6 +100,8 @@ pub struct PageAllocator<P: Platform> {
     sink: Option<Box<dyn EventSink>>,
     /// The client that reclaim asks for pages ([`PageAllocator::set_reclaim`]).
     reclaim: Option<alloc::sync::Arc<dyn Reclaim<P>>>,
+    /// The client compaction asks to move blocks ([`PageAllocator::set_migrate`]).
+    migrate: Option<alloc::sync::Arc<dyn Migrate<P>>>,
     periodic: periodic::Schedule,
     /// The machine-wide vmstat counters.
     vmstat: GlobalVmstat,

@@ -44,6 +44,9 @@ pub struct DueWork {
     pub drained_pages: u64,
     /// Background-reclaim passes run (0 or 1).
     pub kswapd_passes: u32,
+    /// Background-compaction passes run (0 or 1): kcompactd woken for an order, or a
+    /// proactive pass.
+    pub kcompactd_passes: u32,
 }
 
 impl<P: Platform> PageAllocator<P> {
@@ -57,8 +60,12 @@ impl<P: Platform> PageAllocator<P> {
             done.vmstat_passes = 1;
             done.drained_pages = self.vmstat_tick(cpu);
         }
-        if self.run_kswapd(self.node_of_cpu(cpu)) {
+        let node = self.node_of_cpu(cpu);
+        if self.run_kswapd(node) {
             done.kswapd_passes = 1;
+        }
+        if self.run_kcompactd(node, now_ns) {
+            done.kcompactd_passes = 1;
         }
         done
     }
@@ -99,7 +106,8 @@ impl<P: Platform> PageAllocator<P> {
     /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()): the reclaim
     /// client, if any, is asked for pages until the node is balanced at its boosted high
     /// watermarks (see `reclaim`); then kswapd drops the boosts, as the kernel does after
-    /// a pass. Returns whether it ran.
+    /// a pass, and if there were any wakes kcompactd for pageblock order. Returns whether
+    /// it ran.
     pub fn run_kswapd(&self, node: u16) -> bool {
         let Some(state) = self.nodes.get(node as usize) else { return false };
         if !state.kswapd_pending.load(Relaxed) || !state.kswapd_pending.swap(false, Relaxed) {
@@ -107,8 +115,13 @@ impl<P: Platform> PageAllocator<P> {
         }
         state.kswapd_runs.fetch_add(1, Relaxed);
         self.kswapd_reclaim(node);
+        let mut boosted = false;
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            zone.boost_pages.store(0, Relaxed);
+            boosted |= zone.boost_pages.swap(0, Relaxed) > 0;
+        }
+        // Reclaim for a boost made free pages; compaction turns them into whole pageblocks.
+        if boosted {
+            self.wake_kcompactd(node, crate::types::PAGEBLOCK_ORDER);
         }
         // Going back to sleep (mirrors kswapd_try_to_sleep()): normal thresholds, unless a
         // wake-up came in meanwhile.

@@ -75,12 +75,12 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// The zones of `node` that have pages.
-    fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
+    pub(super) fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
         self.zones.iter().filter(move |zone| zone.node == node && zone.managed_pages > 0)
     }
 
     /// The highest zone type with pages on `node`: the classzone kswapd balances for.
-    fn highest_zone_of(&self, node: u16) -> Option<ZoneType> {
+    pub(super) fn highest_zone_of(&self, node: u16) -> Option<ZoneType> {
         self.populated_zones(node).map(|zone| zone.zone_type).max()
     }
 
@@ -103,12 +103,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Background reclaim of `node` until it is balanced, or a boost's worth when it was
-    /// balanced but boosted, at falling priority (mirrors balance_pgdat()). Returns pages
-    /// the client freed.
+    /// balanced but boosted, at falling priority (mirrors balance_pgdat()), with the node's
+    /// zones flagged RECLAIM_ACTIVE throughout. Returns pages the client freed.
     pub(super) fn kswapd_reclaim(&self, node: u16) -> u64 {
         let Some(client) = self.reclaim.as_ref() else { return 0 };
         let boosted: u64 = self.populated_zones(node).map(|zone| zone.boost_pages()).sum();
         let boost_only = boosted > 0 && self.node_balanced_without_boost(node);
+        // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
+        for zone in self.populated_zones(node) {
+            zone.set_flag(crate::zone::zone_flags::RECLAIM_ACTIVE);
+        }
         let mut freed_pages = 0;
         for priority in (1..=DEF_PRIORITY).rev() {
             if self.node_balanced(node) {
@@ -122,6 +126,9 @@ impl<P: Platform> PageAllocator<P> {
             if freed == 0 && boost_only {
                 break;
             }
+        }
+        for zone in self.populated_zones(node) {
+            zone.clear_flag(crate::zone::zone_flags::RECLAIM_ACTIVE);
         }
         self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed_pages, Relaxed);
         freed_pages

@@ -19,6 +19,11 @@ pub struct Tunables {
     /// vm.stat_interval in ms (default 1000): the period of each CPU's vmstat work
     /// (pageset decay, remote drains).
     pub stat_interval_ms: u32,
+    /// vm.compaction_proactiveness, 0..=100 (default 20; 0 turns proactive compaction off).
+    pub compaction_proactiveness: u32,
+    /// vm.extfrag_threshold, 0..=1000 (default 500): a costly allocation whose failure has an
+    /// external fragmentation index at or below it is left to reclaim, not compaction.
+    pub extfrag_threshold: u32,
 }
 
 impl Tunables {
@@ -36,6 +41,8 @@ impl Default for Tunables {
             percpu_pagelist_high_fraction: 0,
             lowmem_reserve_ratio: [256, 256, 32, 0, 0],
             stat_interval_ms: 1000,
+            compaction_proactiveness: 20,
+            extfrag_threshold: 500,
         }
     }
 }

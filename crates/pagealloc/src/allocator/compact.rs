@@ -1,0 +1,349 @@
+//! Compaction through a client callback. The allocator knows which blocks are allocated
+//! movable, but not what they hold or who points at them: moving one is the client's job,
+//! through [`Migrate`]. A run (mirrors compact_zone()) walks the migration scanner up from
+//! the zone start and the free scanner down from its end, pageblock by pageblock; for each
+//! movable block found it takes a target from the free scanner's catch and asks the client
+//! to move the block there. The old block then returns to the buddy, where it merges.
+//!
+//! Who runs it: direct compaction for high-order requests (`direct_compact`, from the slow
+//! path), kcompactd for the node after kswapd reclaimed a boost, and proactive compaction by
+//! fragmentation score (both in `kcompactd`), and a caller forcing it (`compact_node`).
+
+use super::PageAllocator;
+use crate::block::Block;
+use crate::compaction::{
+    compaction_suitable, fragmentation_score_pct, migrate_candidates, suitable_source, target_block_free, Candidate,
+    CompactGoal, CompactMode, CompactResult, CompactRun, CompactStats, FreePool, COMPACT_CLUSTER_MAX,
+};
+use crate::frame::{FrameInfo, FrameState};
+use crate::platform::Platform;
+use crate::types::{MigrateType, Pfn, ZoneType, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::zone::Zone;
+
+/// A block compaction wants moved, as the migration scanner saw its head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MigrateSource {
+    pub pfn: Pfn,
+    pub order: u8,
+    pub zone_index: u16,
+    /// The head's generation when seen: a block freed and handed out again since has
+    /// another, so a client comparing it with its own handle moves only what it still owns.
+    pub generation: u32,
+}
+
+impl MigrateSource {
+    /// Is `block` the block this source names (same head, order and generation)?
+    pub fn is(&self, block: &Block) -> bool {
+        block.pfn() == self.pfn
+            && block.order() == self.order
+            && block.zone_index() == self.zone_index
+            && block.generation() == self.generation
+    }
+}
+
+/// A client that can move its movable blocks. Called with no allocator lock held.
+pub trait Migrate<P: Platform>: Send + Sync {
+    /// Moves the block `source` names into `target` (same order, freshly allocated): copy
+    /// the contents, repoint every reference, and return the client's handle of the old
+    /// block (`Ok`), which the allocator frees. A client that does not own that block any
+    /// more, or cannot move it now, returns `target` untouched (`Err`).
+    fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block>;
+}
+
+/// The two scanners' positions in one run: the migration scanner's next pfn, and the start
+/// of the free scanner's current pageblock.
+struct Scanners {
+    migrate_pfn: Pfn,
+    free_block: Pfn,
+}
+
+impl Scanners {
+    fn met(&self) -> bool {
+        self.free_block >> PAGEBLOCK_ORDER <= self.migrate_pfn >> PAGEBLOCK_ORDER
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Registers the client compaction asks to move blocks; without one, compaction does
+    /// nothing.
+    pub fn set_migrate(&mut self, client: alloc::sync::Arc<dyn Migrate<P>>) {
+        self.migrate = Some(client);
+    }
+
+    /// The node's compaction counters.
+    pub fn compaction_stats(&self, node: u16) -> CompactStats {
+        self.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
+    }
+
+    /// Compacts every zone of `node` whole, until the scanners meet (mirrors compact_node(),
+    /// `echo 1 > /proc/sys/vm/compact_memory`). Returns pages migrated.
+    pub fn compact_node(&self, node: u16) -> u64 {
+        let mut migrated_pages = 0;
+        for zone in self.populated_zones(node) {
+            zone.compact.reset_scanners();
+            let (_, run) = self.compact_zone(zone, CompactGoal::WholeZone, CompactMode::Sync, false);
+            migrated_pages += run.migrated_pages;
+        }
+        migrated_pages
+    }
+
+    /// The zone's free block counts per order, read under its lock.
+    pub(super) fn free_blocks_per_order(&self, zone: &Zone<P>) -> [u64; NR_ORDERS] {
+        zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)))
+    }
+
+    /// Would compaction for `order` help `zone` (mirrors compaction_suit_allocation_order()
+    /// after its watermark shortcut)?
+    pub(super) fn compaction_suitable(&self, zone: &Zone<P>, order: u8, highest_zone: ZoneType) -> bool {
+        let blocks = self.free_blocks_per_order(zone);
+        compaction_suitable(zone.watermark_view(), order, highest_zone, self.tunables.extfrag_threshold, &blocks)
+    }
+
+    /// Is the goal met?
+    fn goal_met(&self, zone: &Zone<P>, goal: CompactGoal, at_block_start: bool) -> bool {
+        match goal {
+            CompactGoal::Order { order, migratetype } => target_block_free(&zone.mem, order, migratetype),
+            // Scores need the free counts under the lock: read once per pageblock.
+            CompactGoal::Score { low_pct } => {
+                at_block_start && fragmentation_score_pct(&self.free_blocks_per_order(zone)) <= low_pct
+            }
+            CompactGoal::WholeZone => false,
+        }
+    }
+
+    /// One compaction run over `zone` (mirrors compact_zone()); `daemon` for kcompactd's.
+    pub(super) fn compact_zone(
+        &self,
+        zone: &Zone<P>,
+        goal: CompactGoal,
+        mode: CompactMode,
+        daemon: bool,
+    ) -> (CompactResult, CompactRun) {
+        let mut run = CompactRun::default();
+        let Some(client) = self.migrate.as_deref() else { return (CompactResult::Skipped, run) };
+        let mem = &zone.mem;
+        let cursors = &zone.compact;
+        let last_block = (mem.end_pfn - 1) & !(PAGEBLOCK_PAGES - 1);
+        let migrate_pfn = cursors.migrate_pfn.load(core::sync::atomic::Ordering::Relaxed);
+        let free_block = cursors.free_pfn.load(core::sync::atomic::Ordering::Relaxed);
+        let mut scanners = Scanners {
+            migrate_pfn: if migrate_pfn == 0 { mem.start_pfn } else { migrate_pfn.clamp(mem.start_pfn, mem.end_pfn) },
+            free_block: if free_block == 0 { last_block } else { free_block.min(last_block) },
+        };
+        let mut pool = FreePool::new();
+        let result = loop {
+            let at_block_start = scanners.migrate_pfn & (PAGEBLOCK_PAGES - 1) == 0;
+            if self.goal_met(zone, goal, at_block_start) {
+                break CompactResult::Success;
+            }
+            if scanners.met() {
+                break CompactResult::Complete;
+            }
+            let block_end = ((scanners.migrate_pfn | (PAGEBLOCK_PAGES - 1)) + 1).min(mem.end_pfn);
+            if !suitable_source(mem.pageblock_type(scanners.migrate_pfn), mode) {
+                scanners.migrate_pfn = block_end;
+                continue;
+            }
+            let candidates = migrate_candidates(mem, scanners.migrate_pfn, block_end);
+            run.migrate_scanned_pages += candidates.scanned_pages;
+            scanners.migrate_pfn = candidates.next_pfn;
+            if !self.migrate_cluster(client, zone, candidates.as_slice(), (&mut pool, &mut scanners), &mut run) {
+                break CompactResult::Complete;
+            }
+        };
+        if !pool.is_empty() {
+            pool.release(&mut zone.buddy(&self.platform).lock());
+        }
+        if result == CompactResult::Complete {
+            cursors.reset_scanners();
+        } else {
+            cursors.migrate_pfn.store(scanners.migrate_pfn, core::sync::atomic::Ordering::Relaxed);
+            cursors.free_pfn.store(scanners.free_block, core::sync::atomic::Ordering::Relaxed);
+        }
+        self.nodes[zone.node as usize].compact.add_run(&run, daemon);
+        (result, run)
+    }
+
+    /// Moves each candidate into a target from the pool, then frees the moved-from blocks
+    /// under one zone-lock hold. False when the free scanner ran into the migration scanner
+    /// before every candidate had a target.
+    fn migrate_cluster(
+        &self,
+        client: &dyn Migrate<P>,
+        zone: &Zone<P>,
+        candidates: &[Candidate],
+        (pool, scanners): (&mut FreePool, &mut Scanners),
+        run: &mut CompactRun,
+    ) -> bool {
+        let mut moved: [(Pfn, u8); COMPACT_CLUSTER_MAX] = [(0, 0); COMPACT_CLUSTER_MAX];
+        let mut moved_len = 0;
+        let mut remaining_pages: u64 = candidates.iter().map(|candidate| 1u64 << candidate.head.order()).sum();
+        run.isolated_pages += remaining_pages;
+        let mut targets_found = true;
+        for candidate in candidates {
+            let order = candidate.head.order();
+            let Some(target_pfn) = self.compaction_target(zone, order, remaining_pages, (&mut *pool, &mut *scanners), run)
+            else {
+                targets_found = false;
+                break;
+            };
+            remaining_pages -= 1 << order;
+            let target_head = FrameInfo::new(FrameState::AllocHead, order, MigrateType::Movable);
+            zone.mem.frame(target_pfn).hand_out(&[FrameState::Interior], target_head);
+            let target = Block::new(target_pfn, zone.index, self.id, zone.mem.frame(target_pfn).info());
+            let source = MigrateSource {
+                pfn: candidate.pfn,
+                order,
+                zone_index: zone.index,
+                generation: candidate.head.generation(),
+            };
+            match client.migrate(source, target) {
+                Ok(old) => {
+                    run.migrated_pages += 1 << order;
+                    if let Some(claimed) = self.claim_moved(zone, old) {
+                        moved[moved_len] = claimed;
+                        moved_len += 1;
+                    }
+                }
+                Err(back) => {
+                    run.failed_pages += 1 << order;
+                    self.take_back_target(zone, back, pool);
+                }
+            }
+        }
+        if moved_len > 0 {
+            let mut locked = zone.buddy(&self.platform).lock();
+            for &(pfn, order) in &moved[..moved_len] {
+                locked.release(pfn, order, FrameState::Interior);
+            }
+            drop(locked);
+            let freed_pages: u64 = moved[..moved_len].iter().map(|&(_, order)| 1u64 << order).sum();
+            zone.vmstat.count_pgfree(freed_pages);
+        }
+        targets_found
+    }
+
+    /// Claims the block a client handed back after moving it, for freeing under the run's
+    /// zone lock. A block of another zone, or one the claim refuses, takes the ordinary free
+    /// path, which names any error; nothing is freed twice.
+    fn claim_moved(&self, zone: &Zone<P>, old: Block) -> Option<(Pfn, u8)> {
+        let (pfn, order) = (old.pfn(), old.order());
+        let ours = old.allocator_id() == self.id && old.zone_index() == zone.index && zone.mem.contains(pfn);
+        if ours {
+            let frame = zone.mem.frame(pfn);
+            let info = frame.info();
+            if info.matches_allocated(old.expected_head()) && frame.transition(info, info.freed()).is_ok() {
+                return Some((pfn, order));
+            }
+        }
+        // A client bug (a stale or foreign handle): the checked free refuses it.
+        let _ = self.free_pages(old);
+        None
+    }
+
+    /// A refused target goes back to the pool; anything else the client returns instead is
+    /// freed through the checked path.
+    fn take_back_target(&self, zone: &Zone<P>, back: Block, pool: &mut FreePool) {
+        let (pfn, order) = (back.pfn(), back.order());
+        if back.allocator_id() == self.id && back.zone_index() == zone.index && zone.mem.contains(pfn) {
+            let frame = zone.mem.frame(pfn);
+            let info = frame.info();
+            if info.matches_allocated(back.expected_head()) && frame.transition(info, info.freed()).is_ok() {
+                pool.put_back(pfn, order);
+                return;
+            }
+        }
+        let _ = self.free_pages(back);
+    }
+
+    /// A free block of `order` from the pool, isolating more from the free scanner's
+    /// pageblocks (movable ones only, from the zone end down) until it has one or the
+    /// scanners meet (mirrors compaction_alloc() and isolate_freepages()).
+    fn compaction_target(
+        &self,
+        zone: &Zone<P>,
+        order: u8,
+        wanted_pages: u64,
+        (pool, scanners): (&mut FreePool, &mut Scanners),
+        run: &mut CompactRun,
+    ) -> Option<Pfn> {
+        let mem = &zone.mem;
+        loop {
+            if let Some(pfn) = pool.take(order) {
+                return Some(pfn);
+            }
+            if scanners.met() {
+                return None;
+            }
+            let start = scanners.free_block.max(mem.start_pfn);
+            let end = (scanners.free_block + PAGEBLOCK_PAGES).min(mem.end_pfn);
+            let mut block_done = true;
+            if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
+                let mut locked = zone.buddy(&self.platform).lock();
+                let (scanned, isolated, done) = pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order));
+                drop(locked);
+                run.free_scanned_pages += scanned;
+                run.isolated_pages += isolated;
+                block_done = done;
+            }
+            if block_done {
+                scanners.free_block -= PAGEBLOCK_PAGES;
+            } else if !pool.has_block_of(order) {
+                // Full of blocks too small for this order: give them back and move on.
+                pool.release(&mut zone.buddy(&self.platform).lock());
+                scanners.free_block -= PAGEBLOCK_PAGES;
+            }
+        }
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Direct compaction for an order-`order` request (mirrors try_to_compact_pages()): each
+    /// zone the request may use, skipping deferred zones and those compaction cannot help,
+    /// until one holds a free block of the order. Returns the best result over the zones
+    /// (Skipped < Deferred < Complete < Success, as the kernel ranks them).
+    pub(super) fn direct_compact(
+        &self,
+        zonelist: &[u16],
+        (order, migratetype, highest_zone): (u8, MigrateType, ZoneType),
+        mode: CompactMode,
+    ) -> CompactResult {
+        if self.migrate.is_none() {
+            return CompactResult::Skipped;
+        }
+        let rank = |result: CompactResult| match result {
+            CompactResult::Skipped => 0,
+            CompactResult::Deferred => 1,
+            CompactResult::Complete => 2,
+            CompactResult::Success => 3,
+        };
+        let mut best = CompactResult::Skipped;
+        for &zone_index in zonelist {
+            let zone = &self.zones[zone_index as usize];
+            if zone.zone_type > highest_zone || !zone.is_populated() {
+                continue;
+            }
+            let result = if mode == CompactMode::Sync && zone.compact.deferred(order) {
+                CompactResult::Deferred
+            } else if !self.compaction_suitable(zone, order, highest_zone) {
+                CompactResult::Skipped
+            } else {
+                let goal = CompactGoal::Order { order, migratetype };
+                let (result, _) = self.compact_zone(zone, goal, mode, false);
+                match result {
+                    CompactResult::Success => zone.compact.defer_reset(order, false),
+                    CompactResult::Complete if mode == CompactMode::Sync => zone.compact.defer(order),
+                    _ => {}
+                }
+                result
+            };
+            if rank(result) > rank(best) {
+                best = result;
+            }
+            if result == CompactResult::Success {
+                break;
+            }
+        }
+        best
+    }
+}

@@ -1,0 +1,111 @@
+//! Background compaction (mirrors kcompactd()): a node's pass when kswapd woke it for an
+//! order after reclaiming a watermark boost (kcompactd_do_work()), and proactive compaction
+//! every [`FRAG_CHECK_INTERVAL_MS`] while the node's fragmentation score is above its high
+//! watermark (v5.9, proactive_compact_node()). Both run from the allocator's periodic work,
+//! and only with a [`super::Migrate`] client.
+
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::PageAllocator;
+use crate::compaction::{
+    fragmentation_score_pct, fragmentation_score_wmarks, CompactGoal, CompactMode, CompactResult,
+    COMPACT_MAX_DEFER_SHIFT, FRAG_CHECK_INTERVAL_MS,
+};
+use crate::platform::Platform;
+use crate::request::{AllocFlags, WatermarkLevel};
+use crate::types::MigrateType;
+use crate::watermark::{mark_pages, watermark_ok};
+
+impl<P: Platform> PageAllocator<P> {
+    /// Asks kcompactd to compact `node` for `order` (mirrors wakeup_kcompactd()); the
+    /// largest order asked for since its last pass wins.
+    pub fn wake_kcompactd(&self, node: u16, order: u8) {
+        if let Some(state) = self.nodes.get(node as usize) {
+            state.kcompactd_order.fetch_max(u32::from(order) + 1, Relaxed);
+        }
+    }
+
+    /// kcompactd's due work for `node` at `now_ns`: a pass for the order it was woken for,
+    /// and the proactive check when its interval has passed. Returns whether it compacted.
+    pub(super) fn run_kcompactd(&self, node: u16, now_ns: u64) -> bool {
+        let Some(state) = self.nodes.get(node as usize) else { return false };
+        if self.migrate.is_none() {
+            return false;
+        }
+        let mut ran = false;
+        let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
+        if wanted != 0 {
+            let order = (wanted - 1) as u8;
+            state.compact.count_daemon_wake();
+            self.kcompactd_do_work(node, order);
+            ran = true;
+        }
+        let interval_ns = FRAG_CHECK_INTERVAL_MS * 1_000_000;
+        let due_ns = state.next_proactive_ns.load(Relaxed);
+        if self.tunables.compaction_proactiveness > 0
+            && now_ns >= due_ns
+            && state.next_proactive_ns.compare_exchange(due_ns, due_ns + interval_ns, Relaxed, Relaxed).is_ok()
+        {
+            ran |= self.proactive_check(node);
+        }
+        ran
+    }
+
+    /// One pass for `order` over the node's zones that are neither deferred nor already able
+    /// to serve it, nor beyond compaction's help.
+    fn kcompactd_do_work(&self, node: u16, order: u8) {
+        let Some(highest_zone) = self.highest_zone_of(node) else { return };
+        for zone in self.populated_zones(node) {
+            if zone.compact.deferred(order) {
+                continue;
+            }
+            let min = mark_pages(&zone.state, WatermarkLevel::Min);
+            let free_pages = zone.mem.free_pages();
+            if watermark_ok(zone.watermark_view(), order, min, highest_zone, AllocFlags::PLAIN, free_pages)
+                || !self.compaction_suitable(zone, order, highest_zone)
+            {
+                continue;
+            }
+            // kcompactd compacts for GFP_KERNEL, so its goal is an unmovable-usable block.
+            let goal = CompactGoal::Order { order, migratetype: MigrateType::Unmovable };
+            match self.compact_zone(zone, goal, CompactMode::Sync, true).0 {
+                CompactResult::Success => zone.compact.defer_reset(order, false),
+                CompactResult::Complete => zone.compact.defer(order),
+                CompactResult::Skipped | CompactResult::Deferred => {}
+            }
+        }
+    }
+
+    /// The node's fragmentation score: its zones' scores weighted by their share of the
+    /// node's pages (mirrors fragmentation_score_node()).
+    pub fn fragmentation_score(&self, node: u16) -> u64 {
+        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.present_pages).sum();
+        self.populated_zones(node)
+            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.present_pages)
+            .sum::<u64>()
+            / (node_pages + 1)
+    }
+
+    /// Proactive compaction if the score is above the high watermark and kswapd is not
+    /// running; a pass that fails to lower the score defers the next 2^6 checks.
+    fn proactive_check(&self, node: u16) -> bool {
+        let state = &self.nodes[node as usize];
+        let deferred = state.proactive_defer.load(Relaxed);
+        if deferred > 0 {
+            state.proactive_defer.store(deferred - 1, Relaxed);
+            return false;
+        }
+        let (low_pct, high_pct) = fragmentation_score_wmarks(self.tunables.compaction_proactiveness);
+        let score = self.fragmentation_score(node);
+        if score <= high_pct || state.kswapd_pending.load(Relaxed) {
+            return false;
+        }
+        for zone in self.populated_zones(node) {
+            state.compact.count_proactive_run();
+            self.compact_zone(zone, CompactGoal::Score { low_pct }, CompactMode::Sync, true);
+        }
+        let defer = if self.fragmentation_score(node) < score { 0 } else { 1 << COMPACT_MAX_DEFER_SHIFT };
+        state.proactive_defer.store(defer, Relaxed);
+        true
+    }
+}

@@ -1,0 +1,111 @@
+//! The free scanner's catch: free blocks taken off the zone's free lists, held as interior
+//! frames, and split on demand into the targets blocks move to (mirrors cc->freepages,
+//! isolate_freepages_block() and release_free_list()). A fixed array, so a run allocates
+//! nothing: isolation stops while a split of the largest block could still overflow it.
+
+use crate::buddy::LockedZone;
+use crate::frame::FrameState;
+use crate::platform::Platform;
+use crate::types::{Pfn, NR_ORDERS, PAGEBLOCK_ORDER};
+
+/// Isolated free blocks a run holds at most.
+const POOL_CAPACITY: usize = 64;
+
+/// Free blocks isolated for one compaction run.
+#[derive(Debug)]
+pub(crate) struct FreePool {
+    blocks: [(Pfn, u8); POOL_CAPACITY],
+    len: usize,
+    pages: u64,
+}
+
+impl FreePool {
+    pub(crate) const fn new() -> FreePool {
+        FreePool { blocks: [(0, 0); POOL_CAPACITY], len: 0, pages: 0 }
+    }
+
+    /// Room for one more block and the halves a later split of it pushes.
+    fn has_room(&self) -> bool {
+        self.len + NR_ORDERS < POOL_CAPACITY
+    }
+
+    fn push(&mut self, pfn: Pfn, order: u8) {
+        assert!(self.len < POOL_CAPACITY, "compaction free pool overflow");
+        self.blocks[self.len] = (pfn, order);
+        self.len += 1;
+        self.pages += 1 << order;
+    }
+
+    /// Holds a block of `order` or larger?
+    pub(crate) fn has_block_of(&self, order: u8) -> bool {
+        self.blocks[..self.len].iter().any(|&(_, held)| held >= order)
+    }
+
+    /// The free scanner on one pageblock `[start, end)`, with the zone lock held: takes its
+    /// free blocks off the free lists until `wanted_pages` are held, one of them of at least
+    /// `order`, or the pool is full.
+    /// Returns (pages walked, pages isolated, whether the walk reached the block's end). A
+    /// pageblock that is one free block is left alone: it is what compaction makes.
+    pub(crate) fn isolate_pageblock<P: Platform>(
+        &mut self,
+        zone: &mut LockedZone<'_, P>,
+        (start, end): (Pfn, Pfn),
+        (wanted_pages, order): (u64, u8),
+    ) -> (u64, u64, bool) {
+        let mut pfn = start;
+        let mut isolated_pages = 0;
+        while pfn < end {
+            if (self.pages >= wanted_pages && self.has_block_of(order)) || !self.has_room() {
+                return (pfn - start, isolated_pages, false);
+            }
+            let info = zone.mem.frame(pfn).info();
+            let step = 1u64 << info.order();
+            match info.state() {
+                FrameState::FreeHead if info.order() >= PAGEBLOCK_ORDER => return (end - start, isolated_pages, true),
+                FrameState::FreeHead => {
+                    zone.del_free(pfn, info.order(), info.migratetype());
+                    self.push(pfn, info.order());
+                    isolated_pages += step;
+                    pfn += step;
+                }
+                FrameState::AllocHead | FrameState::PcpHead => pfn += step,
+                FrameState::Interior | FrameState::Reserved => pfn += 1,
+            }
+        }
+        (end - start, isolated_pages, true)
+    }
+
+    /// Takes a block of exactly `order`, splitting the smallest held block that fits; the
+    /// upper halves stay in the pool. The head comes back interior (mirrors compaction_alloc()).
+    pub(crate) fn take(&mut self, order: u8) -> Option<Pfn> {
+        let slot = (0..self.len).filter(|&slot| self.blocks[slot].1 >= order).min_by_key(|&slot| self.blocks[slot].1)?;
+        let (pfn, mut held_order) = self.blocks[slot];
+        self.len -= 1;
+        self.blocks[slot] = self.blocks[self.len];
+        self.pages -= 1 << held_order;
+        while held_order > order {
+            held_order -= 1;
+            self.push(pfn + (1 << held_order), held_order);
+        }
+        Some(pfn)
+    }
+
+    /// Returns a target the client refused; its head is interior again.
+    pub(crate) fn put_back(&mut self, pfn: Pfn, order: u8) {
+        self.push(pfn, order);
+    }
+
+    /// Frees every held block back into the buddy, merging (mirrors release_free_list()).
+    pub(crate) fn release<P: Platform>(&mut self, zone: &mut LockedZone<'_, P>) {
+        for &(pfn, order) in &self.blocks[..self.len] {
+            let migratetype = zone.mem.pageblock_type(pfn);
+            zone.free_one(pfn, order, migratetype);
+        }
+        self.len = 0;
+        self.pages = 0;
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
