@@ -98,7 +98,10 @@ impl<P: Platform> ZoneChecker<'_, P> {
         if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn {
             return self.fail(Some(pfn), alloc::format!("order-{order} block misaligned or past the zone"));
         }
-        let pageblocks = (1u64 << order).div_ceil(PAGEBLOCK_PAGES);
+        // Under the 2018 fallback design a steal moves free pages to the requester's lists
+        // without re-typing their pageblock: only v6.10 bookkeeping makes lists match.
+        let pageblocks =
+            if self.zone.free_lists_match_pageblocks { (1u64 << order).div_ceil(PAGEBLOCK_PAGES) } else { 0 };
         for block in 0..pageblocks {
             let block_type = mem.pageblock_type(pfn + block * PAGEBLOCK_PAGES);
             if block_type != migratetype {

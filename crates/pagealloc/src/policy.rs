@@ -211,13 +211,78 @@ impl LruConfig {
     pub const MAINLINE: LruConfig = LruConfig { batch_pages: 31, ..LruConfig::LINUX_2018 };
 }
 
-/// Allocator behaviour: the pageset switches, the vmstat switches, and the configuration of
-/// clients' LRU lists; fragmentation-avoidance switches join later.
+/// How a request with no free block of its own migratetype takes one from another type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FallbackDesign {
+    /// Up to v6.9 (the 2018 series' kernels): the largest fallback block is taken (the
+    /// smallest, for a movable request that may not claim the block); every free page of
+    /// its pageblock moves to the requester's lists, and the pageblock is re-typed only if
+    /// half of it is free or alike. Free lists need not match their pageblock's type.
+    Steal2018,
+    /// v6.10 onwards: claim a whole pageblock (half-pageblock rule) or else steal the
+    /// smallest block, leaving its pageblock's type; free lists always match it.
+    ClaimOrSteal,
+}
+
+/// When a fallback raises the zone's watermark boost (seed patches 2-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoostRule {
+    /// Never (v4.20 and before).
+    Off,
+    /// On every fallback below pageblock order, steals included (the 2018 design, v5.0).
+    EveryFallback,
+    /// Only when claiming a pageblock is attempted (mainline).
+    ClaimAttempts,
+}
+
+/// Fragmentation avoidance: the seed series' stages, defrag_mode, and placement beyond
+/// Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FragPolicy {
+    pub fallback: FallbackDesign,
+    pub boost: BoostRule,
+    /// ALLOC_NOFRAGMENT on the first pass when a lower zone of the node (DMA32) can serve
+    /// instead of fragmenting Normal (seed patch 1, v5.0).
+    pub nofragment_lowzone: bool,
+    /// A movable request that would fragment a pageblock in a boosted zone waits for
+    /// kswapd's pass first, then retries without fragmenting (seed patch 5, never merged).
+    pub stall_movable: bool,
+    /// ALLOC_NOFRAGMENT always; another type's memory only after reclaim and compaction
+    /// failed (vm.defrag_mode, v6.15).
+    pub defrag_mode: bool,
+    /// Beyond Linux: order-0 takes from the buddy come from the fullest partly used
+    /// pageblock, and order-0 frees from pageblocks at least half free bypass the pagesets,
+    /// so emptier pageblocks drain and merge.
+    pub fullest_first: bool,
+}
+
+impl FragPolicy {
+    /// Mainline: claim or steal, boost on claim attempts, NOFRAGMENT for a lower zone.
+    pub const MAINLINE: FragPolicy = FragPolicy {
+        fallback: FallbackDesign::ClaimOrSteal,
+        boost: BoostRule::ClaimAttempts,
+        nofragment_lowzone: true,
+        stall_movable: false,
+        defrag_mode: false,
+        fullest_first: false,
+    };
+    /// v4.20-rc3, the seed's baseline.
+    pub const LINUX_4_20: FragPolicy = FragPolicy {
+        fallback: FallbackDesign::Steal2018,
+        boost: BoostRule::Off,
+        nofragment_lowzone: false,
+        ..FragPolicy::MAINLINE
+    };
+}
+
+/// Allocator behaviour: the pageset switches, the vmstat switches, the configuration of
+/// clients' LRU lists, and fragmentation avoidance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Policy {
     pub pcp: PcpPolicy,
     pub vmstat: VmstatPolicy,
     pub lru: LruConfig,
+    pub frag: FragPolicy,
 }
 
 impl PcpPolicy {

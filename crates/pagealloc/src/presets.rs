@@ -7,7 +7,9 @@
 //! `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`, `global-lock` (no pagesets).
 //! 2018, "lru_lock scalability" RFC: `lru-k1` .. `lru-k4`, cumulative.
 
-use crate::policy::{DrainPolicy, FreeHighRule, FreeSizing, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy};
+use crate::policy::{
+    BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy,
+};
 
 /// A named policy with what it reproduces.
 #[derive(Clone, Copy, Debug)]
@@ -96,12 +98,22 @@ const fn with_lru(
     pcp: PcpPolicy,
     lru: LruConfig,
 ) -> Preset {
-    Preset { name, aliases, summary, policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru } }
+    Preset {
+        name,
+        aliases,
+        summary,
+        policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru, frag: FragPolicy::MAINLINE },
+    }
 }
 
 /// A kernel of the 2018 lru_lock RFC (v4.15-rc): NUMA counters in their own class (v4.14).
 const fn lru_rfc(name: &'static str, summary: &'static str, pcp: PcpPolicy, lru: LruConfig) -> Preset {
-    Preset { name, aliases: &[], summary, policy: Policy { pcp, vmstat: VmstatPolicy::LINUX_4_14, lru } }
+    Preset {
+        name,
+        aliases: &[],
+        summary,
+        policy: Policy { pcp, vmstat: VmstatPolicy::LINUX_4_14, lru, frag: FragPolicy::MAINLINE },
+    }
 }
 
 /// The 2018 lru_lock RFC's baseline kernel: order-0 pagesets whose batch (31) and high
@@ -113,6 +125,38 @@ const LRU_K1: PcpPolicy =
 const LRU_K2: PcpPolicy = PcpPolicy { batch_override: Some(310), high_override: Some(1860), ..LRU_K1 };
 const LRU_SCALED: LruConfig = LruConfig { commit: LruCommit::ScaledRemoval, ..LruConfig::LINUX_2018 };
 const LRU_SPLICE: LruConfig = LruConfig { commit: LruCommit::Splice, ..LruConfig::LINUX_2018 };
+
+/// v4.20's pagesets: order-0 only, batch and high from the zone size, drains of one batch.
+const LINUX_4_20: PcpPolicy = PcpPolicy { batch_scale_max: Some(0), ..REVERT_HIGHPCP };
+
+/// A kernel of the 2018 fragmentation-avoidance series (v4.20-rc3 and its patches).
+const fn frag_2018(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    summary: &'static str,
+    frag: FragPolicy,
+) -> Preset {
+    Preset {
+        name,
+        aliases,
+        summary,
+        policy: Policy { pcp: LINUX_4_20, vmstat: VmstatPolicy::LINUX_4_14, lru: LruConfig::LINUX_15, frag },
+    }
+}
+
+/// Mainline with another fragmentation-avoidance policy.
+const fn mainline_frag(name: &'static str, summary: &'static str, frag: FragPolicy) -> Preset {
+    Preset {
+        name,
+        aliases: &[],
+        summary,
+        policy: Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag },
+    }
+}
+
+const FRAG_LOWZONE: FragPolicy = FragPolicy { nofragment_lowzone: true, ..FragPolicy::LINUX_4_20 };
+const FRAG_BOOST: FragPolicy = FragPolicy { boost: BoostRule::EveryFallback, ..FRAG_LOWZONE };
+const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
 pub const PRESETS: &[Preset] = &[
     preset("vanilla-5.17", &["linux-5.17"], "v5.17: high-order PCP lists, proportional two-pass drains", VANILLA_5_17),
@@ -151,6 +195,30 @@ pub const PRESETS: &[Preset] = &[
         GLOBAL_LOCK,
         LruConfig::MAINLINE,
     ),
+    frag_2018(
+        "vanilla-4.20",
+        &["linux-4.20"],
+        "v4.20-rc3: steal the largest fallback block, no boosting, no NOFRAGMENT",
+        FragPolicy::LINUX_4_20,
+    ),
+    frag_2018(
+        "lowzone",
+        &["frag-patch1"],
+        "2018 frag #1: NOFRAGMENT uses DMA32 before fragmenting Normal",
+        FRAG_LOWZONE,
+    ),
+    frag_2018("boost", &["frag-patch4"], "2018 frag #2-4: boost on every fallback, kswapd reclaims it", FRAG_BOOST),
+    frag_2018(
+        "stall",
+        &["frag-patch5"],
+        "2018 frag #5: movable requests wait for kswapd before fragmenting",
+        FRAG_STALL,
+    ),
+    mainline_frag(
+        "mainline+defrag-mode",
+        "vm.defrag_mode (v6.15): fall back to another type only after reclaim and compaction",
+        FragPolicy { defrag_mode: true, ..FragPolicy::MAINLINE },
+    ),
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
     lru_rfc("lru-k2", "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
     lru_rfc("lru-k3", "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),
@@ -165,7 +233,7 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 impl Default for Policy {
     /// Mainline behaviour.
     fn default() -> Self {
-        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE }
+        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag: FragPolicy::MAINLINE }
     }
 }
 

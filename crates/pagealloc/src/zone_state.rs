@@ -60,6 +60,9 @@ pub struct ZoneState {
     pub(crate) vmstat: ZoneVmstat,
     /// Allocations preferring this zone start with ALLOC_NOFRAGMENT.
     pub(crate) nofragment_when_preferred: bool,
+    /// Free blocks always sit on their pageblock type's lists (v6.10 bookkeeping); off under
+    /// the 2018 fallback design, whose steals move free pages to the requester's lists.
+    pub(crate) free_lists_match_pageblocks: bool,
     /// Compaction's scanner positions and deferral, kept between runs.
     pub(crate) compact: CompactCursors,
 }
@@ -96,6 +99,7 @@ impl ZoneState {
             reserved_highatomic_pages: AtomicU64::new(0),
             extfrag: ExtfragCounters::default(),
             nofragment_when_preferred: false,
+            free_lists_match_pageblocks: true,
             compact: CompactCursors::default(),
         }
     }

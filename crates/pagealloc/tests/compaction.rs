@@ -163,7 +163,8 @@ fn compacting_a_node_frees_whole_pageblocks_and_keeps_contents() {
 #[test]
 fn direct_compaction_serves_a_huge_request_that_fails_without_it() {
     let without = Arc::new(Contents::default());
-    let plain = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    let plain =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
     fragment(&plain, &without);
     assert!(plain.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).is_err(), "no client: no huge page");
     assert_eq!(plain.compaction_stats(0).compact_stall, 0);

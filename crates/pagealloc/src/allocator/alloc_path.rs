@@ -12,7 +12,7 @@ use crate::pcp;
 use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
 use crate::take::{take_blocks, TakeCount};
-use crate::types::{MigrateType, Pfn, ZoneType, COSTLY_ORDER, MAX_ORDER};
+use crate::types::{MigrateType, Pfn, ZoneType, COSTLY_ORDER, MAX_ORDER, PAGEBLOCK_ORDER};
 use crate::vmstat::{self, NumaEvent, NumaPlacement};
 use crate::watermark::{mark_pages, watermark_fast};
 use crate::zone::{zone_flags, Zone};
@@ -106,11 +106,33 @@ impl<P: Platform> PageAllocator<P> {
             self.wake_kswapd(call.preferred_node);
         }
         let order = call.block.order;
-        let slow =
-            AllocCall { block: BlockRequest { flags: AllocFlags::slow_path(request, order), ..call.block }, ..call };
+        let mut slow_flags = AllocFlags::slow_path(request, order);
+        // defrag_mode keeps NOFRAGMENT until reclaim and compaction have failed.
+        slow_flags.nofragment = self.policy.frag.defrag_mode;
+        let slow = AllocCall { block: BlockRequest { flags: slow_flags, ..call.block }, ..call };
         if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
             return Ok(block);
         }
+        let result = self.slow_path_reclaim(slow, zonelist, request);
+        if result.is_err() && slow.block.flags.nofragment {
+            // Reclaim and compaction failed to prevent the fallback: fragment after all.
+            let mut fragmenting = slow;
+            fragmenting.block.flags.nofragment = false;
+            if let Some(block) = self.get_page_from_freelist(fragmenting, zonelist, false) {
+                return Ok(block);
+            }
+        }
+        result
+    }
+
+    /// The slow path's reclaim and compaction rounds, for a caller that may reclaim.
+    fn slow_path_reclaim(
+        &self,
+        slow: AllocCall,
+        zonelist: &[u16],
+        request: &AllocRequest,
+    ) -> Result<Block, AllocError> {
+        let (call, order) = (slow, slow.block.order);
         // A caller that may reclaim asks the reclaim client (direct reclaim) and retries
         // while it makes progress, up to MAX_RECLAIM_RETRIES rounds (mirrors
         // __alloc_pages_direct_reclaim() and should_reclaim_retry()); then it gets one more
@@ -162,7 +184,12 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Direct compaction, then one more attempt (mirrors __alloc_pages_direct_compact()):
     /// counts a stall unless compaction was skipped, and its success or failure.
-    fn compact_then_alloc(&self, slow: AllocCall, zonelist: &[u16], mode: CompactMode) -> (Option<Block>, CompactResult) {
+    fn compact_then_alloc(
+        &self,
+        slow: AllocCall,
+        zonelist: &[u16],
+        mode: CompactMode,
+    ) -> (Option<Block>, CompactResult) {
         let BlockRequest { order, migratetype, .. } = slow.block;
         let result = self.direct_compact(zonelist, (order, migratetype, slow.highest_zone), mode);
         if result == CompactResult::Skipped {
@@ -183,17 +210,20 @@ impl<P: Platform> PageAllocator<P> {
     /// after it.
     fn get_page_from_freelist(&self, mut call: AllocCall, zonelist: &[u16], preferred_tried: bool) -> Option<Block> {
         let mut start = usize::from(preferred_tried);
-        // At most two passes: with NOFRAGMENT, then without.
-        for _pass in 0..2 {
+        // defrag_mode never drops NOFRAGMENT in the walk.
+        let keep_nofragment = self.policy.frag.defrag_mode;
+        let mut stalled = false;
+        // At most three passes: with NOFRAGMENT, again after a stall (seed patch 5), then
+        // without.
+        loop {
             let mut dropped_nofragment = false;
             for &zone_index in &zonelist[start.min(zonelist.len())..] {
                 let zone = &self.zones[zone_index as usize];
                 if zone.zone_type > call.highest_zone {
                     continue;
                 }
-                if call.block.flags.nofragment && zone.node != call.preferred_node {
+                if call.block.flags.nofragment && !keep_nofragment && zone.node != call.preferred_node {
                     // Fragmenting a local zone beats using a remote node.
-                    call.block.flags.nofragment = false;
                     dropped_nofragment = true;
                     break;
                 }
@@ -204,13 +234,34 @@ impl<P: Platform> PageAllocator<P> {
                     return Some(Block::new(pfn, zone.index, self.id, zone.mem.frame(pfn).info()));
                 }
             }
-            if !(dropped_nofragment || call.block.flags.nofragment) {
+            if keep_nofragment || !(dropped_nofragment || call.block.flags.nofragment) {
                 return None;
             }
-            call.block.flags.nofragment = false;
             start = 0;
+            if self.policy.frag.stall_movable && !stalled && self.stall_for_kswapd(call) {
+                stalled = true;
+                continue;
+            }
+            call.block.flags.nofragment = false;
         }
-        None
+    }
+
+    /// Seed patch 5: a movable request about to fragment a pageblock while kswapd has a
+    /// boost to reclaim waits for kswapd's pass first. The pass runs here, on the caller's
+    /// CPU, standing for the wait; the walk then retries the local zones without
+    /// fragmenting before it gives up NOFRAGMENT.
+    /// Returns whether it stalled.
+    #[cold]
+    fn stall_for_kswapd(&self, call: AllocCall) -> bool {
+        let node = call.preferred_node;
+        let boosted = self.populated_zones(node).any(|zone| zone.boost_pages() > 0);
+        if call.block.migratetype != MigrateType::Movable || call.block.order >= PAGEBLOCK_ORDER || !boosted {
+            return false;
+        }
+        self.wake_kswapd(node);
+        self.run_kswapd(node);
+        self.nodes[node as usize].fragment_stalls.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        true
     }
 
     #[inline(never)]

@@ -41,7 +41,7 @@ impl<P: Platform> PageAllocator<P> {
             zones.push(zone);
         }
         let nodes = build_nodes(&zones, &builder.node_cpus);
-        mark_nofragment_zones(&mut zones, builder.node_cpus.len());
+        mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
         let nr_cpus = platform.nr_cpus();
         Ok(PageAllocator {
@@ -85,6 +85,7 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
             kcompactd_order: core::sync::atomic::AtomicU32::new(0),
             next_proactive_ns: AtomicU64::new(crate::compaction::FRAG_CHECK_INTERVAL_MS * 1_000_000),
             proactive_defer: core::sync::atomic::AtomicU32::new(0),
+            fragment_stalls: AtomicU64::new(0),
         });
     }
     nodes
@@ -92,14 +93,16 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
 
 /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on
 /// several nodes only if this node has DMA32 (mirrors alloc_flags_nofragment()).
-fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize) {
+/// Under defrag_mode every zone starts with NOFRAGMENT; with neither switch, none does.
+fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize, frag: &crate::policy::FragPolicy) {
     let single_node = node_count == 1;
     let has_dma32: Vec<bool> = (0..node_count)
         .map(|node| zones.iter().any(|z| z.node as usize == node && z.zone_type == ZoneType::Dma32 && z.is_populated()))
         .collect();
     for zone in zones.iter_mut() {
-        zone.core.state.nofragment_when_preferred =
-            zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
+        let lowzone = zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
+        zone.core.state.nofragment_when_preferred = frag.defrag_mode || (frag.nofragment_lowzone && lowzone);
+        zone.core.state.free_lists_match_pageblocks = frag.fallback == crate::policy::FallbackDesign::ClaimOrSteal;
     }
 }
 

@@ -182,7 +182,8 @@ impl<P: Platform> PageAllocator<P> {
         let mut targets_found = true;
         for candidate in candidates {
             let order = candidate.head.order();
-            let Some(target_pfn) = self.compaction_target(zone, order, remaining_pages, (&mut *pool, &mut *scanners), run)
+            let Some(target_pfn) =
+                self.compaction_target(zone, order, remaining_pages, (&mut *pool, &mut *scanners), run)
             else {
                 targets_found = false;
                 break;
@@ -280,7 +281,8 @@ impl<P: Platform> PageAllocator<P> {
             let mut block_done = true;
             if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
                 let mut locked = zone.buddy(&self.platform).lock();
-                let (scanned, isolated, done) = pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order));
+                let (scanned, isolated, done) =
+                    pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order));
                 drop(locked);
                 run.free_scanned_pages += scanned;
                 run.isolated_pages += isolated;

@@ -67,6 +67,8 @@ pub struct Node {
     pub(crate) next_proactive_ns: AtomicU64,
     /// Proactive checks still to skip after a pass that did not lower the score.
     pub(crate) proactive_defer: AtomicU32,
+    /// Movable requests that waited for kswapd rather than fragment (seed patch 5).
+    pub(crate) fragment_stalls: AtomicU64,
 }
 
 impl Node {
@@ -83,6 +85,10 @@ impl Node {
     }
     pub fn kswapd_runs(&self) -> u64 {
         self.kswapd_runs.load(Relaxed)
+    }
+    /// Movable requests that waited for kswapd rather than fragment (seed patch 5).
+    pub fn fragment_stalls(&self) -> u64 {
+        self.fragment_stalls.load(Relaxed)
     }
 }
 
@@ -170,6 +176,8 @@ impl<P: Platform> PageAllocator<P> {
         FallbackEnv {
             grouping_disabled: self.grouping_disabled,
             watermark_boost_factor: self.tunables.watermark_boost_factor,
+            design: self.policy.frag.fallback,
+            boost: self.policy.frag.boost,
             sink: self.sink.as_deref(),
         }
     }

@@ -119,8 +119,9 @@ impl<P: Platform> PageAllocator<P> {
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
             boosted |= zone.boost_pages.swap(0, Relaxed) > 0;
         }
-        // Reclaim for a boost made free pages; compaction turns them into whole pageblocks.
-        if boosted {
+        // Reclaim for a boost made free pages; compaction turns them into whole pageblocks
+        // (under defrag_mode after every pass: kswapd works for free pageblocks).
+        if boosted || self.policy.frag.defrag_mode {
             self.wake_kcompactd(node, crate::types::PAGEBLOCK_ORDER);
         }
         // Going back to sleep (mirrors kswapd_try_to_sleep()): normal thresholds, unless a

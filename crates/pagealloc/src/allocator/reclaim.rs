@@ -85,9 +85,15 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Is some zone of `node` at or above its high watermark (with its boost and the lowmem
-    /// reserve against the node's highest zone)? Mirrors pgdat_balanced(), order 0.
+    /// reserve against the node's highest zone)? Mirrors pgdat_balanced(), order 0. Under
+    /// defrag_mode only free memory in whole free pageblocks counts (NR_FREE_PAGES_BLOCKS).
     pub(super) fn node_balanced(&self, node: u16) -> bool {
         let Some(highest_zone) = self.highest_zone_of(node) else { return true };
+        if self.policy.frag.defrag_mode {
+            return self
+                .populated_zones(node)
+                .any(|zone| self.free_pageblock_pages(zone) > zone.watermarks_with_boost().high_pages);
+        }
         self.populated_zones(node)
             .any(|zone| self.zone_watermark_ok_safe(zone.index, 0, WatermarkLevel::High, highest_zone))
     }
@@ -97,7 +103,12 @@ impl<P: Platform> PageAllocator<P> {
     fn node_shortfall(&self, node: u16) -> u64 {
         let shortfall = self.populated_zones(node).max_by_key(|zone| zone.zone_type).map_or(0, |zone| {
             let high = zone.watermarks_with_boost().high_pages;
-            high.saturating_sub(self.zone_free_pages_snapshot(zone.index))
+            let free_pages = if self.policy.frag.defrag_mode {
+                self.free_pageblock_pages(zone)
+            } else {
+                self.zone_free_pages_snapshot(zone.index)
+            };
+            high.saturating_sub(free_pages)
         });
         shortfall.max(SWAP_CLUSTER_MAX)
     }
@@ -132,6 +143,12 @@ impl<P: Platform> PageAllocator<P> {
         }
         self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed_pages, Relaxed);
         freed_pages
+    }
+
+    /// Free pages in free blocks of pageblock order or larger.
+    fn free_pageblock_pages(&self, zone: &Zone<P>) -> u64 {
+        let blocks = self.free_blocks_per_order(zone);
+        (crate::types::PAGEBLOCK_ORDER as usize..blocks.len()).map(|order| blocks[order] << order).sum()
     }
 
     /// Balanced against the unboosted high watermark?

@@ -59,7 +59,19 @@ impl<P: Platform> LockedZone<'_, P> {
 
     /// Moves every free block in the pageblock `[start, end)` from `from`'s lists to `to`'s
     /// and re-types the pageblock; returns pages moved (mirrors __move_freepages_block()).
+    /// Where free lists need not match pageblock types (the 2018 design), blocks on any
+    /// list move.
     pub(crate) fn move_pageblock(&mut self, start: Pfn, end: Pfn, from: MigrateType, to: MigrateType) -> u64 {
+        debug_assert!(!self.state.free_lists_match_pageblocks || self.mem.pageblock_type(start) == from);
+        let moved_pages = self.move_pageblock_free_to(start, end, to);
+        self.mem.set_pageblock_type(start, to);
+        moved_pages
+    }
+
+    /// Moves every free block in the pageblock `[start, end)` to `to`'s lists, whichever
+    /// list each is on, leaving the pageblock's type; returns pages moved (the 2018
+    /// move_freepages_block()).
+    pub(crate) fn move_pageblock_free_to(&mut self, start: Pfn, end: Pfn, to: MigrateType) -> u64 {
         debug_assert_eq!(end - start, PAGEBLOCK_PAGES);
         let mut moved_pages = 0;
         let mut pfn = start;
@@ -67,8 +79,11 @@ impl<P: Platform> LockedZone<'_, P> {
             let info = self.mem.frame(pfn).info();
             if info.state() == FrameState::FreeHead {
                 debug_assert!(info.order() < PAGEBLOCK_ORDER || pfn == start);
-                debug_assert_eq!(info.migratetype(), from);
-                self.move_free(pfn, info.order(), from, to);
+                debug_assert!(
+                    !self.state.free_lists_match_pageblocks || info.migratetype() == self.mem.pageblock_type(start),
+                    "free block on another type's list"
+                );
+                self.move_free(pfn, info.order(), info.migratetype(), to);
                 moved_pages += 1 << info.order();
                 pfn += 1 << info.order();
             } else if matches!(info.state(), FrameState::AllocHead | FrameState::PcpHead) {
@@ -77,7 +92,6 @@ impl<P: Platform> LockedZone<'_, P> {
                 pfn += 1;
             }
         }
-        self.mem.set_pageblock_type(start, to);
         moved_pages
     }
 }

@@ -51,7 +51,6 @@ pub fn extfrag_index_milli(order: usize, info: &ContigInfo) -> i64 {
     1000 - ((1000 + info.free_pages * 1000 / requested) / info.free_blocks_total) as i64
 }
 
-
 /// Percent of free memory not in free blocks of `order` or larger (mirrors
 /// extfrag_for_order()); 0 when nothing is free.
 pub fn extfrag_for_order_pct(blocks_per_order: &[u64; NR_ORDERS], order: usize) -> u64 {

@@ -78,7 +78,8 @@ impl FreePool {
     /// Takes a block of exactly `order`, splitting the smallest held block that fits; the
     /// upper halves stay in the pool. The head comes back interior (mirrors compaction_alloc()).
     pub(crate) fn take(&mut self, order: u8) -> Option<Pfn> {
-        let slot = (0..self.len).filter(|&slot| self.blocks[slot].1 >= order).min_by_key(|&slot| self.blocks[slot].1)?;
+        let slot =
+            (0..self.len).filter(|&slot| self.blocks[slot].1 >= order).min_by_key(|&slot| self.blocks[slot].1)?;
         let (pfn, mut held_order) = self.blocks[slot];
         self.len -= 1;
         self.blocks[slot] = self.blocks[self.len];

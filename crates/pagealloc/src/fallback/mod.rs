@@ -1,11 +1,14 @@
 //! Allocation from a zone's free lists with migratetype fallback: native type first, then
 //! claiming a pageblock of another type, then stealing a block without re-typing
 //! (mirrors __rmqueue(), __rmqueue_claim(), __rmqueue_steal(), try_to_claim_block(),
-//! boost_watermark()).
+//! boost_watermark()). The 2018 design the seed series modified is `steal_2018`.
+
+mod steal_2018;
 
 use crate::buddy::LockedZone;
 use crate::events::{EventSink, ExtfragEvent, FallbackKind};
 use crate::platform::Platform;
+use crate::policy::{BoostRule, FallbackDesign};
 use crate::request::BlockRequest;
 use crate::sizing::mult_frac;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
@@ -16,6 +19,8 @@ pub(crate) struct FallbackEnv<'a> {
     /// Mobility grouping is off on tiny machines: any fallback claims the pageblock.
     pub grouping_disabled: bool,
     pub watermark_boost_factor: u32,
+    pub design: FallbackDesign,
+    pub boost: BoostRule,
     pub sink: Option<&'a dyn EventSink>,
 }
 
@@ -31,7 +36,7 @@ pub(crate) enum RmqueueMode {
 
 /// Would claiming the whole pageblock be worth trying for a fallback block of `order`
 /// (mirrors should_try_claim_block())?
-fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool) -> bool {
+pub(crate) fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool) -> bool {
     order >= PAGEBLOCK_ORDER
         || order >= PAGEBLOCK_ORDER / 2
         || matches!(start_type, MigrateType::Unmovable | MigrateType::Reclaimable)
@@ -39,12 +44,22 @@ fn should_try_claim(order: u8, start_type: MigrateType, grouping_disabled: bool)
 }
 
 /// First fallback type with a free block of exactly `order` (mirrors find_suitable_fallback()).
-fn suitable_fallback<P: Platform>(zone: &LockedZone<'_, P>, order: u8, start_type: MigrateType) -> Option<MigrateType> {
+pub(crate) fn suitable_fallback<P: Platform>(
+    zone: &LockedZone<'_, P>,
+    order: u8,
+    start_type: MigrateType,
+) -> Option<MigrateType> {
     start_type.fallbacks().iter().copied().find(|fallback| zone.area.nr_free[order as usize][fallback.index()] > 0)
 }
 
 /// Records and publishes one fallback (the mm_page_alloc_extfrag tracepoint).
-fn emit(zone: &ZoneState, env: &FallbackEnv<'_>, want: BlockRequest, taken: (u8, MigrateType), kind: FallbackKind) {
+pub(crate) fn emit(
+    zone: &ZoneState,
+    env: &FallbackEnv<'_>,
+    want: BlockRequest,
+    taken: (u8, MigrateType),
+    kind: FallbackKind,
+) {
     let (fallback_order, fallback_migratetype) = taken;
     let event = ExtfragEvent {
         zone_index: zone.index,
@@ -63,7 +78,7 @@ fn emit(zone: &ZoneState, env: &FallbackEnv<'_>, want: BlockRequest, taken: (u8,
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
 /// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
 fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
-    if env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages {
+    if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages {
         return false;
     }
     let max_boost = mult_frac(zone.params.watermarks.high_pages, env.watermark_boost_factor as u64, 10_000);
@@ -75,6 +90,14 @@ fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
     zone.boost_pages.store(boost, core::sync::atomic::Ordering::Relaxed);
     zone.extfrag.record_boost();
     true
+}
+
+/// Boosts, and flags the zone for kswapd if the request may wake it (the wake-up itself
+/// happens after the zone lock is dropped).
+pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackEnv<'_>, may_wake_kswapd: bool) {
+    if boost_watermark(zone, env) && may_wake_kswapd {
+        zone.set_flag(zone_flags::BOOSTED_WATERMARK);
+    }
 }
 
 /// Tries to take over the pageblock of a free fallback block at `pfn` for `start_type`.
@@ -91,9 +114,7 @@ fn try_claim_block<P: Platform>(
         ctx.expand(pfn, order, current_order, start_type);
         return Some(pfn);
     }
-    if boost_watermark(ctx.state, env) && flags.kswapd {
-        ctx.state.set_flag(zone_flags::BOOSTED_WATERMARK);
-    }
+    boost_and_flag(ctx.state, env, flags.kswapd);
     let (start, end) = ctx.whole_pageblock(pfn)?;
     let (free_pages, movable_pages) = ctx.scan_pageblock(start, end);
     let alike_pages = match (start_type, block_type) {
@@ -139,6 +160,9 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
         ctx.del_free(pfn, current_order, block_type);
         ctx.expand(pfn, order, current_order, block_type);
         debug_assert_eq!(ctx.mem.pageblock_type(pfn), block_type, "a steal leaves the pageblock's type");
+        if env.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
+            boost_and_flag(ctx.state, env, want.flags.kswapd);
+        }
         emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }
@@ -157,6 +181,9 @@ pub(crate) fn rmqueue<P: Platform>(
         if let Some(pfn) = ctx.take_smallest(want.order, want.migratetype) {
             return Some(pfn);
         }
+    }
+    if env.design == FallbackDesign::Steal2018 {
+        return steal_2018::rmqueue_fallback(ctx, env, want);
     }
     let flags = want.flags;
     if *mode == RmqueueMode::Normal {

@@ -1,0 +1,175 @@
+//! The fragmentation-avoidance switches against the rules in the facts file (section 5):
+//! the 2018 fallback design (steal onto the requester's lists, re-type at half a pageblock,
+//! boost per rule), mainline's claim-or-steal, and defrag_mode's fallback only after
+//! reclaim has failed.
+
+mod common;
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use pagealloc::allocator::{Reclaim, ReclaimRequest};
+use pagealloc::platform::TestPlatform;
+use pagealloc::policy::{BoostRule, FallbackDesign, FragPolicy};
+use pagealloc::types::PAGEBLOCK_PAGES;
+use pagealloc::{
+    AllocRequest, AllocatorBuilder, Block, EventSink, ExtfragEvent, FallbackKind, MigrateType, PageAllocator, ZoneType,
+    PAGEBLOCK_ORDER,
+};
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<ExtfragEvent>>);
+
+impl EventSink for Recorder {
+    fn extfrag(&self, event: &ExtfragEvent) {
+        self.0.lock().unwrap().push(*event);
+    }
+}
+
+const PAGES: u64 = 8 << 10;
+
+/// One zone, pagesets off, the given fragmentation policy.
+fn allocator(frag: FragPolicy) -> (PageAllocator<TestPlatform>, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let mut policy = preset("global-lock");
+    policy.frag = frag;
+    // No min watermark: a fill takes every page, so the only free memory is what the test
+    // frees.
+    let tunables = pagealloc::sizing::Tunables { min_free_kbytes: Some(0), ..Default::default() };
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, PAGES)
+        .event_sink(Box::new(recorder.clone()))
+        .policy(policy)
+        .tunables(tunables);
+    (PageAllocator::build(builder, TestPlatform::new(1)).unwrap(), recorder)
+}
+
+/// Fills memory with movable pages, then frees 100 scattered pages of one wholly allocated
+/// pageblock: the only free memory left is there. Returns the pageblock's start.
+fn sparse_movable_pageblock(allocator: &PageAllocator<TestPlatform>, recorder: &Recorder) -> (u64, Vec<Block>) {
+    let held: Vec<Block> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
+    assert_eq!(allocator.zones()[0].free_pages(), 0);
+    let held_pfns: std::collections::HashSet<u64> = held.iter().map(Block::pfn).collect();
+    let base = allocator.zones()[0].start_pfn();
+    let full_block = (0..PAGES / PAGEBLOCK_PAGES)
+        .map(|i| base + i * PAGEBLOCK_PAGES)
+        .find(|start| (*start..start + PAGEBLOCK_PAGES).all(|pfn| held_pfns.contains(&pfn)))
+        .expect("a wholly allocated pageblock");
+    let to_free: Vec<u64> = (0..100).map(|i| full_block + 4 * i).collect();
+    let (freed, kept): (Vec<_>, Vec<_>) = held.into_iter().partition(|block| to_free.contains(&block.pfn()));
+    for block in freed {
+        allocator.free_pages(block).unwrap();
+    }
+    recorder.0.lock().unwrap().clear();
+    (full_block, kept)
+}
+
+fn free_list_blocks(allocator: &PageAllocator<TestPlatform>, order: usize, migratetype: MigrateType) -> u64 {
+    allocator.zones()[0].with_free_area(allocator.platform(), |area| area.blocks(order, migratetype.index()))
+}
+
+#[test]
+fn the_2018_design_moves_the_pageblocks_free_pages_to_the_requester_without_retyping() {
+    for (boost, boosted) in [(BoostRule::Off, false), (BoostRule::EveryFallback, true)] {
+        let (allocator, recorder) = allocator(FragPolicy { boost, ..FragPolicy::LINUX_4_20 });
+        let (pageblock, kept) = sparse_movable_pageblock(&allocator, &recorder);
+        let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
+        assert_eq!(block.pfn() & !(PAGEBLOCK_PAGES - 1), pageblock);
+        let events = recorder.0.lock().unwrap().clone();
+        assert_eq!(events.len(), 1);
+        // 100 free of 512 and nothing alike: below half a pageblock, so no re-type...
+        assert_eq!(events[0].kind, FallbackKind::Steal);
+        assert_eq!(allocator.zones()[0].pageblock_counts()[MigrateType::Unmovable.index()], 0);
+        // ...but all its free pages now sit on the unmovable lists.
+        assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Unmovable), 99);
+        assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 0);
+        assert_eq!(allocator.zones()[0].boost_pages() > 0, boosted, "{boost:?}");
+        allocator.check_invariants().unwrap();
+        // Freed, the page returns to its pageblock's type.
+        allocator.free_pages(block).unwrap();
+        assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 1);
+        allocator.check_invariants().unwrap();
+        allocator.free_bulk(kept).unwrap();
+        allocator.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn mainline_steals_one_block_and_boosts_only_on_the_claim_attempt() {
+    let (allocator, recorder) = allocator(FragPolicy::MAINLINE);
+    let (_, kept) = sparse_movable_pageblock(&allocator, &recorder);
+    let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
+    assert_eq!(recorder.0.lock().unwrap()[0].kind, FallbackKind::Steal);
+    assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Unmovable), 0, "free lists match pageblocks");
+    assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 99);
+    assert!(allocator.zones()[0].boost_pages() >= PAGEBLOCK_PAGES, "the failed claim boosted");
+    allocator.free_pages(block).unwrap();
+    allocator.free_bulk(kept).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn the_2018_design_retypes_a_pageblock_half_free() {
+    let (allocator, recorder) = allocator(FragPolicy::LINUX_4_20);
+    let (pageblock, kept) = sparse_movable_pageblock(&allocator, &recorder);
+    // Free the rest of the pageblock's first half too: 100 + 128 - 25 ... at least 256 free.
+    let (freed, kept): (Vec<_>, Vec<_>) =
+        kept.into_iter().partition(|block| block.pfn() >= pageblock && block.pfn() < pageblock + PAGEBLOCK_PAGES / 2);
+    allocator.free_bulk(freed).unwrap();
+    recorder.0.lock().unwrap().clear();
+    let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
+    assert_eq!(recorder.0.lock().unwrap()[0].kind, FallbackKind::Claim);
+    assert_eq!(allocator.zones()[0].pageblock_counts()[MigrateType::Unmovable.index()], 1);
+    allocator.check_invariants().unwrap();
+    allocator.free_pages(block).unwrap();
+    allocator.free_bulk(kept).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+/// A page cache that drops its oldest pages first.
+#[derive(Default)]
+struct Cache(Mutex<VecDeque<Block>>);
+
+impl Reclaim<TestPlatform> for Cache {
+    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
+        let mut freed = 0;
+        while freed < request.pages {
+            let Some(page) = self.0.lock().unwrap().pop_front() else { break };
+            allocator.free_pages(page).unwrap();
+            freed += 1;
+        }
+        freed
+    }
+}
+
+/// Memory full of page cache read in address order; then an unmovable request. Mainline
+/// fragments a movable pageblock at once; defrag_mode reclaims first, until a whole
+/// pageblock is free, and claims it whole: no fallback below pageblock order.
+#[test]
+fn defrag_mode_reclaims_a_whole_pageblock_instead_of_fragmenting() {
+    for (frag, fragmenting_events) in
+        [(FragPolicy::MAINLINE, 1), (FragPolicy { defrag_mode: true, ..FragPolicy::MAINLINE }, 0)]
+    {
+        let (mut allocator, recorder) = allocator(frag);
+        let cache = Arc::new(Cache::default());
+        allocator.set_reclaim(cache.clone());
+        let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+        while let Ok(page) = allocator.alloc_pages(0, request) {
+            cache.0.lock().unwrap().push_back(page);
+        }
+        cache.0.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
+        recorder.0.lock().unwrap().clear();
+        let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+        let events = recorder.0.lock().unwrap().clone();
+        let below_pageblock = events.iter().filter(|event| event.fallback_order < PAGEBLOCK_ORDER).count();
+        assert_eq!(below_pageblock, fragmenting_events, "{frag:?}: {events:?}");
+        if frag.defrag_mode {
+            assert!(allocator.reclaim_stats(0).pgsteal_direct >= PAGEBLOCK_PAGES);
+        }
+        allocator.check_invariants().unwrap();
+        allocator.free_pages(block).unwrap();
+        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        allocator.free_bulk(pages).unwrap();
+    }
+    assert_eq!(FragPolicy::MAINLINE.fallback, FallbackDesign::ClaimOrSteal);
+}
