@@ -41,6 +41,8 @@ pub struct FreeArea {
     pub(crate) free_diff: Box<[i16]>,
     /// `free_pages` when the diffs were last charged with its changes.
     pub(crate) free_pages_accounted: u64,
+    /// Partly free pageblocks by fullness, for fullest-first placement (`None` otherwise).
+    pub(crate) fullness: Option<Box<crate::fullness::FullnessBuckets>>,
 }
 
 impl Default for FreeArea {
@@ -54,6 +56,7 @@ impl Default for FreeArea {
             counters: ZoneCounters::default(),
             free_diff: Box::new([]),
             free_pages_accounted: 0,
+            fullness: None,
         }
     }
 }

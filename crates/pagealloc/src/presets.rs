@@ -219,6 +219,11 @@ pub const PRESETS: &[Preset] = &[
         "vm.defrag_mode (v6.15): fall back to another type only after reclaim and compaction",
         FragPolicy { defrag_mode: true, ..FragPolicy::MAINLINE },
     ),
+    mainline_frag(
+        "mainline+fullest-first",
+        "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the pageset",
+        FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
+    ),
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
     lru_rfc("lru-k2", "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
     lru_rfc("lru-k3", "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),

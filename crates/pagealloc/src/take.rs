@@ -68,6 +68,11 @@ fn take_one<P: Platform>(
             return Some(pfn);
         }
     }
+    if request.order == 0 && zone.area.fullness.is_some() {
+        if let Some(pfn) = zone.take_fullest(request.migratetype) {
+            return Some(pfn);
+        }
+    }
     let pfn = fallback::rmqueue(zone, env, request, mode);
     // Failing now is worse than failing a future high-order atomic request.
     if pfn.is_none() && reserves && request.flags.non_block {

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use crate::frame::Frame;
+use crate::fullness::PageblockFree;
 use crate::list::ZoneRecords;
 use crate::platform::Platform;
 use crate::sync::CacheAligned;
@@ -23,6 +24,8 @@ pub struct ZoneMem {
     pub(crate) pageblock_types: Box<[AtomicU8]>,
     /// What watermark checks read without the lock, published once per lock hold.
     pub(crate) summary: CacheAligned<FreeSummary>,
+    /// Free pages per pageblock, tracked for fullest-first placement only (empty otherwise).
+    pub(crate) pageblock_free: PageblockFree,
 }
 
 /// Lockless view of a zone's free area: read by every allocation on every CPU, so it lives
@@ -54,6 +57,7 @@ impl ZoneMem {
             frames: frames.into_boxed_slice(),
             pageblock_types: pageblock_types.into_boxed_slice(),
             summary: CacheAligned::default(),
+            pageblock_free: PageblockFree::default(),
         }
     }
 
@@ -86,7 +90,13 @@ impl ZoneMem {
 
     #[inline]
     fn pageblock_slot(&self, pfn: Pfn) -> &AtomicU8 {
-        &self.pageblock_types[((pfn >> PAGEBLOCK_ORDER) - (self.start_pfn >> PAGEBLOCK_ORDER)) as usize]
+        &self.pageblock_types[self.pageblock_index(pfn)]
+    }
+
+    /// The index of the pageblock holding `pfn` among the zone's pageblocks.
+    #[inline]
+    pub(crate) fn pageblock_index(&self, pfn: Pfn) -> usize {
+        ((pfn >> PAGEBLOCK_ORDER) - (self.start_pfn >> PAGEBLOCK_ORDER)) as usize
     }
 
     /// Migratetype of the pageblock holding `pfn` (mirrors get_pfnblock_migratetype()).

@@ -46,9 +46,9 @@ pub struct BenchArgs {
     pub memory_gib: u64,
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
-    /// pagealloc policy preset (see `pagelab presets`).
-    #[arg(long, default_value = "mainline")]
-    pub preset: String,
+    /// pagealloc policy presets (see `pagelab presets`), repeatable: each runs in turn.
+    #[arg(long = "preset", default_value = "mainline")]
+    pub presets: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
     /// frag: rounds of churn (LLFree: 100).

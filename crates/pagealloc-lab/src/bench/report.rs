@@ -13,12 +13,12 @@ pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String>
         Format::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
         Format::Table => {
             println!(
-                "{:<7} {:<13} {:<9} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
                 "bench", "allocator", "preset", "order", "threads", "alloc ns median [min-max]", "free ns", "pair ns"
             );
             for r in results {
                 println!(
-                    "{:<7} {:<13} {:<9} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                    "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
                     format!("{:?}", r.bench).to_lowercase(),
                     r.allocator,
                     r.preset.as_deref().unwrap_or("-"),
@@ -36,6 +36,13 @@ pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String>
                         at(50),
                         at(huge.len()),
                         huge.len()
+                    );
+                }
+                if let Some(moves) = &r.pack_moves {
+                    println!(
+                        "        pages compaction would move to pack free memory into 2 MiB blocks: {:.0} after {} rounds",
+                        moves.last().copied().unwrap_or(0.0),
+                        moves.len()
                     );
                 }
             }

@@ -43,6 +43,10 @@ pub struct RunResult {
     /// frag: per round, the median over iterations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub free_huge_pct: Option<Vec<f64>>,
+    /// frag: per round, the median over iterations of the pages compaction would have to
+    /// move so that free memory is whole 2 MiB blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pack_moves: Option<Vec<f64>>,
     pub metadata_bytes_per_frame: Option<usize>,
 }
 
@@ -53,4 +57,5 @@ pub(super) struct Iteration {
     pub(super) free_ns: Option<f64>,
     pub(super) pair_ns: Option<f64>,
     pub(super) free_huge_pct: Vec<f64>,
+    pub(super) pack_moves: Vec<u64>,
 }

@@ -19,7 +19,11 @@ fn make_source(kind: AllocatorKind, frames: u64, preset: &pagealloc::presets::Pr
 
 /// Runs every (allocator, thread count) combination.
 pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
-    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    let presets = args
+        .presets
+        .iter()
+        .map(|name| pagealloc::presets::find(name).ok_or_else(|| format!("unknown preset '{name}'")))
+        .collect::<Result<Vec<_>, _>>()?;
     if args.threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 {
         return Err("--threads-max, --memory-gib and --iterations must be positive".into());
     }
@@ -42,7 +46,12 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
         return Err("memory too small for this order and thread count".into());
     }
     let mut results = Vec::new();
-    for &kind in &args.allocator {
+    // Presets apply to pagealloc only: other allocators run once.
+    let runs = args.allocator.iter().flat_map(|&kind| {
+        let presets = if kind == AllocatorKind::Pagealloc { presets.clone() } else { presets[..1].to_vec() };
+        presets.into_iter().map(move |preset| (kind, preset))
+    });
+    for (kind, preset) in runs {
         for &threads in &thread_counts {
             let mut iterations = Vec::with_capacity(args.iterations);
             let mut metadata = None;
@@ -62,14 +71,17 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
                 let mut values: Vec<f64> = iterations.iter().filter_map(pick).collect();
                 Spread::of(&mut values)
             };
-            let free_huge_pct = (args.bench == BenchKind::Frag).then(|| {
+            let per_round = |pick: fn(&Iteration, usize) -> f64| -> Vec<f64> {
                 (0..args.frag_rounds)
                     .map(|round| {
-                        let mut values: Vec<f64> = iterations.iter().map(|it| it.free_huge_pct[round]).collect();
+                        let mut values: Vec<f64> = iterations.iter().map(|it| pick(it, round)).collect();
                         Spread::of(&mut values).map_or(0.0, |s| s.median)
                     })
                     .collect()
-            });
+            };
+            let frag = args.bench == BenchKind::Frag;
+            let free_huge_pct = frag.then(|| per_round(|it, round| it.free_huge_pct[round]));
+            let pack_moves = frag.then(|| per_round(|it, round| it.pack_moves[round] as f64));
             results.push(RunResult {
                 bench: args.bench,
                 allocator: name,
@@ -83,6 +95,7 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
                 free_ns: spread(|it| it.free_ns),
                 pair_ns: spread(|it| it.pair_ns),
                 free_huge_pct,
+                pack_moves,
                 metadata_bytes_per_frame: metadata,
             });
         }

@@ -134,6 +134,11 @@ pub(super) fn frag(source: &dyn FrameSource, threads: usize, blocks: usize, roun
         std::iter::from_fn(|| source.get(0)).collect::<Vec<u64>>()
     });
     let mut all: Vec<u64> = filled.into_iter().flatten().collect();
+    // The span the fill covered, from the first 2 MiB boundary.
+    let span = (
+        all.iter().copied().min().unwrap_or(0) & !((1 << pagealloc::PAGEBLOCK_ORDER) - 1),
+        all.iter().copied().max().map_or(0, |last| last + 1),
+    );
     let mut rng = SplitMix64::new(seed);
     shuffle(&mut all, &mut rng);
     let keep_from = all.len() / 2;
@@ -143,6 +148,7 @@ pub(super) fn frag(source: &dyn FrameSource, threads: usize, blocks: usize, roun
     let mut shares = split(all.split_off(keep_from), threads);
     let churn = (blocks / 10).max(1);
     let mut huge = Vec::with_capacity(rounds);
+    let mut pack_moves = Vec::with_capacity(rounds);
     let (mut alloc_total, mut free_total) = (0.0, 0.0);
     for round in 0..rounds {
         let results = on_threads(threads, |index, barrier| {
@@ -172,6 +178,7 @@ pub(super) fn frag(source: &dyn FrameSource, threads: usize, blocks: usize, roun
             shares[index] = result.0;
         }
         huge.push(source.free_huge_pct());
+        pack_moves.push(pages_to_pack(&shares, span));
     }
     for frame in shares.into_iter().flatten() {
         source.put(frame, 0);
@@ -180,6 +187,45 @@ pub(super) fn frag(source: &dyn FrameSource, threads: usize, blocks: usize, roun
         alloc_ns: Some(alloc_total / rounds.max(1) as f64),
         free_ns: Some(free_total / rounds.max(1) as f64),
         free_huge_pct: huge,
+        pack_moves,
         ..Iteration::default()
+    }
+}
+
+/// The fewest pages a compactor must move so that the free frames of the span
+/// `[first, end)` (`first` 2 MiB aligned) form whole 2 MiB blocks: with F frames free, the
+/// floor(F / 512) blocks holding the fewest held frames are emptied, and their held frames
+/// are the moves.
+pub(super) fn pages_to_pack(shares: &[Vec<u64>], (first, end): (u64, u64)) -> u64 {
+    const BLOCK_FRAMES: u64 = 1 << pagealloc::PAGEBLOCK_ORDER;
+    let total_frames = end.saturating_sub(first);
+    let blocks = total_frames.div_ceil(BLOCK_FRAMES) as usize;
+    let mut held_per_block = vec![0u64; blocks];
+    let mut held = 0u64;
+    for &frame in shares.iter().flatten() {
+        held_per_block[((frame - first) / BLOCK_FRAMES) as usize] += 1;
+        held += 1;
+    }
+    let free_blocks = (total_frames.saturating_sub(held) / BLOCK_FRAMES) as usize;
+    held_per_block.sort_unstable();
+    held_per_block[..free_blocks.min(blocks)].iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_empties_the_least_held_blocks() {
+        // Four blocks; 1024 frames held: block 0 full, blocks 1..3 hold 200, 300, 12.
+        let mut frames: Vec<u64> = (0..512).collect();
+        frames.extend(512..712);
+        frames.extend(1024..1324);
+        frames.extend(1536..1548);
+        // 2048 - 1024 = 1024 free: two blocks can be freed, the ones holding 12 and 200.
+        assert_eq!(pages_to_pack(&[frames.clone()], (0, 2048)), 212);
+        assert_eq!(pages_to_pack(&[Vec::new()], (0, 2048)), 0);
+        let shifted: Vec<u64> = frames.iter().map(|frame| frame + (1 << 20)).collect();
+        assert_eq!(pages_to_pack(&[shifted], (1 << 20, (1 << 20) + 2048)), 212);
     }
 }

@@ -10,6 +10,7 @@ use super::{periodic, Node, PageAllocator, NEXT_ALLOCATOR_ID};
 use crate::buddy::BuddyCore;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
+use crate::fullness::{FullnessBuckets, PageblockFree};
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
@@ -30,8 +31,15 @@ impl<P: Platform> PageAllocator<P> {
             state.present_pages = (layout.span.end - layout.span.start) - builder.hole_pages(&layout.span);
             let managed_ranges = builder.managed_ranges(&layout.span);
             state.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
-            let mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
+            let mut mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
+            if builder.policy.frag.fullest_first {
+                mem.pageblock_free = PageblockFree::new(mem.pageblock_count());
+            }
             let mut zone = Zone::new(BuddyCore::new(state, mem));
+            if builder.policy.frag.fullest_first {
+                zone.buddy(&platform).lock().area.fullness =
+                    Some(Box::new(FullnessBuckets::new(zone.mem.pageblock_count())));
+            }
             seed_free_memory(&zone, &platform, &managed_ranges);
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());

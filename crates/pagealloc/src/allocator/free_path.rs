@@ -144,7 +144,7 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         debug_assert_eq!(zone.mem.frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
-        if self.policy.pcp.caches_order(order) {
+        if self.policy.pcp.caches_order(order) && !self.drains_to_buddy(zone, pfn) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
                 if pcp::pcp_free(&call, pfn, order) {
                     return;
@@ -152,6 +152,14 @@ impl<P: Platform> PageAllocator<P> {
             }
         }
         self.free_to_buddy(zone, pfn, order);
+    }
+
+    /// Fullest-first placement: a page of a pageblock at least half free goes straight to
+    /// the buddy, where it can merge, instead of the pageset, which would hand it out again.
+    #[inline(always)]
+    fn drains_to_buddy(&self, zone: &Zone<P>, pfn: Pfn) -> bool {
+        self.policy.frag.fullest_first
+            && zone.mem.pageblock_free.get(zone.mem.pageblock_index(pfn)) >= crate::types::PAGEBLOCK_PAGES / 2
     }
 
     #[inline(never)]

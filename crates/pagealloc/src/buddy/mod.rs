@@ -5,6 +5,7 @@
 //! `BuddyZone` is the narrow view of a zone the layers above get (memory, lock, state):
 //! the pagesets refill from and drain to the buddy through it without knowing `Zone`.
 
+mod fullest;
 mod pageblock;
 
 use core::ops::Deref;
@@ -218,6 +219,9 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
+        if self.mem.pageblock_free.is_tracked() {
+            self.account_pageblock_free(pfn, order, true);
+        }
         if migratetype == MigrateType::HighAtomic {
             self.area.free_highatomic_pages += 1 << order;
         }
@@ -237,6 +241,9 @@ impl<P: Platform> LockedZone<'_, P> {
         frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
         self.area.free_pages -= 1 << order;
+        if self.mem.pageblock_free.is_tracked() {
+            self.account_pageblock_free(pfn, order, false);
+        }
         if migratetype == MigrateType::HighAtomic {
             self.area.free_highatomic_pages -= 1 << order;
         }

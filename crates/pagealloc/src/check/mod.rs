@@ -2,6 +2,8 @@
 //! reports the first inconsistency. Tests run it after every step; it takes each zone lock,
 //! so call it at quiescent points.
 
+mod fullness;
+
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -319,6 +321,7 @@ impl<P: Platform> PageAllocator<P> {
                 return checker.fail(None, String::from("pageset heads and listed pageset blocks disagree"));
             }
             checker.check_pageblocks()?;
+            checker.check_fullness()?;
             if census.free_pages != listed_free {
                 return checker.fail(None, String::from("free heads and listed blocks disagree"));
             }

@@ -1,0 +1,74 @@
+//! Fullest-first placement in the buddy (beyond Linux, `FragPolicy::fullest_first`): the
+//! per-pageblock free counts kept with every free-list change, and the order-0 take that
+//! serves from the fullest partly free pageblock of the wanted type, so emptier pageblocks
+//! are left to drain and merge.
+
+use super::LockedZone;
+use crate::frame::FrameState;
+use crate::platform::Platform;
+use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+
+/// Pageblocks an order-0 take looks at before it settles for the free lists' order: the
+/// buckets hold all types, and a request of a rarer type skips the others.
+const FULLEST_CANDIDATES: usize = 8;
+
+impl<P: Platform> LockedZone<'_, P> {
+    /// A free block of `order` at `pfn` was added (`added`) or removed: update its
+    /// pageblocks' free counts and buckets.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn account_pageblock_free(&mut self, pfn: Pfn, order: u8, added: bool) {
+        let counts = &self.mem.pageblock_free;
+        let first = self.mem.pageblock_index(pfn);
+        let Some(buckets) = self.area.fullness.as_deref_mut() else { return };
+        if order >= PAGEBLOCK_ORDER {
+            for slot in first..first + (1usize << (order - PAGEBLOCK_ORDER)) {
+                let pages = if added { PAGEBLOCK_PAGES } else { 0 };
+                counts.set(slot, pages);
+                buckets.update(slot, pages);
+            }
+            return;
+        }
+        let before = counts.get(first);
+        let pages = if added { before + (1 << order) } else { before - (1 << order) };
+        counts.set(first, pages);
+        buckets.update(first, pages);
+    }
+
+    /// Takes an order-0 page of `migratetype` from the fullest partly free pageblock that
+    /// has one, splitting the first free block found there; `None` leaves the take to the
+    /// free lists.
+    pub(crate) fn take_fullest(&mut self, migratetype: MigrateType) -> Option<Pfn> {
+        let buckets = self.area.fullness.as_deref()?;
+        let mut found = None;
+        for slot in buckets.fullest(FULLEST_CANDIDATES) {
+            let start = self.mem.pageblock_start(slot).max(self.mem.start_pfn);
+            if self.mem.pageblock_type(start) != migratetype {
+                continue;
+            }
+            found = self.first_free_in(start, migratetype);
+            if found.is_some() {
+                break;
+            }
+        }
+        let (pfn, order) = found?;
+        self.del_free(pfn, order, migratetype);
+        self.expand(pfn, 0, order, migratetype);
+        Some(pfn)
+    }
+
+    /// The first free block on `migratetype`'s lists in the pageblock at `start`.
+    fn first_free_in(&self, start: Pfn, migratetype: MigrateType) -> Option<(Pfn, u8)> {
+        let end = ((start | (PAGEBLOCK_PAGES - 1)) + 1).min(self.mem.end_pfn);
+        let mut pfn = start;
+        while pfn < end {
+            let info = self.mem.frame(pfn).info();
+            match info.state() {
+                FrameState::FreeHead if info.migratetype() == migratetype => return Some((pfn, info.order())),
+                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::Interior | FrameState::Reserved => pfn += 1,
+            }
+        }
+        None
+    }
+}

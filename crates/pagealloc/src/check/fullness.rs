@@ -1,0 +1,56 @@
+//! The fullest-first tracking against the free lists: every pageblock's free count equals
+//! the pages of the free blocks in it, and each partly free pageblock is filed in its
+//! bucket.
+
+use alloc::vec;
+
+use super::ZoneChecker;
+use crate::check::InvariantViolation;
+use crate::frame::FrameState;
+use crate::fullness::FullnessBuckets;
+use crate::platform::Platform;
+use crate::types::{PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+
+impl<P: Platform> ZoneChecker<'_, P> {
+    pub(super) fn check_fullness(&self) -> Result<(), InvariantViolation> {
+        let mem = &self.zone.mem;
+        let Some(buckets) = self.area.fullness.as_deref() else {
+            return if mem.pageblock_free.is_tracked() {
+                self.fail(None, alloc::string::String::from("pageblock free counts without buckets"))
+            } else {
+                Ok(())
+            };
+        };
+        let mut free_pages = vec![0u64; mem.pageblock_count()];
+        let mut pfn = mem.start_pfn;
+        while pfn < mem.end_pfn {
+            let info = mem.frame(pfn).info();
+            let block_pages = 1u64 << info.order();
+            if info.state() == FrameState::FreeHead {
+                let slot = mem.pageblock_index(pfn);
+                if info.order() >= PAGEBLOCK_ORDER {
+                    for pages in &mut free_pages[slot..slot + (block_pages / PAGEBLOCK_PAGES) as usize] {
+                        *pages = PAGEBLOCK_PAGES;
+                    }
+                } else {
+                    free_pages[slot] += block_pages;
+                }
+            }
+            pfn += match info.state() {
+                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => block_pages,
+                FrameState::Interior | FrameState::Reserved => 1,
+            };
+        }
+        for (slot, &pages) in free_pages.iter().enumerate() {
+            if mem.pageblock_free.get(slot) != pages {
+                let start = mem.pageblock_start(slot);
+                let counted = mem.pageblock_free.get(slot);
+                return self.fail(Some(start), alloc::format!("pageblock holds {pages} free pages, counted {counted}"));
+            }
+            if buckets.class_of(slot) != FullnessBuckets::expected_class(pages) {
+                return self.fail(Some(mem.pageblock_start(slot)), alloc::format!("pageblock with {pages} free misfiled"));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,160 @@
+//! Pageblock fullness for fullest-first placement (beyond Linux; the idea of Temeraire's
+//! filler and LLFree's reservations): each pageblock's free pages in the buddy, readable
+//! without the lock, and the partly free pageblocks bucketed by how free they are, so an
+//! order-0 take can start at the fullest. Bucket moves cost O(1) per free-list change,
+//! made under the zone lock. 11 bytes per pageblock, 0.02 bytes per frame.
+
+use alloc::boxed::Box;
+use alloc::vec;
+use core::sync::atomic::{AtomicU16, Ordering::Relaxed};
+
+use crate::types::PAGEBLOCK_PAGES;
+
+/// Buckets of 32 free pages: bucket 0 holds pageblocks with 1..=32 free, the fullest.
+pub(crate) const FULLNESS_CLASSES: usize = 16;
+const CLASS_PAGES: u64 = PAGEBLOCK_PAGES / FULLNESS_CLASSES as u64;
+const NIL: u32 = u32::MAX;
+/// Not in a bucket: no free page, or wholly free.
+const UNLISTED: u8 = u8::MAX;
+
+/// Free pages per pageblock, readable without the zone lock (written under it).
+#[derive(Debug, Default)]
+pub struct PageblockFree(Box<[AtomicU16]>);
+
+impl PageblockFree {
+    pub(crate) fn new(pageblocks: usize) -> PageblockFree {
+        PageblockFree((0..pageblocks).map(|_| AtomicU16::new(0)).collect())
+    }
+
+    /// Tracking is on (fullest-first placement).
+    #[inline]
+    pub(crate) fn is_tracked(&self) -> bool {
+        !self.0.is_empty()
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, slot: usize) -> u64 {
+        u64::from(self.0[slot].load(Relaxed))
+    }
+
+    pub(crate) fn set(&self, slot: usize, pages: u64) {
+        debug_assert!(pages <= PAGEBLOCK_PAGES);
+        self.0[slot].store(pages as u16, Relaxed);
+    }
+}
+
+/// Partly free pageblocks by fullness; lives under the zone lock.
+#[derive(Debug)]
+pub struct FullnessBuckets {
+    heads: [u32; FULLNESS_CLASSES],
+    next: Box<[u32]>,
+    prev: Box<[u32]>,
+    class: Box<[u8]>,
+}
+
+impl FullnessBuckets {
+    pub(crate) fn new(pageblocks: usize) -> FullnessBuckets {
+        FullnessBuckets {
+            heads: [NIL; FULLNESS_CLASSES],
+            next: vec![NIL; pageblocks].into_boxed_slice(),
+            prev: vec![NIL; pageblocks].into_boxed_slice(),
+            class: vec![UNLISTED; pageblocks].into_boxed_slice(),
+        }
+    }
+
+    fn class_for(free_pages: u64) -> u8 {
+        if free_pages == 0 || free_pages >= PAGEBLOCK_PAGES {
+            UNLISTED
+        } else {
+            ((free_pages - 1) / CLASS_PAGES) as u8
+        }
+    }
+
+    /// Files pageblock `slot` under its new free count.
+    pub(crate) fn update(&mut self, slot: usize, free_pages: u64) {
+        let class = Self::class_for(free_pages);
+        if class == self.class[slot] {
+            return;
+        }
+        self.unlink(slot);
+        if class != UNLISTED {
+            let head = self.heads[class as usize];
+            self.next[slot] = head;
+            self.prev[slot] = NIL;
+            if head != NIL {
+                self.prev[head as usize] = slot as u32;
+            }
+            self.heads[class as usize] = slot as u32;
+        }
+        self.class[slot] = class;
+    }
+
+    fn unlink(&mut self, slot: usize) {
+        let class = self.class[slot];
+        if class == UNLISTED {
+            return;
+        }
+        let (next, prev) = (self.next[slot], self.prev[slot]);
+        if prev == NIL {
+            debug_assert_eq!(self.heads[class as usize], slot as u32);
+            self.heads[class as usize] = next;
+        } else {
+            self.next[prev as usize] = next;
+        }
+        if next != NIL {
+            self.prev[next as usize] = prev;
+        }
+        self.class[slot] = UNLISTED;
+    }
+
+    /// Partly free pageblocks, fullest bucket first, at most `limit` of them.
+    pub(crate) fn fullest(&self, limit: usize) -> impl Iterator<Item = usize> + '_ {
+        self.heads
+            .iter()
+            .flat_map(move |&head| {
+                let mut at = head;
+                core::iter::from_fn(move || {
+                    (at != NIL).then(|| {
+                        let slot = at as usize;
+                        at = self.next[slot];
+                        slot
+                    })
+                })
+            })
+            .take(limit)
+    }
+
+    /// The bucket a pageblock is filed under (`None`: not partly free), for the checker.
+    pub(crate) fn class_of(&self, slot: usize) -> Option<u8> {
+        (self.class[slot] != UNLISTED).then_some(self.class[slot])
+    }
+
+    /// What bucket a free count belongs in, for the checker.
+    pub(crate) fn expected_class(free_pages: u64) -> Option<u8> {
+        let class = Self::class_for(free_pages);
+        (class != UNLISTED).then_some(class)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pageblocks_move_between_buckets_and_the_fullest_come_first() {
+        let mut buckets = FullnessBuckets::new(4);
+        buckets.update(0, 500);
+        buckets.update(1, 3);
+        buckets.update(2, 40);
+        buckets.update(3, 512);
+        assert_eq!(buckets.fullest(10).collect::<Vec<_>>(), [1, 2, 0]);
+        buckets.update(1, 0);
+        buckets.update(2, 33);
+        assert_eq!(buckets.fullest(10).collect::<Vec<_>>(), [2, 0]);
+        buckets.update(0, 1);
+        assert_eq!(buckets.fullest(1).collect::<Vec<_>>(), [0]);
+        assert_eq!(buckets.class_of(3), None);
+        assert_eq!(FullnessBuckets::expected_class(32), Some(0));
+        assert_eq!(FullnessBuckets::expected_class(33), Some(1));
+    }
+}
