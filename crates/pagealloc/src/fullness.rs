@@ -142,6 +142,7 @@ mod tests {
 
     #[test]
     fn pageblocks_move_between_buckets_and_the_fullest_come_first() {
+        use alloc::vec::Vec;
         let mut buckets = FullnessBuckets::new(4);
         buckets.update(0, 500);
         buckets.update(1, 3);

@@ -1,16 +1,19 @@
 //! A reclaimable page cache for the torture run, registered as the allocator's reclaim
-//! client: workers read order-0 movable pages into it, tagged in the shadow with the
-//! cache's own owner, and reclaim (kswapd passes from the periodic work, direct reclaim
-//! inside any worker's allocation) drops its oldest pages, verifying and clearing their
-//! tags before each free, so the frees reclaim makes are checked as the workers' are.
+//! and migration client: workers read order-0 movable pages into it, tagged in the shadow
+//! with the cache's own owner, and reclaim (kswapd passes from the periodic work, direct
+//! reclaim inside any worker's allocation) drops its oldest pages, verifying and clearing
+//! their tags before each free, so the frees reclaim makes are checked as the workers' are.
+//! Compaction (direct, kcompactd, proactive, or a worker's explicit run) moves cached
+//! pages: each move claims the target's tags and releases the source's, so a target
+//! someone else holds, or a source the cache does not, is a violation.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use pagealloc::allocator::{Reclaim, ReclaimReason, ReclaimRequest};
+use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimReason, ReclaimRequest};
 use pagealloc::platform::StdPlatform;
-use pagealloc::{Block, PageAllocator};
+use pagealloc::{Block, PageAllocator, Pfn};
 
 use super::shadow::{FrameShadow, Owner};
 use super::violations::Violations;
@@ -18,31 +21,67 @@ use super::violations::Violations;
 /// The cache's owner tag (workers are 1..=1024).
 pub const CACHE_OWNER: Owner = Owner::MAX;
 
+/// The cached blocks by head pfn, and their pfns oldest first. A moved block is re-queued
+/// as the newest; its old pfn stays queued and is skipped when it comes up (or evicts a
+/// block read into that pfn since, which is as good a victim).
+#[derive(Default)]
+struct Pages {
+    age: VecDeque<Pfn>,
+    blocks: HashMap<Pfn, Block>,
+}
+
 pub struct PageCache {
-    /// Oldest first.
-    pages: Mutex<VecDeque<Block>>,
+    pages: Mutex<Pages>,
     shadow: Arc<FrameShadow>,
     violations: Arc<Violations>,
     /// Pages reclaim dropped, by reason (background, direct).
     reclaimed: [AtomicU64; 2],
+    /// Pages compaction moved, and moves refused (the block was no longer cached).
+    migrated: AtomicU64,
+    refused: AtomicU64,
 }
 
 impl PageCache {
     pub fn new(shadow: Arc<FrameShadow>, violations: Arc<Violations>) -> PageCache {
-        PageCache { pages: Mutex::new(VecDeque::new()), shadow, violations, reclaimed: Default::default() }
+        PageCache {
+            pages: Mutex::new(Pages::default()),
+            shadow,
+            violations,
+            reclaimed: Default::default(),
+            migrated: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
     }
 
-    fn pages(&self) -> std::sync::MutexGuard<'_, VecDeque<Block>> {
+    fn pages(&self) -> std::sync::MutexGuard<'_, Pages> {
         self.pages.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn len_pages(&self) -> u64 {
-        self.pages().len() as u64
+        self.pages().blocks.len() as u64
     }
 
     /// Takes over `block`, already tagged with [`CACHE_OWNER`].
     pub fn insert(&self, block: Block) {
-        self.pages().push_back(block);
+        let mut pages = self.pages();
+        pages.age.push_back(block.pfn());
+        pages.blocks.insert(block.pfn(), block);
+    }
+
+    /// Pages compaction moved, and moves the cache refused.
+    pub fn migrations(&self) -> (u64, u64) {
+        (self.migrated.load(Ordering::Relaxed), self.refused.load(Ordering::Relaxed))
+    }
+
+    /// The oldest cached block, out of the cache.
+    fn pop_oldest(&self) -> Option<Block> {
+        let mut pages = self.pages();
+        while let Some(pfn) = pages.age.pop_front() {
+            if let Some(block) = pages.blocks.remove(&pfn) {
+                return Some(block);
+            }
+        }
+        None
     }
 
     /// Pages reclaim dropped: (background, direct).
@@ -55,7 +94,7 @@ impl PageCache {
         let mut freed = 0;
         while freed < pages {
             // Popped under the lock, freed outside it.
-            let Some(block) = self.pages().pop_front() else { break };
+            let Some(block) = self.pop_oldest() else { break };
             freed += self.free(allocator, block);
         }
         freed
@@ -83,5 +122,30 @@ impl Reclaim<StdPlatform> for PageCache {
         let reason = usize::from(request.reason == ReclaimReason::Direct);
         self.reclaimed[reason].fetch_add(freed, Ordering::Relaxed);
         freed
+    }
+}
+
+impl Migrate<StdPlatform> for PageCache {
+    fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        let mut pages = self.pages();
+        let owned = pages.blocks.get(&source.pfn).is_some_and(|block| source.is(block));
+        if !owned {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(target);
+        }
+        let (from, to, count) = (source.pfn, target.pfn(), target.pages());
+        if let Err(violation) = self.shadow.claim(to, count, CACHE_OWNER) {
+            // Compaction handed out a page someone holds: reported, and the move refused.
+            self.violations.report(format!("page cache: migration target: {violation}"));
+            return Err(target);
+        }
+        if let Err(violation) = self.shadow.release(from, count, CACHE_OWNER) {
+            self.violations.report(format!("page cache: migration source: {violation}"));
+        }
+        let old = pages.blocks.remove(&from).expect("checked above");
+        pages.age.push_back(to);
+        pages.blocks.insert(to, target);
+        self.migrated.fetch_add(count, Ordering::Relaxed);
+        Ok(old)
     }
 }

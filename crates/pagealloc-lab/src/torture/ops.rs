@@ -31,6 +31,7 @@ impl Worker<'_> {
             930..=959 => self.drain(Op::DrainLocal),
             960..=969 => self.drain(Op::DrainAll),
             970..=979 => self.drain(Op::CpuOffline),
+            980..=982 => self.compact(),
             _ => self.periodic_work(),
         }
     }
@@ -214,6 +215,15 @@ impl Worker<'_> {
             Op::DrainAll => allocator.drain_all(),
             _ => allocator.cpu_offline(self.rng.below(allocator.platform().nr_cpus() as u64) as usize),
         };
+    }
+
+    /// Compacts a random node whole, racing the workers (and the cache's readers and
+    /// reclaim) as a write to /proc/sys/vm/compact_memory does.
+    fn compact(&mut self) {
+        self.tally.count(Op::Compact);
+        let allocator = self.shared.allocator;
+        let node = self.rng.below(allocator.nodes().len() as u64) as u16;
+        allocator.compact_node(node);
     }
 
     /// The periodic work of a random CPU at the platform's time (vmstat pass when due,

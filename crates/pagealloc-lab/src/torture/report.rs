@@ -54,6 +54,16 @@ pub fn preset_summary(run: &PresetRun) -> String {
         "  reclaim     {} pages read into the page cache; reclaim dropped {} in kswapd passes and {} in {} direct reclaims\n",
         tally.cache_pages_read, run.reclaimed_pages.0, run.reclaimed_pages.1, run.allocstalls
     );
+    let compaction = &run.compaction;
+    text += &format!(
+        "  compaction  {} pages moved in the cache ({} moves refused); {} direct compactions ({} succeeded), {} kcompactd wake-ups, {} proactive runs\n",
+        run.migrated_pages.0,
+        run.migrated_pages.1,
+        compaction.compact_stall,
+        compaction.compact_success,
+        compaction.compact_daemon_wake,
+        compaction.compact_proactive_runs
+    );
     text += &format!(
         "  checks      {} (mean {mean_check_ms:.1} ms, max {:.1} ms; {} CPUs offlined at quiescent points)\n",
         checks.checks,

@@ -35,6 +35,10 @@ pub struct PresetRun {
     /// Pages reclaim took from the page cache: (background, direct); direct reclaims.
     pub reclaimed_pages: (u64, u64),
     pub allocstalls: u64,
+    /// Pages compaction moved in the cache, moves the cache refused, and the allocator's
+    /// compaction counters summed over nodes.
+    pub migrated_pages: (u64, u64),
+    pub compaction: pagealloc::compaction::CompactStats,
     pub violations: u64,
     pub first_violations: Vec<String>,
 }
@@ -58,6 +62,7 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
     let violations = Arc::new(Violations::new(bar.clone()));
     let cache = Arc::new(PageCache::new(shadow.clone(), violations.clone()));
     allocator.set_reclaim(cache.clone());
+    allocator.set_migrate(cache.clone());
     let (gate, stop, totals) = (RwLock::new(()), AtomicBool::new(false), Mutex::new(Tally::default()));
     let shared = Shared {
         allocator: &allocator,
@@ -101,6 +106,10 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
     cache.evict(&allocator, u64::MAX);
     final_check(&shared, &mut stats);
     let allocstalls = (0..allocator.nodes().len() as u16).map(|node| allocator.reclaim_stats(node).allocstall).sum();
+    let mut compaction = pagealloc::compaction::CompactStats::default();
+    for node in 0..allocator.nodes().len() as u16 {
+        compaction += allocator.compaction_stats(node);
+    }
     bar.finish_and_clear();
     let tally = totals.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
     Ok(PresetRun {
@@ -114,6 +123,8 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         checks: stats,
         reclaimed_pages: cache.reclaimed(),
         allocstalls,
+        migrated_pages: cache.migrations(),
+        compaction,
         violations: violations.count(),
         first_violations: violations.first(),
     })

@@ -20,10 +20,12 @@ pub enum Op {
     PeriodicWork,
     /// Pages read into the reclaimable page cache, or its oldest dropped when it is full.
     CacheRead,
+    /// A whole-node compaction run (`compact_node`).
+    Compact,
 }
 
 impl Op {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
     pub const NAMES: [&'static str; Op::COUNT] = [
         "alloc",
         "free",
@@ -34,6 +36,7 @@ impl Op {
         "cpu_offline",
         "periodic",
         "cache_read",
+        "compact",
     ];
 }
 

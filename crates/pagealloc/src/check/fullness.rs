@@ -48,7 +48,8 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 return self.fail(Some(start), alloc::format!("pageblock holds {pages} free pages, counted {counted}"));
             }
             if buckets.class_of(slot) != FullnessBuckets::expected_class(pages) {
-                return self.fail(Some(mem.pageblock_start(slot)), alloc::format!("pageblock with {pages} free misfiled"));
+                return self
+                    .fail(Some(mem.pageblock_start(slot)), alloc::format!("pageblock with {pages} free misfiled"));
             }
         }
         Ok(())
