@@ -8,6 +8,7 @@
 //! seed (the first preset = 100).
 
 mod kbuild;
+mod llfree_frag;
 mod lru_page_fault;
 mod netperf;
 mod ordered;

@@ -119,3 +119,11 @@ pub const LRU_PAGE_FAULT1: PublishedTable = PublishedTable {
     ],
     rows: &[],
 };
+
+/// LLFree's frag benchmark: its figures are a peer's, not a preset's, so the table has no
+/// rows; they are in the source line (shared/design/peers.md, measured on this machine).
+pub const LLFREE_FRAG: PublishedTable = PublishedTable {
+    source: "LLFree frag (eval/src/bin/frag.rs), this machine, 4 GiB, 2 threads: 0% free as whole 2 MiB blocks after 10 rounds, 7.9% after 50, 48.4% after 100 (shared/design/peers.md)",
+    columns: &["free_huge_pct_10", "free_huge_pct_50", "free_huge_pct_100", "pack_moves_pages", "alloc_ns", "free_ns"],
+    rows: &[],
+};

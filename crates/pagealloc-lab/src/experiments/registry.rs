@@ -7,6 +7,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::kbuild::kbuild;
+use super::llfree_frag::llfree_frag;
 use super::lru_page_fault::lru_page_fault1;
 use super::netperf::netperf_tcp;
 use super::page_fault::page_fault1;
@@ -39,6 +40,8 @@ pub struct Experiment {
     /// metric against the first preset's row with the same params, and tables show raw
     /// values (normalising to the first row would mix parameter points).
     pub(super) speedup_of: Option<&'static str>,
+    /// Measured on real threads (not simulated): tables show raw values.
+    pub(super) real_threads: bool,
 }
 
 /// Adds `speedup_pct` to every row: `metric` relative to the first preset's row with the
@@ -72,6 +75,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: kbuild,
         cpus: 224,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "pcp-sctp",
@@ -81,6 +85,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: sctp,
         cpus: 128,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "pcp-unix",
@@ -90,6 +95,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: unix,
         cpus: 128,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "pcp-pairs-roles",
@@ -99,6 +105,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: pairs_roles,
         cpus: 128,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "highorder-trunc",
@@ -108,6 +115,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: trunc,
         cpus: 80,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "highorder-page-fault1",
@@ -117,6 +125,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: page_fault1,
         cpus: 80,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "highorder-netperf-tcp",
@@ -126,6 +135,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: netperf_tcp,
         cpus: 8,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "vmstat-page-bench03",
@@ -135,6 +145,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: page_bench03,
         cpus: 88,
         speedup_of: None,
+        real_threads: false,
     },
     Experiment {
         name: "lru-page-fault1",
@@ -144,6 +155,17 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: lru_page_fault1,
         cpus: 88,
         speedup_of: Some("faults_per_sec"),
+        real_threads: false,
+    },
+    Experiment {
+        name: "llfree-frag",
+        summary: "LLFree's frag benchmark on real threads, 4 GiB, 2 threads, 100 rounds: memory free as whole 2 MiB blocks",
+        published: &published::LLFREE_FRAG,
+        presets: &["mainline", "vanilla-4.20", "mainline+defrag-mode", "mainline+fullest-first"],
+        run: llfree_frag,
+        cpus: 2,
+        speedup_of: None,
+        real_threads: true,
     },
 ];
 

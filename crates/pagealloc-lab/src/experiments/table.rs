@@ -18,7 +18,7 @@ fn normalised(column: &str) -> bool {
 /// Rows with normalised metrics replaced by their ratio to the first row; as they are for
 /// an experiment whose rows are several parameter points per preset.
 pub(super) fn shown_rows(experiment: &Experiment, rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
-    if experiment.speedup_of.is_some() {
+    if experiment.speedup_of.is_some() || experiment.real_threads {
         rows.iter().map(|row| row.metrics.clone()).collect()
     } else {
         normalise(rows)
@@ -95,18 +95,22 @@ pub(super) fn print_tables(experiment: &Experiment, rows: &[Row]) {
         }
         println!();
     }
-    if experiment.speedup_of.is_some() {
+    if experiment.real_threads {
+        println!("ours (real threads on this machine; raw values):");
+    } else if experiment.speedup_of.is_some() {
         println!("ours (simulated; raw values, speedup_pct against the first preset at the same parameters):");
     } else {
         println!("ours (simulated; normalised columns: first preset = 100):");
     }
-    print!("  {:<16}", "preset");
+    // The real-thread tables name long presets (`mainline+fullest-first`).
+    let width = if experiment.real_threads { 24 } else { 16 };
+    print!("  {:<width$}", "preset");
     for column in table.columns {
         print!(" {column:>18}");
     }
     println!("  extra");
     for (row, metrics) in rows.iter().zip(&shown) {
-        print!("  {:<16}", row.preset);
+        print!("  {:<width$}", row.preset);
         for column in table.columns {
             match metrics.get(*column) {
                 Some(value) => print!(" {value:>18.1}"),
