@@ -80,7 +80,12 @@ impl Contents {
 }
 
 impl Migrate<TestPlatform> for Contents {
-    fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block> {
+    fn migrate(
+        &self,
+        _allocator: &PageAllocator<TestPlatform>,
+        source: MigrateSource,
+        target: Block,
+    ) -> Result<Block, Block> {
         if self.refuse.load(Relaxed) {
             return Err(target);
         }
@@ -211,12 +216,17 @@ fn proactive_compaction_lowers_the_score_to_its_low_watermark() {
 fn unmovable_blocks_and_unmovable_pageblocks_stay_put() {
     struct Watch(Contents);
     impl Migrate<TestPlatform> for Watch {
-        fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        fn migrate(
+            &self,
+            allocator: &PageAllocator<TestPlatform>,
+            source: MigrateSource,
+            target: Block,
+        ) -> Result<Block, Block> {
             let held = self.0.blocks.lock().unwrap().get(&source.pfn).map(|held| held.block.pfn());
             if held.is_none() {
                 self.0.unmovable_asked.store(true, Relaxed);
             }
-            self.0.migrate(source, target)
+            self.0.migrate(allocator, source, target)
         }
     }
     let watch = Arc::new(Watch(Contents::default()));
@@ -278,7 +288,12 @@ fn a_client_returning_the_wrong_blocks_corrupts_nothing() {
         kept: Mutex<Vec<Block>>,
     }
     impl Migrate<TestPlatform> for Confused {
-        fn migrate(&self, _source: MigrateSource, target: Block) -> Result<Block, Block> {
+        fn migrate(
+            &self,
+            _: &PageAllocator<TestPlatform>,
+            _source: MigrateSource,
+            target: Block,
+        ) -> Result<Block, Block> {
             // Claims a move but hands back an unrelated block it owned, and keeps the target.
             match self.spare.lock().unwrap().pop() {
                 Some(spare) => {

@@ -126,7 +126,7 @@ impl Reclaim<StdPlatform> for PageCache {
 }
 
 impl Migrate<StdPlatform> for PageCache {
-    fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block> {
+    fn migrate(&self, _: &PageAllocator<StdPlatform>, source: MigrateSource, target: Block) -> Result<Block, Block> {
         let mut pages = self.pages();
         let owned = pages.blocks.get(&source.pfn).is_some_and(|block| source.is(block));
         if !owned {

@@ -46,8 +46,10 @@ pub trait Migrate<P: Platform>: Send + Sync {
     /// Moves the block `source` names into `target` (same order, freshly allocated): copy
     /// the contents, repoint every reference, and return the client's handle of the old
     /// block (`Ok`), which the allocator frees. A client that does not own that block any
-    /// more, or cannot move it now, returns `target` untouched (`Err`).
-    fn migrate(&self, source: MigrateSource, target: Block) -> Result<Block, Block>;
+    /// more, or cannot move it now, returns `target` untouched (`Err`). `allocator` is
+    /// there for the platform (a simulated client charges its copy through
+    /// `touch_pages`); the client must not free `target` or the old block through it.
+    fn migrate(&self, allocator: &PageAllocator<P>, source: MigrateSource, target: Block) -> Result<Block, Block>;
 }
 
 /// The two scanners' positions in one run: the migration scanner's next pfn, and the start
@@ -198,7 +200,7 @@ impl<P: Platform> PageAllocator<P> {
                 zone_index: zone.index,
                 generation: candidate.head.generation(),
             };
-            match client.migrate(source, target) {
+            match client.migrate(self, source, target) {
                 Ok(old) => {
                     run.migrated_pages += 1 << order;
                     if let Some(claimed) = self.claim_moved(zone, old) {
