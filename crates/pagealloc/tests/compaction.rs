@@ -154,6 +154,9 @@ fn compacting_a_node_frees_whole_pageblocks_and_keeps_contents() {
     assert_eq!(stats.pgmigrate_success, migrated);
     assert_eq!(client.moves.load(Relaxed), migrated);
     assert!(stats.compact_migrate_scanned > 0 && stats.compact_free_scanned > 0);
+    let mut vmstat = String::new();
+    pagealloc::views::write_vmstat(&mut vmstat, &allocator).unwrap();
+    assert!(vmstat.contains(&format!("pgmigrate_success {migrated}\n")), "{vmstat}");
     // The scanners meet in the middle: all but the pageblocks around the meeting point
     // come out whole.
     let huge = huge_free_pages(&allocator);

@@ -33,6 +33,21 @@ pub fn write_vmstat<P: Platform>(out: &mut impl Write, allocator: &PageAllocator
     // Linux splits allocstall by zone; the client is asked per node here.
     writeln!(out, "allocstall {}", reclaim.allocstall)?;
     writeln!(out, "pageoutrun {kswapd_runs}")?;
+    let mut compact = crate::compaction::CompactStats::default();
+    for node in 0..allocator.nodes().len() as u16 {
+        compact += allocator.compaction_stats(node);
+    }
+    writeln!(out, "pgmigrate_success {}", compact.pgmigrate_success)?;
+    writeln!(out, "pgmigrate_fail {}", compact.pgmigrate_fail)?;
+    writeln!(out, "compact_migrate_scanned {}", compact.compact_migrate_scanned)?;
+    writeln!(out, "compact_free_scanned {}", compact.compact_free_scanned)?;
+    writeln!(out, "compact_isolated {}", compact.compact_isolated)?;
+    writeln!(out, "compact_stall {}", compact.compact_stall)?;
+    writeln!(out, "compact_fail {}", compact.compact_fail)?;
+    writeln!(out, "compact_success {}", compact.compact_success)?;
+    writeln!(out, "compact_daemon_wake {}", compact.compact_daemon_wake)?;
+    writeln!(out, "compact_daemon_migrate_scanned {}", compact.compact_daemon_migrate_scanned)?;
+    writeln!(out, "compact_daemon_free_scanned {}", compact.compact_daemon_free_scanned)?;
     // Not in Linux: fallbacks as mm_page_alloc_extfrag counts them, and pageset drains.
     let extfrag = allocator.extfrag_stats();
     writeln!(out, "extfrag_claim {}", extfrag.claims)?;
