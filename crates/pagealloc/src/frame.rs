@@ -132,6 +132,15 @@ impl FrameInfo {
         self.0 >> Self::GENERATION_SHIFT
     }
 
+    /// The word with another order, state, type and generation kept (a split head).
+    #[inline]
+    pub const fn with_order(self, order: u8) -> FrameInfo {
+        FrameInfo(
+            (self.0 & !(Self::ORDER_MASK << Self::ORDER_SHIFT))
+                | ((order as u32 & Self::ORDER_MASK) << Self::ORDER_SHIFT),
+        )
+    }
+
     /// The word with generation 0: state, order and type only.
     #[inline]
     pub const fn without_generation(self) -> FrameInfo {

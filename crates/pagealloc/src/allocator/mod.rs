@@ -10,6 +10,7 @@
 //! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
 //! - `compact`: compaction runs through the client's [`Migrate`] callback, and direct
 //!   compaction; `kcompactd`: background and proactive compaction;
+//! - `split`: splitting an allocated block into order-0 blocks (split_page());
 //! - `stats`: counters summed over zones and CPUs;
 //! - `watermarks`: watermark checks for callers outside the allocation path.
 
@@ -21,6 +22,7 @@ mod free_path;
 mod kcompactd;
 mod periodic;
 mod reclaim;
+mod split;
 mod stats;
 mod watermarks;
 
@@ -40,6 +42,7 @@ use crate::zone::Zone;
 pub use compact::{Migrate, MigrateSource};
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+pub use split::SplitBlocks;
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
