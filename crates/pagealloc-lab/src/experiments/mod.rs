@@ -7,6 +7,7 @@
 //! [`REPRODUCTION_LAYOUT`](simulate::REPRODUCTION_LAYOUT)). Normalised columns follow the
 //! seed (the first preset = 100).
 
+mod frag_thpcompact;
 mod kbuild;
 mod llfree_frag;
 mod lru_page_fault;

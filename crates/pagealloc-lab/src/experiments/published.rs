@@ -127,3 +127,12 @@ pub const LLFREE_FRAG: PublishedTable = PublishedTable {
     columns: &["free_huge_pct_10", "free_huge_pct_50", "free_huge_pct_100", "pack_moves_pages", "alloc_ns", "free_ns"],
     rows: &[],
 };
+
+/// thpcompact has no published table for these presets; the goal is upstream's: proactive
+/// compaction made 98% of free memory obtainable as huge pages (v5.9, "mm: Proactive
+/// compaction").
+pub const FRAG_THPCOMPACT: PublishedTable = PublishedTable {
+    source: "none for these presets; goal from \"mm: Proactive compaction\" (v5.9): 98% of free memory obtainable as huge pages",
+    columns: &["huge_fault_pct", "huge_fault_us_p50", "huge_fault_us_p95", "obtainable_huge_pct", "compact_stall", "pgmigrate_success"],
+    rows: &[],
+};

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
+use super::frag_thpcompact::{frag_thpcompact, FRAG_PRESETS};
 use super::kbuild::kbuild;
 use super::llfree_frag::llfree_frag;
 use super::lru_page_fault::lru_page_fault1;
@@ -155,6 +156,16 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: lru_page_fault1,
         cpus: 88,
         speedup_of: Some("faults_per_sec"),
+        real_threads: false,
+    },
+    Experiment {
+        name: "frag-thpcompact",
+        summary: "2018 fragmentation avoidance and successors, thpcompact-like on 4 CPUs: huge faults, latency, free memory obtainable as order 9",
+        published: &published::FRAG_THPCOMPACT,
+        presets: FRAG_PRESETS,
+        run: frag_thpcompact,
+        cpus: 4,
+        speedup_of: Some("huge_fault_pct"),
         real_threads: false,
     },
     Experiment {

@@ -52,6 +52,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         vmstat: false,
         lru_batch: None,
         lru: false,
+        madvise: false,
     }
 }
 

@@ -1,14 +1,18 @@
 //! `pagelab run WORKLOAD`: one workload on the simulator (default) or on real threads.
 
 mod faults;
+mod frag_report;
 mod lru_pages;
+mod page_cache;
 mod real;
 mod report;
 mod sim;
 mod sim_env;
 
 pub use faults::{FaultArgs, FaultReport};
+pub use frag_report::FragReport;
 pub use lru_pages::LruReport;
+pub use page_cache::{PageCache, PageCacheReport};
 pub use real::run_real;
 pub use report::RunReport;
 pub use sim::run_sim;
@@ -19,7 +23,7 @@ use clap::{Args, ValueEnum};
 use pagealloc::policy::NumaStats;
 use pagealloc::Policy;
 
-use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, Trunc, Workload};
+use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, ThpCompact, Trunc, Workload};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WorkloadKind {
@@ -37,6 +41,9 @@ pub enum WorkloadKind {
     Trunc,
     /// Many short-lived processes with exit bursts and migrations.
     Kbuild,
+    /// mmtests thpcompact-like: a huge-page region half unmapped, its holes refilled with
+    /// page cache, then a second huge-page region (page-cache reclaim and compaction on).
+    Thpcompact,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -117,6 +124,9 @@ pub struct RunArgs {
     /// file list, taken off at truncate.
     #[arg(long)]
     pub lru: bool,
+    /// thpcompact: huge faults in MADV_HUGEPAGE regions (direct compaction and reclaim).
+    #[arg(long)]
+    pub madvise: bool,
     /// netperf-pairs / unix-pairs: bytes per message (1 byte to 1 GiB).
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub message_bytes: u64,
@@ -170,6 +180,7 @@ impl RunArgs {
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(match self.workload {
             WorkloadKind::Trunc | WorkloadKind::Kbuild => 10_000,
+            WorkloadKind::Thpcompact => 600_000,
             _ => 20,
         })
     }
@@ -185,6 +196,7 @@ impl RunArgs {
             }
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
+            WorkloadKind::Thpcompact => Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise)),
         })
     }
 

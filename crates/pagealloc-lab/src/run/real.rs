@@ -48,12 +48,17 @@ struct RealEnv<'a> {
     calls: u64,
     failures: AllocFailures,
     lru: Option<&'a LruPages<'a, StdPlatform>>,
+    page_cache: Option<&'a super::PageCache>,
 }
 
 impl Env for RealEnv<'_> {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
         self.calls += 1;
         self.failures.note(self.allocator.alloc_pages(order, request))
+    }
+    fn split(&mut self, block: Block) -> Vec<Block> {
+        self.calls += 1;
+        self.allocator.split(block).expect("workloads split what they allocated").collect()
     }
     fn free(&mut self, block: Block) {
         self.calls += 1;
@@ -81,6 +86,9 @@ impl Env for RealEnv<'_> {
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }
+    fn page_cache(&self) -> Option<&super::PageCache> {
+        self.page_cache
+    }
     fn lru(&self) -> Option<&dyn LruSink> {
         self.lru.map(|lru| lru as &dyn LruSink)
     }
@@ -105,6 +113,7 @@ struct Shared<'a> {
     duration: Duration,
     spin_per_us: f64,
     lru: Option<&'a LruPages<'a, StdPlatform>>,
+    page_cache: Option<&'a super::PageCache>,
 }
 
 /// One CPU's counts.
@@ -138,6 +147,7 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
         calls: 0,
         failures: AllocFailures::default(),
         lru: shared.lru,
+        page_cache: shared.page_cache,
     };
     shared.barrier.wait();
     env.started = *shared.run_start.get_or_init(Instant::now);
@@ -191,7 +201,13 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
     let pages = args.memory_gib << 18;
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(args.policy(preset));
-    let allocator = std::sync::Arc::new(PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?);
+    let mut allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?;
+    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
+    if let Some(cache) = &page_cache {
+        allocator.set_reclaim(cache.clone());
+        allocator.set_migrate(cache.clone());
+    }
+    let allocator = std::sync::Arc::new(allocator);
     // The allocator's periodic work (vmstat passes on its interval, kswapd when woken) runs
     // on its own thread, as it does for any embedder on real threads.
     let background = BackgroundWorker::spawn(allocator.clone(), BACKGROUND_POLL);
@@ -209,6 +225,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         duration: Duration::from_millis(args.duration_ms()),
         spin_per_us: spin_iterations_per_us(),
         lru: lru.as_ref(),
+        page_cache: page_cache.as_deref(),
     };
     let tasks = workload.tasks(args.cpus, args.seed);
     let host_start = Instant::now();
@@ -231,6 +248,10 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     let lru_report = lru.as_ref().map(|lru| lru.report());
     if let Some(lru) = &lru {
         lru.check_empty()?;
+    }
+    let frag = page_cache.as_ref().map(|cache| super::frag_report::measure(&allocator, cache));
+    if let Some(cache) = &page_cache {
+        cache.free_all(&allocator);
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
@@ -271,6 +292,7 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
         numa_stats: args.numa_stats.map(|numa| numa.to_string()),
         vmstat,
         lru: lru_report,
+        frag,
     })
 }
 
@@ -305,6 +327,7 @@ mod tests {
             vmstat: false,
             lru_batch: None,
             lru: false,
+            madvise: false,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

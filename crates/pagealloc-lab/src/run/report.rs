@@ -71,6 +71,10 @@ pub struct RunReport {
     /// Workloads with LRU lists: their locks and operations.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lru: Option<super::LruReport>,
+    /// Workloads with a page cache: fallbacks, compaction, reclaim, and how much free
+    /// memory compaction can make whole pageblocks of at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frag: Option<super::FragReport>,
 }
 
 impl RunReport {

@@ -148,6 +148,7 @@ struct Measured {
     out_of_memory: u64,
     faults: Option<super::faults::FaultReport>,
     lru: Option<super::LruReport>,
+    frag: Option<super::FragReport>,
 }
 
 /// `run_sim` with the observer's check given (tests plant a failing one). With
@@ -155,7 +156,13 @@ struct Measured {
 /// of the run and after the idle tail; the report leaves the checks' own lock acquisitions
 /// out.
 pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: CheckFn) -> Result<RunReport, String> {
-    let (allocator, sim, preset, platform_name) = build_machine(args)?;
+    let (mut allocator, sim, preset, platform_name) = build_machine(args)?;
+    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
+    if let Some(cache) = &page_cache {
+        allocator.set_reclaim(cache.clone());
+        allocator.set_migrate(cache.clone());
+    }
+    let allocator = allocator;
     let fault_config = args.faults.config(args.seed, args.cpus);
     if let Some(config) = fault_config {
         sim.inject_faults(config);
@@ -163,7 +170,14 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     let mut observer = fault_config.map(|_| InvariantObserver::new(args.faults.check_every_ms, check));
     let lru = LruPages::for_workload(workload, &allocator, args.policy(preset).lru)?;
     let mut tasks = workload.tasks(args.cpus, args.seed);
-    let mut envs = SimEnv::for_cpus(&allocator, sim, args.cpus, args.top_reuse, fault_config.is_some(), lru.as_ref());
+    let mut envs = SimEnv::for_cpus(
+        &allocator,
+        sim,
+        args.cpus,
+        args.top_reuse,
+        fault_config.is_some(),
+        (lru.as_ref(), page_cache.as_deref()),
+    );
     let host_start = Instant::now();
     let duration_ns = args.duration_ms() * 1_000_000;
     let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut());
@@ -188,9 +202,13 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     if let Some(observer) = observer.as_mut() {
         observer.check_now(&allocator, sim, elapsed_ns + IDLE_TAIL_SECONDS * SECOND_NS);
     }
+    let frag = page_cache.as_ref().map(|cache| sim.observe(|| super::frag_report::measure(&allocator, cache)));
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
         sim.set_cpu(env.cpu);
         task.finish(env);
+    }
+    if let Some(cache) = &page_cache {
+        cache.free_all(&allocator);
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
@@ -213,6 +231,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         out_of_memory,
         faults,
         lru: lru_report,
+        frag,
     };
     Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
 }
@@ -260,6 +279,7 @@ fn report(
         // Read as an observer: the dump charges no simulated time.
         vmstat: args.vmstat.then(|| sim.observe(|| super::report::vmstat_text(allocator))),
         lru: measured.lru,
+        frag: measured.frag,
     }
 }
 

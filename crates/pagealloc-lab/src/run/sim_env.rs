@@ -25,6 +25,8 @@ pub(super) struct SimEnv<'a> {
     pub(super) faults: bool,
     /// The run's LRU lists, if the workload keeps pages on them.
     pub(super) lru: Option<&'a LruPages<'a, SimPlatform>>,
+    /// The run's page cache, if the workload keeps one.
+    pub(super) page_cache: Option<&'a super::PageCache>,
 }
 
 impl<'a> SimEnv<'a> {
@@ -35,7 +37,7 @@ impl<'a> SimEnv<'a> {
         cpus: usize,
         top_reuse: bool,
         faults: bool,
-        lru: Option<&'a LruPages<'a, SimPlatform>>,
+        (lru, page_cache): (Option<&'a LruPages<'a, SimPlatform>>, Option<&'a super::PageCache>),
     ) -> Vec<SimEnv<'a>> {
         (0..cpus)
             .map(|cpu| SimEnv {
@@ -49,6 +51,7 @@ impl<'a> SimEnv<'a> {
                 failures: AllocFailures::default(),
                 faults,
                 lru,
+                page_cache,
             })
             .collect()
     }
@@ -71,6 +74,10 @@ impl Env for SimEnv<'_> {
             *reuse.entry(block.pfn()).or_default() += 1;
         }
         Some(block)
+    }
+    fn split(&mut self, block: Block) -> Vec<Block> {
+        self.call_boundary();
+        self.allocator.split(block).expect("workloads split what they allocated").collect()
     }
     fn free(&mut self, block: Block) {
         self.call_boundary();
@@ -97,6 +104,9 @@ impl Env for SimEnv<'_> {
     }
     fn record(&mut self, key: &'static str, value: f64) {
         *self.recorded.entry(key).or_default() += value;
+    }
+    fn page_cache(&self) -> Option<&super::PageCache> {
+        self.page_cache
     }
     fn lru(&self) -> Option<&dyn LruSink> {
         self.lru.map(|lru| lru as &dyn LruSink)

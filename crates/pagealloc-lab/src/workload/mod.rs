@@ -5,6 +5,7 @@ mod kbuild;
 mod page_bench;
 mod page_fault;
 mod pairs;
+mod thp_compact;
 mod trunc;
 mod unix_skb;
 
@@ -12,6 +13,7 @@ pub use kbuild::Kbuild;
 pub use page_bench::PageBench;
 pub use page_fault::{FaultMode, PageFault};
 pub use pairs::{PairKind, Pairs};
+pub use thp_compact::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};
 pub use trunc::Trunc;
 
 use pagealloc::lru::LruList;
@@ -22,6 +24,8 @@ use pagealloc::{AllocRequest, Block};
 pub trait Env {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block>;
     fn free(&mut self, block: Block);
+    /// Splits an allocated block into its order-0 pages (split_page()).
+    fn split(&mut self, block: Block) -> Vec<Block>;
     /// Reads or writes the data of `pages` pages from `pfn` (zeroing a faulted page,
     /// copying a message).
     fn touch(&mut self, pfn: u64, pages: u64);
@@ -45,6 +49,11 @@ pub trait Env {
     /// Takes pages off the LRU before they are freed (release_pages()).
     fn lru_release(&mut self, pages: &[Block]) {
         self.lru().expect(USES_LRU).release(pages);
+    }
+    /// The run's page cache, for a workload that says so in [`Workload::uses_page_cache`]:
+    /// reclaim drops its oldest pages and compaction moves them.
+    fn page_cache(&self) -> Option<&crate::run::PageCache> {
+        None
     }
     /// Pages one LRU lock hold of a removal covers (1 without LRU lists). A workload that
     /// releases many pages makes each hold a step of its own, so the simulator takes the
@@ -90,6 +99,11 @@ pub trait Workload {
     fn params(&self) -> serde_json::Value;
     /// The workload puts pages on LRU lists: the harness builds them.
     fn uses_lru(&self) -> bool {
+        false
+    }
+    /// The workload keeps file pages in a page cache the allocator may reclaim and compact:
+    /// the harness builds one and registers it.
+    fn uses_page_cache(&self) -> bool {
         false
     }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>>;

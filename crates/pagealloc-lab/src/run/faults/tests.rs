@@ -15,6 +15,8 @@ fn duration_ms(workload: WorkloadKind) -> u64 {
         // Fixed work: it stops when the file is truncated (~25 simulated ms).
         WorkloadKind::Trunc => 10_000,
         WorkloadKind::Kbuild => 20,
+        // Fixed work: both regions and the file (~50 simulated ms on 1 GiB).
+        WorkloadKind::Thpcompact => 10_000,
     }
 }
 
@@ -41,6 +43,7 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         vmstat: false,
         lru_batch: None,
         lru: false,
+        madvise: false,
     }
 }
 

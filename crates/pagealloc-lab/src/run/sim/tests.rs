@@ -27,6 +27,7 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         vmstat: false,
         lru_batch: None,
         lru: false,
+        madvise: false,
     }
 }
 

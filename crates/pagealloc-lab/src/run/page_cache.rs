@@ -1,0 +1,137 @@
+//! A page cache beside the allocator for workloads that keep file pages: clean, so reclaim
+//! may drop its oldest pages (the allocator's [`Reclaim`] client), and movable, so
+//! compaction may move them (its [`Migrate`] client; the copy is charged as touching both
+//! pages). It also holds the workload's anonymous memory that compaction may move (no
+//! swap: never reclaimed). One per run, shared by the run's CPUs; registered before the
+//! run starts.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimReason, ReclaimRequest};
+use pagealloc::platform::Platform;
+use pagealloc::{Block, PageAllocator, Pfn};
+use serde::Serialize;
+
+/// The cached blocks by head pfn, and their pfns oldest first. A moved block is queued again
+/// as the newest; its old pfn is skipped when it comes up, unless a block read into that
+/// pfn since is there, which is as good a victim.
+#[derive(Default)]
+struct Pages {
+    age: VecDeque<Pfn>,
+    blocks: HashMap<Pfn, Block>,
+    /// Anonymous blocks: movable, not reclaimable.
+    anon: HashMap<Pfn, Block>,
+}
+
+/// What the cache saw.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct PageCacheReport {
+    pub pages_read: u64,
+    pub reclaimed_kswapd: u64,
+    pub reclaimed_direct: u64,
+    pub migrated_pages: u64,
+    pub refused_moves: u64,
+}
+
+#[derive(Default)]
+pub struct PageCache {
+    pages: Mutex<Pages>,
+    read: AtomicU64,
+    reclaimed: [AtomicU64; 2],
+    migrated: AtomicU64,
+    refused: AtomicU64,
+}
+
+impl PageCache {
+    fn pages(&self) -> std::sync::MutexGuard<'_, Pages> {
+        self.pages.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Takes over a page the workload read in.
+    pub fn insert(&self, block: Block) {
+        self.read.fetch_add(block.pages(), Relaxed);
+        let mut pages = self.pages();
+        pages.age.push_back(block.pfn());
+        pages.blocks.insert(block.pfn(), block);
+    }
+
+    /// Takes over a block of the workload's anonymous memory: movable, never reclaimed.
+    pub fn insert_anon(&self, block: Block) {
+        self.pages().anon.insert(block.pfn(), block);
+    }
+
+    fn pop_oldest(&self) -> Option<Block> {
+        let mut pages = self.pages();
+        while let Some(pfn) = pages.age.pop_front() {
+            if let Some(block) = pages.blocks.remove(&pfn) {
+                return Some(block);
+            }
+        }
+        None
+    }
+
+    /// Drops up to `pages` of the oldest pages; returns the pages freed.
+    pub fn evict<P: Platform>(&self, allocator: &PageAllocator<P>, pages: u64) -> u64 {
+        let mut freed = 0;
+        while freed < pages {
+            let Some(block) = self.pop_oldest() else { break };
+            freed += block.pages();
+            allocator.free_pages(block).expect("the cache frees what it holds");
+        }
+        freed
+    }
+
+    /// Frees everything (the run's end).
+    pub fn free_all<P: Platform>(&self, allocator: &PageAllocator<P>) {
+        self.evict(allocator, u64::MAX);
+        let anon: Vec<Block> = self.pages().anon.drain().map(|(_, block)| block).collect();
+        for block in anon {
+            allocator.free_pages(block).expect("the cache frees what it holds");
+        }
+    }
+
+    pub fn report(&self) -> PageCacheReport {
+        PageCacheReport {
+            pages_read: self.read.load(Relaxed),
+            reclaimed_kswapd: self.reclaimed[0].load(Relaxed),
+            reclaimed_direct: self.reclaimed[1].load(Relaxed),
+            migrated_pages: self.migrated.load(Relaxed),
+            refused_moves: self.refused.load(Relaxed),
+        }
+    }
+}
+
+impl<P: Platform> Reclaim<P> for PageCache {
+    fn reclaim(&self, allocator: &PageAllocator<P>, request: ReclaimRequest) -> u64 {
+        let freed = self.evict(allocator, request.pages);
+        self.reclaimed[usize::from(request.reason == ReclaimReason::Direct)].fetch_add(freed, Relaxed);
+        freed
+    }
+}
+
+impl<P: Platform> Migrate<P> for PageCache {
+    fn migrate(&self, allocator: &PageAllocator<P>, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        let mut pages = self.pages();
+        let file = pages.blocks.get(&source.pfn).is_some_and(|block| source.is(block));
+        let anon = !file && pages.anon.get(&source.pfn).is_some_and(|block| source.is(block));
+        if !file && !anon {
+            self.refused.fetch_add(1, Relaxed);
+            return Err(target);
+        }
+        let map = if file { &mut pages.blocks } else { &mut pages.anon };
+        let old = map.remove(&source.pfn).expect("checked above");
+        // The copy: read the old page, write the new one.
+        allocator.platform().touch_pages(old.pfn(), old.pages());
+        allocator.platform().touch_pages(target.pfn(), target.pages());
+        self.migrated.fetch_add(target.pages(), Relaxed);
+        if file {
+            pages.age.push_back(target.pfn());
+            pages.blocks.insert(target.pfn(), target);
+        } else {
+            pages.anon.insert(target.pfn(), target);
+        }
+        Ok(old)
+    }
+}
