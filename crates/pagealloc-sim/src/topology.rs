@@ -71,6 +71,18 @@ impl Topology {
         llc_bytes_per_socket: 55 << 20,
     };
 
+    /// 2-socket Haswell-EP server, 2 x 12 cores x 2 threads = 48 CPUs, 30 MiB LLC per
+    /// socket, 256 KiB L2 per core (Xeon E5-2670 v3, Intel ARK): the 2018 fragmentation
+    /// seed's 2-socket machine, whose 5 THP threads mean 24 CPUs per socket.
+    pub const SERVER_48: Topology = Topology {
+        name: "2s-48cpu",
+        sockets: 2,
+        cores_per_socket: 12,
+        threads_per_core: 2,
+        l2_bytes_per_core: 256 << 10,
+        llc_bytes_per_socket: 30 << 20,
+    };
+
     /// 1-socket desktop-class part with a small cache (the "small CPU cache" Skylake of the
     /// 2022 seed): 4 cores x 2 threads, 8 MiB LLC, 256 KiB L2.
     pub const SMALL_CACHE_8: Topology = Topology {

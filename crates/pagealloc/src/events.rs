@@ -46,6 +46,9 @@ pub struct ExtfragCounters {
     steals: AtomicU64,
     pageblock_splits: AtomicU64,
     boosts: AtomicU64,
+    /// Pageblock splits by the requested type (unmovable, movable, reclaimable).
+    splits_by_start: [AtomicU64; crate::types::NR_PCP_TYPES],
+    polluting: AtomicU64,
 }
 
 /// A snapshot of [`ExtfragCounters`].
@@ -56,6 +59,12 @@ pub struct ExtfragStats {
     /// Events with fallback_order < pageblock_order.
     pub pageblock_splits: u64,
     pub watermark_boosts: u64,
+    /// `pageblock_splits` by the requested type: unmovable, movable, reclaimable (the
+    /// seed's breakdown).
+    pub splits_by_start: [u64; crate::types::NR_PCP_TYPES],
+    /// Steals that put a movable allocation in an unmovable or reclaimable pageblock, or
+    /// the reverse: the pageblock keeps its type and now mixes mobility.
+    pub polluting: u64,
 }
 
 impl core::ops::AddAssign for ExtfragStats {
@@ -64,6 +73,10 @@ impl core::ops::AddAssign for ExtfragStats {
         self.steals += other.steals;
         self.pageblock_splits += other.pageblock_splits;
         self.watermark_boosts += other.watermark_boosts;
+        for (total, more) in self.splits_by_start.iter_mut().zip(other.splits_by_start) {
+            *total += more;
+        }
+        self.polluting += other.polluting;
     }
 }
 
@@ -81,6 +94,14 @@ impl ExtfragCounters {
         };
         if event.splits_pageblock() {
             self.pageblock_splits.fetch_add(1, Relaxed);
+            if let Some(counter) = self.splits_by_start.get(event.start_migratetype.index()) {
+                counter.fetch_add(1, Relaxed);
+            }
+        }
+        let movable = |migratetype: crate::types::MigrateType| migratetype == crate::types::MigrateType::Movable;
+        if event.kind == FallbackKind::Steal && movable(event.start_migratetype) != movable(event.fallback_migratetype)
+        {
+            self.polluting.fetch_add(1, Relaxed);
         }
     }
 
@@ -94,6 +115,8 @@ impl ExtfragCounters {
             steals: self.steals.load(Relaxed),
             pageblock_splits: self.pageblock_splits.load(Relaxed),
             watermark_boosts: self.boosts.load(Relaxed),
+            splits_by_start: core::array::from_fn(|index| self.splits_by_start[index].load(Relaxed)),
+            polluting: self.polluting.load(Relaxed),
         }
     }
 }

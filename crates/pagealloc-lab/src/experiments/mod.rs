@@ -8,6 +8,7 @@
 //! seed (the first preset = 100).
 
 mod frag_thpcompact;
+mod frag_thpfioscale;
 mod kbuild;
 mod llfree_frag;
 mod lru_page_fault;

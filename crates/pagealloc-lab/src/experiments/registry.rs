@@ -7,6 +7,7 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::frag_thpcompact::{frag_thpcompact, FRAG_PRESETS};
+use super::frag_thpfioscale::frag_thpfioscale;
 use super::kbuild::kbuild;
 use super::llfree_frag::llfree_frag;
 use super::lru_page_fault::lru_page_fault1;
@@ -156,6 +157,16 @@ pub const EXPERIMENTS: &[Experiment] = &[
         run: lru_page_fault1,
         cpus: 88,
         speedup_of: Some("faults_per_sec"),
+        real_threads: false,
+    },
+    Experiment {
+        name: "frag-thpfioscale",
+        summary: "2018 fragmentation avoidance, thpfioscale on 1 and 2 sockets: extfrag events, huge faults, fault latency",
+        published: &published::FRAG_THPFIOSCALE,
+        presets: FRAG_PRESETS,
+        run: frag_thpfioscale,
+        cpus: 48,
+        speedup_of: Some("extfrag_events"),
         real_threads: false,
     },
     Experiment {

@@ -53,6 +53,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         lru_batch: None,
         lru: false,
         madvise: false,
+        dma32: false,
     }
 }
 

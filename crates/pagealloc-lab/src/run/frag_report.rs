@@ -14,6 +14,10 @@ use super::{PageCache, PageCacheReport};
 pub struct FragReport {
     /// Fallbacks with fallback_order below pageblock order (mm_page_alloc_extfrag).
     pub extfrag_events: u64,
+    /// `extfrag_events` by the requested type: unmovable, movable, reclaimable.
+    pub extfrag_by_start: [u64; 3],
+    /// Steals that mixed movable with unmovable or reclaimable memory in one pageblock.
+    pub polluting_fallbacks: u64,
     pub extfrag_claims: u64,
     pub extfrag_steals: u64,
     pub watermark_boosts: u64,
@@ -86,6 +90,8 @@ pub(super) fn measure<P: Platform>(allocator: &PageAllocator<P>, cache: &PageCac
     let (huge_after, free_after) = free_huge(allocator);
     FragReport {
         extfrag_events: extfrag.pageblock_splits,
+        extfrag_by_start: extfrag.splits_by_start,
+        polluting_fallbacks: extfrag.polluting,
         extfrag_claims: extfrag.claims,
         extfrag_steals: extfrag.steals,
         watermark_boosts: extfrag.watermark_boosts,

@@ -23,7 +23,9 @@ use clap::{Args, ValueEnum};
 use pagealloc::policy::NumaStats;
 use pagealloc::Policy;
 
-use crate::workload::{FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, ThpCompact, Trunc, Workload};
+use crate::workload::{
+    FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, ThpCompact, ThpFioScale, Trunc, Workload,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum WorkloadKind {
@@ -44,6 +46,9 @@ pub enum WorkloadKind {
     /// mmtests thpcompact-like: a huge-page region half unmapped, its holes refilled with
     /// page cache, then a second huge-page region (page-cache reclaim and compaction on).
     Thpcompact,
+    /// mmtests thpfioscale-like: fio writers then readers over 64 KiB files (page cache and
+    /// slab), THP threads faulting 75% of memory meanwhile.
+    Thpfioscale,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -63,6 +68,10 @@ pub enum TopologyKind {
     /// and 2018 lru_lock seeds' machine).
     #[value(name = "2s-88cpu")]
     Server88,
+    /// 2 sockets x 12 cores x 2 threads (Haswell-EP: the 2018 fragmentation seed's 2-socket
+    /// machine).
+    #[value(name = "2s-48cpu")]
+    Server48,
     /// 1 socket x 4 cores x 2 threads with an 8 MiB LLC (the 2022 seed's small-cache box).
     #[value(name = "small-cache")]
     SmallCache,
@@ -124,9 +133,14 @@ pub struct RunArgs {
     /// file list, taken off at truncate.
     #[arg(long)]
     pub lru: bool,
-    /// thpcompact: huge faults in MADV_HUGEPAGE regions (direct compaction and reclaim).
+    /// thpcompact, thpfioscale: huge faults in MADV_HUGEPAGE regions (direct compaction and
+    /// reclaim).
     #[arg(long)]
     pub madvise: bool,
+    /// Node 0's memory below 4 GiB is a DMA32 zone (up to 3 GiB, below the PCI hole), the
+    /// rest Normal, as on x86-64; otherwise every node is one Normal zone.
+    #[arg(long)]
+    pub dma32: bool,
     /// netperf-pairs / unix-pairs: bytes per message (1 byte to 1 GiB).
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub message_bytes: u64,
@@ -180,7 +194,7 @@ impl RunArgs {
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(match self.workload {
             WorkloadKind::Trunc | WorkloadKind::Kbuild => 10_000,
-            WorkloadKind::Thpcompact => 600_000,
+            WorkloadKind::Thpcompact | WorkloadKind::Thpfioscale => 600_000,
             _ => 20,
         })
     }
@@ -197,6 +211,10 @@ impl RunArgs {
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
             WorkloadKind::Thpcompact => Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise)),
+            WorkloadKind::Thpfioscale => {
+                let sockets = self.topology().sockets as usize;
+                Box::new(ThpFioScale::new(self.memory_gib << 18, self.cpus / sockets, self.madvise))
+            }
         })
     }
 
@@ -207,6 +225,7 @@ impl RunArgs {
             TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
             TopologyKind::Server80 => pagealloc_sim::Topology::SERVER_80,
             TopologyKind::Server88 => pagealloc_sim::Topology::SERVER_88,
+            TopologyKind::Server48 => pagealloc_sim::Topology::SERVER_48,
             TopologyKind::SmallCache => pagealloc_sim::Topology::SMALL_CACHE_8,
         }
     }

@@ -38,6 +38,8 @@ pub struct PageCacheReport {
 #[derive(Default)]
 pub struct PageCache {
     pages: Mutex<Pages>,
+    /// Pages in `Pages::blocks`, readable without the lock.
+    cached_pages: AtomicU64,
     read: AtomicU64,
     reclaimed: [AtomicU64; 2],
     migrated: AtomicU64,
@@ -52,9 +54,15 @@ impl PageCache {
     /// Takes over a page the workload read in.
     pub fn insert(&self, block: Block) {
         self.read.fetch_add(block.pages(), Relaxed);
+        self.cached_pages.fetch_add(block.pages(), Relaxed);
         let mut pages = self.pages();
         pages.age.push_back(block.pfn());
         pages.blocks.insert(block.pfn(), block);
+    }
+
+    /// Pages of file and slab cache held (anonymous memory not counted).
+    pub fn len_pages(&self) -> u64 {
+        self.cached_pages.load(Relaxed)
     }
 
     /// Takes over a block of the workload's anonymous memory: movable, never reclaimed.
@@ -66,6 +74,7 @@ impl PageCache {
         let mut pages = self.pages();
         while let Some(pfn) = pages.age.pop_front() {
             if let Some(block) = pages.blocks.remove(&pfn) {
+                self.cached_pages.fetch_sub(block.pages(), Relaxed);
                 return Some(block);
             }
         }

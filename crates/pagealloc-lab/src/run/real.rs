@@ -328,6 +328,7 @@ mod tests {
             lru_batch: None,
             lru: false,
             madvise: false,
+            dma32: false,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

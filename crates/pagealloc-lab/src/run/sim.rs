@@ -23,15 +23,26 @@ const SAMPLE_NS: u64 = 100_000;
 
 /// Memory of a simulated machine: one NUMA node per socket, each with a Normal zone of an
 /// equal share of the pages (its own zone lock), CPUs on the node of their socket.
-fn machine_memory(topology: &pagealloc_sim::Topology, pages: u64) -> AllocatorBuilder {
+fn machine_memory(topology: &pagealloc_sim::Topology, pages: u64, dma32: bool) -> AllocatorBuilder {
     const NORMAL_BASE_PFN: u64 = 1 << 20;
+    // x86-64: DMA32 from 16 MiB up to the PCI hole at 3 GiB.
+    const DMA32_PFNS: core::ops::Range<u64> = 0x1000..0xC0000;
     let sockets = topology.sockets.max(1) as u64;
     let node_pages = pages / sockets;
     let mut builder =
         AllocatorBuilder::new().cpu_node_map((0..topology.cpus()).map(|cpu| topology.socket(cpu) as u16).collect());
+    let mut next_normal = NORMAL_BASE_PFN;
     for node in 0..sockets {
-        let start = NORMAL_BASE_PFN + node * node_pages;
-        builder = builder.zone(node as u16, ZoneType::Normal, start..start + node_pages);
+        let mut normal_pages = node_pages;
+        if dma32 && node == 0 {
+            let low_pages = node_pages.min(DMA32_PFNS.end - DMA32_PFNS.start);
+            builder = builder.zone(0, ZoneType::Dma32, DMA32_PFNS.start..DMA32_PFNS.start + low_pages);
+            normal_pages -= low_pages;
+        }
+        if normal_pages > 0 {
+            builder = builder.zone(node as u16, ZoneType::Normal, next_normal..next_normal + normal_pages);
+            next_normal += normal_pages;
+        }
     }
     builder
 }
@@ -47,7 +58,8 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
-    let builder = machine_memory(&topology, args.memory_gib << 18).policy(args.policy(preset)).last_level_cache(llc);
+    let builder =
+        machine_memory(&topology, args.memory_gib << 18, args.dma32).policy(args.policy(preset)).last_level_cache(llc);
     let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
     let sim = platform.handle();
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;

@@ -6,6 +6,7 @@ mod page_bench;
 mod page_fault;
 mod pairs;
 mod thp_compact;
+mod thp_fio_scale;
 mod trunc;
 mod unix_skb;
 
@@ -14,6 +15,7 @@ pub use page_bench::PageBench;
 pub use page_fault::{FaultMode, PageFault};
 pub use pairs::{PairKind, Pairs};
 pub use thp_compact::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};
+pub use thp_fio_scale::ThpFioScale;
 pub use trunc::Trunc;
 
 use pagealloc::lru::LruList;
@@ -55,6 +57,14 @@ pub trait Env {
     fn page_cache(&self) -> Option<&crate::run::PageCache> {
         None
     }
+    /// Puts a page (or slab page) into the run's page cache.
+    fn cache_insert(&mut self, page: Block) {
+        self.page_cache().expect(USES_PAGE_CACHE).insert(page);
+    }
+    /// Hands anonymous memory to the run's page cache to hold (movable, not reclaimable).
+    fn cache_insert_anon(&mut self, block: Block) {
+        self.page_cache().expect(USES_PAGE_CACHE).insert_anon(block);
+    }
     /// Pages one LRU lock hold of a removal covers (1 without LRU lists). A workload that
     /// releases many pages makes each hold a step of its own, so the simulator takes the
     /// locks in time order.
@@ -64,6 +74,7 @@ pub trait Env {
 }
 
 const USES_LRU: &str = "a workload that keeps pages on the LRU says so (uses_lru)";
+const USES_PAGE_CACHE: &str = "a workload that keeps a page cache says so (uses_page_cache)";
 
 /// LRU lists as a workload sees them: the harness's lists, bound to the run's platform.
 pub trait LruSink {

@@ -16,7 +16,7 @@ fn duration_ms(workload: WorkloadKind) -> u64 {
         WorkloadKind::Trunc => 10_000,
         WorkloadKind::Kbuild => 20,
         // Fixed work: both regions and the file (~50 simulated ms on 1 GiB).
-        WorkloadKind::Thpcompact => 10_000,
+        WorkloadKind::Thpcompact | WorkloadKind::Thpfioscale => 10_000,
     }
 }
 
@@ -44,6 +44,7 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         lru_batch: None,
         lru: false,
         madvise: false,
+        dma32: false,
     }
 }
 

@@ -28,6 +28,7 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         lru_batch: None,
         lru: false,
         madvise: false,
+        dma32: false,
     }
 }
 

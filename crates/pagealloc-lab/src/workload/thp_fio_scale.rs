@@ -1,0 +1,275 @@
+//! A thpfioscale-like workload, after the 2018 fragmentation seed's description of mmtests'
+//! thpfioscale (shared/seeds/fragmentation-avoidance.txt):
+//! 1. 4 fio threads write 64 KiB files, created on first access, until the files total
+//!    150% of memory: page-cache pages (movable) interleaved with the slab objects of each
+//!    file (inode and dentry: reclaimable) and filesystem metadata (unmovable), under
+//!    reclaim of the oldest page cache;
+//! 2. the same threads then read the files for as long as the writing took, refaulting
+//!    what reclaim dropped;
+//! 3. while they read, (CPUs per socket - 4) / 4 THP threads per socket fault 75% of memory
+//!    in 2 MiB steps: an order-9 attempt (GFP_TRANSHUGE with `madvise`, else
+//!    GFP_TRANSHUGE_LIGHT), falling back to 512 base pages.
+//!
+//! Ours, not the seed's (it gives none): a 4 KiB slab page of reclaimable objects per 3 files
+//! (an XFS inode is ~1 KiB and a dentry ~200 B), an unmovable metadata page per 64 files,
+//! and a reader's refault chance equal to the share of written pages reclaim has dropped.
+//! Slab pages live in the run's page cache (reclaim drops them with the oldest files, as the
+//! shrinkers would); unmovable pages stay until the run ends.
+//!
+//! Recorded (summed over CPUs): THP faults, huge and base, with their summed latencies.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::{CpuTask, Env, Idle, Step, Workload};
+use crate::rng::SplitMix64;
+use pagealloc::{AllocRequest, Block, PAGEBLOCK_ORDER};
+
+const HUGE_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+/// 64 KiB files.
+const FILE_PAGES: u64 = 16;
+/// fio threads (the seed: 4).
+const FIO_THREADS: usize = 4;
+const FILES_PER_SLAB_PAGE: u64 = 3;
+const FILES_PER_METADATA_PAGE: u64 = 64;
+
+#[derive(Clone, Debug)]
+pub struct ThpFioScale {
+    pub memory_pages: u64,
+    /// CPUs per socket (the THP thread count is (this - 4) / 4 per socket).
+    pub cpus_per_socket: usize,
+    pub madvise: bool,
+    /// Files written, as percent of memory (the seed: 150).
+    pub written_pct: u64,
+    /// Memory the THP threads fault, percent (the seed: 75).
+    pub thp_pct: u64,
+    /// File creation (open with create_on_open) per file.
+    pub create_ns: u64,
+    /// Copying a page of a write or read.
+    pub copy_page_ns: u64,
+    /// Trap and page-table work per base-page fault (as page_fault1's).
+    pub fault_overhead_ns: u64,
+}
+
+impl ThpFioScale {
+    pub fn new(memory_pages: u64, cpus_per_socket: usize, madvise: bool) -> ThpFioScale {
+        ThpFioScale {
+            memory_pages,
+            cpus_per_socket,
+            madvise,
+            written_pct: 150,
+            thp_pct: 75,
+            create_ns: 20_000,
+            copy_page_ns: 500,
+            fault_overhead_ns: 250,
+        }
+    }
+
+    /// THP threads per socket: (CPUs per socket - fio threads) / 4, at least 1.
+    pub fn thp_threads_per_socket(&self) -> usize {
+        (self.cpus_per_socket.saturating_sub(FIO_THREADS) / 4).max(1)
+    }
+}
+
+/// What the run's threads share: how far the writers got.
+#[derive(Default)]
+struct Shared {
+    writers_done: AtomicUsize,
+    written_pages: AtomicU64,
+}
+
+struct FioThread {
+    config: ThpFioScale,
+    shared: Arc<Shared>,
+    rng: SplitMix64,
+    pages_to_write: u64,
+    files: u64,
+    reading_until_ns: Option<u64>,
+    started_ns: Option<u64>,
+    metadata: Vec<Block>,
+}
+
+impl FioThread {
+    /// One file: its page cache, and every few files a slab page and a metadata page.
+    fn write_file(&mut self, env: &mut dyn Env) {
+        env.compute(self.config.create_ns);
+        self.files += 1;
+        if self.files % FILES_PER_SLAB_PAGE == 0 {
+            if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
+                env.cache_insert(slab);
+            }
+        }
+        if self.files % FILES_PER_METADATA_PAGE == 0 {
+            if let Some(page) = env.alloc(0, AllocRequest::KERNEL) {
+                self.metadata.push(page);
+            }
+        }
+        for _ in 0..FILE_PAGES {
+            let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { continue };
+            env.touch(page.pfn(), 1);
+            env.compute(self.config.copy_page_ns);
+            env.cache_insert(page);
+        }
+    }
+
+    /// One read of a random file: refaulted with the chance that reclaim dropped it.
+    fn read_file(&mut self, env: &mut dyn Env) {
+        let written = self.shared.written_pages.load(Relaxed).max(1);
+        let cached = env.page_cache().expect("thpfioscale keeps a page cache").len_pages().min(written);
+        let miss_per_mille = (written - cached) * 1000 / written;
+        if self.rng.below(1000) < miss_per_mille {
+            self.files += 1;
+            if self.files % FILES_PER_SLAB_PAGE == 0 {
+                if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
+                    env.cache_insert(slab);
+                }
+            }
+            for _ in 0..FILE_PAGES {
+                let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { continue };
+                env.touch(page.pfn(), 1);
+                env.cache_insert(page);
+            }
+        }
+        env.compute(self.config.copy_page_ns * FILE_PAGES);
+        env.done(1);
+    }
+}
+
+impl CpuTask for FioThread {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
+        let now_ns = env.now_ns();
+        let started_ns = *self.started_ns.get_or_insert(now_ns);
+        if self.pages_to_write > 0 {
+            self.write_file(env);
+            self.pages_to_write = self.pages_to_write.saturating_sub(FILE_PAGES);
+            self.shared.written_pages.fetch_add(FILE_PAGES, Relaxed);
+            if self.pages_to_write == 0 {
+                self.shared.writers_done.fetch_add(1, Relaxed);
+                // Read for as long as the writing took.
+                let now_ns = env.now_ns();
+                self.reading_until_ns = Some(now_ns + (now_ns - started_ns));
+            }
+            return Step::Continue;
+        }
+        match self.reading_until_ns {
+            Some(until_ns) if env.now_ns() < until_ns => {
+                self.read_file(env);
+                Step::Continue
+            }
+            _ => Step::Done,
+        }
+    }
+
+    fn finish(&mut self, env: &mut dyn Env) {
+        for page in self.metadata.drain(..) {
+            env.free(page);
+        }
+    }
+}
+
+struct ThpThread {
+    config: ThpFioScale,
+    shared: Arc<Shared>,
+    units_left: u64,
+}
+
+impl ThpThread {
+    fn fault(&mut self, env: &mut dyn Env) {
+        let request = if self.config.madvise { AllocRequest::TRANSHUGE } else { AllocRequest::TRANSHUGE_LIGHT };
+        let start_ns = env.now_ns();
+        if let Some(block) = env.alloc(PAGEBLOCK_ORDER, request) {
+            env.touch(block.pfn(), HUGE_PAGES);
+            env.compute(self.config.fault_overhead_ns);
+            env.cache_insert_anon(block);
+            env.record("huge_faults", 1.0);
+            env.record("huge_fault_ns_sum", (env.now_ns() - start_ns) as f64);
+        } else {
+            for _ in 0..HUGE_PAGES {
+                let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { break };
+                env.touch(page.pfn(), 1);
+                env.compute(self.config.fault_overhead_ns);
+                env.cache_insert_anon(page);
+            }
+            env.record("base_faults", 1.0);
+            env.record("base_fault_ns_sum", (env.now_ns() - start_ns) as f64);
+        }
+        env.done(1);
+    }
+}
+
+impl CpuTask for ThpThread {
+    fn step(&mut self, env: &mut dyn Env) -> Step {
+        if self.units_left == 0 {
+            return Step::Done;
+        }
+        // Start once the files exist (the seed starts the THP threads during the reads).
+        if self.shared.writers_done.load(Relaxed) < FIO_THREADS {
+            env.compute(100_000);
+            return Step::Continue;
+        }
+        self.units_left -= 1;
+        self.fault(env);
+        Step::Continue
+    }
+
+    /// The anonymous memory is the page cache's, which the harness frees.
+    fn finish(&mut self, _env: &mut dyn Env) {}
+}
+
+impl Workload for ThpFioScale {
+    fn name(&self) -> &'static str {
+        "thpfioscale"
+    }
+    fn unit(&self) -> &'static str {
+        "file reads and THP faults"
+    }
+    fn params(&self) -> serde_json::Value {
+        json!({
+            "madvise": self.madvise,
+            "fio_threads": FIO_THREADS,
+            "thp_threads_per_socket": self.thp_threads_per_socket(),
+            "written_pct": self.written_pct,
+            "thp_pct": self.thp_pct,
+            "memory_pages": self.memory_pages,
+        })
+    }
+    fn uses_page_cache(&self) -> bool {
+        true
+    }
+    /// fio on the first four CPUs, THP threads on the next CPUs of each socket, the rest idle.
+    fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
+        let shared = Arc::new(Shared::default());
+        let sockets = (cpus / self.cpus_per_socket.max(1)).max(1);
+        let thp_threads = self.thp_threads_per_socket() * sockets;
+        let write_pages = self.memory_pages * self.written_pct / 100 / FIO_THREADS as u64;
+        let thp_units = self.memory_pages * self.thp_pct / 100 / HUGE_PAGES / thp_threads as u64;
+        let thp_cpu = |index: usize| {
+            (index / self.thp_threads_per_socket()) * self.cpus_per_socket
+                + FIO_THREADS * usize::from(index < self.thp_threads_per_socket())
+                + index % self.thp_threads_per_socket()
+        };
+        let thp_cpus: Vec<usize> = (0..thp_threads).map(thp_cpu).collect();
+        (0..cpus)
+            .map(|cpu| -> Box<dyn CpuTask> {
+                if cpu < FIO_THREADS {
+                    Box::new(FioThread {
+                        config: self.clone(),
+                        shared: shared.clone(),
+                        rng: SplitMix64::new(seed ^ (cpu as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                        pages_to_write: write_pages,
+                        files: 0,
+                        reading_until_ns: None,
+                        started_ns: None,
+                        metadata: Vec::new(),
+                    })
+                } else if thp_cpus.contains(&cpu) {
+                    Box::new(ThpThread { config: self.clone(), shared: shared.clone(), units_left: thp_units })
+                } else {
+                    Box::new(Idle)
+                }
+            })
+            .collect()
+    }
+}
