@@ -96,12 +96,12 @@ impl FioThread {
     fn write_file(&mut self, env: &mut dyn Env) {
         env.compute(self.config.create_ns);
         self.files += 1;
-        if self.files % FILES_PER_SLAB_PAGE == 0 {
+        if self.files.is_multiple_of(FILES_PER_SLAB_PAGE) {
             if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
                 env.cache_insert(slab);
             }
         }
-        if self.files % FILES_PER_METADATA_PAGE == 0 {
+        if self.files.is_multiple_of(FILES_PER_METADATA_PAGE) {
             if let Some(page) = env.alloc(0, AllocRequest::KERNEL) {
                 self.metadata.push(page);
             }
@@ -121,7 +121,7 @@ impl FioThread {
         let miss_per_mille = (written - cached) * 1000 / written;
         if self.rng.below(1000) < miss_per_mille {
             self.files += 1;
-            if self.files % FILES_PER_SLAB_PAGE == 0 {
+            if self.files.is_multiple_of(FILES_PER_SLAB_PAGE) {
                 if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
                     env.cache_insert(slab);
                 }
