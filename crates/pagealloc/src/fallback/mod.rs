@@ -201,3 +201,74 @@ pub(crate) fn rmqueue<P: Platform>(
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sizing::{PcpBounds, Watermarks};
+    use crate::types::{ZoneType, MAX_NR_ZONES};
+    use crate::zone_state::ZoneParams;
+
+    fn zone(managed_pages: u64, high_pages: u64) -> ZoneState {
+        let watermarks = Watermarks { min_pages: 0, low_pages: 0, high_pages, promo_pages: high_pages };
+        let params = ZoneParams {
+            watermarks,
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            pcp: PcpBounds { batch_pages: 1, high_min_pages: 1, high_max_pages: 1 },
+            stat_threshold: 32,
+            pressure_stat_threshold: 32,
+        };
+        let mut state = ZoneState::new(0, 0, ZoneType::Normal, params);
+        state.managed_pages = managed_pages;
+        state
+    }
+
+    fn env(boost: BoostRule, factor: u32) -> FallbackEnv<'static> {
+        FallbackEnv {
+            grouping_disabled: false,
+            watermark_boost_factor: factor,
+            design: FallbackDesign::ClaimOrSteal,
+            boost,
+            sink: None,
+        }
+    }
+
+    /// Facts 5.3: max_boost = high * factor / 10000, at least a pageblock; each event adds a
+    /// pageblock up to it; nothing with factor 0, a zone under 4 pageblocks, or boosting off.
+    #[test]
+    fn boost_arithmetic_follows_the_kernel() {
+        let rules = env(BoostRule::ClaimAttempts, 15_000);
+        // high 2000: max 3000 pages, so 512, 1024, 1536, 2048, 2560, then 3000.
+        let big = zone(1 << 20, 2_000);
+        let boosts: alloc::vec::Vec<u64> = (0..7)
+            .map(|_| {
+                assert!(boost_watermark(&big, &rules));
+                big.boost_pages()
+            })
+            .collect();
+        assert_eq!(boosts, [512, 1024, 1536, 2048, 2560, 3000, 3000]);
+        // A small high watermark still boosts by a whole pageblock.
+        let small_high = zone(1 << 20, 10);
+        assert!(boost_watermark(&small_high, &rules));
+        assert_eq!(small_high.boost_pages(), PAGEBLOCK_PAGES);
+        // Fewer than four pageblocks, factor 0, boosting off, or a zero max: nothing.
+        let tiny = zone(PAGEBLOCK_PAGES * 4 - 1, 2_000);
+        assert!(!boost_watermark(&tiny, &rules));
+        assert!(!boost_watermark(&big, &env(BoostRule::ClaimAttempts, 0)));
+        assert!(!boost_watermark(&zone(1 << 20, 2_000), &env(BoostRule::Off, 15_000)));
+        assert!(!boost_watermark(&zone(1 << 20, 0), &rules));
+    }
+
+    /// Facts 5.2: claiming is tried for blocks of pageblock order, half of it, any
+    /// unmovable or reclaimable request, or with grouping off; a movable request's small
+    /// block is only stolen.
+    #[test]
+    fn should_try_claim_follows_the_kernel() {
+        assert!(should_try_claim(PAGEBLOCK_ORDER, MigrateType::Movable, false));
+        assert!(should_try_claim(PAGEBLOCK_ORDER / 2, MigrateType::Movable, false));
+        assert!(!should_try_claim(PAGEBLOCK_ORDER / 2 - 1, MigrateType::Movable, false));
+        assert!(should_try_claim(0, MigrateType::Unmovable, false));
+        assert!(should_try_claim(0, MigrateType::Reclaimable, false));
+        assert!(should_try_claim(0, MigrateType::Movable, true));
+    }
+}
