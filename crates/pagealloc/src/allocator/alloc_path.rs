@@ -25,6 +25,8 @@ struct AllocCall {
     highest_zone: ZoneType,
     preferred_node: u16,
     cpu: usize,
+    /// The caller may block and wake kswapd: it may wait for kswapd (seed patch 5).
+    may_stall: bool,
 }
 
 /// Direct reclaim rounds that free pages without the allocation succeeding before the
@@ -68,7 +70,8 @@ impl<P: Platform> PageAllocator<P> {
             debug_assert!(head.is_alloc_head_of_order(order));
             return Ok(Block::new(pfn, preferred.index, self.id, head));
         }
-        let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu };
+        let may_stall = request.may_reclaim && request.wake_kswapd;
+        let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu, may_stall };
         self.alloc_pages_rest(call, zonelist, &request)
     }
 
@@ -152,19 +155,23 @@ impl<P: Platform> PageAllocator<P> {
                     return Err(AllocError::OutOfMemory { order });
                 }
             }
+            // Each round reclaims, then compacts whether or not reclaim freed anything (a
+            // __GFP_NORETRY costly request stays asynchronous, as Linux keeps it at its
+            // initial priority); the rounds end when reclaim frees nothing.
+            let mode = if request.no_retry && costly { CompactMode::Async } else { CompactMode::Sync };
             for _ in 0..MAX_RECLAIM_RETRIES {
-                if self.direct_reclaim(call.preferred_node, order) == 0 {
-                    break;
-                }
-                if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
-                    return Ok(block);
-                }
-                if order > 0 {
-                    if let (Some(block), _) = self.compact_then_alloc(slow, zonelist, CompactMode::Sync) {
+                let freed_pages = self.direct_reclaim(call.preferred_node, order);
+                if freed_pages > 0 {
+                    if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
                         return Ok(block);
                     }
                 }
-                if request.no_retry {
+                if order > 0 {
+                    if let (Some(block), _) = self.compact_then_alloc(slow, zonelist, mode) {
+                        return Ok(block);
+                    }
+                }
+                if freed_pages == 0 || request.no_retry {
                     break;
                 }
             }
@@ -191,7 +198,8 @@ impl<P: Platform> PageAllocator<P> {
         mode: CompactMode,
     ) -> (Option<Block>, CompactResult) {
         let BlockRequest { order, migratetype, .. } = slow.block;
-        let result = self.direct_compact(zonelist, (order, migratetype, slow.highest_zone), mode);
+        let whole_blocks_only = slow.block.flags.nofragment;
+        let result = self.direct_compact(zonelist, (order, migratetype, slow.highest_zone), (mode, whole_blocks_only));
         if result == CompactResult::Skipped {
             return (None, result);
         }
@@ -255,7 +263,11 @@ impl<P: Platform> PageAllocator<P> {
     fn stall_for_kswapd(&self, call: AllocCall) -> bool {
         let node = call.preferred_node;
         let boosted = self.populated_zones(node).any(|zone| zone.boost_pages() > 0);
-        if call.block.migratetype != MigrateType::Movable || call.block.order >= PAGEBLOCK_ORDER || !boosted {
+        if !call.may_stall
+            || call.block.migratetype != MigrateType::Movable
+            || call.block.order >= PAGEBLOCK_ORDER
+            || !boosted
+        {
             return false;
         }
         self.wake_kswapd(node);

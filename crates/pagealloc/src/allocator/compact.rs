@@ -104,7 +104,10 @@ impl<P: Platform> PageAllocator<P> {
     /// Is the goal met?
     fn goal_met(&self, zone: &Zone<P>, goal: CompactGoal, at_block_start: bool) -> bool {
         match goal {
-            CompactGoal::Order { order, migratetype } => target_block_free(&zone.mem, order, migratetype),
+            // Finish the pageblock being emptied before stopping (as __compact_finished()).
+            CompactGoal::Order { order, migratetype, whole_blocks_only } => {
+                at_block_start && target_block_free(&zone.mem, order, migratetype, whole_blocks_only)
+            }
             // Scores need the free counts under the lock: read once per pageblock.
             CompactGoal::Score { low_pct } => {
                 at_block_start && fragmentation_score_pct(&self.free_blocks_per_order(zone)) <= low_pct
@@ -283,12 +286,17 @@ impl<P: Platform> PageAllocator<P> {
             let mut block_done = true;
             if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
                 let mut locked = zone.buddy(&self.platform).lock();
+                let floor_pages = zone.params.watermarks.min_pages;
                 let (scanned, isolated, done) =
-                    pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order));
+                    pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order), floor_pages);
                 drop(locked);
                 run.free_scanned_pages += scanned;
                 run.isolated_pages += isolated;
                 block_done = done;
+            }
+            if pool.below_floor {
+                // Isolating more would take the zone below its min watermark.
+                return pool.take(order);
             }
             if block_done {
                 scanners.free_block -= PAGEBLOCK_PAGES;
@@ -310,7 +318,7 @@ impl<P: Platform> PageAllocator<P> {
         &self,
         zonelist: &[u16],
         (order, migratetype, highest_zone): (u8, MigrateType, ZoneType),
-        mode: CompactMode,
+        (mode, whole_blocks_only): (CompactMode, bool),
     ) -> CompactResult {
         if self.migrate.is_none() {
             return CompactResult::Skipped;
@@ -327,12 +335,12 @@ impl<P: Platform> PageAllocator<P> {
             if zone.zone_type > highest_zone || !zone.is_populated() {
                 continue;
             }
-            let result = if mode == CompactMode::Sync && zone.compact.deferred(order) {
+            let result = if zone.compact.deferred(order) {
                 CompactResult::Deferred
             } else if !self.compaction_suitable(zone, order, highest_zone) {
                 CompactResult::Skipped
             } else {
-                let goal = CompactGoal::Order { order, migratetype };
+                let goal = CompactGoal::Order { order, migratetype, whole_blocks_only };
                 let (result, _) = self.compact_zone(zone, goal, mode, false);
                 match result {
                     CompactResult::Success => zone.compact.defer_reset(order, false),

@@ -44,7 +44,7 @@ impl<P: Platform> PageAllocator<P> {
         let due_ns = state.next_proactive_ns.load(Relaxed);
         if self.tunables.compaction_proactiveness > 0
             && now_ns >= due_ns
-            && state.next_proactive_ns.compare_exchange(due_ns, due_ns + interval_ns, Relaxed, Relaxed).is_ok()
+            && state.next_proactive_ns.compare_exchange(due_ns, now_ns + interval_ns, Relaxed, Relaxed).is_ok()
         {
             ran |= self.proactive_check(node);
         }
@@ -54,8 +54,9 @@ impl<P: Platform> PageAllocator<P> {
     /// One pass for `order` over the node's zones that are neither deferred nor already able
     /// to serve it, nor beyond compaction's help.
     fn kcompactd_do_work(&self, node: u16, order: u8) {
-        let Some(highest_zone) = self.highest_zone_of(node) else { return };
         for zone in self.populated_zones(node) {
+            // Each zone against its own lowmem reserve (kcompactd_do_work() passes its index).
+            let highest_zone = zone.zone_type;
             if zone.compact.deferred(order) {
                 continue;
             }
@@ -67,7 +68,7 @@ impl<P: Platform> PageAllocator<P> {
                 continue;
             }
             // kcompactd compacts for GFP_KERNEL, so its goal is an unmovable-usable block.
-            let goal = CompactGoal::Order { order, migratetype: MigrateType::Unmovable };
+            let goal = CompactGoal::Order { order, migratetype: MigrateType::Unmovable, whole_blocks_only: false };
             match self.compact_zone(zone, goal, CompactMode::Sync, true).0 {
                 CompactResult::Success => zone.compact.defer_reset(order, false),
                 CompactResult::Complete => zone.compact.defer(order),

@@ -54,14 +54,18 @@ pub(crate) fn compaction_suitable(
 /// Is a free block of `order` or larger there for `migratetype`, natively or as a fallback
 /// it would claim whole (the free-list test of __compact_finished())? Reads the lockless
 /// summary.
-pub(crate) fn target_block_free(mem: &ZoneMem, order: u8, migratetype: MigrateType) -> bool {
+pub(crate) fn target_block_free(mem: &ZoneMem, order: u8, migratetype: MigrateType, whole_blocks_only: bool) -> bool {
     let native = 1u8 << migratetype.index();
     let fallbacks = migratetype.fallbacks().iter().fold(0u8, |mask, fallback| mask | 1 << fallback.index());
     (order as usize..NR_ORDERS).any(|current| {
         let nonempty = mem.summary.nonempty_types[current].load(Relaxed);
         // A fallback claim is tried for blocks of half a pageblock or more, or for any
         // unmovable or reclaimable request (should_try_claim_block()).
-        let claims = current >= (PAGEBLOCK_ORDER / 2) as usize || migratetype != MigrateType::Movable;
+        let claims = if whole_blocks_only {
+            current >= PAGEBLOCK_ORDER as usize
+        } else {
+            current >= (PAGEBLOCK_ORDER / 2) as usize || migratetype != MigrateType::Movable
+        };
         nonempty & native != 0 || (claims && nonempty & fallbacks != 0)
     })
 }

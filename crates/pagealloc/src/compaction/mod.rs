@@ -44,8 +44,9 @@ pub enum CompactMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CompactGoal {
     /// Until a free block of this order exists for the migratetype (direct compaction,
-    /// kcompactd woken for an order).
-    Order { order: u8, migratetype: crate::types::MigrateType },
+    /// kcompactd woken for an order); `whole_blocks_only` under NOFRAGMENT, where only a
+    /// fallback block of pageblock order or more may serve.
+    Order { order: u8, migratetype: crate::types::MigrateType, whole_blocks_only: bool },
     /// Until the zone's fragmentation score is at or below this percent (proactive).
     Score { low_pct: u64 },
     /// The whole zone, until the scanners meet (`/proc/sys/vm/compact_memory`, order -1).

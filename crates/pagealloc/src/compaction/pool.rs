@@ -17,11 +17,14 @@ pub(crate) struct FreePool {
     blocks: [(Pfn, u8); POOL_CAPACITY],
     len: usize,
     pages: u64,
+    /// The last isolation stopped at the zone's min watermark (__isolate_free_page()'s
+    /// check): the run should not take more.
+    pub(crate) below_floor: bool,
 }
 
 impl FreePool {
     pub(crate) const fn new() -> FreePool {
-        FreePool { blocks: [(0, 0); POOL_CAPACITY], len: 0, pages: 0 }
+        FreePool { blocks: [(0, 0); POOL_CAPACITY], len: 0, pages: 0, below_floor: false }
     }
 
     /// Room for one more block and the halves a later split of it pushes.
@@ -43,7 +46,8 @@ impl FreePool {
 
     /// The free scanner on one pageblock `[start, end)`, with the zone lock held: takes its
     /// free blocks off the free lists until `wanted_pages` are held, one of them of at least
-    /// `order`, or the pool is full.
+    /// `order`, or the pool is full, or the zone would drop below `floor_pages` (its min
+    /// watermark) plus twice the block.
     /// Returns (pages walked, pages isolated, whether the walk reached the block's end). A
     /// pageblock that is one free block is left alone: it is what compaction makes.
     pub(crate) fn isolate_pageblock<P: Platform>(
@@ -51,6 +55,7 @@ impl FreePool {
         zone: &mut LockedZone<'_, P>,
         (start, end): (Pfn, Pfn),
         (wanted_pages, order): (u64, u8),
+        floor_pages: u64,
     ) -> (u64, u64, bool) {
         let mut pfn = start;
         let mut isolated_pages = 0;
@@ -62,6 +67,10 @@ impl FreePool {
             let step = 1u64 << info.order();
             match info.state() {
                 FrameState::FreeHead if info.order() >= PAGEBLOCK_ORDER => return (end - start, isolated_pages, true),
+                FrameState::FreeHead if zone.area.free_pages < floor_pages + (2u64 << info.order()) => {
+                    self.below_floor = true;
+                    return (pfn - start, isolated_pages, false);
+                }
                 FrameState::FreeHead => {
                     zone.del_free(pfn, info.order(), info.migratetype());
                     self.push(pfn, info.order());
