@@ -88,29 +88,34 @@ pub fn latency_bucket_bound_ns(i: usize) -> f64 {
     2f64.powf(i as f64 / 4.0)
 }
 
-impl Task {
-    /// One 2 MiB fault: an order-9 attempt, else 512 base pages; returns the pages, or the
-    /// huge block. The latency covers the fault and the write of 2 MiB.
-    fn fault_unit(&mut self, env: &mut dyn Env, request: AllocRequest) -> (Option<Block>, Vec<Block>, u64) {
-        let start_ns = env.now_ns();
-        if let Some(block) = env.alloc(PAGEBLOCK_ORDER, request) {
-            env.touch(block.pfn(), HUGE_PAGES);
-            env.compute(self.config.fault_overhead_ns);
-            return (Some(block), Vec::new(), env.now_ns() - start_ns);
-        }
-        let mut pages = Vec::with_capacity(HUGE_PAGES as usize);
-        for _ in 0..HUGE_PAGES {
-            let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { break };
-            env.touch(page.pfn(), 1);
-            env.compute(self.config.fault_overhead_ns);
-            pages.push(page);
-        }
-        (None, pages, env.now_ns() - start_ns)
+/// One 2 MiB THP fault: an order-9 attempt with `request`, else 512 base-page faults;
+/// returns the huge block or the base pages, and the latency of the fault and the write of
+/// 2 MiB. Shared with thpfioscale's THP threads.
+pub(super) fn fault_2mib(
+    env: &mut dyn Env,
+    request: AllocRequest,
+    fault_overhead_ns: u64,
+) -> (Option<Block>, Vec<Block>, u64) {
+    let start_ns = env.now_ns();
+    if let Some(block) = env.alloc(PAGEBLOCK_ORDER, request) {
+        env.touch(block.pfn(), HUGE_PAGES);
+        env.compute(fault_overhead_ns);
+        return (Some(block), Vec::new(), env.now_ns() - start_ns);
     }
+    let mut pages = Vec::with_capacity(HUGE_PAGES as usize);
+    for _ in 0..HUGE_PAGES {
+        let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { break };
+        env.touch(page.pfn(), 1);
+        env.compute(fault_overhead_ns);
+        pages.push(page);
+    }
+    (None, pages, env.now_ns() - start_ns)
+}
 
+impl Task {
     /// Faults 2 MiB of the first region with MADV_HUGEPAGE and punches its first 1 MiB out.
     fn fault_first(&mut self, env: &mut dyn Env) {
-        let (huge, pages, _) = self.fault_unit(env, AllocRequest::TRANSHUGE);
+        let (huge, pages, _) = fault_2mib(env, AllocRequest::TRANSHUGE, self.config.fault_overhead_ns);
         let pages = match huge {
             Some(block) => env.split(block),
             None => pages,
@@ -140,7 +145,7 @@ impl Task {
     /// Faults 2 MiB of the second region and records the fault.
     fn fault_second(&mut self, env: &mut dyn Env) {
         let request = if self.config.madvise { AllocRequest::TRANSHUGE } else { AllocRequest::TRANSHUGE_LIGHT };
-        let (huge, pages, latency_ns) = self.fault_unit(env, request);
+        let (huge, pages, latency_ns) = fault_2mib(env, request, self.config.fault_overhead_ns);
         let cache = env.page_cache().expect("thpcompact keeps a page cache");
         match huge {
             Some(block) => {

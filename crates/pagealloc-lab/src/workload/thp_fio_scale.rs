@@ -178,22 +178,18 @@ struct ThpThread {
 impl ThpThread {
     fn fault(&mut self, env: &mut dyn Env) {
         let request = if self.config.madvise { AllocRequest::TRANSHUGE } else { AllocRequest::TRANSHUGE_LIGHT };
-        let start_ns = env.now_ns();
-        if let Some(block) = env.alloc(PAGEBLOCK_ORDER, request) {
-            env.touch(block.pfn(), HUGE_PAGES);
-            env.compute(self.config.fault_overhead_ns);
-            env.cache_insert_anon(block);
-            env.record("huge_faults", 1.0);
-            env.record("huge_fault_ns_sum", (env.now_ns() - start_ns) as f64);
-        } else {
-            for _ in 0..HUGE_PAGES {
-                let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else { break };
-                env.touch(page.pfn(), 1);
-                env.compute(self.config.fault_overhead_ns);
-                env.cache_insert_anon(page);
+        let (huge, pages, latency_ns) = super::thp_compact::fault_2mib(env, request, self.config.fault_overhead_ns);
+        match huge {
+            Some(block) => {
+                env.cache_insert_anon(block);
+                env.record("huge_faults", 1.0);
+                env.record("huge_fault_ns_sum", latency_ns as f64);
             }
-            env.record("base_faults", 1.0);
-            env.record("base_fault_ns_sum", (env.now_ns() - start_ns) as f64);
+            None => {
+                pages.into_iter().for_each(|page| env.cache_insert_anon(page));
+                env.record("base_faults", 1.0);
+                env.record("base_fault_ns_sum", latency_ns as f64);
+            }
         }
         env.done(1);
     }

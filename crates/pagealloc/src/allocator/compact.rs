@@ -206,14 +206,16 @@ impl<P: Platform> PageAllocator<P> {
             match client.migrate(self, source, target) {
                 Ok(old) => {
                     run.migrated_pages += 1 << order;
-                    if let Some(claimed) = self.claim_moved(zone, old) {
+                    if let Some(claimed) = self.claim_returned(zone, old) {
                         moved[moved_len] = claimed;
                         moved_len += 1;
                     }
                 }
                 Err(back) => {
                     run.failed_pages += 1 << order;
-                    self.take_back_target(zone, back, pool);
+                    if let Some((pfn, order)) = self.claim_returned(zone, back) {
+                        pool.put_back(pfn, order);
+                    }
                 }
             }
         }
@@ -229,37 +231,18 @@ impl<P: Platform> PageAllocator<P> {
         targets_found
     }
 
-    /// Claims the block a client handed back after moving it, for freeing under the run's
-    /// zone lock. A block of another zone, or one the claim refuses, takes the ordinary free
-    /// path, which names any error; nothing is freed twice.
-    fn claim_moved(&self, zone: &Zone<P>, old: Block) -> Option<(Pfn, u8)> {
-        let (pfn, order) = (old.pfn(), old.order());
-        let ours = old.allocator_id() == self.id && old.zone_index() == zone.index && zone.mem.contains(pfn);
-        if ours {
-            let frame = zone.mem.frame(pfn);
-            let info = frame.info();
-            if info.matches_allocated(old.expected_head()) && frame.transition(info, info.freed()).is_ok() {
-                return Some((pfn, order));
-            }
+    /// Claims a block the client handed back (the moved-from block, or a refused target)
+    /// for the run to free or reuse under the zone lock, through the free path's claim. A
+    /// block of another zone, or one the claim refuses (a client bug: a stale or foreign
+    /// handle), takes the ordinary free path, which names any error; nothing is freed twice.
+    fn claim_returned(&self, zone: &Zone<P>, block: Block) -> Option<(Pfn, u8)> {
+        let (pfn, order) = (block.pfn(), block.order());
+        let ours = block.allocator_id() == self.id && block.zone_index() == zone.index && zone.mem.contains(pfn);
+        if ours && Self::try_claim(zone, pfn, |info| info.matches_allocated(block.expected_head())) {
+            return Some((pfn, order));
         }
-        // A client bug (a stale or foreign handle): the checked free refuses it.
-        let _ = self.free_pages(old);
+        let _ = self.free_pages(block);
         None
-    }
-
-    /// A refused target goes back to the pool; anything else the client returns instead is
-    /// freed through the checked path.
-    fn take_back_target(&self, zone: &Zone<P>, back: Block, pool: &mut FreePool) {
-        let (pfn, order) = (back.pfn(), back.order());
-        if back.allocator_id() == self.id && back.zone_index() == zone.index && zone.mem.contains(pfn) {
-            let frame = zone.mem.frame(pfn);
-            let info = frame.info();
-            if info.matches_allocated(back.expected_head()) && frame.transition(info, info.freed()).is_ok() {
-                pool.put_back(pfn, order);
-                return;
-            }
-        }
-        let _ = self.free_pages(back);
     }
 
     /// A free block of `order` from the pool, isolating more from the free scanner's

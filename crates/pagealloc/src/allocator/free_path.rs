@@ -51,7 +51,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Claims the head at `pfn` (allocated -> interior, one generation on) if `accept` takes
     /// the word the frame holds; the one lockless claim of both fast paths.
     #[inline(always)]
-    fn try_claim(zone: &Zone<P>, pfn: Pfn, accept: impl FnOnce(FrameInfo) -> bool) -> bool {
+    pub(super) fn try_claim(zone: &Zone<P>, pfn: Pfn, accept: impl FnOnce(FrameInfo) -> bool) -> bool {
         let frame = zone.mem.frame(pfn);
         let info = frame.info();
         accept(info) && frame.transition(info, info.freed()).is_ok()
