@@ -12,7 +12,7 @@ mod sim_env;
 pub use faults::{FaultArgs, FaultReport};
 pub use frag_report::FragReport;
 pub use lru_pages::LruReport;
-pub use page_cache::{PageCache, PageCacheReport};
+pub use page_cache::{AgedBlocks, PageCache, PageCacheReport};
 pub use real::run_real;
 pub use report::RunReport;
 pub use sim::run_sim;

@@ -14,13 +14,46 @@ use pagealloc::platform::Platform;
 use pagealloc::{Block, PageAllocator, Pfn};
 use serde::Serialize;
 
-/// The cached blocks by head pfn, and their pfns oldest first. A moved block is queued again
-/// as the newest; its old pfn is skipped when it comes up, unless a block read into that
-/// pfn since is there, which is as good a victim.
+/// Cached blocks by head pfn, and their pfns oldest first: what a page cache reclaims from
+/// and compaction moves (also torture's cache). A moved block is queued again as the
+/// newest; its old pfn is skipped when it comes up, unless a block read into that pfn since
+/// is there, which is as good a victim.
 #[derive(Default)]
-struct Pages {
+pub struct AgedBlocks {
     age: VecDeque<Pfn>,
     blocks: HashMap<Pfn, Block>,
+}
+
+impl AgedBlocks {
+    /// Adds a block as the newest.
+    pub fn insert(&mut self, block: Block) {
+        self.age.push_back(block.pfn());
+        self.blocks.insert(block.pfn(), block);
+    }
+
+    /// Takes out the oldest block.
+    pub fn pop_oldest(&mut self) -> Option<Block> {
+        while let Some(pfn) = self.age.pop_front() {
+            if let Some(block) = self.blocks.remove(&pfn) {
+                return Some(block);
+            }
+        }
+        None
+    }
+
+    /// Takes out the block compaction names, if it is this one's.
+    pub fn take_source(&mut self, source: &MigrateSource) -> Option<Block> {
+        self.blocks.get(&source.pfn).is_some_and(|block| source.is(block)).then(|| self.blocks.remove(&source.pfn))?
+    }
+
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+}
+
+#[derive(Default)]
+struct Pages {
+    cache: AgedBlocks,
     /// Anonymous blocks: movable, not reclaimable.
     anon: HashMap<Pfn, Block>,
 }
@@ -55,9 +88,7 @@ impl PageCache {
     pub fn insert(&self, block: Block) {
         self.read.fetch_add(block.pages(), Relaxed);
         self.cached_pages.fetch_add(block.pages(), Relaxed);
-        let mut pages = self.pages();
-        pages.age.push_back(block.pfn());
-        pages.blocks.insert(block.pfn(), block);
+        self.pages().cache.insert(block);
     }
 
     /// Pages of file and slab cache held (anonymous memory not counted).
@@ -71,14 +102,9 @@ impl PageCache {
     }
 
     fn pop_oldest(&self) -> Option<Block> {
-        let mut pages = self.pages();
-        while let Some(pfn) = pages.age.pop_front() {
-            if let Some(block) = pages.blocks.remove(&pfn) {
-                self.cached_pages.fetch_sub(block.pages(), Relaxed);
-                return Some(block);
-            }
-        }
-        None
+        let block = self.pages().cache.pop_oldest()?;
+        self.cached_pages.fetch_sub(block.pages(), Relaxed);
+        Some(block)
     }
 
     /// Drops up to `pages` of the oldest pages; returns the pages freed.
@@ -123,21 +149,22 @@ impl<P: Platform> Reclaim<P> for PageCache {
 impl<P: Platform> Migrate<P> for PageCache {
     fn migrate(&self, allocator: &PageAllocator<P>, source: MigrateSource, target: Block) -> Result<Block, Block> {
         let mut pages = self.pages();
-        let file = pages.blocks.get(&source.pfn).is_some_and(|block| source.is(block));
-        let anon = !file && pages.anon.get(&source.pfn).is_some_and(|block| source.is(block));
-        if !file && !anon {
-            self.refused.fetch_add(1, Relaxed);
-            return Err(target);
-        }
-        let map = if file { &mut pages.blocks } else { &mut pages.anon };
-        let old = map.remove(&source.pfn).expect("checked above");
+        let (old, file) = match pages.cache.take_source(&source) {
+            Some(old) => (old, true),
+            None if pages.anon.get(&source.pfn).is_some_and(|block| source.is(block)) => {
+                (pages.anon.remove(&source.pfn).expect("checked above"), false)
+            }
+            None => {
+                self.refused.fetch_add(1, Relaxed);
+                return Err(target);
+            }
+        };
         // The copy: read the old page, write the new one.
         allocator.platform().touch_pages(old.pfn(), old.pages());
         allocator.platform().touch_pages(target.pfn(), target.pages());
         self.migrated.fetch_add(target.pages(), Relaxed);
         if file {
-            pages.age.push_back(target.pfn());
-            pages.blocks.insert(target.pfn(), target);
+            pages.cache.insert(target);
         } else {
             pages.anon.insert(target.pfn(), target);
         }

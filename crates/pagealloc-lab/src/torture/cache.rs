@@ -7,31 +7,22 @@
 //! pages: each move claims the target's tags and releases the source's, so a target
 //! someone else holds, or a source the cache does not, is a violation.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimReason, ReclaimRequest};
 use pagealloc::platform::StdPlatform;
-use pagealloc::{Block, PageAllocator, Pfn};
+use pagealloc::{Block, PageAllocator};
 
 use super::shadow::{FrameShadow, Owner};
 use super::violations::Violations;
+use crate::run::AgedBlocks;
 
 /// The cache's owner tag (workers are 1..=1024).
 pub const CACHE_OWNER: Owner = Owner::MAX;
 
-/// The cached blocks by head pfn, and their pfns oldest first. A moved block is re-queued
-/// as the newest; its old pfn stays queued and is skipped when it comes up (or evicts a
-/// block read into that pfn since, which is as good a victim).
-#[derive(Default)]
-struct Pages {
-    age: VecDeque<Pfn>,
-    blocks: HashMap<Pfn, Block>,
-}
-
 pub struct PageCache {
-    pages: Mutex<Pages>,
+    pages: Mutex<AgedBlocks>,
     shadow: Arc<FrameShadow>,
     violations: Arc<Violations>,
     /// Pages reclaim dropped, by reason (background, direct).
@@ -44,7 +35,7 @@ pub struct PageCache {
 impl PageCache {
     pub fn new(shadow: Arc<FrameShadow>, violations: Arc<Violations>) -> PageCache {
         PageCache {
-            pages: Mutex::new(Pages::default()),
+            pages: Mutex::new(AgedBlocks::default()),
             shadow,
             violations,
             reclaimed: Default::default(),
@@ -53,19 +44,17 @@ impl PageCache {
         }
     }
 
-    fn pages(&self) -> std::sync::MutexGuard<'_, Pages> {
+    fn pages(&self) -> std::sync::MutexGuard<'_, AgedBlocks> {
         self.pages.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub fn len_pages(&self) -> u64 {
-        self.pages().blocks.len() as u64
+        self.pages().len() as u64
     }
 
     /// Takes over `block`, already tagged with [`CACHE_OWNER`].
     pub fn insert(&self, block: Block) {
-        let mut pages = self.pages();
-        pages.age.push_back(block.pfn());
-        pages.blocks.insert(block.pfn(), block);
+        self.pages().insert(block);
     }
 
     /// Pages compaction moved, and moves the cache refused.
@@ -75,13 +64,7 @@ impl PageCache {
 
     /// The oldest cached block, out of the cache.
     fn pop_oldest(&self) -> Option<Block> {
-        let mut pages = self.pages();
-        while let Some(pfn) = pages.age.pop_front() {
-            if let Some(block) = pages.blocks.remove(&pfn) {
-                return Some(block);
-            }
-        }
-        None
+        self.pages().pop_oldest()
     }
 
     /// Pages reclaim dropped: (background, direct).
@@ -128,23 +111,22 @@ impl Reclaim<StdPlatform> for PageCache {
 impl Migrate<StdPlatform> for PageCache {
     fn migrate(&self, _: &PageAllocator<StdPlatform>, source: MigrateSource, target: Block) -> Result<Block, Block> {
         let mut pages = self.pages();
-        let owned = pages.blocks.get(&source.pfn).is_some_and(|block| source.is(block));
-        if !owned {
+        let Some(old) = pages.take_source(&source) else {
             self.refused.fetch_add(1, Ordering::Relaxed);
             return Err(target);
-        }
+        };
         let (from, to, count) = (source.pfn, target.pfn(), target.pages());
         if let Err(violation) = self.shadow.claim(to, count, CACHE_OWNER) {
-            // Compaction handed out a page someone holds: reported, and the move refused.
+            // Compaction handed out a page someone holds: reported, and the move refused
+            // (the source stays cached).
             self.violations.report(format!("page cache: migration target: {violation}"));
+            pages.insert(old);
             return Err(target);
         }
         if let Err(violation) = self.shadow.release(from, count, CACHE_OWNER) {
             self.violations.report(format!("page cache: migration source: {violation}"));
         }
-        let old = pages.blocks.remove(&from).expect("checked above");
-        pages.age.push_back(to);
-        pages.blocks.insert(to, target);
+        pages.insert(target);
         self.migrated.fetch_add(count, Ordering::Relaxed);
         Ok(old)
     }
