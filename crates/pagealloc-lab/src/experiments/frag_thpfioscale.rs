@@ -48,10 +48,10 @@ pub(super) fn frag_thpfioscale(preset: &str, quick: bool, seed: u64, bar: &Progr
 }
 
 /// Seeds per point.
-const SEEDS: u64 = 3;
+pub(super) const SEEDS: u64 = 3;
 
 /// Each metric's median over the runs.
-fn medians(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
+pub(super) fn medians(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
     runs[0]
         .keys()
         .map(|key| {
@@ -62,7 +62,7 @@ fn medians(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
         .collect()
 }
 
-fn metrics(report: &RunReport) -> BTreeMap<String, f64> {
+pub(super) fn metrics(report: &RunReport) -> BTreeMap<String, f64> {
     let recorded = |key: &str| report.recorded.get(key).copied().unwrap_or(0.0);
     let (huge, base) = (recorded("huge_faults"), recorded("base_faults"));
     let mut metrics = BTreeMap::new();

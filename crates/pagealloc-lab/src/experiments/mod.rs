@@ -9,6 +9,7 @@
 
 mod frag_thpcompact;
 mod frag_thpfioscale;
+mod frag_thpfioscale_sweep;
 mod kbuild;
 mod llfree_frag;
 mod lru_page_fault;

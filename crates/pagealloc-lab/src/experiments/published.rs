@@ -128,6 +128,14 @@ pub const LLFREE_FRAG: PublishedTable = PublishedTable {
     rows: &[],
 };
 
+/// The sweep has no published counterpart: the seed gives one point. Its goal rows are the
+/// seed's: lowzone −49% and the series more than −94% extfrag events against vanilla.
+pub const FRAG_THPFIOSCALE_SWEEP: PublishedTable = PublishedTable {
+    source: "none (the seed gives one point: lowzone -49%, the whole series > -94% extfrag events against vanilla)",
+    columns: &["extfrag_events", "extfrag_by_movable", "polluting_fallbacks", "huge_fault_pct", "pages_reclaimed"],
+    rows: &[],
+};
+
 /// thpcompact has no published table for these presets; the goal is upstream's: proactive
 /// compaction made 98% of free memory obtainable as huge pages (v5.9, "mm: Proactive
 /// compaction").

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::frag_thpcompact::{frag_thpcompact, FRAG_PRESETS};
 use super::frag_thpfioscale::frag_thpfioscale;
+use super::frag_thpfioscale_sweep::{frag_thpfioscale_sweep, SWEEP_PRESETS};
 use super::kbuild::kbuild;
 use super::llfree_frag::llfree_frag;
 use super::lru_page_fault::lru_page_fault1;
@@ -166,6 +167,16 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: FRAG_PRESETS,
         run: frag_thpfioscale,
         cpus: 48,
+        speedup_of: Some("extfrag_events"),
+        real_threads: false,
+    },
+    Experiment {
+        name: "frag-thpfioscale-sweep",
+        summary: "frag-thpfioscale's unpublished parameters (memory, slab and metadata rates) varied one at a time, 1 socket, no madvise",
+        published: &published::FRAG_THPFIOSCALE_SWEEP,
+        presets: SWEEP_PRESETS,
+        run: frag_thpfioscale_sweep,
+        cpus: 8,
         speedup_of: Some("extfrag_events"),
         real_threads: false,
     },

@@ -13,6 +13,7 @@
 //! Ours, not the seed's (it gives none): a 4 KiB slab page of reclaimable objects per 3 files
 //! (an XFS inode is ~1 KiB and a dentry ~200 B), an unmovable metadata page per 64 files,
 //! and a reader's refault chance equal to the share of written pages reclaim has dropped.
+//! The two ratios are fields; `frag-thpfioscale-sweep` varies them and the memory size.
 //! Slab pages live in the run's page cache (reclaim drops them with the oldest files, as the
 //! shrinkers would); unmovable pages stay until the run ends.
 //!
@@ -32,8 +33,6 @@ const HUGE_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 const FILE_PAGES: u64 = 16;
 /// fio threads (the seed: 4).
 const FIO_THREADS: usize = 4;
-const FILES_PER_SLAB_PAGE: u64 = 3;
-const FILES_PER_METADATA_PAGE: u64 = 64;
 
 #[derive(Clone, Debug)]
 pub struct ThpFioScale {
@@ -45,6 +44,11 @@ pub struct ThpFioScale {
     pub written_pct: u64,
     /// Memory the THP threads fault, percent (the seed: 75).
     pub thp_pct: u64,
+    /// Files per 4 KiB slab page of reclaimable objects (ours: 3; swept by
+    /// frag-thpfioscale-sweep).
+    pub files_per_slab_page: u64,
+    /// Files per unmovable metadata page (ours: 64; swept by frag-thpfioscale-sweep).
+    pub files_per_metadata_page: u64,
     /// File creation (open with create_on_open) per file.
     pub create_ns: u64,
     /// Copying a page of a write or read.
@@ -61,6 +65,8 @@ impl ThpFioScale {
             madvise,
             written_pct: 150,
             thp_pct: 75,
+            files_per_slab_page: 3,
+            files_per_metadata_page: 64,
             create_ns: 20_000,
             copy_page_ns: 500,
             fault_overhead_ns: 250,
@@ -96,12 +102,12 @@ impl FioThread {
     fn write_file(&mut self, env: &mut dyn Env) {
         env.compute(self.config.create_ns);
         self.files += 1;
-        if self.files.is_multiple_of(FILES_PER_SLAB_PAGE) {
+        if self.files.is_multiple_of(self.config.files_per_slab_page) {
             if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
                 env.cache_insert(slab);
             }
         }
-        if self.files.is_multiple_of(FILES_PER_METADATA_PAGE) {
+        if self.files.is_multiple_of(self.config.files_per_metadata_page) {
             if let Some(page) = env.alloc(0, AllocRequest::KERNEL) {
                 self.metadata.push(page);
             }
@@ -121,7 +127,7 @@ impl FioThread {
         let miss_per_mille = (written - cached) * 1000 / written;
         if self.rng.below(1000) < miss_per_mille {
             self.files += 1;
-            if self.files.is_multiple_of(FILES_PER_SLAB_PAGE) {
+            if self.files.is_multiple_of(self.config.files_per_slab_page) {
                 if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
                     env.cache_insert(slab);
                 }
@@ -228,6 +234,8 @@ impl Workload for ThpFioScale {
             "thp_threads_per_socket": self.thp_threads_per_socket(),
             "written_pct": self.written_pct,
             "thp_pct": self.thp_pct,
+            "files_per_slab_page": self.files_per_slab_page,
+            "files_per_metadata_page": self.files_per_metadata_page,
             "memory_pages": self.memory_pages,
         })
     }

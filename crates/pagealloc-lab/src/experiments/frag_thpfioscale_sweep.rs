@@ -1,0 +1,109 @@
+//! `frag-thpfioscale-sweep`: how much the fragmentation results of `frag-thpfioscale` owe
+//! to the parameters the seed does not give. The seed names neither its machines' memory
+//! nor the workload's slab and metadata rates, so each is varied one at a time around the
+//! base point (1 socket of 8 CPUs, no madvise, 4 GiB (then 8 and 16), a slab page per 3 files, a metadata
+//! page per 64 files) for the presets of the seed's goal rows: vanilla-4.20, lowzone
+//! (patch 1), boost (patches 1-4) and stall (patch 5). `speedup_pct` is the change of
+//! `extfrag_events` against vanilla-4.20 at the same point; every metric is the median of
+//! three seeds (one with --quick, which also runs at a quarter of the memory).
+
+use indicatif::ProgressBar;
+
+use super::frag_thpfioscale::{medians, metrics, SEEDS};
+use super::registry::Row;
+use super::simulate::{run_args, Setup};
+use crate::run::{run_sim, RunArgs, TopologyKind, WorkloadKind};
+use crate::workload::ThpFioScale;
+
+/// The presets swept: the vanilla baseline first.
+pub(super) const SWEEP_PRESETS: &[&str] = &["vanilla-4.20", "lowzone", "boost", "stall"];
+
+/// One point of the sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Point {
+    memory_gib: u64,
+    files_per_slab_page: u64,
+    files_per_metadata_page: u64,
+}
+
+/// The base point, then each parameter at a lower and a higher value with the others at base.
+fn points(quick: bool) -> Vec<Point> {
+    let scale = if quick { 4 } else { 1 };
+    let base = Point { memory_gib: 4 / scale, files_per_slab_page: 3, files_per_metadata_page: 64 };
+    let mut points = vec![base];
+    // Below 4 GiB node 0 is all DMA32, and patch 1 (lowzone) has no higher zone to spare.
+    for memory_gib in [8, 16] {
+        points.push(Point { memory_gib: memory_gib / scale, ..base });
+    }
+    for files_per_slab_page in [1, 8] {
+        points.push(Point { files_per_slab_page, ..base });
+    }
+    for files_per_metadata_page in [16, 256] {
+        points.push(Point { files_per_metadata_page, ..base });
+    }
+    points
+}
+
+pub(super) fn frag_thpfioscale_sweep(
+    preset: &str,
+    quick: bool,
+    seed: u64,
+    bar: &ProgressBar,
+) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for point in points(quick) {
+        let Point { memory_gib, files_per_slab_page, files_per_metadata_page } = point;
+        bar.set_message(format!(
+            "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per {files_per_metadata_page}"
+        ));
+        let setup = Setup {
+            workload: WorkloadKind::Thpfioscale,
+            topology: TopologyKind::SmallCache,
+            cpus: 8,
+            memory_gib,
+            duration_ms: 600_000,
+        };
+        let workload = ThpFioScale {
+            files_per_slab_page,
+            files_per_metadata_page,
+            ..ThpFioScale::new(memory_gib << 18, 8, false)
+        };
+        let seeds = if quick { 1 } else { SEEDS };
+        let mut runs = Vec::with_capacity(seeds as usize);
+        for run_seed in seed..seed + seeds {
+            let args = RunArgs { dma32: true, ..run_args(&setup, preset, run_seed, false) };
+            runs.push(metrics(&run_sim(&workload, &args)?));
+        }
+        let params = serde_json::json!({
+            "memory_gib": memory_gib,
+            "files_per_slab_page": files_per_slab_page,
+            "files_per_metadata_page": files_per_metadata_page,
+            "seeds": seeds,
+        });
+        let label = format!("{preset} {memory_gib}G s{files_per_slab_page} m{files_per_metadata_page}");
+        rows.push(Row { preset: label, params, metrics: medians(&runs) });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_parameter_moves_alone_around_the_base() {
+        for quick in [false, true] {
+            let points = points(quick);
+            let base = points[0];
+            for point in &points[1..] {
+                let changed = [
+                    point.memory_gib != base.memory_gib,
+                    point.files_per_slab_page != base.files_per_slab_page,
+                    point.files_per_metadata_page != base.files_per_metadata_page,
+                ];
+                assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{point:?} against {base:?}");
+            }
+        }
+        assert_eq!(points(false).len(), 7);
+    }
+}
