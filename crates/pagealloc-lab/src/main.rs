@@ -8,6 +8,7 @@ mod machine_args;
 mod rng;
 mod run;
 mod torture;
+mod trace;
 mod workload;
 
 use clap::builder::TypedValueParser as _;
@@ -37,6 +38,13 @@ enum Command {
     /// with a frame-ownership shadow and the invariant checker at quiescent points; exits 1
     /// on any violation.
     Torture(torture::TortureArgs),
+    /// Real kernel traces: `pagelab trace capture [--out DIR] [--seconds S] -- CMD...`.
+    Trace {
+        #[command(subcommand)]
+        command: trace::TraceCommand,
+    },
+    /// Replay a kernel kmem trace through the allocator and compare with the kernel's counts.
+    Replay(trace::replay::ReplayArgs),
     /// Reproduce the seeds' tables on the simulator (all experiments without a name).
     Reproduce {
         /// Experiments to run (see `pagelab experiments`); all when none given.
@@ -73,6 +81,8 @@ fn main() {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Trace { command } => trace::run(&command),
+        Command::Replay(args) => trace::replay::run(&args),
         Command::Torture(args) => match torture::run(&args) {
             Ok(true) => Ok(()),
             Ok(false) => {

@@ -1,8 +1,11 @@
-//! Fragmentation events (the `mm_page_alloc_extfrag` tracepoint) and their counters.
+//! The allocator's tracepoints as events for a subscriber (the kmem events `mm_page_alloc`,
+//! `mm_page_free`, `mm_page_free_batched`, `mm_page_alloc_zone_locked`, `mm_page_pcpu_drain`
+//! and `mm_page_alloc_extfrag`), and the fragmentation counters.
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::types::{MigrateType, PAGEBLOCK_ORDER};
+use crate::request::AllocRequest;
+use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER};
 
 /// How a fallback allocation took memory of another type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +20,8 @@ pub enum FallbackKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExtfragEvent {
     pub zone_index: u16,
+    /// Head of the fallback block taken.
+    pub pfn: Pfn,
     /// Order requested.
     pub order: u8,
     /// Order of the free block taken.
@@ -33,10 +38,31 @@ impl ExtfragEvent {
     }
 }
 
-/// Subscriber to allocator events. Called with the zone lock held, like a tracepoint: keep it
-/// cheap and never call back into the allocator.
+/// One page-allocator tracepoint firing, one per block, where the kernel's fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageEvent {
+    /// `mm_page_alloc`: a block handed to a caller.
+    Alloc { pfn: Pfn, order: u8, migratetype: MigrateType, request: AllocRequest },
+    /// `mm_page_free`: a block given back, batched or not.
+    Free { pfn: Pfn, order: u8 },
+    /// `mm_page_free_batched`: a block of a batched free, after its `Free`.
+    FreeBatched { pfn: Pfn, order: u8 },
+    /// `mm_page_alloc_zone_locked`: a block taken from the buddy under the zone lock.
+    /// `percpu_refill` is what the kernel prints: the order is one the pagesets cache and
+    /// the type a pageset type, whether or not this take refills a pageset.
+    ZoneLocked { pfn: Pfn, order: u8, migratetype: MigrateType, percpu_refill: bool },
+    /// `mm_page_pcpu_drain`: a block a pageset returns to the buddy; the type is its
+    /// pageblock's.
+    PcpuDrain { pfn: Pfn, order: u8, migratetype: MigrateType },
+}
+
+/// Subscriber to allocator events, called like a tracepoint (some under the zone or pageset
+/// lock): keep it cheap and never call back into the allocator. The calling CPU is the
+/// platform's current one.
 pub trait EventSink: Send + Sync {
     fn extfrag(&self, event: &ExtfragEvent);
+    /// Every other tracepoint; ignored unless overridden.
+    fn page(&self, _event: &PageEvent) {}
 }
 
 /// Counters of fallback behaviour per zone.
@@ -125,5 +151,8 @@ impl ExtfragCounters {
 impl<T: EventSink + ?Sized> EventSink for alloc::sync::Arc<T> {
     fn extfrag(&self, event: &ExtfragEvent) {
         (**self).extfrag(event)
+    }
+    fn page(&self, event: &PageEvent) {
+        (**self).page(event)
     }
 }

@@ -7,6 +7,7 @@ use core::alloc::Layout;
 use crate::allocator::PageAllocator;
 use crate::block::Block;
 use crate::error::{AllocError, FreeError};
+use crate::events::PageEvent;
 use crate::platform::Platform;
 use crate::request::AllocRequest;
 use crate::types::{MAX_ORDER, PAGE_SHIFT};
@@ -102,14 +103,16 @@ impl<P: Platform> PageAllocator<P> {
         Ok(out.len() - before)
     }
 
-    /// Frees every block; returns the first error after trying all of them.
+    /// Frees every block; returns the first error after trying all of them. Each freed
+    /// block is also a batched free to an event subscriber (mirrors free_unref_folios()).
     pub fn free_bulk(&self, blocks: impl IntoIterator<Item = Block>) -> Result<(), FreeError> {
         let mut first_error = Ok(());
         for block in blocks {
-            if let Err(error) = self.free_pages(block) {
-                if first_error.is_ok() {
-                    first_error = Err(error);
-                }
+            let (pfn, order) = (block.pfn(), block.order());
+            match self.free_pages(block) {
+                Ok(()) => self.trace_page(|| PageEvent::FreeBatched { pfn, order }),
+                Err(error) if first_error.is_ok() => first_error = Err(error),
+                Err(_) => {}
             }
         }
         first_error

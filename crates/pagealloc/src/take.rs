@@ -3,6 +3,7 @@
 //! rmqueue_bulk()).
 
 use crate::buddy::LockedZone;
+use crate::events::PageEvent;
 use crate::fallback::{self, FallbackEnv, RmqueueMode};
 use crate::platform::Platform;
 use crate::request::BlockRequest;
@@ -40,13 +41,19 @@ pub(crate) fn take_blocks<P: Platform>(
     let mut taken = 0;
     // Bounded by count.blocks.
     while taken < count.blocks {
-        let Some(pfn) = take_one(zone, env, request, count.reserves, &mut mode) else { break };
+        let Some((pfn, migratetype)) = take_one(zone, env, request, count.reserves, &mut mode) else { break };
         debug_assert!(zone.mem.contains(pfn) && pfn & ((1 << request.order) - 1) == 0, "took {pfn:#x}");
         debug_assert_eq!(
             zone.mem.frame(pfn).info().state(),
             crate::frame::FrameState::Interior,
             "taken head not interior"
         );
+        zone.sink.page(|| PageEvent::ZoneLocked {
+            pfn,
+            order: request.order,
+            migratetype,
+            percpu_refill: env.pcp.caches_order(request.order) && migratetype.is_mergeable(),
+        });
         deliver(pfn);
         taken += 1;
     }
@@ -62,21 +69,23 @@ fn take_one<P: Platform>(
     request: BlockRequest,
     reserves: bool,
     mode: &mut RmqueueMode,
-) -> Option<Pfn> {
+) -> Option<(Pfn, MigrateType)> {
+    let highatomic = |pfn| (pfn, MigrateType::HighAtomic);
     if reserves && request.flags.highatomic {
         if let Some(pfn) = zone.take_smallest(request.order, MigrateType::HighAtomic) {
-            return Some(pfn);
+            return Some(highatomic(pfn));
         }
     }
+    let requested = |pfn| (pfn, request.migratetype);
     if request.order == 0 && zone.area.fullness.is_some() {
         if let Some(pfn) = zone.take_fullest(request.migratetype) {
-            return Some(pfn);
+            return Some(requested(pfn));
         }
     }
     let pfn = fallback::rmqueue(zone, env, request, mode);
     // Failing now is worse than failing a future high-order atomic request.
     if pfn.is_none() && reserves && request.flags.non_block {
-        return zone.take_smallest(request.order, MigrateType::HighAtomic);
+        return zone.take_smallest(request.order, MigrateType::HighAtomic).map(highatomic);
     }
-    pfn
+    pfn.map(requested)
 }

@@ -54,6 +54,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         lru: false,
         madvise: false,
         dma32: false,
+        trace: None,
     }
 }
 

@@ -141,6 +141,10 @@ pub struct RunArgs {
     /// rest Normal, as on x86-64; otherwise every node is one Normal zone.
     #[arg(long)]
     pub dma32: bool,
+    /// Simulator: write the allocator's kmem tracepoints to FILE as ftrace text (`.gz`
+    /// compressed), for `pagelab replay` or the kernel's trace scripts.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
     /// netperf-pairs / unix-pairs: bytes per message (1 byte to 1 GiB).
     #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     pub message_bytes: u64,
@@ -265,6 +269,9 @@ pub enum RunFormat {
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let workload = args.workload()?;
+    if args.real && args.trace.is_some() {
+        return Err("--trace writes the simulator's events; it does not apply to --real".into());
+    }
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
     if args.format == RunFormat::Json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);

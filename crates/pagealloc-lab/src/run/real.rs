@@ -329,6 +329,7 @@ mod tests {
             lru: false,
             madvise: false,
             dma32: false,
+            trace: None,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

@@ -62,8 +62,32 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
         machine_memory(&topology, args.memory_gib << 18, args.dma32).policy(args.policy(preset)).last_level_cache(llc);
     let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
     let sim = platform.handle();
+    let builder = match &args.trace {
+        Some(path) => {
+            let clock: crate::trace::writer::Clock = Box::new(move || {
+                let cpu = sim.current_cpu();
+                (cpu, sim.clock_ns(cpu))
+            });
+            builder.event_sink(Box::new(crate::trace::writer::FtraceWriter::create(path, clock)?))
+        }
+        None => builder,
+    };
     let allocator = PageAllocator::build(builder, platform).map_err(|e| e.to_string())?;
+    if let Some(path) = &args.trace {
+        write_zoneinfo_beside(path, &allocator)?;
+    }
     Ok((allocator, sim, preset, platform_name))
+}
+
+/// The machine of a traced run as /proc/zoneinfo, at `<trace>.zoneinfo`, for `pagelab
+/// replay --zoneinfo`.
+fn write_zoneinfo_beside(trace: &std::path::Path, allocator: &PageAllocator<SimPlatform>) -> Result<(), String> {
+    let mut text = String::new();
+    let zones = pagealloc::views::ZoneinfoZone::from_allocator(allocator);
+    pagealloc::views::write_zoneinfo(&mut text, &zones, pagealloc::sizing::LinuxVersion::MAINLINE)
+        .map_err(|error| error.to_string())?;
+    let path = format!("{}.zoneinfo", trace.display());
+    std::fs::write(&path, text).map_err(|error| format!("{path}: {error}"))
 }
 
 /// Runs the tasks until `duration_ns` of simulated time, with the observer's checks when

@@ -6,6 +6,7 @@ use super::PageAllocator;
 use crate::block::Block;
 use crate::compaction::{CompactMode, CompactResult};
 use crate::error::AllocError;
+use crate::events::PageEvent;
 use crate::frame::{FrameInfo, FrameState};
 use crate::highatomic;
 use crate::pcp;
@@ -37,6 +38,25 @@ impl<P: Platform> PageAllocator<P> {
     /// Allocates 2^order contiguous frames.
     #[inline]
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
+        let result = self.alloc_pages_untraced(order, request);
+        // mm_page_alloc: one load and a predicted branch without a subscriber.
+        if self.sink.is_some() {
+            if let Ok(block) = &result {
+                self.trace_alloc(block.pfn(), order, request);
+            }
+        }
+        result
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn trace_alloc(&self, pfn: Pfn, order: u8, request: AllocRequest) {
+        let migratetype = request.migratetype;
+        self.trace_page(|| PageEvent::Alloc { pfn, order, migratetype, request });
+    }
+
+    #[inline(always)]
+    fn alloc_pages_untraced(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
         // One branch for every malformed request; the cold function names the error.
         let zone_allowed = request.highest_zone < ZoneType::Movable
             || (request.highest_zone == ZoneType::Movable && request.migratetype == MigrateType::Movable);

@@ -25,6 +25,7 @@ impl<P: Platform> PageAllocator<P> {
         builder.validate(platform.nr_cpus())?;
         let sizing = builder.sizing()?;
         let mut zones = Vec::with_capacity(builder.zones.len());
+        let sink: Option<alloc::sync::Arc<dyn crate::events::EventSink>> = builder.sink.take().map(Into::into);
         for (index, layout) in builder.zones.iter().enumerate() {
             let zone_sizing = sizing.zone(layout.node as usize, layout.zone_type).expect("sized zone");
             let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(zone_sizing));
@@ -41,6 +42,8 @@ impl<P: Platform> PageAllocator<P> {
                     Some(Box::new(FullnessBuckets::new(zone.mem.pageblock_count())));
             }
             seed_free_memory(&zone, &platform, &managed_ranges);
+            // Boot's frees are not events: the sink sees the allocator from here on.
+            zone.core.sink = crate::buddy::SinkSlot(sink.clone());
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());
                 zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params, platform.nr_cpus()));
@@ -64,7 +67,7 @@ impl<P: Platform> PageAllocator<P> {
             tunables: builder.tunables,
             policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
-            sink: builder.sink,
+            sink,
             reclaim: None,
             migrate: None,
         })

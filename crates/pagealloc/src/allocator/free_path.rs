@@ -144,6 +144,7 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         debug_assert_eq!(zone.mem.frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
+        zone.sink.page(|| crate::events::PageEvent::Free { pfn, order });
         if self.policy.pcp.caches_order(order) && !self.drains_to_buddy(zone, pfn) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
                 if pcp::pcp_free(&call, pfn, order) {

@@ -106,7 +106,7 @@ pub struct PageAllocator<P: Platform> {
     policy: Policy,
     /// Mobility grouping off (tiny machine): every request is treated as unmovable.
     grouping_disabled: bool,
-    sink: Option<Box<dyn EventSink>>,
+    sink: Option<alloc::sync::Arc<dyn EventSink>>,
     /// The client that reclaim asks for pages ([`PageAllocator::set_reclaim`]).
     reclaim: Option<alloc::sync::Arc<dyn Reclaim<P>>>,
     /// The client compaction asks to move blocks ([`PageAllocator::set_migrate`]).
@@ -175,6 +175,14 @@ impl<P: Platform> PageAllocator<P> {
         self.cpu_node.get(cpu).copied().unwrap_or(0)
     }
 
+    /// Publishes a tracepoint's event if a subscriber is set.
+    #[inline(always)]
+    pub(crate) fn trace_page(&self, event: impl FnOnce() -> crate::events::PageEvent) {
+        if let Some(sink) = &self.sink {
+            sink.page(&event());
+        }
+    }
+
     fn fallback_env(&self) -> FallbackEnv<'_> {
         FallbackEnv {
             grouping_disabled: self.grouping_disabled,
@@ -182,6 +190,7 @@ impl<P: Platform> PageAllocator<P> {
             design: self.policy.frag.fallback,
             boost: self.policy.frag.boost,
             sink: self.sink.as_deref(),
+            pcp: &self.policy.pcp,
         }
     }
 

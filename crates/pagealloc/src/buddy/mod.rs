@@ -43,13 +43,44 @@ pub struct BuddyCore<P: Platform> {
     pub(crate) mem: ZoneMem,
     /// zone->lock and the free area it protects.
     pub(crate) lock: ZoneLock<P>,
+    /// The allocator's event subscriber, for the tracepoints below the allocator (zone-locked
+    /// takes, pageset drains).
+    pub(crate) sink: SinkSlot,
+}
+
+/// An optional shared [`EventSink`](crate::events::EventSink).
+#[derive(Clone, Default)]
+pub(crate) struct SinkSlot(pub Option<alloc::sync::Arc<dyn crate::events::EventSink>>);
+
+impl core::fmt::Debug for SinkSlot {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() { "SinkSlot(Some)" } else { "SinkSlot(None)" })
+    }
+}
+
+impl SinkSlot {
+    /// Publishes `event` if a subscriber is set; without one, a load and a predicted branch.
+    #[inline(always)]
+    pub(crate) fn page(&self, event: impl FnOnce() -> crate::events::PageEvent) {
+        if self.0.is_some() {
+            self.publish(event());
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish(&self, event: crate::events::PageEvent) {
+        if let Some(sink) = &self.0 {
+            sink.page(&event);
+        }
+    }
 }
 
 impl<P: Platform> BuddyCore<P> {
     pub(crate) fn new(state: ZoneState, mem: ZoneMem) -> BuddyCore<P> {
         debug_assert_eq!(state.index, mem.zone_index);
         let lock = ZoneLock::new(state.index);
-        BuddyCore { state, mem, lock }
+        BuddyCore { state, mem, lock, sink: SinkSlot::default() }
     }
 }
 
@@ -94,6 +125,7 @@ impl<'a, P: Platform> BuddyZone<'a, P> {
             state: &core.state,
             area: core.lock.0.lock(self.platform),
             platform: self.platform,
+            sink: &core.sink,
         }
     }
 }
@@ -104,6 +136,7 @@ pub(crate) struct LockedZone<'a, P: Platform> {
     pub(crate) state: &'a ZoneState,
     pub(crate) area: PlatformGuard<'a, P, FreeArea>,
     pub(crate) platform: &'a P,
+    pub(crate) sink: &'a SinkSlot,
 }
 
 /// The lockless free-page mirror is published once per lock hold, not per list operation:

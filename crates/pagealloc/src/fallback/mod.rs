@@ -22,6 +22,8 @@ pub(crate) struct FallbackEnv<'a> {
     pub design: FallbackDesign,
     pub boost: BoostRule,
     pub sink: Option<&'a dyn EventSink>,
+    /// The pagesets' orders, for `mm_page_alloc_zone_locked`'s percpu_refill.
+    pub pcp: &'a crate::policy::PcpPolicy,
 }
 
 /// Which stage last succeeded, so a bulk refill skips stages that already failed
@@ -57,12 +59,13 @@ pub(crate) fn emit(
     zone: &ZoneState,
     env: &FallbackEnv<'_>,
     want: BlockRequest,
-    taken: (u8, MigrateType),
+    taken: (Pfn, u8, MigrateType),
     kind: FallbackKind,
 ) {
-    let (fallback_order, fallback_migratetype) = taken;
+    let (pfn, fallback_order, fallback_migratetype) = taken;
     let event = ExtfragEvent {
         zone_index: zone.index,
+        pfn,
         order: want.order,
         fallback_order,
         start_migratetype: want.migratetype,
@@ -143,7 +146,7 @@ fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
         if let Some(head) = try_claim_block(ctx, env, want, (pfn, current_order, block_type)) {
-            emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Claim);
+            emit(ctx.state, env, want, (pfn, current_order, block_type), FallbackKind::Claim);
             return Some(head);
         }
     }
@@ -163,7 +166,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
         if env.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
             boost_and_flag(ctx.state, env, want.flags.kswapd);
         }
-        emit(ctx.state, env, want, (current_order, block_type), FallbackKind::Steal);
+        emit(ctx.state, env, want, (pfn, current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }
     None
@@ -230,6 +233,7 @@ mod tests {
             design: FallbackDesign::ClaimOrSteal,
             boost,
             sink: None,
+            pcp: alloc::boxed::Box::leak(alloc::boxed::Box::new(crate::policy::Policy::default().pcp)),
         }
     }
 

@@ -164,18 +164,28 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         while let Some(index) = collected.pop_head(frames, Own::Warm, &records) {
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
-            locked.release(mem.pfn(index), info.order(), FrameState::PcpHead);
+            let pfn = mem.pfn(index);
+            trace_drain(&zone, pfn, info.order());
+            locked.release(pfn, info.order(), FrameState::PcpHead);
         }
     } else {
         let mut locked = zone.lock();
         select_blocks(pcp, count as i64, start_pindex, policy, frames, &records, |index, order| {
-            locked.release(mem.pfn(index), order, FrameState::PcpHead)
+            let pfn = mem.pfn(index);
+            trace_drain(&zone, pfn, order);
+            locked.release(pfn, order, FrameState::PcpHead)
         });
     }
     let freed = before - pcp.count_pages;
     debug_assert!(freed >= count, "took {freed} of {count} pages");
     pcp.counters.drained_pages[cause as usize] += freed as u64;
     freed
+}
+
+/// `mm_page_pcpu_drain` for one block.
+#[inline(always)]
+fn trace_drain<P: Platform>(zone: &BuddyZone<'_, P>, pfn: crate::types::Pfn, order: u8) {
+    zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: zone.mem.pageblock_type(pfn) });
 }
 
 /// How much a chunked drain frees.

@@ -45,6 +45,7 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         lru: false,
         madvise: false,
         dma32: false,
+        trace: None,
     }
 }
 

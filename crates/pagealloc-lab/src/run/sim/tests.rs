@@ -29,6 +29,7 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         lru: false,
         madvise: false,
         dma32: false,
+        trace: None,
     }
 }
 

@@ -1,0 +1,31 @@
+//! Real kernel traces: capture the kmem tracepoints of a workload on Linux (`capture`),
+//! read ftrace text (`parse`), count it as the tracepoints count (`counts`), replay its
+//! alloc/free stream through the allocator on a machine built from the traced one's
+//! /proc/zoneinfo (`zoneinfo`, `gfp`, `replay`), and write our own runs in the same format
+//! (`writer`).
+
+pub mod capture;
+pub mod counts;
+pub mod gfp;
+pub mod parse;
+pub mod replay;
+pub mod writer;
+pub mod zoneinfo;
+
+/// `pagelab trace` subcommands.
+#[derive(clap::Subcommand)]
+pub enum TraceCommand {
+    /// Record the kmem page-allocator events of a command through tracefs (root, Linux), with
+    /// /proc/zoneinfo, buddyinfo, pagetypeinfo and vmstat before and after.
+    Capture(capture::CaptureArgs),
+}
+
+pub fn run(command: &TraceCommand) -> Result<(), String> {
+    match command {
+        TraceCommand::Capture(args) => {
+            let summary = capture::capture(args)?;
+            println!("{}", serde_json::to_string_pretty(&summary).map_err(|error| error.to_string())?);
+            Ok(())
+        }
+    }
+}

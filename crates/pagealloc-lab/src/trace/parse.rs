@@ -1,0 +1,185 @@
+//! ftrace text of the six kmem page-allocator events, one line at a time, plain, `.gz` or
+//! `.xz`. A line is `TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT: key=value ...`; the task
+//! name may hold spaces and dashes, so the parser anchors on the event name and reads
+//! backwards for the timestamp and CPU. Lines of other events, headers and comments are
+//! skipped. Cost: one pass over the bytes, no allocation per line.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use super::gfp::Gfp;
+
+/// Which tracepoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    Alloc,
+    Free,
+    FreeBatched,
+    ZoneLocked,
+    PcpuDrain,
+    Extfrag,
+}
+
+/// One event: the fields the replay and the counts read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceEvent {
+    pub kind: EventKind,
+    pub cpu: u32,
+    pub ts_ns: u64,
+    pub pfn: u64,
+    /// order (alloc_order for extfrag).
+    pub order: u8,
+    /// -1 when the event has none.
+    pub migratetype: i8,
+    pub percpu_refill: bool,
+    pub gfp: Gfp,
+    /// Extfrag: the fallback block's order, and whether the pageblock changed type.
+    pub fallback_order: u8,
+    pub change_ownership: bool,
+}
+
+const EVENTS: [(&str, EventKind); 6] = [
+    ("mm_page_alloc_zone_locked", EventKind::ZoneLocked),
+    ("mm_page_alloc_extfrag", EventKind::Extfrag),
+    ("mm_page_alloc", EventKind::Alloc),
+    ("mm_page_free_batched", EventKind::FreeBatched),
+    ("mm_page_free", EventKind::Free),
+    ("mm_page_pcpu_drain", EventKind::PcpuDrain),
+];
+
+/// Parses one line; `None` for anything that is not one of the six events.
+pub fn parse_line(line: &str) -> Option<TraceEvent> {
+    let marker = line.find(": mm_page_")?;
+    let after = &line[marker + 2..];
+    let (name, fields) = after.split_once(": ")?;
+    let kind = EVENTS.iter().find(|(event, _)| *event == name)?.1;
+    let head = &line[..marker];
+    let ts_start = head.rfind(' ').map_or(0, |at| at + 1);
+    let ts_ns = parse_seconds_ns(&head[ts_start..])?;
+    let cpu = parse_cpu(&head[..ts_start])?;
+    let mut event = TraceEvent {
+        kind,
+        cpu,
+        ts_ns,
+        pfn: 0,
+        order: 0,
+        migratetype: -1,
+        percpu_refill: false,
+        gfp: Gfp::default(),
+        fallback_order: 0,
+        change_ownership: false,
+    };
+    for field in fields.split(' ') {
+        let Some((key, value)) = field.split_once('=') else { continue };
+        match key {
+            "pfn" => event.pfn = parse_hex_or_dec(value)?,
+            "order" | "alloc_order" => event.order = value.parse().ok()?,
+            "migratetype" | "alloc_migratetype" => event.migratetype = value.parse().ok()?,
+            "percpu_refill" => event.percpu_refill = value == "1",
+            "gfp_flags" => event.gfp = Gfp::parse(value),
+            "fallback_order" => event.fallback_order = value.parse().ok()?,
+            "change_ownership" => event.change_ownership = value == "1",
+            _ => {}
+        }
+    }
+    Some(event)
+}
+
+/// "16297.098371" -> ns.
+fn parse_seconds_ns(text: &str) -> Option<u64> {
+    let (seconds, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let seconds: u64 = seconds.parse().ok()?;
+    let digits = fraction.len().min(9);
+    let fraction_ns: u64 = if digits == 0 { 0 } else { fraction[..digits].parse().ok()? };
+    Some(seconds * 1_000_000_000 + fraction_ns * 10u64.pow(9 - digits as u32))
+}
+
+/// The last "[digits]" before the timestamp.
+fn parse_cpu(head: &str) -> Option<u32> {
+    let close = head.rfind(']')?;
+    let open = head[..close].rfind('[')?;
+    head[open + 1..close].trim().parse().ok()
+}
+
+fn parse_hex_or_dec(text: &str) -> Option<u64> {
+    match text.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+/// A trace file's lines: plain text, or compressed by name (`.gz`, `.xz`).
+pub fn open_trace(path: &Path) -> Result<Box<dyn BufRead>, String> {
+    let file = File::open(path).map_err(|error| format!("{}: {error}", path.display()))?;
+    let name = path.to_string_lossy();
+    let reader: Box<dyn Read> = if name.ends_with(".gz") {
+        Box::new(flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file)))
+    } else if name.ends_with(".xz") {
+        let mut compressed = BufReader::new(file);
+        let mut text = Vec::new();
+        lzma_rs::xz_decompress(&mut compressed, &mut text).map_err(|error| format!("{}: {error}", path.display()))?;
+        Box::new(std::io::Cursor::new(text))
+    } else {
+        Box::new(file)
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 20, reader)))
+}
+
+/// Calls `each` with every event of the trace, in file order; returns the lines read.
+pub fn for_each_event(mut reader: impl BufRead, mut each: impl FnMut(&TraceEvent)) -> Result<u64, String> {
+    let mut line = String::with_capacity(256);
+    let mut lines = 0;
+    loop {
+        line.clear();
+        let read = reader.read_line(&mut line).map_err(|error| format!("reading the trace: {error}"))?;
+        if read == 0 {
+            return Ok(lines);
+        }
+        lines += 1;
+        if let Some(event) = parse_line(line.trim_end()) {
+            each(&event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_each_event_of_a_real_trace() {
+        let alloc = parse_line("            bash-3804    [000] ..... 16297.098371: mm_page_alloc: page=000000008dd11164 pfn=0x102db7 order=0 migratetype=0 gfp_flags=GFP_KERNEL_ACCOUNT|__GFP_ZERO|__GFP_COMP").unwrap();
+        assert_eq!(
+            (alloc.kind, alloc.cpu, alloc.ts_ns, alloc.pfn),
+            (EventKind::Alloc, 0, 16_297_098_371_000, 0x102db7)
+        );
+        assert!(alloc.gfp.contains(Gfp::DIRECT_RECLAIM));
+        let locked = parse_line("              dd-3808    [001] d..1. 16297.101962: mm_page_alloc_zone_locked: page=000000006e39c6a1 pfn=0x20f800 order=8 migratetype=1 percpu_refill=0").unwrap();
+        assert_eq!((locked.kind, locked.cpu, locked.order, locked.migratetype), (EventKind::ZoneLocked, 1, 8, 1));
+        assert!(!locked.percpu_refill);
+        let drain = parse_line("     kworker/1:1-7783    [001] d..2. 16297.112007: mm_page_pcpu_drain: page=000000001b2febc6 pfn=0x107b89 order=0 migratetype=0").unwrap();
+        assert_eq!(drain.kind, EventKind::PcpuDrain);
+        let batched = parse_line("            bash-3807    [001] ...4. 16297.100339: mm_page_free_batched: page=000000006d66298d pfn=0x22b87a order=0").unwrap();
+        assert_eq!(batched.kind, EventKind::FreeBatched);
+        let free = parse_line("          <idle>-0       [000] ..s1. 16297.099968: mm_page_free: page=000000005d47f37a pfn=0x1049e8 order=0").unwrap();
+        assert_eq!((free.kind, free.pfn), (EventKind::Free, 0x1049e8));
+        let extfrag = parse_line("              ls-3810    [001] d..3. 16297.437840: mm_page_alloc_extfrag: page=00000000a41be167 pfn=0x192400 alloc_order=0 fallback_order=10 pageblock_order=9 alloc_migratetype=0 fallback_migratetype=1 fragmenting=0 change_ownership=1").unwrap();
+        assert_eq!((extfrag.kind, extfrag.order, extfrag.fallback_order), (EventKind::Extfrag, 0, 10));
+        assert!(extfrag.change_ownership);
+    }
+
+    #[test]
+    fn task_names_with_spaces_and_brackets_do_not_confuse_it() {
+        let event =
+            parse_line(" Web Content [x]-77 [001] ..... 5.000001: mm_page_free: page=0 pfn=0x10 order=2").unwrap();
+        assert_eq!((event.cpu, event.ts_ns, event.order), (1, 5_000_001_000, 2));
+    }
+
+    #[test]
+    fn other_lines_are_skipped() {
+        for line in ["# tracer: nop", "", "bash-1 [000] ..... 1.0: kmalloc: call_site=x", "garbage: mm_page_free"] {
+            assert_eq!(parse_line(line), None, "{line}");
+        }
+    }
+}

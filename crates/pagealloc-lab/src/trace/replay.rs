@@ -1,0 +1,267 @@
+//! `pagelab replay`: a kernel trace's alloc/free stream through the allocator, in trace
+//! order, each trace CPU on one of ours, with the allocator's periodic work run on the
+//! trace's clock; beside it, the kernel's own answer counted from the same trace.
+//! Deterministic: one host thread, a test platform whose CPU and clock the replay sets.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pagealloc::platform::TestPlatform;
+use pagealloc::types::MigrateType;
+use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
+use serde::Serialize;
+
+use super::counts::Counts;
+use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
+
+/// What the replay could not do, by reason.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Skipped {
+    /// Frees of blocks allocated before the trace began (or not replayed).
+    pub free_untracked: u64,
+    /// Allocations we could not satisfy.
+    pub alloc_failed: u64,
+    /// Allocations of a pfn the trace never freed: the earlier block is freed first.
+    pub alloc_of_live_pfn: u64,
+    /// Frees whose order differs from the allocation's (freed at the allocation's order).
+    pub free_order_mismatch: u64,
+}
+
+/// One preset's replay.
+#[derive(Debug, Serialize)]
+pub struct Replay {
+    pub trace: String,
+    pub preset: String,
+    /// Alloc and free events replayed or skipped.
+    pub events: u64,
+    pub skipped: Skipped,
+    pub kernel: BTreeMap<String, u64>,
+    pub ours: BTreeMap<String, u64>,
+    /// Where our derived zone parameters differ from the traced machine's (with --zoneinfo).
+    pub zoneinfo_differences: Vec<String>,
+    pub wall_ms: u64,
+}
+
+/// The machine to replay on: the traced one's zones, or a PC layout of some MiB.
+pub struct Machine {
+    pub cpus: usize,
+    /// The last-level cache (pagesets free in batches when one CPU's share of it holds them).
+    pub llc: Option<LastLevelCache>,
+    pub zoneinfo: Option<Vec<pagealloc::views::ZoneinfoZone>>,
+    pub pc_mib: u64,
+}
+
+impl Machine {
+    /// From a /proc/zoneinfo file, or else a PC layout spanning the trace's highest pfn
+    /// with its CPUs.
+    pub fn for_trace(trace: &Path, zoneinfo: Option<&Path>) -> Result<Machine, String> {
+        if let Some(path) = zoneinfo {
+            let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
+            let zones = super::zoneinfo::parse_zoneinfo(&text)?;
+            return Ok(Machine {
+                cpus: super::zoneinfo::cpu_count(&zones),
+                llc: None,
+                zoneinfo: Some(zones),
+                pc_mib: 0,
+            });
+        }
+        let (mut max_cpu, mut max_pfn) = (0u32, 0u64);
+        for_each_event(open_trace(trace)?, |event| {
+            max_cpu = max_cpu.max(event.cpu);
+            max_pfn = max_pfn.max(event.pfn + (1 << event.order));
+        })?;
+        Ok(Machine { cpus: max_cpu as usize + 1, llc: None, zoneinfo: None, pc_mib: (max_pfn >> 8).max(64) + 1 })
+    }
+
+    pub fn builder(&self) -> Result<AllocatorBuilder, String> {
+        let builder = match &self.zoneinfo {
+            Some(zones) => super::zoneinfo::machine(zones)?,
+            None => AllocatorBuilder::pc_layout(self.pc_mib),
+        };
+        Ok(match self.llc {
+            Some(llc) => builder.last_level_cache(llc),
+            None => builder,
+        })
+    }
+}
+
+/// Frame numbers spread well under a multiply; SipHash would cost more than the replay.
+#[derive(Default)]
+struct PfnHasher(u64);
+
+impl Hasher for PfnHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, value: u64) {
+        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// The replay of one trace on one allocator.
+struct Replayer {
+    allocator: PageAllocator<TestPlatform>,
+    /// Traced pfn -> our block.
+    blocks: HashMap<u64, Block, BuildHasherDefault<PfnHasher>>,
+    cpus: usize,
+    start_ns: Option<u64>,
+    now_ns: u64,
+    events: u64,
+    skipped: Skipped,
+}
+
+impl Replayer {
+    fn step(&mut self, event: &TraceEvent) {
+        if !matches!(event.kind, EventKind::Alloc | EventKind::Free) {
+            return;
+        }
+        self.events += 1;
+        let start_ns = *self.start_ns.get_or_insert(event.ts_ns);
+        let now_ns = event.ts_ns.saturating_sub(start_ns).max(self.now_ns);
+        let platform = self.allocator.platform();
+        platform.advance_ns(now_ns - self.now_ns);
+        self.now_ns = now_ns;
+        // Every CPU's timers fire on their own, busy or idle: each runs what is due by now.
+        for cpu in 0..self.cpus {
+            platform.set_cpu(cpu);
+            self.allocator.run_due_work(cpu, now_ns);
+        }
+        platform.set_cpu(event.cpu as usize % self.cpus);
+        match event.kind {
+            EventKind::Alloc => self.alloc(event),
+            _ => self.free(event),
+        }
+    }
+
+    fn alloc(&mut self, event: &TraceEvent) {
+        let migratetype = MigrateType::from_index(event.migratetype.max(0) as usize);
+        let migratetype = if migratetype.is_mergeable() { migratetype } else { MigrateType::Unmovable };
+        let request = event.gfp.request(migratetype);
+        match self.allocator.alloc_pages(event.order, request) {
+            Ok(block) => {
+                if let Some(earlier) = self.blocks.insert(event.pfn, block) {
+                    self.skipped.alloc_of_live_pfn += 1;
+                    self.allocator.free_pages(earlier).expect("a replayed block frees");
+                }
+            }
+            Err(_) => self.skipped.alloc_failed += 1,
+        }
+    }
+
+    fn free(&mut self, event: &TraceEvent) {
+        let Some(block) = self.blocks.remove(&event.pfn) else {
+            self.skipped.free_untracked += 1;
+            return;
+        };
+        if block.order() != event.order {
+            self.skipped.free_order_mismatch += 1;
+        }
+        self.allocator.free_pages(block).expect("a replayed block frees");
+    }
+}
+
+/// Replays `trace` on `machine` under `preset`.
+pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Replay, String> {
+    let started = std::time::Instant::now();
+    let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
+    let ours = Arc::new(Counts::default());
+    let builder = machine.builder()?.policy(preset.policy).event_sink(Box::new(ours.clone()));
+    let allocator = PageAllocator::build(builder, TestPlatform::new(machine.cpus))
+        .map_err(|error| format!("building: {error:?}"))?;
+    let zoneinfo_differences = machine.zoneinfo.as_ref().map_or_else(Vec::new, |file| {
+        super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
+    });
+    let kernel = Counts::default();
+    let mut replayer = Replayer {
+        allocator,
+        blocks: HashMap::default(),
+        cpus: machine.cpus,
+        start_ns: None,
+        now_ns: 0,
+        events: 0,
+        skipped: Skipped::default(),
+    };
+    for_each_event(open_trace(trace)?, |event| {
+        kernel.count_kernel(event);
+        replayer.step(event);
+    })?;
+    Ok(Replay {
+        trace: trace.display().to_string(),
+        preset: preset_name.to_string(),
+        events: replayer.events,
+        skipped: replayer.skipped,
+        kernel: kernel.to_map(),
+        ours: ours.to_map(),
+        zoneinfo_differences,
+        wall_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// `pagelab replay` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// ftrace text of the kmem events (plain, .gz or .xz), e.g. from `pagelab trace capture`.
+    pub trace: PathBuf,
+    /// The traced machine's /proc/zoneinfo (default: a PC layout spanning the trace's pfns).
+    #[arg(long)]
+    pub zoneinfo: Option<PathBuf>,
+    /// Presets to replay under (repeatable).
+    #[arg(long = "preset", default_value = "mainline")]
+    pub presets: Vec<String>,
+    /// The traced machine's last-level cache, KiB (/sys/devices/system/cpu/cpu0/cache/index3/size).
+    #[arg(long, requires = "llc_cpus")]
+    pub llc_kib: Option<u64>,
+    /// CPUs sharing it (the count in .../index3/shared_cpu_list).
+    #[arg(long, requires = "llc_kib")]
+    pub llc_cpus: Option<u32>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
+}
+
+pub fn run(args: &ReplayArgs) -> Result<(), String> {
+    let mut machine = Machine::for_trace(&args.trace, args.zoneinfo.as_deref())?;
+    if let (Some(kib), Some(cpus)) = (args.llc_kib, args.llc_cpus) {
+        machine.llc = Some(LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
+    }
+    let replays: Vec<Replay> =
+        args.presets.iter().map(|preset| replay(&args.trace, &machine, preset)).collect::<Result<_, _>>()?;
+    match args.format {
+        crate::run::RunFormat::Json => {
+            let text = if replays.len() == 1 {
+                serde_json::to_string_pretty(&replays[0])
+            } else {
+                serde_json::to_string_pretty(&replays)
+            };
+            println!("{}", text.map_err(|error| error.to_string())?);
+        }
+        crate::run::RunFormat::Table => replays.iter().for_each(print_table),
+    }
+    Ok(())
+}
+
+/// Kernel and ours side by side, with ours/kernel.
+fn print_table(replay: &Replay) {
+    println!(
+        "trace {} under {}: {} alloc/free events in {} ms",
+        replay.trace, replay.preset, replay.events, replay.wall_ms
+    );
+    println!("skipped: {:?}", replay.skipped);
+    for line in &replay.zoneinfo_differences {
+        println!("zoneinfo differs: {line}");
+    }
+    println!("{:<26} {:>12} {:>12} {:>8}", "event", "kernel", "ours", "ours/k");
+    let keys: std::collections::BTreeSet<&String> = replay.kernel.keys().chain(replay.ours.keys()).collect();
+    for key in keys {
+        let kernel = replay.kernel.get(key).copied().unwrap_or(0);
+        let ours = replay.ours.get(key).copied().unwrap_or(0);
+        let ratio = if kernel == 0 { "-".to_string() } else { format!("{:.3}", ours as f64 / kernel as f64) };
+        println!("{key:<26} {kernel:>12} {ours:>12} {ratio:>8}");
+    }
+}
