@@ -44,6 +44,11 @@ impl Counts {
         }
     }
 
+    /// Back to zero.
+    pub fn reset(&self) {
+        self.per_order.iter().flatten().chain([&self.extfrag]).for_each(|counter| counter.store(0, Relaxed));
+    }
+
     /// The counts as a map; zero counts are left out.
     pub fn to_map(&self) -> BTreeMap<String, u64> {
         let mut map = BTreeMap::new();

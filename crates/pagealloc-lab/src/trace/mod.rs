@@ -7,8 +7,10 @@
 pub mod capture;
 pub mod counts;
 pub mod gfp;
+pub mod initial;
 pub mod parse;
 pub mod replay;
+pub mod workloads;
 pub mod writer;
 pub mod zoneinfo;
 
@@ -18,6 +20,18 @@ pub enum TraceCommand {
     /// Record the kmem page-allocator events of a command through tracefs (root, Linux), with
     /// /proc/zoneinfo, buddyinfo, pagetypeinfo and vmstat before and after.
     Capture(capture::CaptureArgs),
+    /// Two processes streaming fixed-size writes through an AF_UNIX socket (a workload to
+    /// capture).
+    UnixStream(workloads::UnixStreamArgs),
+    /// The reading end of `unix-stream` (started by it).
+    #[command(hide = true)]
+    UnixSink {
+        #[arg(long)]
+        fd: i32,
+    },
+    /// Write, fsync, drop from the cache, re-read and delete a file, in rounds (a workload to
+    /// capture).
+    PageCache(workloads::PageCacheArgs),
 }
 
 pub fn run(command: &TraceCommand) -> Result<(), String> {
@@ -27,5 +41,8 @@ pub fn run(command: &TraceCommand) -> Result<(), String> {
             println!("{}", serde_json::to_string_pretty(&summary).map_err(|error| error.to_string())?);
             Ok(())
         }
+        TraceCommand::UnixStream(args) => workloads::unix_stream(args),
+        TraceCommand::UnixSink { fd } => workloads::unix_sink(*fd),
+        TraceCommand::PageCache(args) => workloads::page_cache(args),
     }
 }

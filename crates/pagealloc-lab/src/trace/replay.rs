@@ -14,13 +14,17 @@ use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
 use serde::Serialize;
 
 use super::counts::Counts;
+use super::initial::LiveBlock;
 use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
 
 /// What the replay could not do, by reason.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Skipped {
-    /// Frees of blocks allocated before the trace began (or not replayed).
+    /// Frees of blocks allocated before the trace began that we could not allocate at the
+    /// start either, or frees of a block twice.
     pub free_untracked: u64,
+    /// Blocks the trace frees without allocating them, allocated before the first event.
+    pub live_at_start: u64,
     /// Allocations we could not satisfy.
     pub alloc_failed: u64,
     /// Allocations of a pfn the trace never freed: the earlier block is freed first.
@@ -89,7 +93,7 @@ impl Machine {
 
 /// Frame numbers spread well under a multiply; SipHash would cost more than the replay.
 #[derive(Default)]
-struct PfnHasher(u64);
+pub(super) struct PfnHasher(u64);
 
 impl Hasher for PfnHasher {
     fn finish(&self) -> u64 {
@@ -140,6 +144,20 @@ impl Replayer {
         }
     }
 
+    /// Allocates the blocks live before the trace, spread over the CPUs.
+    fn allocate_live(&mut self, live: &[LiveBlock], zones: Option<&[pagealloc::views::ZoneinfoZone]>) {
+        for (index, block) in live.iter().enumerate() {
+            self.allocator.platform().set_cpu(index % self.cpus);
+            match self.allocator.alloc_pages(block.order, super::initial::request_for(block.pfn, zones)) {
+                Ok(ours) => {
+                    self.blocks.insert(block.pfn, ours);
+                    self.skipped.live_at_start += 1;
+                }
+                Err(_) => self.skipped.alloc_failed += 1,
+            }
+        }
+    }
+
     fn alloc(&mut self, event: &TraceEvent) {
         let migratetype = MigrateType::from_index(event.migratetype.max(0) as usize);
         let migratetype = if migratetype.is_mergeable() { migratetype } else { MigrateType::Unmovable };
@@ -179,6 +197,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Repl
         super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
     });
     let kernel = Counts::default();
+    let live = super::initial::live_at_start(trace)?;
     let mut replayer = Replayer {
         allocator,
         blocks: HashMap::default(),
@@ -188,6 +207,9 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Repl
         events: 0,
         skipped: Skipped::default(),
     };
+    replayer.allocate_live(&live, machine.zoneinfo.as_deref());
+    // The start state is not the replay's doing.
+    ours.reset();
     for_each_event(open_trace(trace)?, |event| {
         kernel.count_kernel(event);
         replayer.step(event);
