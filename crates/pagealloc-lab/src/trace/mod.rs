@@ -10,6 +10,7 @@ pub mod gfp;
 pub mod initial;
 pub mod parse;
 pub mod replay;
+pub mod timeline;
 pub mod workloads;
 pub mod writer;
 pub mod zoneinfo;

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use super::counts::Counts;
 use super::initial::LiveBlock;
+use super::timeline::{Timeline, TimelinePoint};
 use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
 
 /// What the replay could not do, by reason.
@@ -46,6 +47,9 @@ pub struct Replay {
     /// Where our derived zone parameters differ from the traced machine's (with --zoneinfo).
     pub zoneinfo_differences: Vec<String>,
     pub wall_ms: u64,
+    /// Cumulative counts every `--timeline-ms` of trace time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Vec<TimelinePoint>>,
 }
 
 /// The machine to replay on: the traced one's zones, or a PC layout of some MiB.
@@ -186,7 +190,7 @@ impl Replayer {
 }
 
 /// Replays `trace` on `machine` under `preset`.
-pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Replay, String> {
+pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, timeline_ms: Option<u64>) -> Result<Replay, String> {
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
@@ -210,10 +214,20 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Repl
     replayer.allocate_live(&live, machine.zoneinfo.as_deref());
     // The start state is not the replay's doing.
     ours.reset();
+    let mut timeline = timeline_ms.map(Timeline::new);
+    let mut first_ns = None;
+    let mut last_ns = 0;
     for_each_event(open_trace(trace)?, |event| {
+        if let Some(timeline) = timeline.as_mut() {
+            last_ns = event.ts_ns - *first_ns.get_or_insert(event.ts_ns);
+            timeline.observe(last_ns, &kernel, &ours);
+        }
         kernel.count_kernel(event);
         replayer.step(event);
     })?;
+    if let Some(timeline) = timeline.as_mut() {
+        timeline.finish(last_ns, &kernel, &ours);
+    }
     Ok(Replay {
         trace: trace.display().to_string(),
         preset: preset_name.to_string(),
@@ -223,6 +237,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str) -> Result<Repl
         ours: ours.to_map(),
         zoneinfo_differences,
         wall_ms: started.elapsed().as_millis() as u64,
+        timeline: timeline.map(|timeline| timeline.points),
     })
 }
 
@@ -245,6 +260,9 @@ pub struct ReplayArgs {
     pub llc_cpus: Option<u32>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: crate::run::RunFormat,
+    /// Also report the counts every N ms of trace time.
+    #[arg(long)]
+    pub timeline_ms: Option<u64>,
 }
 
 pub fn run(args: &ReplayArgs) -> Result<(), String> {
@@ -253,7 +271,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         machine.llc = Some(LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
     }
     let replays: Vec<Replay> =
-        args.presets.iter().map(|preset| replay(&args.trace, &machine, preset)).collect::<Result<_, _>>()?;
+        args.presets.iter().map(|preset| replay(&args.trace, &machine, preset, args.timeline_ms)).collect::<Result<_, _>>()?;
     match args.format {
         crate::run::RunFormat::Json => {
             let text = if replays.len() == 1 {
@@ -285,6 +303,11 @@ fn print_table(replay: &Replay) {
         let ours = replay.ours.get(key).copied().unwrap_or(0);
         let ratio = if kernel == 0 { "-".to_string() } else { format!("{:.3}", ours as f64 / kernel as f64) };
         println!("{key:<26} {kernel:>12} {ours:>12} {ratio:>8}");
+    }
+    if let Some(points) = &replay.timeline {
+        println!("per step, kernel/ours:");
+        let keys = ["zone_locked_refill_o0", "pcpu_drain_o0", "zone_locked_refill_o2", "pcpu_drain_o2"];
+        Timeline::print_points(points, &keys);
     }
 }
 
@@ -364,7 +387,7 @@ mod tests {
         std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let replay = replay(&trace, &machine, "mainline").unwrap();
+        let replay = replay(&trace, &machine, "mainline", None).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(replay.skipped, Skipped::default());
         assert_eq!(replay.kernel, recorded.to_map(), "the trace holds what the sink saw");
