@@ -10,13 +10,14 @@ use std::sync::Arc;
 
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::MigrateType;
-use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
+use pagealloc::views::ZoneinfoZone;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator};
 use serde::Serialize;
 
 use super::counts::Counts;
-use super::initial::LiveBlock;
-use super::timeline::{Timeline, TimelinePoint};
+use super::initial::{stock_blocks, LiveBlock, PagesetStock, STOCK_ORDERS};
 use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
+use super::timeline::{Timeline, TimelinePoint};
 
 /// What the replay could not do, by reason.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -26,6 +27,8 @@ pub struct Skipped {
     pub free_untracked: u64,
     /// Blocks the trace frees without allocating them, allocated before the first event.
     pub live_at_start: u64,
+    /// Pages put in the pagesets before the first event (zoneinfo's counts).
+    pub pageset_pages_at_start: u64,
     /// Allocations we could not satisfy.
     pub alloc_failed: u64,
     /// Allocations of a pfn the trace never freed: the earlier block is freed first.
@@ -162,6 +165,39 @@ impl Replayer {
         }
     }
 
+    /// Fills each CPU's pagesets to the snapshot's count, in the CPU's allocation mix, at
+    /// the snapshot's high. The stock's highest orders are freed first: a run of high-order
+    /// frees ending in order-0 ones does not look like a free_high burst.
+    fn seed_pagesets(&mut self, zones: &[ZoneinfoZone], alloc_pages: &[[[u64; 3]; STOCK_ORDERS]], stock: PagesetStock) {
+        for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
+            let Some(zone_index) = self
+                .allocator
+                .zones()
+                .iter()
+                .find(|zone| (zone.node() as usize, zone.zone_type()) == (file_zone.node, file_zone.zone_type))
+                .map(|zone| zone.index())
+            else {
+                continue;
+            };
+            for line in file_zone.pagesets.iter().filter(|line| line.count_pages > 0 && line.cpu < self.cpus) {
+                let Some(mix) = stock.mix(alloc_pages.get(line.cpu)) else { continue };
+                self.allocator.platform().set_cpu(line.cpu);
+                self.allocator.set_pageset_high(line.cpu, zone_index, line.high_pages);
+                let mut stock = Vec::new();
+                for (order, migratetype, blocks) in stock_blocks(line.count_pages, &mix) {
+                    let request =
+                        AllocRequest::USER_MOVABLE.with_migratetype(migratetype).with_highest_zone(file_zone.zone_type);
+                    stock.extend((0..blocks).map_while(|_| self.allocator.alloc_pages(order, request).ok()));
+                }
+                stock.sort_by_key(|block| std::cmp::Reverse(block.order()));
+                for block in stock {
+                    self.skipped.pageset_pages_at_start += 1 << block.order();
+                    self.allocator.free_pages(block).expect("a stock block frees");
+                }
+            }
+        }
+    }
+
     fn alloc(&mut self, event: &TraceEvent) {
         let migratetype = MigrateType::from_index(event.migratetype.max(0) as usize);
         let migratetype = if migratetype.is_mergeable() { migratetype } else { MigrateType::Unmovable };
@@ -190,7 +226,15 @@ impl Replayer {
 }
 
 /// Replays `trace` on `machine` under `preset`.
-pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, timeline_ms: Option<u64>) -> Result<Replay, String> {
+/// How a replay runs, besides its trace, machine and preset.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayOptions {
+    pub stock: PagesetStock,
+    pub timeline_ms: Option<u64>,
+}
+
+pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
+    let ReplayOptions { stock, timeline_ms } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
@@ -201,7 +245,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, timeline_ms: O
         super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
     });
     let kernel = Counts::default();
-    let live = super::initial::live_at_start(trace)?;
+    let start = super::initial::trace_start(trace)?;
     let mut replayer = Replayer {
         allocator,
         blocks: HashMap::default(),
@@ -211,7 +255,10 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, timeline_ms: O
         events: 0,
         skipped: Skipped::default(),
     };
-    replayer.allocate_live(&live, machine.zoneinfo.as_deref());
+    replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
+    if let Some(zones) = &machine.zoneinfo {
+        replayer.seed_pagesets(zones, &start.alloc_pages, stock);
+    }
     // The start state is not the replay's doing.
     ours.reset();
     let mut timeline = timeline_ms.map(Timeline::new);
@@ -263,6 +310,9 @@ pub struct ReplayArgs {
     /// Also report the counts every N ms of trace time.
     #[arg(long)]
     pub timeline_ms: Option<u64>,
+    /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
+    #[arg(long, value_enum, default_value = "empty")]
+    pub pageset_stock: PagesetStock,
 }
 
 pub fn run(args: &ReplayArgs) -> Result<(), String> {
@@ -270,8 +320,14 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
     if let (Some(kib), Some(cpus)) = (args.llc_kib, args.llc_cpus) {
         machine.llc = Some(LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
     }
-    let replays: Vec<Replay> =
-        args.presets.iter().map(|preset| replay(&args.trace, &machine, preset, args.timeline_ms)).collect::<Result<_, _>>()?;
+    let replays: Vec<Replay> = args
+        .presets
+        .iter()
+        .map(|preset| {
+            let options = ReplayOptions { stock: args.pageset_stock, timeline_ms: args.timeline_ms };
+            replay(&args.trace, &machine, preset, options)
+        })
+        .collect::<Result<_, _>>()?;
     match args.format {
         crate::run::RunFormat::Json => {
             let text = if replays.len() == 1 {
@@ -387,7 +443,8 @@ mod tests {
         std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let replay = replay(&trace, &machine, "mainline", None).unwrap();
+        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None };
+        let replay = replay(&trace, &machine, "mainline", options).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(replay.skipped, Skipped::default());
         assert_eq!(replay.kernel, recorded.to_map(), "the trace holds what the sink saw");

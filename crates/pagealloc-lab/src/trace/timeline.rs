@@ -32,7 +32,11 @@ impl Timeline {
     /// Call before each event at `since_start_ns`: snapshots every step boundary passed.
     pub fn observe(&mut self, since_start_ns: u64, kernel: &Counts, ours: &Counts) {
         while since_start_ns >= self.next_ns {
-            self.points.push(TimelinePoint { t_ms: self.next_ns / 1_000_000, kernel: kernel.to_map(), ours: ours.to_map() });
+            self.points.push(TimelinePoint {
+                t_ms: self.next_ns / 1_000_000,
+                kernel: kernel.to_map(),
+                ours: ours.to_map(),
+            });
             self.next_ns += self.step_ns;
         }
     }

@@ -25,6 +25,16 @@ impl<P: Platform> PageAllocator<P> {
         (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum()
     }
 
+    /// Sets `cpu`'s pageset high in zone `zone_index` to `high_pages`, clamped to the
+    /// pageset's high_min..high_max, as a running kernel's auto-tuning leaves it: for a
+    /// replay that starts from a /proc/zoneinfo snapshot. Returns the high set, or `None`
+    /// without such a pageset.
+    pub fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
+        let zone = self.zones.get(zone_index as usize)?;
+        let slot = zone.pcp.get(cpu)?;
+        Some(u64::from(pcp::set_high(slot, &self.platform, high_pages)))
+    }
+
     /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
     pub fn cpu_offline(&self, cpu: usize) -> u64 {
         self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)

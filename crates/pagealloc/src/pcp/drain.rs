@@ -253,6 +253,16 @@ fn lock_remote<'a, P: Platform>(slot: &'a PcpSlot<P>, platform: &'a P) -> PcpGua
     pcp
 }
 
+/// Sets a pageset's high, clamped to its bounds (the value auto-tuning would have reached);
+/// returns the high set.
+pub(crate) fn set_high<P: Platform>(slot: &PcpSlot<P>, platform: &P, high_pages: u64) -> u32 {
+    let mut pcp = lock_remote(slot, platform);
+    let high = (high_pages.min(u64::from(u32::MAX)) as u32)
+        .clamp(pcp.high_min_pages, pcp.high_max_pages.max(pcp.high_min_pages));
+    pcp.high_pages = high;
+    high
+}
+
 /// Empties one CPU's pageset of a zone, in chunks of `batch << scale_max` per lock hold
 /// when the scale is bounded (mirrors drain_pages_zone()).
 pub(crate) fn drain_pcp<P: Platform>(

@@ -11,7 +11,7 @@ mod path;
 mod rules;
 
 pub use drain::DrainCause;
-pub(crate) use drain::{drain_pcp, vmstat_update};
+pub(crate) use drain::{drain_pcp, set_high, vmstat_update};
 pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
 pub(crate) use rules::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high};
 
