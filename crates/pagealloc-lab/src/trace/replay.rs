@@ -18,6 +18,7 @@ use super::counts::Counts;
 use super::initial::{stock_blocks, LiveBlock, PagesetStock, STOCK_ORDERS};
 use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
 use super::timeline::{Timeline, TimelinePoint};
+use super::writer::{FtraceWriter, Tee};
 
 /// What the replay could not do, by reason.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
@@ -116,11 +117,32 @@ impl Hasher for PfnHasher {
     }
 }
 
+/// The replay's CPU and clock, for the events it writes.
+#[derive(Debug, Default)]
+struct ReplayClock {
+    cpu: std::sync::atomic::AtomicUsize,
+    now_ns: std::sync::atomic::AtomicU64,
+}
+
+impl ReplayClock {
+    fn now(&self) -> (usize, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.cpu.load(Relaxed), self.now_ns.load(Relaxed))
+    }
+
+    fn set(&self, cpu: usize, now_ns: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.cpu.store(cpu, Relaxed);
+        self.now_ns.store(now_ns, Relaxed);
+    }
+}
+
 /// The replay of one trace on one allocator.
 struct Replayer {
     allocator: PageAllocator<TestPlatform>,
     /// Traced pfn -> our block.
     blocks: HashMap<u64, Block, BuildHasherDefault<PfnHasher>>,
+    clock: Arc<ReplayClock>,
     cpus: usize,
     start_ns: Option<u64>,
     now_ns: u64,
@@ -142,9 +164,11 @@ impl Replayer {
         // Every CPU's timers fire on their own, busy or idle: each runs what is due by now.
         for cpu in 0..self.cpus {
             platform.set_cpu(cpu);
+            self.clock.set(cpu, start_ns + now_ns);
             self.allocator.run_due_work(cpu, now_ns);
         }
         platform.set_cpu(event.cpu as usize % self.cpus);
+        self.clock.set(event.cpu as usize % self.cpus, start_ns + now_ns);
         match event.kind {
             EventKind::Alloc => self.alloc(event),
             _ => self.free(event),
@@ -227,18 +251,29 @@ impl Replayer {
 
 /// Replays `trace` on `machine` under `preset`.
 /// How a replay runs, besides its trace, machine and preset.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ReplayOptions {
     pub stock: PagesetStock,
     pub timeline_ms: Option<u64>,
+    /// Write our events as ftrace text here.
+    pub trace_out: Option<PathBuf>,
 }
 
 pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
-    let ReplayOptions { stock, timeline_ms } = options;
+    let ReplayOptions { stock, timeline_ms, trace_out } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
-    let builder = machine.builder()?.policy(preset.policy).event_sink(Box::new(ours.clone()));
+    let clock = Arc::new(ReplayClock::default());
+    let builder = machine.builder()?.policy(preset.policy);
+    let builder = match &trace_out {
+        Some(path) => {
+            let seen = clock.clone();
+            let writer = FtraceWriter::create(path, Box::new(move || seen.now()))?;
+            builder.event_sink(Box::new(Tee(ours.clone(), writer)))
+        }
+        None => builder.event_sink(Box::new(ours.clone())),
+    };
     let allocator = PageAllocator::build(builder, TestPlatform::new(machine.cpus))
         .map_err(|error| format!("building: {error:?}"))?;
     let zoneinfo_differences = machine.zoneinfo.as_ref().map_or_else(Vec::new, |file| {
@@ -249,6 +284,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
     let mut replayer = Replayer {
         allocator,
         blocks: HashMap::default(),
+        clock,
         cpus: machine.cpus,
         start_ns: None,
         now_ns: 0,
@@ -310,6 +346,9 @@ pub struct ReplayArgs {
     /// Also report the counts every N ms of trace time.
     #[arg(long)]
     pub timeline_ms: Option<u64>,
+    /// Write our events as ftrace text to FILE (`.gz` compressed), to set beside the trace.
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
     /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
     #[arg(long, value_enum, default_value = "empty")]
     pub pageset_stock: PagesetStock,
@@ -324,7 +363,11 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         .presets
         .iter()
         .map(|preset| {
-            let options = ReplayOptions { stock: args.pageset_stock, timeline_ms: args.timeline_ms };
+            let options = ReplayOptions {
+                stock: args.pageset_stock,
+                timeline_ms: args.timeline_ms,
+                trace_out: args.trace_out.clone(),
+            };
             replay(&args.trace, &machine, preset, options)
         })
         .collect::<Result<_, _>>()?;
@@ -370,24 +413,11 @@ fn print_table(replay: &Replay) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::writer::FtraceWriter;
-    use pagealloc::{AllocRequest, EventSink, ExtfragEvent, PageEvent};
+    use crate::trace::writer::{FtraceWriter, Tee};
+    use pagealloc::AllocRequest;
     use std::io::Write;
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
     use std::sync::Mutex;
-
-    /// Both sinks see every event.
-    struct Tee(FtraceWriter, Arc<Counts>);
-    impl EventSink for Tee {
-        fn extfrag(&self, event: &ExtfragEvent) {
-            self.0.extfrag(event);
-            self.1.extfrag(event);
-        }
-        fn page(&self, event: &PageEvent) {
-            self.0.page(event);
-            self.1.page(event);
-        }
-    }
 
     #[derive(Clone, Default)]
     struct SharedText(Arc<Mutex<Vec<u8>>>);
@@ -443,7 +473,7 @@ mod tests {
         std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None };
+        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None };
         let replay = replay(&trace, &machine, "mainline", options).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(replay.skipped, Skipped::default());

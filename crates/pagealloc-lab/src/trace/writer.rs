@@ -93,3 +93,17 @@ impl EventSink for FtraceWriter {
         }
     }
 }
+
+/// Two subscribers seeing every event.
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: EventSink, B: EventSink> EventSink for Tee<A, B> {
+    fn extfrag(&self, event: &ExtfragEvent) {
+        self.0.extfrag(event);
+        self.1.extfrag(event);
+    }
+    fn page(&self, event: &PageEvent) {
+        self.0.page(event);
+        self.1.page(event);
+    }
+}
