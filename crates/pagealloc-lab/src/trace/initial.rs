@@ -8,13 +8,14 @@
 //!   each pageset in the proportions of the pages that CPU goes on to allocate in the
 //!   trace, pageset orders only.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::path::Path;
 
+use pagealloc::platform::{Platform, TestPlatform};
 use pagealloc::types::{MigrateType, ZoneType};
 use pagealloc::views::ZoneinfoZone;
-use pagealloc::AllocRequest;
+use pagealloc::{AllocRequest, Block, PageAllocator};
 
 use super::parse::{for_each_event, open_trace, EventKind};
 use super::replay::PfnHasher;
@@ -37,19 +38,34 @@ pub enum PagesetStock {
     /// The snapshot's count and high, in the mix of orders and types the CPU allocates in
     /// the trace.
     AllocMix,
+    /// The snapshot's high, and the blocks the trace shows leaving each pageset (allocated
+    /// or drained) that no traced refill or free put there, by order and type; the rest of
+    /// the count, which no event shows, as order-0 movable pages.
+    Implied,
 }
 
+/// Blocks per pageset order (below STOCK_ORDERS) and pageset type.
+pub type OrderTypeTable = [[u64; 3]; STOCK_ORDERS];
+
 impl PagesetStock {
-    /// The (order, type) mix of a CPU's stock.
-    pub fn mix(self, cpu_alloc_pages: Option<&[[u64; 3]; STOCK_ORDERS]>) -> Option<[[u64; 3]; STOCK_ORDERS]> {
+    /// The blocks (order, type, count) of `cpu`'s stock of `count_pages` pages.
+    pub fn blocks(self, count_pages: u64, start: &TraceStart, cpu: usize) -> Vec<(u8, MigrateType, u64)> {
+        let movable_rest = |pages: u64| vec![(0, MigrateType::Movable, pages)];
         match self {
-            PagesetStock::Empty => None,
-            PagesetStock::Movable => {
-                let mut mix = [[0; 3]; STOCK_ORDERS];
-                mix[0][MigrateType::Movable.index()] = 1;
-                Some(mix)
+            PagesetStock::Empty => Vec::new(),
+            PagesetStock::Movable => movable_rest(count_pages),
+            PagesetStock::AllocMix => {
+                start.alloc_pages.get(cpu).map_or_else(Vec::new, |mix| proportional(count_pages, mix))
             }
-            PagesetStock::AllocMix => cpu_alloc_pages.copied(),
+            PagesetStock::Implied => {
+                let Some(implied) = start.implied_blocks.get(cpu) else { return movable_rest(count_pages) };
+                let mut blocks = table_entries(implied);
+                let implied_pages: u64 = blocks.iter().map(|&(order, _, count)| count << order).sum();
+                if count_pages > implied_pages {
+                    blocks.extend(movable_rest(count_pages - implied_pages));
+                }
+                blocks
+            }
         }
     }
 }
@@ -62,50 +78,88 @@ pub const STOCK_ORDERS: usize = 4;
 pub struct TraceStart {
     /// Blocks whose first event in the trace is a free, in trace order.
     pub live: Vec<LiveBlock>,
-    /// Per trace CPU: pages allocated by order (below STOCK_ORDERS) and pageset type.
-    pub alloc_pages: Vec<[[u64; 3]; STOCK_ORDERS]>,
+    /// Per trace CPU: pages allocated, by order and type.
+    pub alloc_pages: Vec<OrderTypeTable>,
+    /// Per trace CPU: blocks that left its pageset without a traced event putting them there.
+    pub implied_blocks: Vec<OrderTypeTable>,
 }
 
+fn add(table: &mut Vec<OrderTypeTable>, cpu: usize, order: u8, migratetype: i8, amount: u64) {
+    if table.len() <= cpu {
+        table.resize(cpu + 1, [[0; 3]; STOCK_ORDERS]);
+    }
+    let slot = usize::try_from(migratetype).ok().and_then(|mt| table[cpu].get_mut(order as usize)?.get_mut(mt));
+    if let Some(slot) = slot {
+        *slot += amount;
+    }
+}
+
+/// One pass: the live blocks, and each block's pageset (the CPU whose refill or free put it
+/// there) to find the stock the trace consumed.
 pub fn trace_start(trace: &Path) -> Result<TraceStart, String> {
     let mut seen: HashSet<u64, BuildHasherDefault<PfnHasher>> = HashSet::default();
+    // pfn -> CPU whose pageset holds it.
+    let mut cached: HashMap<u64, u32, BuildHasherDefault<PfnHasher>> = HashMap::default();
     let mut start = TraceStart::default();
-    for_each_event(open_trace(trace)?, |event| match event.kind {
-        EventKind::Alloc => {
-            seen.insert(event.pfn);
-            let cpu = event.cpu as usize;
-            if start.alloc_pages.len() <= cpu {
-                start.alloc_pages.resize(cpu + 1, [[0; 3]; STOCK_ORDERS]);
-            }
-            if let (Some(by_type), Ok(migratetype)) =
-                (start.alloc_pages[cpu].get_mut(event.order as usize), usize::try_from(event.migratetype))
-            {
-                if let Some(pages) = by_type.get_mut(migratetype) {
-                    *pages += 1 << event.order;
+    let pcp_order = |order: u8| (order as usize) < STOCK_ORDERS;
+    for_each_event(open_trace(trace)?, |event| {
+        let cpu = event.cpu as usize;
+        match event.kind {
+            EventKind::Alloc => {
+                seen.insert(event.pfn);
+                add(&mut start.alloc_pages, cpu, event.order, event.migratetype, 1 << event.order);
+                let from_traced_stock = cached.remove(&event.pfn) == Some(event.cpu);
+                if pcp_order(event.order) && !from_traced_stock {
+                    add(&mut start.implied_blocks, cpu, event.order, event.migratetype, 1);
                 }
             }
+            EventKind::Free => {
+                if seen.insert(event.pfn) {
+                    start.live.push(LiveBlock { pfn: event.pfn, order: event.order });
+                }
+                if pcp_order(event.order) {
+                    cached.insert(event.pfn, event.cpu);
+                }
+            }
+            EventKind::ZoneLocked if event.percpu_refill => {
+                cached.insert(event.pfn, event.cpu);
+            }
+            // A drained block no traced event put in a pageset was stock.
+            EventKind::PcpuDrain if cached.remove(&event.pfn).is_none() && pcp_order(event.order) => {
+                add(&mut start.implied_blocks, cpu, event.order, event.migratetype, 1);
+            }
+            _ => {}
         }
-        EventKind::Free if seen.insert(event.pfn) => start.live.push(LiveBlock { pfn: event.pfn, order: event.order }),
-        _ => {}
     })?;
     Ok(start)
 }
 
-/// Blocks of each (order, type) making up `pages` in the proportions of `alloc_pages`.
-pub fn stock_blocks(pages: u64, alloc_pages: &[[u64; 3]; STOCK_ORDERS]) -> Vec<(u8, MigrateType, u64)> {
-    let total: u64 = alloc_pages.iter().flatten().sum();
-    if total == 0 {
-        return Vec::new();
-    }
+/// The non-zero entries of a table.
+fn table_entries(table: &OrderTypeTable) -> Vec<(u8, MigrateType, u64)> {
     let mut blocks = Vec::new();
-    for (order, by_type) in alloc_pages.iter().enumerate() {
-        for (index, &share) in by_type.iter().enumerate() {
-            let count = (pages as u128 * share as u128 / total as u128) as u64 >> order;
+    for (order, by_type) in table.iter().enumerate() {
+        for (index, &count) in by_type.iter().enumerate() {
             if count > 0 {
                 blocks.push((order as u8, MigrateType::from_index(index), count));
             }
         }
     }
     blocks
+}
+
+/// Blocks of each (order, type) making up `pages` in the proportions of `alloc_pages`.
+fn proportional(pages: u64, alloc_pages: &OrderTypeTable) -> Vec<(u8, MigrateType, u64)> {
+    let total: u64 = alloc_pages.iter().flatten().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut shares = *alloc_pages;
+    for (order, by_type) in shares.iter_mut().enumerate() {
+        for share in by_type.iter_mut() {
+            *share = (pages as u128 * *share as u128 / total as u128) as u64 >> order;
+        }
+    }
+    table_entries(&shares)
 }
 
 /// The request that puts a pre-trace block in the zone the kernel had it in. Its
@@ -123,4 +177,96 @@ pub fn request_for(pfn: u64, zones: Option<&[ZoneinfoZone]>) -> AllocRequest {
     };
     let zone_type = if zone_type > ZoneType::Normal { ZoneType::Normal } else { zone_type };
     AllocRequest::USER_MOVABLE.with_highest_zone(zone_type)
+}
+
+/// What [`seed_pagesets`] put in place.
+#[derive(Debug, Default)]
+pub struct Seeded {
+    pub pageset_pages: u64,
+    pub ballast_pages: u64,
+    /// Held for the replay's length.
+    pub ballast: Vec<Block>,
+}
+
+/// Brings the allocator to the snapshot: each zone's free pages (the rest held as
+/// ballast, in the largest blocks), then each CPU's pageset count and high.
+/// Allocations made on the way leave their refills in the pagesets; they are drained
+/// before the stock goes in, so each pageset holds the stock alone.
+pub fn seed_pagesets(
+    allocator: &PageAllocator<TestPlatform>,
+    zones: &[ZoneinfoZone],
+    start: &TraceStart,
+    stock: PagesetStock,
+) -> Seeded {
+    let mut seeded = Seeded::default();
+    let ours = |file_zone: &ZoneinfoZone| {
+        allocator
+            .zones()
+            .iter()
+            .find(|zone| (zone.node() as usize, zone.zone_type()) == (file_zone.node, file_zone.zone_type))
+    };
+    // The stock of every pageset, allocated first.
+    let mut held: Vec<(usize, u16, u64, Vec<Block>)> = Vec::new();
+    for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
+        let Some(zone_index) = ours(file_zone).map(|zone| zone.index()) else { continue };
+        for line in file_zone.pagesets.iter().filter(|line| line.cpu < allocator.platform().nr_cpus()) {
+            allocator.platform().set_cpu(line.cpu);
+            let zone_stock = match stock {
+                PagesetStock::Implied if fullest_zone(zones, line.cpu) != Some(file_zone.zone_type) => {
+                    PagesetStock::Movable
+                }
+                other => other,
+            };
+            let mut blocks = Vec::new();
+            for (order, migratetype, count) in zone_stock.blocks(line.count_pages, start, line.cpu) {
+                let request =
+                    AllocRequest::USER_MOVABLE.with_migratetype(migratetype).with_highest_zone(file_zone.zone_type);
+                blocks.extend((0..count).map_while(|_| allocator.alloc_pages(order, request).ok()));
+            }
+            held.push((line.cpu, zone_index, line.high_pages, blocks));
+        }
+    }
+    // The ballast: what the zone has free beyond the snapshot's free pages (which do not
+    // count pageset pages, as NR_FREE_PAGES does not).
+    allocator.drain_all();
+    for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
+        let Some(zone) = ours(file_zone) else { continue };
+        let mut excess = zone.free_pages().saturating_sub(file_zone.free_pages);
+        let request = AllocRequest::USER_MOVABLE.with_highest_zone(file_zone.zone_type);
+        for order in (0..=pagealloc::types::MAX_ORDER).rev() {
+            while excess >= 1 << order {
+                let Ok(block) = allocator.alloc_pages(order, request) else { break };
+                excess -= 1 << order;
+                seeded.ballast_pages += 1 << order;
+                seeded.ballast.push(block);
+            }
+        }
+    }
+    allocator.drain_all();
+    if stock == PagesetStock::Empty {
+        return seeded;
+    }
+    for (cpu, zone_index, high_pages, mut blocks) in held {
+        allocator.platform().set_cpu(cpu);
+        // Highest orders first: high-order frees ending in order-0 ones are no free_high
+        // burst. Room for the whole stock while it goes in; the snapshot's high after.
+        blocks.sort_by_key(|block| std::cmp::Reverse(block.order()));
+        allocator.set_pageset_high(cpu, zone_index, u64::MAX);
+        for block in blocks {
+            seeded.pageset_pages += 1 << block.order();
+            allocator.free_pages(block).expect("a stock block frees");
+        }
+        allocator.set_pageset_high(cpu, zone_index, high_pages);
+    }
+    seeded
+}
+
+/// The zone where `cpu` caches the most in the snapshot: the trace's blocks are not told
+/// apart by zone, so a CPU's implied stock goes there.
+fn fullest_zone(zones: &[ZoneinfoZone], cpu: usize) -> Option<ZoneType> {
+    zones
+        .iter()
+        .filter_map(|zone| Some((zone.pagesets.iter().find(|line| line.cpu == cpu)?.count_pages, zone.zone_type)))
+        .max()
+        .map(|(_, zone_type)| zone_type)
 }

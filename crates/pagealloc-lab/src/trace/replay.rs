@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::MigrateType;
-use pagealloc::views::ZoneinfoZone;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator};
+use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
 use serde::Serialize;
 
 use super::counts::Counts;
-use super::initial::{stock_blocks, LiveBlock, PagesetStock, STOCK_ORDERS};
+use super::initial::{LiveBlock, PagesetStock};
 use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
 use super::timeline::{Timeline, TimelinePoint};
 use super::writer::{FtraceWriter, Tee};
@@ -30,6 +29,8 @@ pub struct Skipped {
     pub live_at_start: u64,
     /// Pages put in the pagesets before the first event (zoneinfo's counts).
     pub pageset_pages_at_start: u64,
+    /// Pages held for the rest of the traced machine's used memory (zoneinfo's free pages).
+    pub ballast_pages: u64,
     /// Allocations we could not satisfy.
     pub alloc_failed: u64,
     /// Allocations of a pfn the trace never freed: the earlier block is freed first.
@@ -143,6 +144,8 @@ struct Replayer {
     /// Traced pfn -> our block.
     blocks: HashMap<u64, Block, BuildHasherDefault<PfnHasher>>,
     clock: Arc<ReplayClock>,
+    /// Blocks standing for memory the traced machine had in use, held to the end.
+    ballast: Vec<Block>,
     cpus: usize,
     start_ns: Option<u64>,
     now_ns: u64,
@@ -185,39 +188,6 @@ impl Replayer {
                     self.skipped.live_at_start += 1;
                 }
                 Err(_) => self.skipped.alloc_failed += 1,
-            }
-        }
-    }
-
-    /// Fills each CPU's pagesets to the snapshot's count, in the CPU's allocation mix, at
-    /// the snapshot's high. The stock's highest orders are freed first: a run of high-order
-    /// frees ending in order-0 ones does not look like a free_high burst.
-    fn seed_pagesets(&mut self, zones: &[ZoneinfoZone], alloc_pages: &[[[u64; 3]; STOCK_ORDERS]], stock: PagesetStock) {
-        for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
-            let Some(zone_index) = self
-                .allocator
-                .zones()
-                .iter()
-                .find(|zone| (zone.node() as usize, zone.zone_type()) == (file_zone.node, file_zone.zone_type))
-                .map(|zone| zone.index())
-            else {
-                continue;
-            };
-            for line in file_zone.pagesets.iter().filter(|line| line.count_pages > 0 && line.cpu < self.cpus) {
-                let Some(mix) = stock.mix(alloc_pages.get(line.cpu)) else { continue };
-                self.allocator.platform().set_cpu(line.cpu);
-                self.allocator.set_pageset_high(line.cpu, zone_index, line.high_pages);
-                let mut stock = Vec::new();
-                for (order, migratetype, blocks) in stock_blocks(line.count_pages, &mix) {
-                    let request =
-                        AllocRequest::USER_MOVABLE.with_migratetype(migratetype).with_highest_zone(file_zone.zone_type);
-                    stock.extend((0..blocks).map_while(|_| self.allocator.alloc_pages(order, request).ok()));
-                }
-                stock.sort_by_key(|block| std::cmp::Reverse(block.order()));
-                for block in stock {
-                    self.skipped.pageset_pages_at_start += 1 << block.order();
-                    self.allocator.free_pages(block).expect("a stock block frees");
-                }
             }
         }
     }
@@ -285,6 +255,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
         allocator,
         blocks: HashMap::default(),
         clock,
+        ballast: Vec::new(),
         cpus: machine.cpus,
         start_ns: None,
         now_ns: 0,
@@ -292,8 +263,13 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
         skipped: Skipped::default(),
     };
     replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
+    // What those allocations left in the pagesets is not the snapshot's.
+    replayer.allocator.drain_all();
     if let Some(zones) = &machine.zoneinfo {
-        replayer.seed_pagesets(zones, &start.alloc_pages, stock);
+        let seeded = super::initial::seed_pagesets(&replayer.allocator, zones, &start, stock);
+        replayer.skipped.pageset_pages_at_start = seeded.pageset_pages;
+        replayer.skipped.ballast_pages = seeded.ballast_pages;
+        replayer.ballast = seeded.ballast;
     }
     // The start state is not the replay's doing.
     ours.reset();
