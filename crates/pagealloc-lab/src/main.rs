@@ -44,7 +44,7 @@ enum Command {
         command: trace::TraceCommand,
     },
     /// Replay a kernel kmem trace through the allocator and compare with the kernel's counts.
-    Replay(trace::replay::ReplayArgs),
+    Replay(trace::replay_cli::ReplayArgs),
     /// Reproduce the seeds' tables on the simulator (all experiments without a name).
     Reproduce {
         /// Experiments to run (see `pagelab experiments`); all when none given.
@@ -82,7 +82,7 @@ fn main() {
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Trace { command } => trace::run(&command),
-        Command::Replay(args) => trace::replay::run(&args),
+        Command::Replay(args) => trace::replay_cli::run(&args),
         Command::Torture(args) => match torture::run(&args) {
             Ok(true) => Ok(()),
             Ok(false) => {

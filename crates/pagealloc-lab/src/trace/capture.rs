@@ -17,12 +17,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use flate2::write::GzEncoder;
+
+use super::child::{run_command, RunOutcome, SignalGuard};
+use super::ring_stats::{loss_report, read_all_cpu_stats, CpuStats};
 use flate2::Compression;
 
 /// The kmem tracepoints recorded (all under `events/kmem/`).
@@ -42,7 +44,6 @@ const SUMMARY_FILE: &str = "capture.json";
 const TRACEFS_CANDIDATES: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 const READ_BUFFER_BYTES: usize = 1 << 20;
 const POLL: Duration = Duration::from_millis(10);
-const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// `pagelab trace capture` arguments.
 #[derive(clap::Args, Debug, Clone)]
@@ -59,23 +60,6 @@ pub struct CaptureArgs {
     /// The command to run while tracing.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
-}
-
-/// One CPU's ring-buffer loss counters (from `per_cpu/cpuN/stats`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct CpuStats {
-    pub cpu: u32,
-    /// Events overwritten before they were read.
-    pub overrun: u64,
-    pub commit_overrun: u64,
-    /// Events not recorded because the buffer was full.
-    pub dropped_events: u64,
-}
-
-impl CpuStats {
-    fn lost(&self) -> u64 {
-        self.overrun + self.commit_overrun + self.dropped_events
-    }
 }
 
 /// What a capture did; written to `<out>/capture.json`.
@@ -102,10 +86,15 @@ pub struct CaptureSummary {
     /// The tracefs mount used (one pagelab mounted itself is unmounted again).
     pub tracefs: String,
     pub kernel_release: String,
+    /// The last-level cache of CPU 0 (sysfs `cpu0/cache/index*`), KiB, and the CPUs sharing
+    /// it: whether pagesets free in batches depends on it, so the replay reads it here.
+    pub llc_kib: Option<u64>,
+    pub llc_cpus: Option<u32>,
 }
 
 /// Runs the capture; Err(message) on any failure (the caller prints it and exits non-zero).
 pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         return Err("pagelab trace capture needs root: tracefs instances can only be set up by root".into());
     }
@@ -136,6 +125,8 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
         trace_file: TRACE_FILE.into(),
         tracefs: tracefs.root.display().to_string(),
         kernel_release: fs::read_to_string(RELEASE).map_err(|e| format!("cannot read {RELEASE}: {e}"))?.trim().into(),
+        llc_kib: host_llc().map(|(kib, _)| kib),
+        llc_cpus: host_llc().map(|(_, cpus)| cpus),
     };
     let json_path = args.out.join(SUMMARY_FILE);
     let json = serde_json::to_string_pretty(&summary).map_err(|e| format!("cannot encode the summary: {e}"))?;
@@ -160,6 +151,7 @@ impl Tracefs {
         let dir = std::env::temp_dir().join(format!("pagelab-tracefs-{}", std::process::id()));
         fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         let target = CString::new(dir.as_os_str().as_bytes()).map_err(|_| format!("bad path {}", dir.display()))?;
+        // SAFETY: both paths are NUL-terminated CStrings alive for the call; no data argument.
         let rc = unsafe { libc::mount(c"nodev".as_ptr(), target.as_ptr(), c"tracefs".as_ptr(), 0, std::ptr::null()) };
         if rc != 0 {
             let error = io::Error::last_os_error();
@@ -179,6 +171,7 @@ impl Drop for Tracefs {
             return;
         }
         let Ok(target) = CString::new(self.root.as_os_str().as_bytes()) else { return };
+        // SAFETY: a NUL-terminated path alive for the calls.
         let unmounted =
             unsafe { libc::umount2(target.as_ptr(), 0) == 0 || libc::umount2(target.as_ptr(), libc::MNT_DETACH) == 0 };
         if !unmounted {
@@ -190,6 +183,39 @@ impl Drop for Tracefs {
 }
 
 /// Refuses a kernel that lacks any of the six kmem tracepoints.
+/// CPU 0's highest-level cache: (KiB, CPUs sharing it), from sysfs.
+fn host_llc() -> Option<(u64, u32)> {
+    let dir = Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let read = |index: &Path, name: &str| fs::read_to_string(index.join(name)).ok().map(|text| text.trim().to_string());
+    let mut best: Option<(u32, u64, u32)> = None;
+    for entry in fs::read_dir(dir).ok()?.flatten() {
+        let index = entry.path();
+        if read(&index, "type").as_deref() == Some("Instruction") {
+            continue;
+        }
+        let (Some(level), Some(size)) = (read(&index, "level"), read(&index, "size")) else { continue };
+        let (Ok(level), Some(kib)) = (level.parse::<u32>(), size.strip_suffix('K').and_then(|kib| kib.parse().ok()))
+        else {
+            continue;
+        };
+        let cpus = read(&index, "shared_cpu_list").map_or(1, |list| cpu_list_len(&list));
+        if best.is_none_or(|(best_level, _, _)| level > best_level) {
+            best = Some((level, kib, cpus));
+        }
+    }
+    best.map(|(_, kib, cpus)| (kib, cpus))
+}
+
+/// CPUs in a sysfs CPU list such as "0-3,8".
+fn cpu_list_len(list: &str) -> u32 {
+    list.split(',')
+        .filter_map(|range| match range.split_once('-') {
+            Some((low, high)) => Some(high.trim().parse::<u32>().ok()? - low.trim().parse::<u32>().ok()? + 1),
+            None => range.trim().parse::<u32>().ok().map(|_| 1),
+        })
+        .sum()
+}
+
 fn check_events(tracefs: &Path) -> Result<(), String> {
     let kmem = tracefs.join("events/kmem");
     let missing: Vec<&str> = EVENTS.iter().copied().filter(|e| !kmem.join(e).is_dir()).collect();
@@ -270,7 +296,7 @@ fn trace_command(instance: &Instance, args: &CaptureArgs) -> Result<(u64, u64, R
             .name("trace-reader".into())
             .spawn_scoped(scope, || pump(input, output, &stop, &pipe, &out))
             .map_err(|e| format!("cannot start the trace reader thread: {e}"))?;
-        let run = instance.write("tracing_on", "1").and_then(|()| run_command(args));
+        let run = instance.write("tracing_on", "1").and_then(|()| run_command(&args.command, args.seconds));
         // Tracing off before stopping the reader, on every path: it stops only on an empty buffer.
         let off = instance.write("tracing_on", "0");
         stop.store(true, Ordering::SeqCst);
@@ -321,196 +347,16 @@ fn count_lines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-struct RunOutcome {
-    status: ExitStatus,
-    wall_ms: u64,
-    stopped_early: bool,
-}
-
-/// Runs the command with inherited stdio; stops it (SIGTERM, SIGKILL after KILL_GRACE) at the
-/// --seconds limit or when pagelab itself is interrupted.
-fn run_command(args: &CaptureArgs) -> Result<RunOutcome, String> {
-    if INTERRUPTED.load(Ordering::SeqCst) {
-        return Err("interrupted before the command started".into());
-    }
-    let start = Instant::now();
-    let mut child = Command::new(&args.command[0])
-        .args(&args.command[1..])
-        .spawn()
-        .map_err(|e| format!("cannot run {:?}: {e}", args.command[0]))?;
-    let pid = child.id() as libc::pid_t;
-    let deadline = args.seconds.map(|s| start + Duration::from_secs(s));
-    let (mut term_sent, mut kill_sent) = (None::<Instant>, false);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                let wall_ms = start.elapsed().as_millis() as u64;
-                return Ok(RunOutcome { status, wall_ms, stopped_early: term_sent.is_some() });
-            }
-            Ok(None) => {}
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("cannot wait for {:?}: {e}", args.command[0]));
-            }
-        }
-        let now = Instant::now();
-        match term_sent {
-            None if deadline.is_some_and(|d| now >= d) || INTERRUPTED.load(Ordering::SeqCst) => {
-                unsafe { libc::kill(pid, libc::SIGTERM) };
-                term_sent = Some(now);
-            }
-            Some(sent) if !kill_sent && now - sent >= KILL_GRACE => {
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-                kill_sent = true;
-            }
-            _ => {}
-        }
-        thread::sleep(POLL);
-    }
-}
-
-/// Set by SIGINT/SIGTERM while a capture runs.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn note_interrupt(_signal: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// Catches SIGINT and SIGTERM during a capture, so Ctrl-C stops the command and the guards still
-/// clean up; restores the previous handlers on drop. Exec resets caught signals to the default,
-/// so the command itself still gets Ctrl-C normally.
-struct SignalGuard([(libc::c_int, libc::sighandler_t); 2]);
-
-impl SignalGuard {
-    fn install() -> Self {
-        INTERRUPTED.store(false, Ordering::SeqCst);
-        let handler = note_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        SignalGuard([libc::SIGINT, libc::SIGTERM].map(|signal| unsafe {
-            let previous = libc::signal(signal, handler);
-            if previous == libc::SIG_IGN {
-                libc::signal(signal, libc::SIG_IGN); // an ignored signal stays ignored, for the command too
-            }
-            (signal, previous)
-        }))
-    }
-}
-
-impl Drop for SignalGuard {
-    fn drop(&mut self) {
-        for &(signal, previous) in &self.0 {
-            unsafe { libc::signal(signal, previous) };
-        }
-    }
-}
-
-/// Parses one CPU's `per_cpu/cpuN/stats` text (lines such as `overrun: 0`).
-fn parse_cpu_stats(cpu: u32, text: &str) -> Result<CpuStats, String> {
-    let mut stats = CpuStats { cpu, ..CpuStats::default() };
-    let mut seen = 0;
-    for line in text.lines() {
-        let Some((key, value)) = line.split_once(':') else { continue };
-        let field = match key.trim() {
-            "overrun" => &mut stats.overrun,
-            "commit overrun" => &mut stats.commit_overrun,
-            "dropped events" => &mut stats.dropped_events,
-            _ => continue,
-        };
-        *field = value.trim().parse().map_err(|_| format!("cpu{cpu} stats: cannot parse {line:?}"))?;
-        seen += 1;
-    }
-    if seen != 3 {
-        return Err(format!("cpu{cpu} stats: expected overrun, commit overrun and dropped events lines"));
-    }
-    Ok(stats)
-}
-
-/// The stats of every CPU directory under `<instance>/per_cpu`, by CPU number.
-fn read_all_cpu_stats(instance: &Path) -> Result<Vec<CpuStats>, String> {
-    let dir = instance.join("per_cpu");
-    let entries = fs::read_dir(&dir).map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-    let mut all = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| format!("cannot list {}: {e}", dir.display()))?;
-        let name = entry.file_name();
-        let Some(cpu) = name.to_str().and_then(|n| n.strip_prefix("cpu")).and_then(|n| n.parse().ok()) else {
-            continue;
-        };
-        let path = entry.path().join("stats");
-        let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        all.push(parse_cpu_stats(cpu, &text)?);
-    }
-    all.sort_by_key(|s| s.cpu);
-    Ok(all)
-}
-
-/// None if no CPU lost events; else a message naming the CPUs and their losses.
-fn loss_report(per_cpu: &[CpuStats], buffer_kib: u64) -> Option<String> {
-    let lossy: Vec<String> = per_cpu
-        .iter()
-        .filter(|s| s.lost() > 0)
-        .map(|s| {
-            format!(
-                "cpu{} lost {} (overrun {}, commit overrun {}, dropped {})",
-                s.cpu,
-                s.lost(),
-                s.overrun,
-                s.commit_overrun,
-                s.dropped_events
-            )
-        })
-        .collect();
-    if lossy.is_empty() {
-        return None;
-    }
-    let total: u64 = per_cpu.iter().map(CpuStats::lost).sum();
-    Some(format!(
-        "the trace ring buffer lost {total} events: {}; the files were written but the trace is incomplete; \
-         rerun with a larger --buffer-kib than {buffer_kib} (e.g. {})",
-        lossy.join(", "),
-        buffer_kib.saturating_mul(4)
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
-    const STATS: &str = "entries: 12\noverrun: 3\ncommit overrun: 0\nbytes: 4096\n\
-        oldest event ts:  16297.098371\nnow ts: 16628.329822\ndropped events: 7\nread events: 100\n";
-
     #[test]
-    fn parses_the_three_loss_counters() {
-        let stats = parse_cpu_stats(1, STATS).expect("parses");
-        assert_eq!(stats, CpuStats { cpu: 1, overrun: 3, commit_overrun: 0, dropped_events: 7 });
-        assert_eq!(stats.lost(), 10);
-    }
-
-    #[test]
-    fn rejects_missing_or_bad_counters() {
-        assert!(parse_cpu_stats(0, "entries: 0\noverrun: 0\n").is_err());
-        let bad = STATS.replace("overrun: 3", "overrun: x");
-        assert!(parse_cpu_stats(0, &bad).unwrap_err().contains("overrun: x"));
-    }
-
-    #[test]
-    fn loss_report_is_silent_without_losses() {
-        let clean = [CpuStats { cpu: 0, ..CpuStats::default() }, CpuStats { cpu: 1, ..CpuStats::default() }];
-        assert_eq!(loss_report(&clean, 65536), None);
-    }
-
-    #[test]
-    fn loss_report_names_cpus_counts_and_remedy() {
-        let per_cpu = [
-            CpuStats { cpu: 0, ..CpuStats::default() },
-            CpuStats { cpu: 3, overrun: 5, commit_overrun: 1, dropped_events: 2 },
-        ];
-        let message = loss_report(&per_cpu, 1024).expect("reports");
-        assert!(message.contains("lost 8 events"), "{message}");
-        assert!(message.contains("cpu3 lost 8 (overrun 5, commit overrun 1, dropped 2)"), "{message}");
-        assert!(!message.contains("cpu0"), "{message}");
-        assert!(message.contains("--buffer-kib") && message.contains("4096"), "{message}");
+    fn cpu_lists_count_their_cpus() {
+        assert_eq!(cpu_list_len("0-1"), 2);
+        assert_eq!(cpu_list_len("0-3,8,10-11"), 7);
+        assert_eq!(cpu_list_len("5"), 1);
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! (`writer`).
 
 pub mod capture;
+pub mod child;
 pub mod counts;
 pub mod gfp;
 pub mod initial;
 pub mod parse;
 pub mod replay;
+pub mod replay_cli;
+pub mod ring_stats;
 pub mod timeline;
 pub mod workloads;
 pub mod writer;

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::MigrateType;
+use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
 use serde::Serialize;
 
@@ -55,6 +56,8 @@ pub struct Replay {
     /// Cumulative counts every `--timeline-ms` of trace time.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<Vec<TimelinePoint>>,
+    /// Each pageset's count and high at the end, the kernel's (zoneinfo.after) and ours.
+    pub end_pagesets: Vec<super::zoneinfo::PagesetEnd>,
 }
 
 /// The machine to replay on: the traced one's zones, or a PC layout of some MiB.
@@ -227,10 +230,12 @@ pub struct ReplayOptions {
     pub timeline_ms: Option<u64>,
     /// Write our events as ftrace text here.
     pub trace_out: Option<PathBuf>,
+    /// The traced machine's zoneinfo at the end, to compare the pagesets' end state.
+    pub after: Option<Vec<ZoneinfoZone>>,
 }
 
 pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
-    let ReplayOptions { stock, timeline_ms, trace_out } = options;
+    let ReplayOptions { stock, timeline_ms, trace_out, after } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
@@ -297,93 +302,10 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
         zoneinfo_differences,
         wall_ms: started.elapsed().as_millis() as u64,
         timeline: timeline.map(|timeline| timeline.points),
+        end_pagesets: after.map_or_else(Vec::new, |after| {
+            super::zoneinfo::pageset_ends(&after, &ZoneinfoZone::from_allocator(&replayer.allocator))
+        }),
     })
-}
-
-/// `pagelab replay` arguments.
-#[derive(clap::Args, Debug, Clone)]
-pub struct ReplayArgs {
-    /// ftrace text of the kmem events (plain, .gz or .xz), e.g. from `pagelab trace capture`.
-    pub trace: PathBuf,
-    /// The traced machine's /proc/zoneinfo (default: a PC layout spanning the trace's pfns).
-    #[arg(long)]
-    pub zoneinfo: Option<PathBuf>,
-    /// Presets to replay under (repeatable).
-    #[arg(long = "preset", default_value = "mainline")]
-    pub presets: Vec<String>,
-    /// The traced machine's last-level cache, KiB (/sys/devices/system/cpu/cpu0/cache/index3/size).
-    #[arg(long, requires = "llc_cpus")]
-    pub llc_kib: Option<u64>,
-    /// CPUs sharing it (the count in .../index3/shared_cpu_list).
-    #[arg(long, requires = "llc_kib")]
-    pub llc_cpus: Option<u32>,
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
-    /// Also report the counts every N ms of trace time.
-    #[arg(long)]
-    pub timeline_ms: Option<u64>,
-    /// Write our events as ftrace text to FILE (`.gz` compressed), to set beside the trace.
-    #[arg(long, value_name = "FILE")]
-    pub trace_out: Option<PathBuf>,
-    /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
-    #[arg(long, value_enum, default_value = "empty")]
-    pub pageset_stock: PagesetStock,
-}
-
-pub fn run(args: &ReplayArgs) -> Result<(), String> {
-    let mut machine = Machine::for_trace(&args.trace, args.zoneinfo.as_deref())?;
-    if let (Some(kib), Some(cpus)) = (args.llc_kib, args.llc_cpus) {
-        machine.llc = Some(LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
-    }
-    let replays: Vec<Replay> = args
-        .presets
-        .iter()
-        .map(|preset| {
-            let options = ReplayOptions {
-                stock: args.pageset_stock,
-                timeline_ms: args.timeline_ms,
-                trace_out: args.trace_out.clone(),
-            };
-            replay(&args.trace, &machine, preset, options)
-        })
-        .collect::<Result<_, _>>()?;
-    match args.format {
-        crate::run::RunFormat::Json => {
-            let text = if replays.len() == 1 {
-                serde_json::to_string_pretty(&replays[0])
-            } else {
-                serde_json::to_string_pretty(&replays)
-            };
-            println!("{}", text.map_err(|error| error.to_string())?);
-        }
-        crate::run::RunFormat::Table => replays.iter().for_each(print_table),
-    }
-    Ok(())
-}
-
-/// Kernel and ours side by side, with ours/kernel.
-fn print_table(replay: &Replay) {
-    println!(
-        "trace {} under {}: {} alloc/free events in {} ms",
-        replay.trace, replay.preset, replay.events, replay.wall_ms
-    );
-    println!("skipped: {:?}", replay.skipped);
-    for line in &replay.zoneinfo_differences {
-        println!("zoneinfo differs: {line}");
-    }
-    println!("{:<26} {:>12} {:>12} {:>8}", "event", "kernel", "ours", "ours/k");
-    let keys: std::collections::BTreeSet<&String> = replay.kernel.keys().chain(replay.ours.keys()).collect();
-    for key in keys {
-        let kernel = replay.kernel.get(key).copied().unwrap_or(0);
-        let ours = replay.ours.get(key).copied().unwrap_or(0);
-        let ratio = if kernel == 0 { "-".to_string() } else { format!("{:.3}", ours as f64 / kernel as f64) };
-        println!("{key:<26} {kernel:>12} {ours:>12} {ratio:>8}");
-    }
-    if let Some(points) = &replay.timeline {
-        println!("per step, kernel/ours:");
-        let keys = ["zone_locked_refill_o0", "pcpu_drain_o0", "zone_locked_refill_o2", "pcpu_drain_o2"];
-        Timeline::print_points(points, &keys);
-    }
 }
 
 #[cfg(test)]
@@ -449,7 +371,7 @@ mod tests {
         std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None };
+        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None, after: None };
         let replay = replay(&trace, &machine, "mainline", options).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(replay.skipped, Skipped::default());

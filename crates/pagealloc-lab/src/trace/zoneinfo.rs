@@ -220,6 +220,39 @@ pub fn differences(file: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<String> 
     lines
 }
 
+/// One pageset at the end of a replay: the kernel's and ours.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PagesetEnd {
+    pub zone: String,
+    pub cpu: usize,
+    pub kernel_count: u64,
+    pub kernel_high: u64,
+    pub ours_count: u64,
+    pub ours_high: u64,
+}
+
+/// The pagesets of populated zones, the file's beside ours.
+pub fn pageset_ends(file: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<PagesetEnd> {
+    let mut ends = Vec::new();
+    for theirs in file.iter().filter(|zone| zone.managed_pages > 0) {
+        let Some(mine) = ours.iter().find(|zone| zone.node == theirs.node && zone.zone_type == theirs.zone_type) else {
+            continue;
+        };
+        for line in &theirs.pagesets {
+            let Some(our_line) = mine.pagesets.iter().find(|our_line| our_line.cpu == line.cpu) else { continue };
+            ends.push(PagesetEnd {
+                zone: format!("node {} {:?}", theirs.node, theirs.zone_type),
+                cpu: line.cpu,
+                kernel_count: line.count_pages,
+                kernel_high: line.high_pages,
+                ours_count: our_line.count_pages,
+                ours_high: our_line.high_pages,
+            });
+        }
+    }
+    ends
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

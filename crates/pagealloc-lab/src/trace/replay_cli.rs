@@ -1,0 +1,137 @@
+//! `pagelab replay`'s command line: a trace, alone or inside a `pagelab trace capture`
+//! directory (whose zoneinfo before and after and cache size it then uses), replayed under
+//! each preset; a table or JSON.
+
+use std::path::{Path, PathBuf};
+
+use pagealloc::LastLevelCache;
+
+use super::initial::PagesetStock;
+use super::replay::{replay, Machine, Replay, ReplayOptions};
+use super::timeline::Timeline;
+
+/// What a capture directory holds beside its trace.
+#[derive(Debug, Default)]
+struct CaptureDir {
+    zoneinfo_before: Option<PathBuf>,
+    zoneinfo_after: Option<PathBuf>,
+    /// (KiB, CPUs) from capture.json.
+    llc: Option<(u64, u32)>,
+}
+
+impl CaptureDir {
+    fn beside(trace: &Path) -> CaptureDir {
+        let Some(dir) = trace.parent() else { return CaptureDir::default() };
+        let existing = |name: &str| Some(dir.join(name)).filter(|path| path.exists());
+        let summary: Option<serde_json::Value> =
+            std::fs::read_to_string(dir.join("capture.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+        let llc =
+            summary.and_then(|summary| Some((summary["llc_kib"].as_u64()?, summary["llc_cpus"].as_u64()? as u32)));
+        CaptureDir { zoneinfo_before: existing("zoneinfo.before"), zoneinfo_after: existing("zoneinfo.after"), llc }
+    }
+}
+
+/// `pagelab replay` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplayArgs {
+    /// ftrace text of the kmem events (plain, .gz or .xz), e.g. from `pagelab trace capture`.
+    pub trace: PathBuf,
+    /// The traced machine's /proc/zoneinfo (default: zoneinfo.before beside the trace, else a
+    /// PC layout spanning the trace's pfns).
+    #[arg(long)]
+    pub zoneinfo: Option<PathBuf>,
+    /// Presets to replay under (repeatable).
+    #[arg(long = "preset", default_value = "mainline")]
+    pub presets: Vec<String>,
+    /// The traced machine's last-level cache, KiB (default: capture.json beside the trace).
+    #[arg(long, requires = "llc_cpus")]
+    pub llc_kib: Option<u64>,
+    /// CPUs sharing it (the count in .../index3/shared_cpu_list).
+    #[arg(long, requires = "llc_kib")]
+    pub llc_cpus: Option<u32>,
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
+    /// Also report the counts every N ms of trace time.
+    #[arg(long)]
+    pub timeline_ms: Option<u64>,
+    /// Write our events as ftrace text to FILE (`.gz` compressed), to set beside the trace.
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
+    /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
+    #[arg(long, value_enum, default_value = "empty")]
+    pub pageset_stock: PagesetStock,
+}
+
+pub fn run(args: &ReplayArgs) -> Result<(), String> {
+    let capture = CaptureDir::beside(&args.trace);
+    let zoneinfo = args.zoneinfo.clone().or(capture.zoneinfo_before);
+    let mut machine = Machine::for_trace(&args.trace, zoneinfo.as_deref())?;
+    let llc = match (args.llc_kib, args.llc_cpus) {
+        (Some(kib), Some(cpus)) => Some((kib, cpus)),
+        _ => capture.llc,
+    };
+    machine.llc = llc.map(|(kib, cpus)| LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
+    let after = match &capture.zoneinfo_after {
+        Some(path) => {
+            Some(super::zoneinfo::parse_zoneinfo(&std::fs::read_to_string(path).map_err(|e| e.to_string())?)?)
+        }
+        None => None,
+    };
+    let replays: Vec<Replay> = args
+        .presets
+        .iter()
+        .map(|preset| {
+            let options = ReplayOptions {
+                stock: args.pageset_stock,
+                timeline_ms: args.timeline_ms,
+                trace_out: args.trace_out.clone(),
+                after: after.clone(),
+            };
+            replay(&args.trace, &machine, preset, options)
+        })
+        .collect::<Result<_, _>>()?;
+    match args.format {
+        crate::run::RunFormat::Json => {
+            let text = if replays.len() == 1 {
+                serde_json::to_string_pretty(&replays[0])
+            } else {
+                serde_json::to_string_pretty(&replays)
+            };
+            println!("{}", text.map_err(|error| error.to_string())?);
+        }
+        crate::run::RunFormat::Table => replays.iter().for_each(print_table),
+    }
+    Ok(())
+}
+
+/// Kernel and ours side by side, with ours/kernel.
+fn print_table(replay: &Replay) {
+    println!(
+        "trace {} under {}: {} alloc/free events in {} ms",
+        replay.trace, replay.preset, replay.events, replay.wall_ms
+    );
+    println!("skipped: {:?}", replay.skipped);
+    for line in &replay.zoneinfo_differences {
+        println!("zoneinfo differs: {line}");
+    }
+    println!("{:<26} {:>12} {:>12} {:>8}", "event", "kernel", "ours", "ours/k");
+    let keys: std::collections::BTreeSet<&String> = replay.kernel.keys().chain(replay.ours.keys()).collect();
+    for key in keys {
+        let kernel = replay.kernel.get(key).copied().unwrap_or(0);
+        let ours = replay.ours.get(key).copied().unwrap_or(0);
+        let ratio = if kernel == 0 { "-".to_string() } else { format!("{:.3}", ours as f64 / kernel as f64) };
+        println!("{key:<26} {kernel:>12} {ours:>12} {ratio:>8}");
+    }
+    let ends = replay.end_pagesets.iter().filter(|end| end.kernel_count + end.ours_count > 0);
+    for end in ends {
+        println!(
+            "at the end, {} cpu {}: count kernel {} ours {}, high kernel {} ours {}",
+            end.zone, end.cpu, end.kernel_count, end.ours_count, end.kernel_high, end.ours_high
+        );
+    }
+    if let Some(points) = &replay.timeline {
+        println!("per step, kernel/ours:");
+        let keys = ["zone_locked_refill_o0", "pcpu_drain_o0", "zone_locked_refill_o2", "pcpu_drain_o2"];
+        Timeline::print_points(points, &keys);
+    }
+}
