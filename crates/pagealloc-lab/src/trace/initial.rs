@@ -10,14 +10,13 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
-use std::path::Path;
 
 use pagealloc::platform::{Platform, TestPlatform};
 use pagealloc::types::{MigrateType, ZoneType};
 use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocRequest, Block, PageAllocator};
 
-use super::parse::{for_each_event, open_trace, EventKind};
+use super::parse::{EventKind, TraceEvent};
 use super::replay::PfnHasher;
 
 /// A block live when the trace began.
@@ -96,13 +95,13 @@ fn add(table: &mut Vec<OrderTypeTable>, cpu: usize, order: u8, migratetype: i8, 
 
 /// One pass: the live blocks, and each block's pageset (the CPU whose refill or free put it
 /// there) to find the stock the trace consumed.
-pub fn trace_start(trace: &Path) -> Result<TraceStart, String> {
+pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
     let mut seen: HashSet<u64, BuildHasherDefault<PfnHasher>> = HashSet::default();
     // pfn -> CPU whose pageset holds it.
     let mut cached: HashMap<u64, u32, BuildHasherDefault<PfnHasher>> = HashMap::default();
     let mut start = TraceStart::default();
     let pcp_order = |order: u8| (order as usize) < STOCK_ORDERS;
-    for_each_event(open_trace(trace)?, |event| {
+    for event in events {
         let cpu = event.cpu as usize;
         match event.kind {
             EventKind::Alloc => {
@@ -130,8 +129,8 @@ pub fn trace_start(trace: &Path) -> Result<TraceStart, String> {
             }
             _ => {}
         }
-    })?;
-    Ok(start)
+    }
+    start
 }
 
 /// The non-zero entries of a table.

@@ -2,7 +2,7 @@
 //! `.xz`. A line is `TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT: key=value ...`; the task
 //! name may hold spaces and dashes, so the parser anchors on the event name and reads
 //! backwards for the timestamp and CPU. Lines of other events, headers and comments are
-//! skipped. Cost: one pass over the bytes, no allocation per line.
+//! skipped. Cost: one pass over the bytes, no allocation and no UTF-8 check per line.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -39,23 +39,33 @@ pub struct TraceEvent {
     pub change_ownership: bool,
 }
 
-const EVENTS: [(&str, EventKind); 6] = [
-    ("mm_page_alloc_zone_locked", EventKind::ZoneLocked),
-    ("mm_page_alloc_extfrag", EventKind::Extfrag),
-    ("mm_page_alloc", EventKind::Alloc),
-    ("mm_page_free_batched", EventKind::FreeBatched),
-    ("mm_page_free", EventKind::Free),
-    ("mm_page_pcpu_drain", EventKind::PcpuDrain),
+/// The six event names after their common `mm_page_` prefix, with the ": " that ends them.
+const EVENTS: [(&[u8], EventKind); 6] = [
+    (b"alloc_zone_locked: ", EventKind::ZoneLocked),
+    (b"alloc_extfrag: ", EventKind::Extfrag),
+    (b"alloc: ", EventKind::Alloc),
+    (b"free_batched: ", EventKind::FreeBatched),
+    (b"free: ", EventKind::Free),
+    (b"pcpu_drain: ", EventKind::PcpuDrain),
 ];
 
+const MARKER: &[u8] = b": mm_page_";
+
 /// Parses one line; `None` for anything that is not one of the six events.
+#[cfg(test)]
 pub fn parse_line(line: &str) -> Option<TraceEvent> {
-    let marker = line.find(": mm_page_")?;
-    let after = &line[marker + 2..];
-    let (name, fields) = after.split_once(": ")?;
-    let kind = EVENTS.iter().find(|(event, _)| *event == name)?.1;
+    parse_bytes(line.as_bytes())
+}
+
+/// Parses one line of bytes (no UTF-8 check: every field read is ASCII).
+pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
+    let marker = find_marker(line)?;
+    let after = &line[marker + MARKER.len()..];
+    let (kind, name_len) =
+        EVENTS.iter().find(|(name, _)| after.starts_with(name)).map(|(name, kind)| (*kind, name.len()))?;
+    let fields = &after[name_len..];
     let head = &line[..marker];
-    let ts_start = head.rfind(' ').map_or(0, |at| at + 1);
+    let ts_start = head.iter().rposition(|&byte| byte == b' ').map_or(0, |at| at + 1);
     let ts_ns = parse_seconds_ns(&head[ts_start..])?;
     let cpu = parse_cpu(&head[..ts_start])?;
     let mut event = TraceEvent {
@@ -70,42 +80,79 @@ pub fn parse_line(line: &str) -> Option<TraceEvent> {
         fallback_order: 0,
         change_ownership: false,
     };
-    for field in fields.split(' ') {
-        let Some((key, value)) = field.split_once('=') else { continue };
+    for field in fields.split(|&byte| byte == b' ') {
+        let Some(equals) = field.iter().position(|&byte| byte == b'=') else { continue };
+        let (key, value) = (&field[..equals], &field[equals + 1..]);
         match key {
-            "pfn" => event.pfn = parse_hex_or_dec(value)?,
-            "order" | "alloc_order" => event.order = value.parse().ok()?,
-            "migratetype" | "alloc_migratetype" => event.migratetype = value.parse().ok()?,
-            "percpu_refill" => event.percpu_refill = value == "1",
-            "gfp_flags" => event.gfp = Gfp::parse(value),
-            "fallback_order" => event.fallback_order = value.parse().ok()?,
-            "change_ownership" => event.change_ownership = value == "1",
+            b"pfn" => event.pfn = parse_hex_or_dec(value)?,
+            b"order" | b"alloc_order" => event.order = parse_decimal(value)? as u8,
+            b"migratetype" | b"alloc_migratetype" => event.migratetype = parse_signed(value)?,
+            b"percpu_refill" => event.percpu_refill = value == b"1",
+            b"gfp_flags" => event.gfp = Gfp::parse(std::str::from_utf8(value).ok()?),
+            b"fallback_order" => event.fallback_order = parse_decimal(value)? as u8,
+            b"change_ownership" => event.change_ownership = value == b"1",
             _ => {}
         }
     }
     Some(event)
 }
 
+/// Where ": mm_page_" starts: colons are few in a line (timestamp, event, some task names).
+fn find_marker(line: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(offset) = line[from..].iter().position(|&byte| byte == b':') {
+        let at = from + offset;
+        if line[at..].starts_with(MARKER) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
+fn parse_decimal(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 {
+        return None;
+    }
+    text.iter().try_fold(0u64, |value, &byte| byte.is_ascii_digit().then(|| value * 10 + u64::from(byte - b'0')))
+}
+
+fn parse_signed(text: &[u8]) -> Option<i8> {
+    match text.strip_prefix(b"-") {
+        Some(digits) => i8::try_from(-(parse_decimal(digits)? as i64)).ok(),
+        None => i8::try_from(parse_decimal(text)?).ok(),
+    }
+}
+
 /// "16297.098371" -> ns.
-fn parse_seconds_ns(text: &str) -> Option<u64> {
-    let (seconds, fraction) = text.split_once('.').unwrap_or((text, ""));
-    let seconds: u64 = seconds.parse().ok()?;
+fn parse_seconds_ns(text: &[u8]) -> Option<u64> {
+    let dot = text.iter().position(|&byte| byte == b'.');
+    let (seconds, fraction) = match dot {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, &b""[..]),
+    };
+    let seconds = parse_decimal(seconds)?;
     let digits = fraction.len().min(9);
-    let fraction_ns: u64 = if digits == 0 { 0 } else { fraction[..digits].parse().ok()? };
+    let fraction_ns = if digits == 0 { 0 } else { parse_decimal(&fraction[..digits])? };
     Some(seconds * 1_000_000_000 + fraction_ns * 10u64.pow(9 - digits as u32))
 }
 
 /// The last "[digits]" before the timestamp.
-fn parse_cpu(head: &str) -> Option<u32> {
-    let close = head.rfind(']')?;
-    let open = head[..close].rfind('[')?;
-    head[open + 1..close].trim().parse().ok()
+fn parse_cpu(head: &[u8]) -> Option<u32> {
+    let close = head.iter().rposition(|&byte| byte == b']')?;
+    let open = head[..close].iter().rposition(|&byte| byte == b'[')?;
+    let digits = head[open + 1..close].trim_ascii();
+    u32::try_from(parse_decimal(digits)?).ok()
 }
 
-fn parse_hex_or_dec(text: &str) -> Option<u64> {
-    match text.strip_prefix("0x") {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => text.parse().ok(),
+fn parse_hex_or_dec(text: &[u8]) -> Option<u64> {
+    match text.strip_prefix(b"0x") {
+        Some(hex) if !hex.is_empty() && hex.len() <= 16 => hex.iter().try_fold(0u64, |value, &byte| {
+            let digit = (byte as char).to_digit(16)?;
+            Some(value << 4 | u64::from(digit))
+        }),
+        Some(_) => None,
+        None => parse_decimal(text),
     }
 }
 
@@ -126,18 +173,35 @@ pub fn open_trace(path: &Path) -> Result<Box<dyn BufRead>, String> {
     Ok(Box::new(BufReader::with_capacity(1 << 20, reader)))
 }
 
+/// A trace's events in memory: read, decompressed and parsed once, however many passes
+/// and presets use them (about 40 bytes an event).
+pub struct Trace {
+    pub name: String,
+    pub events: Vec<TraceEvent>,
+    /// Lines read, events or not.
+    pub lines: u64,
+}
+
+impl Trace {
+    pub fn load(path: &Path) -> Result<Trace, String> {
+        let mut events = Vec::new();
+        let lines = for_each_event(open_trace(path)?, |event| events.push(*event))?;
+        Ok(Trace { name: path.display().to_string(), events, lines })
+    }
+}
+
 /// Calls `each` with every event of the trace, in file order; returns the lines read.
 pub fn for_each_event(mut reader: impl BufRead, mut each: impl FnMut(&TraceEvent)) -> Result<u64, String> {
-    let mut line = String::with_capacity(256);
+    let mut line = Vec::with_capacity(256);
     let mut lines = 0;
     loop {
         line.clear();
-        let read = reader.read_line(&mut line).map_err(|error| format!("reading the trace: {error}"))?;
+        let read = reader.read_until(b'\n', &mut line).map_err(|error| format!("reading the trace: {error}"))?;
         if read == 0 {
             return Ok(lines);
         }
         lines += 1;
-        if let Some(event) = parse_line(line.trim_end()) {
+        if let Some(event) = parse_bytes(line.trim_ascii_end()) {
             each(&event);
         }
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::counts::Counts;
 use super::initial::{LiveBlock, PagesetStock};
-use super::parse::{for_each_event, open_trace, EventKind, TraceEvent};
+use super::parse::{EventKind, Trace, TraceEvent};
 use super::timeline::{Timeline, TimelinePoint};
 use super::writer::{FtraceWriter, Tee};
 
@@ -45,6 +45,8 @@ pub struct Skipped {
 pub struct Replay {
     pub trace: String,
     pub preset: String,
+    /// Lines of the trace, events of the six kinds or not.
+    pub lines: u64,
     /// Alloc and free events replayed or skipped.
     pub events: u64,
     pub skipped: Skipped,
@@ -72,7 +74,7 @@ pub struct Machine {
 impl Machine {
     /// From a /proc/zoneinfo file, or else a PC layout spanning the trace's highest pfn
     /// with its CPUs.
-    pub fn for_trace(trace: &Path, zoneinfo: Option<&Path>) -> Result<Machine, String> {
+    pub fn for_trace(trace: &Trace, zoneinfo: Option<&Path>) -> Result<Machine, String> {
         if let Some(path) = zoneinfo {
             let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
             let zones = super::zoneinfo::parse_zoneinfo(&text)?;
@@ -84,10 +86,10 @@ impl Machine {
             });
         }
         let (mut max_cpu, mut max_pfn) = (0u32, 0u64);
-        for_each_event(open_trace(trace)?, |event| {
+        for event in &trace.events {
             max_cpu = max_cpu.max(event.cpu);
             max_pfn = max_pfn.max(event.pfn + (1 << event.order));
-        })?;
+        }
         Ok(Machine { cpus: max_cpu as usize + 1, llc: None, zoneinfo: None, pc_mib: (max_pfn >> 8).max(64) + 1 })
     }
 
@@ -234,7 +236,7 @@ pub struct ReplayOptions {
     pub after: Option<Vec<ZoneinfoZone>>,
 }
 
-pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
+pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
     let ReplayOptions { stock, timeline_ms, trace_out, after } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
@@ -255,7 +257,7 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
         super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
     });
     let kernel = Counts::default();
-    let start = super::initial::trace_start(trace)?;
+    let start = super::initial::trace_start(&trace.events);
     let mut replayer = Replayer {
         allocator,
         blocks: HashMap::default(),
@@ -281,19 +283,20 @@ pub fn replay(trace: &Path, machine: &Machine, preset_name: &str, options: Repla
     let mut timeline = timeline_ms.map(Timeline::new);
     let mut first_ns = None;
     let mut last_ns = 0;
-    for_each_event(open_trace(trace)?, |event| {
+    for event in &trace.events {
         if let Some(timeline) = timeline.as_mut() {
             last_ns = event.ts_ns - *first_ns.get_or_insert(event.ts_ns);
             timeline.observe(last_ns, &kernel, &ours);
         }
         kernel.count_kernel(event);
         replayer.step(event);
-    })?;
+    }
     if let Some(timeline) = timeline.as_mut() {
         timeline.finish(last_ns, &kernel, &ours);
     }
     Ok(Replay {
-        trace: trace.display().to_string(),
+        trace: trace.name.clone(),
+        lines: trace.lines,
         preset: preset_name.to_string(),
         events: replayer.events,
         skipped: replayer.skipped,
@@ -370,6 +373,7 @@ mod tests {
         let (trace, zoneinfo_path) = (dir.join("own.trace"), dir.join("own.zoneinfo"));
         std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
+        let trace = Trace::load(&trace).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
         let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None, after: None };
         let replay = replay(&trace, &machine, "mainline", options).unwrap();

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use pagealloc::LastLevelCache;
 
 use super::initial::PagesetStock;
+use super::parse::Trace;
 use super::replay::{replay, Machine, Replay, ReplayOptions};
 use super::timeline::Timeline;
 
@@ -65,7 +66,10 @@ pub struct ReplayArgs {
 pub fn run(args: &ReplayArgs) -> Result<(), String> {
     let capture = CaptureDir::beside(&args.trace);
     let zoneinfo = args.zoneinfo.clone().or(capture.zoneinfo_before);
-    let mut machine = Machine::for_trace(&args.trace, zoneinfo.as_deref())?;
+    let loading = std::time::Instant::now();
+    let trace = Trace::load(&args.trace)?;
+    let load_ms = loading.elapsed().as_millis();
+    let mut machine = Machine::for_trace(&trace, zoneinfo.as_deref())?;
     let llc = match (args.llc_kib, args.llc_cpus) {
         (Some(kib), Some(cpus)) => Some((kib, cpus)),
         _ => capture.llc,
@@ -87,7 +91,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
                 trace_out: args.trace_out.clone(),
                 after: after.clone(),
             };
-            replay(&args.trace, &machine, preset, options)
+            replay(&trace, &machine, preset, options)
         })
         .collect::<Result<_, _>>()?;
     match args.format {
@@ -99,7 +103,10 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
             };
             println!("{}", text.map_err(|error| error.to_string())?);
         }
-        crate::run::RunFormat::Table => replays.iter().for_each(print_table),
+        crate::run::RunFormat::Table => {
+            println!("read {} lines ({} events) in {load_ms} ms", trace.lines, trace.events.len());
+            replays.iter().for_each(print_table)
+        }
     }
     Ok(())
 }
