@@ -81,6 +81,9 @@ pub struct TraceStart {
     pub alloc_pages: Vec<OrderTypeTable>,
     /// Per trace CPU: blocks that left its pageset without a traced event putting them there.
     pub implied_blocks: Vec<OrderTypeTable>,
+    /// Per trace CPU: ns from the first event to its first drain by a kernel worker, the
+    /// phase of its vmstat timer (decay drains run there).
+    pub first_worker_drain_ns: Vec<Option<u64>>,
 }
 
 fn add(table: &mut Vec<OrderTypeTable>, cpu: usize, order: u8, migratetype: i8, amount: u64) {
@@ -93,6 +96,16 @@ fn add(table: &mut Vec<OrderTypeTable>, cpu: usize, order: u8, migratetype: i8, 
     }
 }
 
+impl TraceStart {
+    /// True (and the slot made) when `cpu` has no worker drain yet.
+    fn worker_drain_unknown(&mut self, cpu: usize) -> bool {
+        if self.first_worker_drain_ns.len() <= cpu {
+            self.first_worker_drain_ns.resize(cpu + 1, None);
+        }
+        self.first_worker_drain_ns[cpu].is_none()
+    }
+}
+
 /// One pass: the live blocks, and each block's pageset (the CPU whose refill or free put it
 /// there) to find the stock the trace consumed.
 pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
@@ -101,6 +114,7 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
     let mut cached: HashMap<u64, u32, BuildHasherDefault<PfnHasher>> = HashMap::default();
     let mut start = TraceStart::default();
     let pcp_order = |order: u8| (order as usize) < STOCK_ORDERS;
+    let first_ns = events.first().map_or(0, |event| event.ts_ns);
     for event in events {
         let cpu = event.cpu as usize;
         match event.kind {
@@ -122,6 +136,12 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
             }
             EventKind::ZoneLocked if event.percpu_refill => {
                 cached.insert(event.pfn, event.cpu);
+            }
+            EventKind::PcpuDrain if event.kworker && start.worker_drain_unknown(cpu) => {
+                start.first_worker_drain_ns[cpu] = Some(event.ts_ns - first_ns);
+                if cached.remove(&event.pfn).is_none() && pcp_order(event.order) {
+                    add(&mut start.implied_blocks, cpu, event.order, event.migratetype, 1);
+                }
             }
             // A drained block no traced event put in a pageset was stock.
             EventKind::PcpuDrain if cached.remove(&event.pfn).is_none() && pcp_order(event.order) => {

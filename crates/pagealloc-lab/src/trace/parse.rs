@@ -37,6 +37,8 @@ pub struct TraceEvent {
     /// Extfrag: the fallback block's order, and whether the pageblock changed type.
     pub fallback_order: u8,
     pub change_ownership: bool,
+    /// The task is a kernel worker (`kworker/...`): timer and drain work.
+    pub kworker: bool,
 }
 
 /// The six event names after their common `mm_page_` prefix, with the ": " that ends them.
@@ -79,6 +81,7 @@ pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
         gfp: Gfp::default(),
         fallback_order: 0,
         change_ownership: false,
+        kworker: head.trim_ascii_start().starts_with(b"kworker/"),
     };
     for field in fields.split(|&byte| byte == b' ') {
         let Some(equals) = field.iter().position(|&byte| byte == b'=') else { continue };

@@ -32,6 +32,8 @@ pub struct Skipped {
     pub pageset_pages_at_start: u64,
     /// Pages held for the rest of the traced machine's used memory (zoneinfo's free pages).
     pub ballast_pages: u64,
+    /// CPUs whose vmstat timer runs in the phase the trace shows.
+    pub timers_phased: u64,
     /// Allocations we could not satisfy.
     pub alloc_failed: u64,
     /// Allocations of a pfn the trace never freed: the earlier block is freed first.
@@ -277,6 +279,14 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.skipped.pageset_pages_at_start = seeded.pageset_pages;
         replayer.skipped.ballast_pages = seeded.ballast_pages;
         replayer.ballast = seeded.ballast;
+    }
+    // Each CPU's vmstat timer in the phase of its first drain by a kernel worker.
+    let interval_ns = u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000;
+    for (cpu, first) in start.first_worker_drain_ns.iter().enumerate().take(machine.cpus) {
+        if let Some(first_ns) = first {
+            replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns);
+            replayer.skipped.timers_phased += 1;
+        }
     }
     // The start state is not the replay's doing.
     ours.reset();

@@ -35,6 +35,15 @@ impl Schedule {
     }
 }
 
+impl<P: Platform> PageAllocator<P> {
+    /// Moves `cpu`'s next vmstat pass to `due_ns` (later passes follow every interval), as
+    /// a replay does to run each CPU's timer in the traced kernel's phase. False for a CPU
+    /// without a schedule.
+    pub fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
+        self.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
+    }
+}
+
 /// What one call of [`PageAllocator::run_due_work`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DueWork {
