@@ -71,6 +71,13 @@ const BAD_INVOCATIONS: &[&str] = &[
     "torture --preset mainline --preset nope",
     "torture --memory-mib 1",
     "torture --memory-mib 18446744073709551615",
+    "replay /nonexistent/trace.txt",
+    "replay /nonexistent/trace.txt --llc-kib 4096",
+    "replay /nonexistent/trace.txt --pageset-stock bogus",
+    "replay /etc/hostname --zoneinfo /etc/hostname",
+    "trace capture --out /tmp/cli-out",
+    "trace capture --buffer-kib 0 -- true",
+    "run page_bench03 --cpus 2 --real --trace /tmp/cli-out/t --duration-ms 2",
 ];
 
 #[test]
@@ -141,4 +148,36 @@ fn vmstat_is_printed_after_any_run() {
         assert_eq!((value("pgalloc_normal"), value("pgfree")), (pairs, pairs), "real: {real}");
         assert_eq!(json["numa_stats"], "threshold-64");
     }
+}
+
+/// `run --trace` writes our events as ftrace text with the machine's zoneinfo beside it, and
+/// `replay` of that file counts what the run allocated and freed: the kernel's side (read
+/// from the text) and ours (replayed) agree on every allocation and free.
+#[test]
+fn a_run_trace_replays_with_its_own_counts() {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("run.trace.gz");
+    let run = ["run", "kbuild", "--cpus", "2", "--duration-ms", "30", "--memory-gib", "1", "--trace"];
+    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(run).arg(&trace).output().expect("run pagelab");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let zoneinfo = dir.join("run.trace.gz.zoneinfo");
+    let output = Command::new(env!("CARGO_BIN_EXE_pagelab"))
+        .arg("replay")
+        .arg(&trace)
+        .arg("--zoneinfo")
+        .arg(&zoneinfo)
+        .args(["--format", "json"])
+        .output()
+        .expect("run pagelab");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let (kernel, ours) = (&json["kernel"], &json["ours"]);
+    assert!(kernel["alloc_o0"].as_u64().unwrap() > 1000, "{kernel}");
+    for key in kernel.as_object().unwrap().keys().filter(|key| key.starts_with("alloc_") || key.starts_with("free_")) {
+        assert_eq!(kernel[key], ours[key], "{key}");
+    }
+    assert_eq!(json["skipped"]["free_untracked"], 0);
+    assert!(json["zoneinfo_differences"].as_array().unwrap().is_empty(), "{}", json["zoneinfo_differences"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
