@@ -11,7 +11,9 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
-use pagealloc::platform::{Platform, TestPlatform};
+use pagealloc::platform::Platform;
+
+use super::platform::ReplayPlatform;
 use pagealloc::types::{MigrateType, ZoneType};
 use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocRequest, Block, PageAllocator};
@@ -212,7 +214,7 @@ pub struct Seeded {
 /// Allocations made on the way leave their refills in the pagesets; they are drained
 /// before the stock goes in, so each pageset holds the stock alone.
 pub fn seed_pagesets(
-    allocator: &PageAllocator<TestPlatform>,
+    allocator: &PageAllocator<ReplayPlatform>,
     zones: &[ZoneinfoZone],
     start: &TraceStart,
     stock: PagesetStock,

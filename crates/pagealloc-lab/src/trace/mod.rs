@@ -10,6 +10,7 @@ pub mod counts;
 pub mod gfp;
 pub mod initial;
 pub mod parse;
+pub mod platform;
 pub mod replay;
 pub mod replay_cli;
 pub mod ring_stats;

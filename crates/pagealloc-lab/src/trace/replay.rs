@@ -8,7 +8,6 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use pagealloc::platform::TestPlatform;
 use pagealloc::types::MigrateType;
 use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocatorBuilder, Block, LastLevelCache, PageAllocator};
@@ -17,6 +16,7 @@ use serde::Serialize;
 use super::counts::Counts;
 use super::initial::{LiveBlock, PagesetStock};
 use super::parse::{EventKind, Trace, TraceEvent};
+use super::platform::ReplayPlatform;
 use super::timeline::{Timeline, TimelinePoint};
 use super::writer::{FtraceWriter, Tee};
 
@@ -34,6 +34,9 @@ pub struct Skipped {
     pub ballast_pages: u64,
     /// CPUs whose vmstat timer runs in the phase the trace shows.
     pub timers_phased: u64,
+    /// Pageset-order allocations the trace shows served straight from the buddy (a failed
+    /// pageset trylock), replayed with the trylock refused.
+    pub direct_pcp_order_allocs: u64,
     /// Allocations we could not satisfy.
     pub alloc_failed: u64,
     /// Allocations of a pfn the trace never freed: the earlier block is freed first.
@@ -145,9 +148,19 @@ impl ReplayClock {
     }
 }
 
+/// Per traced CPU: the zone-locked blocks just before its current event, to tell an
+/// allocation served straight from the buddy (one block, then its allocation).
+#[derive(Clone, Copy, Debug, Default)]
+struct ZoneLockedRun {
+    blocks: u32,
+    last_pfn: u64,
+    percpu_refill: bool,
+}
+
 /// The replay of one trace on one allocator.
 struct Replayer {
-    allocator: PageAllocator<TestPlatform>,
+    allocator: PageAllocator<ReplayPlatform>,
+    runs: Vec<ZoneLockedRun>,
     /// Traced pfn -> our block.
     blocks: HashMap<u64, Block, BuildHasherDefault<PfnHasher>>,
     clock: Arc<ReplayClock>,
@@ -162,24 +175,44 @@ struct Replayer {
 
 impl Replayer {
     fn step(&mut self, event: &TraceEvent) {
+        let traced_cpu = event.cpu as usize;
+        if self.runs.len() <= traced_cpu {
+            self.runs.resize(traced_cpu + 1, ZoneLockedRun::default());
+        }
+        let run = self.runs[traced_cpu];
+        self.runs[traced_cpu] = match event.kind {
+            EventKind::ZoneLocked => {
+                ZoneLockedRun { blocks: run.blocks + 1, last_pfn: event.pfn, percpu_refill: event.percpu_refill }
+            }
+            EventKind::Extfrag => run,
+            _ => ZoneLockedRun::default(),
+        };
         if !matches!(event.kind, EventKind::Alloc | EventKind::Free) {
             return;
         }
+        let direct =
+            event.kind == EventKind::Alloc && run.blocks == 1 && run.percpu_refill && run.last_pfn == event.pfn;
         self.events += 1;
         let start_ns = *self.start_ns.get_or_insert(event.ts_ns);
-        let now_ns = event.ts_ns.saturating_sub(start_ns).max(self.now_ns);
+        // The event's own time: a simulated trace's CPUs keep clocks of their own.
+        let event_ns = event.ts_ns.saturating_sub(start_ns);
         let platform = self.allocator.platform();
-        platform.advance_ns(now_ns - self.now_ns);
-        self.now_ns = now_ns;
-        // Every CPU's timers fire on their own, busy or idle: each runs what is due by now.
-        for cpu in 0..self.cpus {
-            platform.set_cpu(cpu);
-            self.clock.set(cpu, start_ns + now_ns);
-            self.allocator.run_due_work(cpu, now_ns);
-        }
-        platform.set_cpu(event.cpu as usize % self.cpus);
-        self.clock.set(event.cpu as usize % self.cpus, start_ns + now_ns);
+        platform.advance_ns(event_ns.saturating_sub(self.now_ns));
+        self.now_ns = self.now_ns.max(event_ns);
+        // The CPU's timer work runs when the CPU does (vmstat's work is deferrable: an
+        // idle CPU's waits for it to wake), before this event.
+        let cpu = event.cpu as usize % self.cpus;
+        platform.set_cpu(cpu);
+        self.clock.set(cpu, start_ns + event_ns);
+        self.allocator.run_due_work(cpu, event_ns);
         match event.kind {
+            EventKind::Alloc if direct => {
+                // The kernel's pageset trylock failed here: so does ours.
+                self.skipped.direct_pcp_order_allocs += 1;
+                platform.refuse_pcp_trylock();
+                self.alloc(event);
+                self.allocator.platform().allow_pcp_trylock();
+            }
             EventKind::Alloc => self.alloc(event),
             _ => self.free(event),
         }
@@ -253,7 +286,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         }
         None => builder.event_sink(Box::new(ours.clone())),
     };
-    let allocator = PageAllocator::build(builder, TestPlatform::new(machine.cpus))
+    let allocator = PageAllocator::build(builder, ReplayPlatform::new(machine.cpus))
         .map_err(|error| format!("building: {error:?}"))?;
     let zoneinfo_differences = machine.zoneinfo.as_ref().map_or_else(Vec::new, |file| {
         super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
@@ -262,6 +295,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
     let start = super::initial::trace_start(&trace.events);
     let mut replayer = Replayer {
         allocator,
+        runs: Vec::new(),
         blocks: HashMap::default(),
         clock,
         ballast: Vec::new(),

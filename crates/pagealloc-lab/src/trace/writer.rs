@@ -38,10 +38,12 @@ impl FtraceWriter {
 
     fn line(&self, event: &str, fields: std::fmt::Arguments<'_>) {
         let (cpu, now_ns) = (self.clock)();
-        let (seconds, micros) = (now_ns / 1_000_000_000, now_ns % 1_000_000_000 / 1000);
+        // Nanoseconds (the kernel prints microseconds): a replay then runs timer work at the
+        // very point of the run. Readers of ftrace text take any number of decimals.
+        let (seconds, nanos) = (now_ns / 1_000_000_000, now_ns % 1_000_000_000);
         let mut out = self.out.lock().expect("trace writer");
         // A failed write leaves the trace short; the flush at the end reports it.
-        let _ = writeln!(out, "     pagelab-{cpu}     [{cpu:03}] ..... {seconds}.{micros:06}: {event}: {fields}");
+        let _ = writeln!(out, "     pagelab-{cpu}     [{cpu:03}] ..... {seconds}.{nanos:09}: {event}: {fields}");
     }
 }
 
