@@ -389,7 +389,7 @@ mod tests {
             Box::new(move || (cpu_seen.load(Relaxed), clock_seen.load(Relaxed))),
         );
         let builder = AllocatorBuilder::pc_layout(512).event_sink(Box::new(Tee(writer, recorded.clone())));
-        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(2)).unwrap();
         let mut zoneinfo = String::new();
         let zones = pagealloc::views::ZoneinfoZone::from_allocator(&allocator);
         pagealloc::views::write_zoneinfo(&mut zoneinfo, &zones, pagealloc::sizing::LinuxVersion::MAINLINE).unwrap();
