@@ -19,6 +19,8 @@ pub enum AllocError {
     /// The request may not use that zone: Device memory is never allocated, and only
     /// movable requests reach Movable (gfp_zone() needs __GFP_MOVABLE for ZONE_MOVABLE).
     ZoneNotAllowed { highest_zone: ZoneType, migratetype: MigrateType },
+    /// An exact run of 0 pages, or of more than the largest block holds.
+    RunTooLarge { pages: u64 },
     /// A `Layout` larger (or more aligned) than the largest block.
     LayoutTooLarge { size_bytes: usize, align_bytes: usize },
 }
@@ -37,6 +39,9 @@ impl fmt::Display for AllocError {
             AllocError::NoSuchNode { node, nodes } => write!(f, "node {node} requested, the machine has {nodes}"),
             AllocError::ZoneNotAllowed { highest_zone, migratetype } => {
                 write!(f, "{} requests may not use zone {}", migratetype.kernel_name(), highest_zone.kernel_name())
+            }
+            AllocError::RunTooLarge { pages } => {
+                write!(f, "a run of {pages} pages: an exact run is 1 to {} pages", 1u64 << MAX_ORDER)
             }
             AllocError::LayoutTooLarge { size_bytes, align_bytes } => {
                 write!(f, "a layout of {size_bytes} bytes aligned to {align_bytes} exceeds the largest block")

@@ -18,6 +18,7 @@ mod alloc_path;
 mod build;
 mod compact;
 mod drains;
+mod exact;
 mod free_path;
 mod kcompactd;
 mod periodic;

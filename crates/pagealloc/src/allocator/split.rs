@@ -44,6 +44,16 @@ impl<P: Platform> Iterator for SplitBlocks<'_, P> {
 
 impl<P: Platform> ExactSizeIterator for SplitBlocks<'_, P> {}
 
+impl<'a, P: Platform> SplitBlocks<'a, P> {
+    /// The blocks from the `at`-th on, leaving the first `at` here (as `Vec::split_off`).
+    pub fn split_off(&mut self, at: u64) -> SplitBlocks<'a, P> {
+        let cut = self.end.min(self.next.saturating_add(at));
+        let tail = SplitBlocks { zone: self.zone, allocator_id: self.allocator_id, next: cut, end: self.end };
+        self.end = cut;
+        tail
+    }
+}
+
 impl<P: Platform> PageAllocator<P> {
     /// Splits `block` into 2^order order-0 blocks of the same migratetype. The checks are a
     /// free's: a block of another allocator, a stale copy, a freed or wrong-order block is
