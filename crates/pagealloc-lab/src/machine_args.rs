@@ -13,9 +13,10 @@ pub struct ZoneinfoArgs {
     /// x86's largest NR_CPUS.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8192))]
     pub cpus: Option<u32>,
-    /// A zone: [NODE/]NAME=MANAGED_PAGES[:BOOT_MANAGED_PAGES], NAME one of DMA, DMA32, Normal,
-    /// Movable. BOOT_MANAGED_PAGES is the count when the kernel sized watermarks at boot
-    /// (before initrd and init memory were freed); it defaults to MANAGED_PAGES.
+    /// A zone: NAME=MANAGED_PAGES, optionally NODE/ before and :BOOT_MANAGED_PAGES after;
+    /// NAME one of DMA, DMA32, Normal, Movable. BOOT_MANAGED_PAGES is the count when the
+    /// kernel sized watermarks at boot (before initrd and init memory were freed); it
+    /// defaults to MANAGED_PAGES.
     #[arg(long = "zone", required = true, value_name = "[NODE/]NAME=MANAGED")]
     pub zones: Vec<String>,
     /// CPUs of one node: NODE=N (repeatable).
@@ -45,7 +46,7 @@ fn parse_node_value(text: &str, what: &str) -> Result<(usize, u64), String> {
     Ok((node, value))
 }
 
-/// Parses "[NODE/]NAME=MANAGED[:BOOT]".
+/// Parses `[NODE/]NAME=MANAGED[:BOOT]`.
 fn parse_zone(text: &str) -> Result<(usize, ZoneType, u64, u64), String> {
     let (left, pages) = text.split_once('=').ok_or_else(|| format!("zone '{text}': expected [NODE/]NAME=PAGES"))?;
     let (node, name) = match left.split_once('/') {

@@ -88,6 +88,9 @@ pub use error::{AllocError, FreeError};
 pub use events::{EventSink, ExtfragEvent, ExtfragStats, FallbackKind, PageEvent};
 pub use frame::FRAME_METADATA_BYTES;
 pub use handle::OwnedBlock;
+/// The lock traits a [`platform::Platform`] names its locks by, re-exported so an embedder
+/// implements them against the same version.
+pub use lock_api;
 pub use policy::Policy;
 pub use request::AllocRequest;
 pub use types::{MigrateType, Pfn, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};

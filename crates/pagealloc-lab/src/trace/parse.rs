@@ -140,7 +140,7 @@ fn parse_seconds_ns(text: &[u8]) -> Option<u64> {
     Some(seconds * 1_000_000_000 + fraction_ns * 10u64.pow(9 - digits as u32))
 }
 
-/// The last "[digits]" before the timestamp.
+/// The last `[digits]` before the timestamp.
 fn parse_cpu(head: &[u8]) -> Option<u32> {
     let close = head.iter().rposition(|&byte| byte == b']')?;
     let open = head[..close].iter().rposition(|&byte| byte == b'[')?;
