@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod experiments;
+mod flat_csv;
 mod huge_pages;
 mod machine_args;
 mod rng;

@@ -9,7 +9,7 @@ const BAD_INVOCATIONS: &[&str] = &[
     "run page_bench03 --cpus 100000",
     "run page_bench03 --cpus 4 --order 11 --duration-ms 2",
     "run page_bench03 --cpus 4 --order 255 --duration-ms 2",
-    "run unix-pairs --cpus 4 --duration-ms 2 --format csv",
+    "run unix-pairs --cpus 4 --duration-ms 2 --format xml",
     "run page_bench03 --cpus 4 --preset nope --duration-ms 2",
     "run page_bench03 --cpus 4 --memory-gib 0 --duration-ms 2",
     "run page_bench03 --cpus 4 --memory-gib 18446744073709551615 --duration-ms 2",
@@ -53,7 +53,7 @@ const BAD_INVOCATIONS: &[&str] = &[
     "zoneinfo --cpus 100000 --zone Normal=1000",
     "bench nosuchbench --iterations 1",
     "bench bulk --allocator nope --iterations 1",
-    "bench bulk --format csv --iterations 1",
+    "bench bulk --format xml --iterations 1",
     "demo --seed -1",
     "reproduce --quick --seed -1 --out /tmp/cli-out pcp-kbuild",
     "run page_bench03 --cpus 4 --duration-ms 0",
@@ -180,4 +180,24 @@ fn a_run_trace_replays_with_its_own_counts() {
     assert_eq!(json["skipped"]["free_untracked"], 0);
     assert!(json["zoneinfo_differences"].as_array().unwrap().is_empty(), "{}", json["zoneinfo_differences"]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--format csv` prints the JSON report flattened to `key,value` rows, for run and bench.
+#[test]
+fn csv_output_is_the_json_report_flattened() {
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let csv = run(&["run", "page_bench03", "--cpus", "2", "--duration-ms", "2", "--format", "csv"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&run(&["run", "page_bench03", "--cpus", "2", "--duration-ms", "2", "--format", "json"]))
+            .unwrap();
+    assert!(csv.starts_with("key,value\n"), "{csv}");
+    let row = format!("work_units,{}\n", json["work_units"]);
+    assert!(csv.contains(&row), "{row} in {csv}");
+    let bench =
+        run(&["bench", "bulk", "--iterations", "1", "--threads-max", "1", "--memory-gib", "1", "--format", "csv"]);
+    assert!(bench.starts_with("key,value\n") && bench.contains("0.allocator,"), "{bench}");
 }

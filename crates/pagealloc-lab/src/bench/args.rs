@@ -27,6 +27,8 @@ pub enum AllocatorKind {
 pub enum Format {
     Table,
     Json,
+    /// One `key,value` row per number of the JSON results.
+    Csv,
 }
 
 #[derive(Args, Debug)]

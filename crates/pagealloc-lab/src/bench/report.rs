@@ -11,6 +11,7 @@ fn cell(spread: &Option<Spread>) -> String {
 pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String> {
     match format {
         Format::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
+        Format::Csv => crate::flat_csv::print(&results)?,
         Format::Table => {
             println!(
                 "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",

@@ -265,6 +265,8 @@ impl AllocFailures {
 pub enum RunFormat {
     Table,
     Json,
+    /// One `key,value` row per number of the JSON report.
+    Csv,
 }
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
@@ -273,10 +275,10 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         return Err("--trace writes the simulator's events; it does not apply to --real".into());
     }
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
-    if args.format == RunFormat::Json {
-        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
-    } else {
-        report.print_table();
+    match args.format {
+        RunFormat::Json => println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?),
+        RunFormat::Csv => crate::flat_csv::print(&report)?,
+        RunFormat::Table => report.print_table(),
     }
     // With --faults, any invariant violation fails the run, after its report.
     report.faults.as_ref().map_or(Ok(()), FaultReport::verdict)

@@ -103,6 +103,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
             };
             println!("{}", text.map_err(|error| error.to_string())?);
         }
+        crate::run::RunFormat::Csv => crate::flat_csv::print(&replays)?,
         crate::run::RunFormat::Table => {
             println!("read {} lines ({} events) in {load_ms} ms", trace.lines, trace.events.len());
             replays.iter().for_each(print_table)
