@@ -55,6 +55,10 @@ enum Command {
         quick: bool,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Seeds per preset (the given one and the next): each number becomes their mean,
+        /// with its standard deviation beside it.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+        seeds: u64,
         /// Directory for JSON and CSV results.
         #[arg(long, default_value = "pagelab-out")]
         out: std::path::PathBuf,
@@ -92,9 +96,9 @@ fn main() {
             }
             Err(message) => Err(message),
         },
-        Command::Reproduce { experiments, quick, seed, out, jobs } => {
+        Command::Reproduce { experiments, quick, seed, seeds, out, jobs } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            experiments::reproduce(&experiments, quick, seed, &out, jobs)
+            experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
         }
         Command::Experiments => {
             for experiment in experiments::EXPERIMENTS {

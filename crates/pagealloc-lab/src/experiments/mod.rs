@@ -21,6 +21,7 @@ mod pairs;
 mod published;
 mod registry;
 mod reproduce;
+mod seeds;
 mod simulate;
 mod svg;
 mod table;
@@ -28,4 +29,4 @@ mod trunc;
 mod vmstat;
 
 pub use registry::EXPERIMENTS;
-pub use reproduce::reproduce;
+pub use reproduce::{reproduce, Plan};

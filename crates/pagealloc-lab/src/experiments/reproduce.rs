@@ -13,7 +13,16 @@ use super::table::print_tables;
 /// Runs experiments (all when `names` is empty), printing tables and writing outputs. Each
 /// preset of each experiment is one job; `jobs` of them run at once on host threads, and
 /// tables come out in order as experiments complete. Results do not depend on `jobs`.
-pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usize) -> Result<(), String> {
+/// What to run: the experiments (all when empty), `--quick`, the first seed and how many.
+pub struct Plan<'a> {
+    pub names: &'a [String],
+    pub quick: bool,
+    pub seed: u64,
+    pub seeds: u64,
+}
+
+pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String> {
+    let &Plan { names, quick, seed, seeds } = plan;
     let chosen: Vec<&Experiment> = if names.is_empty() {
         EXPERIMENTS.iter().collect()
     } else {
@@ -43,7 +52,10 @@ pub fn reproduce(names: &[String], quick: bool, seed: u64, out: &Path, jobs: usi
         |index| {
             let (_, experiment, preset) = runs[index];
             bar.set_message(format!("{}: {preset}", experiment.name));
-            (experiment.run)(preset, quick, seed, &bar)
+            let per_seed = (seed..seed + seeds.max(1))
+                .map(|run_seed| (experiment.run)(preset, quick, run_seed, &bar))
+                .collect::<Result<Vec<_>, _>>()?;
+            super::seeds::combine(per_seed)
         },
         |index, result: Result<Vec<Row>, String>| -> Result<(), String> {
             rows.extend(result?);
@@ -72,7 +84,8 @@ mod tests {
         let base = std::env::temp_dir().join(format!("pagelab-determinism-{}", std::process::id()));
         let run = |dir: &str, jobs: usize| {
             let out = base.join(dir);
-            reproduce(&["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()], true, 3, &out, jobs).unwrap();
+            let names = ["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()];
+            reproduce(&Plan { names: &names, quick: true, seed: 3, seeds: 1 }, &out, jobs).unwrap();
             ["pcp-unix.json", "highorder-netperf-tcp.json", "pcp-unix.csv", "pcp-unix.svg"]
                 .map(|file| std::fs::read(out.join(file)).unwrap())
         };
@@ -83,7 +96,8 @@ mod tests {
     #[test]
     fn a_quick_experiment_writes_json_and_csv() {
         let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
-        reproduce(&["highorder-trunc".to_string()], true, 1, &out, 1).unwrap();
+        let names = ["highorder-trunc".to_string()];
+        reproduce(&Plan { names: &names, quick: true, seed: 1, seeds: 1 }, &out, 1).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("highorder-trunc.json")).unwrap()).unwrap();
         assert_eq!(json["experiment"], "highorder-trunc");

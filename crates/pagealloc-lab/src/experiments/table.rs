@@ -33,8 +33,10 @@ pub(super) fn normalise(rows: &[Row]) -> Vec<BTreeMap<String, f64>> {
             row.metrics
                 .iter()
                 .map(|(column, &value)| {
-                    let shown = if normalised(column) {
-                        let base = first.metrics.get(column).copied().unwrap_or(0.0);
+                    // A standard deviation over seeds is shown on its metric's scale.
+                    let metric = column.strip_suffix(super::seeds::SD_SUFFIX).unwrap_or(column);
+                    let shown = if normalised(metric) {
+                        let base = first.metrics.get(metric).copied().unwrap_or(0.0);
                         if base == 0.0 {
                             0.0
                         } else {
@@ -111,16 +113,23 @@ pub(super) fn print_tables(experiment: &Experiment, rows: &[Row]) {
     println!("  extra");
     for (row, metrics) in rows.iter().zip(&shown) {
         print!("  {:<width$}", row.preset);
+        let sd = |column: &str| metrics.get(&format!("{column}{}", super::seeds::SD_SUFFIX)).copied();
         for column in table.columns {
-            match metrics.get(*column) {
-                Some(value) => print!(" {value:>18.1}"),
-                None => print!(" {:>18}", "-"),
+            match (metrics.get(*column), sd(column)) {
+                (Some(value), Some(sd)) => print!(" {:>18}", format!("{value:.1}±{sd:.1}")),
+                (Some(value), None) => print!(" {value:>18.1}"),
+                (None, _) => print!(" {:>18}", "-"),
             }
         }
         let extra: Vec<String> = metrics
             .iter()
-            .filter(|(column, _)| !table.columns.contains(&column.as_str()))
-            .map(|(column, value)| format!("{column}={value:.1}"))
+            .filter(|(column, _)| {
+                !table.columns.contains(&column.as_str()) && !column.ends_with(super::seeds::SD_SUFFIX)
+            })
+            .map(|(column, value)| match sd(column) {
+                Some(sd) => format!("{column}={value:.1}±{sd:.1}"),
+                None => format!("{column}={value:.1}"),
+            })
             .collect();
         println!("  {}", extra.join(" "));
     }
