@@ -6,6 +6,7 @@ mod experiments;
 mod flat_csv;
 mod huge_pages;
 mod machine_args;
+mod preset_arg;
 mod rng;
 mod run;
 mod torture;

@@ -49,7 +49,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
     /// pagealloc policy presets (see `pagelab presets`), repeatable: each runs in turn.
-    #[arg(long = "preset", default_value = "mainline")]
+    #[arg(long = "preset", default_value = "mainline", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,

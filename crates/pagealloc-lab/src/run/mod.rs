@@ -103,7 +103,8 @@ pub struct RunArgs {
     /// 256).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
     pub cpus: usize,
-    #[arg(long, default_value = "mainline")]
+    /// A preset of `pagelab presets` (name or alias).
+    #[arg(long, default_value = "mainline", value_parser = crate::preset_arg::parser())]
     pub preset: String,
     /// Run on real threads instead of the simulator.
     #[arg(long)]

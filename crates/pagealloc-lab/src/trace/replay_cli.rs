@@ -42,7 +42,7 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub zoneinfo: Option<PathBuf>,
     /// Presets to replay under (repeatable).
-    #[arg(long = "preset", default_value = "mainline")]
+    #[arg(long = "preset", default_value = "mainline", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
     /// The traced machine's last-level cache, KiB (default: capture.json beside the trace).
     #[arg(long, requires = "llc_cpus")]
