@@ -1,0 +1,60 @@
+//! `AllocatorBuilder::metadata_bytes` against what a build really allocates, measured by a
+//! counting global allocator (this test binary's only allocator).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicI64, Ordering::SeqCst};
+
+use pagealloc::platform::TestPlatform;
+use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+
+struct Counting;
+
+static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE_BYTES.fetch_add(layout.size() as i64, SeqCst);
+        // SAFETY: the caller's layout contract is passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as i64, SeqCst);
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn measured(builder: AllocatorBuilder, cpus: usize) -> (u64, i64) {
+    let predicted = builder.metadata_bytes::<TestPlatform>(cpus);
+    let before = LIVE_BYTES.load(SeqCst);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap();
+    let after = LIVE_BYTES.load(SeqCst);
+    drop(allocator);
+    (predicted, after - before)
+}
+
+/// One test, so no other test's allocations run in between.
+#[test]
+fn the_prediction_is_what_the_build_allocates_within_a_few_kib() {
+    let pc = AllocatorBuilder::pc_layout(1024);
+    let two_nodes = AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, 0..1 << 17).zone(
+        1,
+        ZoneType::Normal,
+        1 << 17..1 << 18,
+    );
+    let fullest =
+        AllocatorBuilder::pc_layout(512).policy(pagealloc::presets::find("mainline+fullest-first").unwrap().policy);
+    let no_pcp = AllocatorBuilder::pc_layout(512).policy(pagealloc::presets::find("global-lock").unwrap().policy);
+    for (name, builder, cpus) in
+        [("pc 1 GiB", pc, 4), ("2 nodes", two_nodes, 4), ("fullest-first", fullest, 8), ("no pagesets", no_pcp, 8)]
+    {
+        let (predicted, net) = measured(builder, cpus);
+        let difference = net - predicted as i64;
+        assert!(predicted > 1 << 20, "{name}: {predicted}");
+        assert!(difference.abs() < 8 << 10, "{name}: predicted {predicted} bytes, the build kept {net}");
+    }
+}
