@@ -80,6 +80,9 @@ pub mod views;
 #[cfg(feature = "x86_64-frames")]
 pub mod x86_64_frames;
 
+#[cfg(feature = "arceos")]
+pub mod arceos_pages;
+
 pub use allocator::PageAllocator;
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};

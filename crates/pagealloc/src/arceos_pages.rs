@@ -1,0 +1,214 @@
+//! ArceOS's page-allocator traits (`ax_allocator::BaseAllocator` and `PageAllocator`,
+//! feature `arceos`) over a [`PageAllocator`]: positions are physical byte addresses, a
+//! run of any page count and byte alignment is an exact run (split, the rest given back),
+//! and a free is checked page by page.
+//!
+//! ArceOS hands its allocator the first region with `init` and the others with
+//! `add_memory` before allocating. pagealloc's zones are fixed when built, so the regions
+//! are gathered and the allocator is built (one Normal zone over them, the gaps as holes)
+//! on the first allocation; `add_memory` after that is refused (`InvalidParam`) until
+//! memory can be added at run time (issue 17).
+
+use alloc::vec::Vec;
+
+use ax_allocator::{AllocError, AllocResult, BaseAllocator};
+
+use crate::allocator::PageAllocator;
+use crate::builder::AllocatorBuilder;
+use crate::platform::Platform;
+use crate::request::AllocRequest;
+use crate::types::{ZoneType, MAX_ORDER, PAGE_SHIFT};
+
+const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
+
+/// The adapter: regions until the first allocation, the allocator after.
+pub struct ArceosPages<P: Platform> {
+    platform: Option<P>,
+    /// Page ranges (pfns) given by `init` and `add_memory`.
+    regions: Vec<core::ops::Range<u64>>,
+    allocator: Option<PageAllocator<P>>,
+    request: AllocRequest,
+    used_pages: usize,
+    /// Frees refused by the checks (double, foreign or misaligned frees); the trait's
+    /// `dealloc_pages` cannot return an error, so they are counted here.
+    pub rejected_frees: usize,
+}
+
+impl<P: Platform> core::fmt::Debug for ArceosPages<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ArceosPages")
+            .field("regions", &self.regions)
+            .field("built", &self.allocator.is_some())
+            .field("used_pages", &self.used_pages)
+            .field("rejected_frees", &self.rejected_frees)
+            .finish()
+    }
+}
+
+impl<P: Platform> ArceosPages<P> {
+    /// An adapter allocating with `request` (ArceOS asks without GFP flags: its pages are
+    /// kernel pages, `AllocRequest::KERNEL`).
+    pub fn new(platform: P, request: AllocRequest) -> Self {
+        ArceosPages {
+            platform: Some(platform),
+            regions: Vec::new(),
+            allocator: None,
+            request,
+            used_pages: 0,
+            rejected_frees: 0,
+        }
+    }
+
+    /// The allocator, built on first use over the regions given so far.
+    pub fn allocator(&mut self) -> AllocResult<&PageAllocator<P>> {
+        if self.allocator.is_none() {
+            let platform = self.platform.take().ok_or(AllocError::NoMemory)?;
+            let start = self.regions.iter().map(|region| region.start).min().ok_or(AllocError::NoMemory)?;
+            let end = self.regions.iter().map(|region| region.end).max().ok_or(AllocError::NoMemory)?;
+            let mut builder =
+                AllocatorBuilder::new().node(platform.nr_cpus() as u32).zone(0, ZoneType::Normal, start..end);
+            let mut sorted = self.regions.clone();
+            sorted.sort_by_key(|region| region.start);
+            for pair in sorted.windows(2) {
+                if pair[0].end < pair[1].start {
+                    builder = builder.hole(pair[0].end..pair[1].start);
+                }
+            }
+            self.allocator = Some(PageAllocator::build(builder, platform).map_err(|_| AllocError::InvalidParam)?);
+        }
+        self.allocator.as_ref().ok_or(AllocError::NoMemory)
+    }
+
+    fn add_region(&mut self, start: usize, size: usize) -> AllocResult {
+        if self.allocator.is_some() {
+            return Err(AllocError::InvalidParam);
+        }
+        if !start.is_multiple_of(PAGE_BYTES) || !size.is_multiple_of(PAGE_BYTES) || size == 0 {
+            return Err(AllocError::InvalidParam);
+        }
+        let pfns = (start >> PAGE_SHIFT) as u64..((start + size) >> PAGE_SHIFT) as u64;
+        if self.regions.iter().any(|region| region.start < pfns.end && pfns.start < region.end) {
+            return Err(AllocError::MemoryOverlap);
+        }
+        self.regions.push(pfns);
+        Ok(())
+    }
+}
+
+impl<P: Platform> BaseAllocator for ArceosPages<P> {
+    fn init(&mut self, start: usize, size: usize) {
+        // The trait gives init no way to fail; a bad first region shows at allocation.
+        let _ = self.add_region(start, size);
+    }
+
+    fn add_memory(&mut self, start: usize, size: usize) -> AllocResult {
+        self.add_region(start, size)
+    }
+}
+
+impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
+    const PAGE_SIZE: usize = PAGE_BYTES;
+
+    /// `num_pages` pages aligned to `align` bytes: the block of the larger of the run's and
+    /// the alignment's order, split, its pages beyond the run given back.
+    fn alloc_pages(&mut self, num_pages: usize, align: usize) -> AllocResult<usize> {
+        if num_pages == 0 || !align.is_power_of_two() {
+            return Err(AllocError::InvalidParam);
+        }
+        let run_order = (num_pages as u64).checked_next_power_of_two().map_or(u32::MAX, u64::trailing_zeros);
+        let align_order = (align.max(PAGE_BYTES) >> PAGE_SHIFT).trailing_zeros();
+        let order = run_order.max(align_order);
+        if order > u32::from(MAX_ORDER) {
+            return Err(AllocError::InvalidParam);
+        }
+        let request = self.request;
+        let allocator = self.allocator()?;
+        let block = allocator.alloc_pages(order as u8, request).map_err(|_| AllocError::NoMemory)?;
+        let address = block.phys_addr() as usize;
+        let mut pages = allocator.split(block).map_err(|_| AllocError::NoMemory)?;
+        for page in pages.split_off(num_pages as u64) {
+            allocator.free_pages(page).map_err(|_| AllocError::NoMemory)?;
+        }
+        // The run's handles go: it is freed by address (dealloc_pages).
+        pages.for_each(|page| {
+            page.into_raw();
+        });
+        self.used_pages += num_pages;
+        Ok(address)
+    }
+
+    fn dealloc_pages(&mut self, pos: usize, num_pages: usize) {
+        let Some(allocator) = self.allocator.as_ref() else {
+            self.rejected_frees += 1;
+            return;
+        };
+        if !pos.is_multiple_of(PAGE_BYTES) {
+            self.rejected_frees += 1;
+            return;
+        }
+        // SAFETY: ArceOS frees what `alloc_pages` gave it, once; a run that is not wholly
+        // allocated (a double or foreign free) is refused whole by free_pages_exact's checks.
+        match unsafe { allocator.free_pages_exact((pos >> PAGE_SHIFT) as u64, num_pages as u64) } {
+            Ok(()) => self.used_pages -= num_pages.min(self.used_pages),
+            Err(_) => self.rejected_frees += 1,
+        }
+    }
+
+    /// A run at a given address: pagealloc allocates from its free lists, not by address,
+    /// so this is refused (`NoMemory`).
+    fn alloc_pages_at(&mut self, _base: usize, _num_pages: usize, _align: usize) -> AllocResult<usize> {
+        Err(AllocError::NoMemory)
+    }
+
+    fn total_pages(&self) -> usize {
+        match &self.allocator {
+            Some(allocator) => allocator.managed_pages() as usize,
+            None => self.regions.iter().map(|region| (region.end - region.start) as usize).sum(),
+        }
+    }
+
+    fn used_pages(&self) -> usize {
+        self.used_pages
+    }
+
+    fn available_pages(&self) -> usize {
+        self.total_pages() - self.used_pages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::TestPlatform;
+    use ax_allocator::PageAllocator as _;
+
+    const BASE: usize = 0x8000_0000;
+
+    #[test]
+    fn regions_gathered_then_runs_of_any_size_and_alignment() {
+        let mut pages = ArceosPages::new(TestPlatform::new(2), AllocRequest::KERNEL);
+        pages.init(BASE, 64 << 20);
+        pages.add_memory(BASE + (128 << 20), 64 << 20).unwrap();
+        assert!(matches!(pages.add_memory(BASE + (4 << 20), 4096), Err(AllocError::MemoryOverlap)));
+        assert_eq!(pages.total_pages(), (128 << 20) / PAGE_BYTES);
+        let five = pages.alloc_pages(5, 4096).unwrap();
+        let aligned = pages.alloc_pages(3, 1 << 20).unwrap();
+        assert_eq!(aligned % (1 << 20), 0, "aligned to 1 MiB");
+        assert!(five >= BASE && aligned >= BASE);
+        assert_eq!(pages.used_pages(), 8);
+        assert!(matches!(pages.add_memory(BASE + (256 << 20), 4096), Err(AllocError::InvalidParam)), "built by now");
+        pages.dealloc_pages(five + 2 * PAGE_BYTES, 3);
+        pages.dealloc_pages(five, 2);
+        pages.dealloc_pages(five, 2);
+        assert_eq!(pages.rejected_frees, 1, "the double free is refused");
+        pages.dealloc_pages(aligned, 3);
+        assert_eq!((pages.used_pages(), pages.available_pages()), (0, pages.total_pages()));
+        assert!(matches!(pages.alloc_pages(1, 3), Err(AllocError::InvalidParam)));
+        assert!(matches!(pages.alloc_pages(2049, 4096), Err(AllocError::InvalidParam)));
+        assert!(matches!(pages.alloc_pages_at(BASE, 1, 4096), Err(AllocError::NoMemory)));
+        let allocator = pages.allocator().unwrap();
+        allocator.drain_all();
+        allocator.check_invariants().unwrap();
+        assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+    }
+}
