@@ -235,6 +235,15 @@ impl AllocatorBuilder {
     /// A PC-like single-node layout of `total_mib` of RAM: DMA below 16 MiB (pfn 0 and the
     /// 640 KiB-1 MiB legacy hole reserved), DMA32 up to 3 GiB (the PCI hole 3-4 GiB absent),
     /// Normal for the rest, from 4 GiB.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // 8 GiB: DMA, DMA32 up to the PCI hole at 3 GiB, Normal from 4 GiB.
+    /// let allocator = PageAllocator::build(AllocatorBuilder::pc_layout(8192), TestPlatform::new(1)).unwrap();
+    /// let types: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.zone_type()).collect();
+    /// assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
+    /// ```
     pub fn pc_layout(total_mib: u64) -> Self {
         const PAGES_PER_MIB: u64 = 256;
         const PCI_HOLE_START_PFN: Pfn = 3 << 18; // 3 GiB
@@ -400,6 +409,14 @@ impl AllocatorBuilder {
     /// a type per pageblock (with fullest-first placement also its free count and bucket
     /// links), a pageset per CPU and the zone itself. The build allocates this much, and a
     /// few hundred bytes of node and zonelist tables besides.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, ZoneType, FRAME_METADATA_BYTES};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
+    /// let bytes = builder.metadata_bytes::<TestPlatform>(4);
+    /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
+    /// ```
     pub fn metadata_bytes<P: crate::platform::Platform>(&self, nr_cpus: usize) -> u64 {
         use core::mem::size_of;
         self.zones

@@ -36,6 +36,15 @@ const MAX_RECLAIM_RETRIES: u32 = 16;
 
 impl<P: Platform> PageAllocator<P> {
     /// Allocates 2^order contiguous frames.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(3, AllocRequest::USER_MOVABLE).unwrap(); // 8 pages
+    /// assert_eq!((block.order(), block.pfn() % 8), (3, 0));
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     #[inline]
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
         let result = self.alloc_pages_untraced(order, request);

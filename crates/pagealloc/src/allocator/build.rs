@@ -21,6 +21,19 @@ use crate::zone_mem::ZoneMem;
 impl<P: Platform> PageAllocator<P> {
     /// Builds the zones, derives their parameters and frees every managed frame into the
     /// buddy in the largest aligned blocks (as memblock_free_all() does at boot).
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // One node of 2 CPUs: DMA32 below 4 GiB, Normal above, a reserved firmware range.
+    /// let builder = AllocatorBuilder::new()
+    ///     .node(2)
+    ///     .zone(0, ZoneType::Dma32, 0x1000..0x10_0000)
+    ///     .zone(0, ZoneType::Normal, 0x10_0000..0x14_0000)
+    ///     .reserve(0x1000..0x1100);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// assert_eq!(allocator.managed_pages(), 0x13_f000 - 0x100);
+    /// ```
     pub fn build(mut builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
         builder.validate(platform.nr_cpus())?;
         let sizing = builder.sizing()?;

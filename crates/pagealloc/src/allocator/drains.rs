@@ -21,6 +21,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Drains every CPU's pagesets that hold pages (mirrors drain_all_pages()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap(); // onto this CPU's pageset
+    /// assert!(allocator.drain_all() > 0);    // every pageset back to the buddy
+    /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+    /// ```
     pub fn drain_all(&self) -> u64 {
         (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum()
     }
@@ -29,6 +39,14 @@ impl<P: Platform> PageAllocator<P> {
     /// pageset's high_min..high_max, as a running kernel's auto-tuning leaves it: for a
     /// replay that starts from a /proc/zoneinfo snapshot. Returns the high set, or `None`
     /// without such a pageset.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let high = allocator.set_pageset_high(1, 0, u64::MAX).unwrap(); // clamped to high_max
+    /// assert!(high > 0);
+    /// ```
     pub fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
         let zone = self.zones.get(zone_index as usize)?;
         let slot = zone.pcp.get(cpu)?;

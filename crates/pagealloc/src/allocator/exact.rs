@@ -15,6 +15,15 @@ impl<P: Platform> PageAllocator<P> {
     /// Allocates `pages` contiguous frames as order-0 blocks in address order, from the
     /// smallest block of at least `pages`; the rest of that block is freed at once. The
     /// run starts aligned to that block's order.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let run: Vec<_> = allocator.alloc_pages_exact(5, AllocRequest::KERNEL).unwrap().collect();
+    /// assert_eq!(run.len(), 5); // the block's other 3 pages went back
+    /// allocator.free_bulk(run).unwrap();
+    /// ```
     pub fn alloc_pages_exact(&self, pages: u64, request: AllocRequest) -> Result<SplitBlocks<'_, P>, AllocError> {
         let order = match pages.checked_next_power_of_two().map(u64::trailing_zeros) {
             Some(order) if pages > 0 && order <= u32::from(MAX_ORDER) => order,
@@ -36,6 +45,20 @@ impl<P: Platform> PageAllocator<P> {
     ///
     /// # Safety
     /// As [`Self::free_pfn`]: the caller owns every page of the run and uses none after.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let run: Vec<_> = allocator.alloc_pages_exact(6, AllocRequest::KERNEL).unwrap().collect();
+    /// let first = run[0].pfn();
+    /// run.into_iter().for_each(|page| { page.into_raw(); });
+    /// // SAFETY: this code owns the six pages and uses none after.
+    /// unsafe {
+    ///     allocator.free_pages_exact(first + 2, 4).unwrap();
+    ///     allocator.free_pages_exact(first, 2).unwrap();
+    /// }
+    /// ```
     pub unsafe fn free_pages_exact(&self, pfn: Pfn, pages: u64) -> Result<(), FreeError> {
         let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
         let end = pfn.checked_add(pages).ok_or(FreeError::OutOfRange { pfn })?;

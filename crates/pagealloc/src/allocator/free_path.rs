@@ -29,6 +29,16 @@ impl<P: Platform> PageAllocator<P> {
     /// Returns a block to the allocator. Every field of the block is checked; a block whose
     /// head was freed and handed out again since (a stale copy rebuilt with
     /// [`Block::from_raw`]) is [`FreeError::StaleBlock`] and frees nothing.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// let copy = unsafe { pagealloc::Block::from_raw(block.raw_parts()) };
+    /// allocator.free_pages(block).unwrap();
+    /// assert!(allocator.free_pages(copy).is_err()); // a double free is refused, and changes nothing
+    /// ```
     #[inline]
     pub fn free_pages(&self, block: Block) -> Result<(), FreeError> {
         // Fast path: the block names its zone, so a well-formed free of an allocated head

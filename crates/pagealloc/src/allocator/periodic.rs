@@ -39,6 +39,14 @@ impl<P: Platform> PageAllocator<P> {
     /// Moves `cpu`'s next vmstat pass to `due_ns` (later passes follow every interval), as
     /// a replay does to run each CPU's timer in the traced kernel's phase. False for a CPU
     /// without a schedule.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// assert!(allocator.set_vmstat_due(1, 250_000_000)); // CPU 1's first pass at 0.25 s
+    /// assert_eq!(allocator.run_due_work(1, 250_000_000).vmstat_passes, 1);
+    /// ```
     pub fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
         self.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
     }
@@ -63,6 +71,15 @@ impl<P: Platform> PageAllocator<P> {
     /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
     /// when one was woken. Cheap when nothing is due (two loads), so a harness may call it
     /// before every step.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// // From each CPU's timer tick: cheap when nothing is due.
+    /// let done = allocator.run_due_work(0, 1_000_000_000); // vm.stat_interval (1 s) has passed
+    /// assert_eq!(done.vmstat_passes, 1);
+    /// ```
     pub fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
         let mut done = DueWork::default();
         if self.periodic.claim_vmstat(cpu, now_ns) {

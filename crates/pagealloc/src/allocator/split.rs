@@ -58,6 +58,16 @@ impl<P: Platform> PageAllocator<P> {
     /// Splits `block` into 2^order order-0 blocks of the same migratetype. The checks are a
     /// free's: a block of another allocator, a stale copy, a freed or wrong-order block is
     /// refused with the free's error, and nothing changes.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
+    /// for page in allocator.split(block).unwrap() {
+    ///     allocator.free_pages(page).unwrap(); // 4 order-0 pages, freed one by one
+    /// }
+    /// ```
     pub fn split(&self, block: Block) -> Result<SplitBlocks<'_, P>, FreeError> {
         let pfn = block.pfn();
         if block.allocator_id() != self.id {
