@@ -20,6 +20,12 @@ pub use lock_atomics::{AtomicFlag, AtomicWord};
 pub use std_platform::StdPlatform;
 pub use tas_lock::{Tas, TasLock};
 pub use test_platform::TestPlatform;
+
+/// spin's spinlock as a `lock_api::RawMutex` (feature `spin`), for a platform's `RawLock` or
+/// `PcpLock`. It does not touch interrupts: wrap it as docs/platform.md shows where frees
+/// happen in interrupt context.
+#[cfg(feature = "spin")]
+pub type SpinRawLock = spin::mutex::SpinMutex<()>;
 pub use ticket_lock::{Ticket, TicketLock};
 
 use crate::types::Pfn;

@@ -50,3 +50,36 @@ impl Platform for TestPlatform {
         self.clock_ns.load(Relaxed)
     }
 }
+
+#[cfg(all(test, feature = "spin"))]
+mod spin_lock_tests {
+    use super::*;
+    use crate::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+
+    /// A platform whose locks are spin's: the allocator builds and runs on it.
+    struct SpinPlatform(TestPlatform);
+
+    impl Platform for SpinPlatform {
+        type RawLock = super::super::SpinRawLock;
+        type PcpLock = super::super::SpinRawLock;
+        fn current_cpu(&self) -> usize {
+            self.0.current_cpu()
+        }
+        fn nr_cpus(&self) -> usize {
+            self.0.nr_cpus()
+        }
+        fn now_ns(&self) -> u64 {
+            self.0.now_ns()
+        }
+    }
+
+    #[test]
+    fn spin_locks_drive_the_allocator() {
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096);
+        let allocator = PageAllocator::build(builder, SpinPlatform(TestPlatform::new(2))).unwrap();
+        let blocks: alloc::vec::Vec<_> =
+            (0..100).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
+        allocator.free_bulk(blocks).unwrap();
+        allocator.check_invariants().unwrap();
+    }
+}
