@@ -404,41 +404,6 @@ impl AllocatorBuilder {
         pages
     }
 
-    /// Bytes of metadata the allocator for this machine takes on a platform `P` with
-    /// `nr_cpus` CPUs: per zone, a record per spanned frame ([`crate::FRAME_METADATA_BYTES`]),
-    /// a type per pageblock (with fullest-first placement also its free count and bucket
-    /// links), a pageset per CPU and the zone itself. The build allocates this much, and a
-    /// few hundred bytes of node and zonelist tables besides.
-    ///
-    /// ```
-    /// use pagealloc::{AllocatorBuilder, ZoneType, FRAME_METADATA_BYTES};
-    /// use pagealloc::platform::TestPlatform;
-    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
-    /// let bytes = builder.metadata_bytes::<TestPlatform>(4);
-    /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
-    /// ```
-    pub fn metadata_bytes<P: crate::platform::Platform>(&self, nr_cpus: usize) -> u64 {
-        use core::mem::size_of;
-        self.zones
-            .iter()
-            .map(|zone| {
-                let spanned = zone.span.end.saturating_sub(zone.span.start);
-                let pageblocks = if spanned == 0 {
-                    0
-                } else {
-                    ((zone.span.end - 1) >> crate::PAGEBLOCK_ORDER) - (zone.span.start >> crate::PAGEBLOCK_ORDER) + 1
-                };
-                // Free count (u16), bucket links (2 x u32) and bucket (u8) per pageblock.
-                let fullness = if self.policy.frag.fullest_first { 11 } else { 0 };
-                let pagesets = if self.policy.pcp.enabled { nr_cpus * size_of::<crate::pcp::PcpSlot<P>>() } else { 0 };
-                spanned * size_of::<crate::frame::Frame>() as u64
-                    + pageblocks * (1 + fullness)
-                    + pagesets as u64
-                    + size_of::<crate::zone::Zone<P>>() as u64
-            })
-            .sum()
-    }
-
     /// Sizing of the described machine, as the kernel would derive it.
     pub(crate) fn sizing(&self) -> Result<MachineSizing, BuildError> {
         let mut nodes: Vec<NodeSpec> =

@@ -1,4 +1,4 @@
-//! `AllocatorBuilder::metadata_bytes` against what a build really allocates, measured by a
+//! `PageAllocator::metadata_bytes` against what a build really allocates, measured by a
 //! counting global allocator (this test binary's only allocator).
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -29,7 +29,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn measured(builder: AllocatorBuilder, cpus: usize) -> (u64, i64) {
-    let predicted = builder.metadata_bytes::<TestPlatform>(cpus);
+    let predicted = PageAllocator::<TestPlatform>::metadata_bytes(&builder, cpus);
     let before = LIVE_BYTES.load(SeqCst);
     let allocator = PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap();
     let after = LIVE_BYTES.load(SeqCst);

@@ -13,6 +13,8 @@ use super::worker::{Phase, Worker};
 
 /// Most blocks a bulk call asks for or returns.
 const BULK_MAX_BLOCKS: u64 = 32;
+/// Most pages of an exact run.
+const EXACT_MAX_PAGES: u64 = 40;
 /// Most pages one read brings into the page cache (a readahead window of 32 KiB).
 const CACHE_READ_MAX_PAGES: u64 = 8;
 
@@ -21,7 +23,8 @@ impl Worker<'_> {
     pub(super) fn churn_step(&mut self) {
         let roll = if self.held_pages > self.shared.churn_cap_pages { 450 } else { self.rng.below(1000) };
         match roll {
-            0..=419 => self.alloc_one(),
+            0..=404 => self.alloc_one(),
+            405..=419 => self.alloc_exact(),
             420..=449 => self.cache_read(),
             450..=849 if !self.held.is_empty() => self.free_one(),
             450..=849 => self.alloc_one(),
@@ -122,6 +125,53 @@ impl Worker<'_> {
                 self.shared.violations.quarantine(block.pages());
                 None
             }
+        }
+    }
+
+    /// An exact run of 1 to EXACT_MAX_PAGES pages: its order-0 pages adopted one by one,
+    /// and half the time a middle part of it freed at once by frame number.
+    fn alloc_exact(&mut self) {
+        self.tally.count(Op::Exact);
+        let (pages, request) = (1 + self.rng.below(EXACT_MAX_PAGES), self.random_request());
+        let run: Vec<Block> = match self.shared.allocator.alloc_pages_exact(pages, REQUESTS[request].1) {
+            Ok(run) => run.collect(),
+            Err(AllocError::OutOfMemory { .. }) => {
+                self.tally.out_of_memory += 1;
+                return;
+            }
+            Err(error) => {
+                let context =
+                    format!("worker {}: alloc_pages_exact {pages} {}: {error}", self.owner, REQUESTS[request].0);
+                self.shared.violations.report(context);
+                return;
+            }
+        };
+        let mut adopted: Vec<Block> = run.into_iter().filter_map(|page| self.adopt(page, 0, request)).collect();
+        if adopted.len() as u64 == pages && pages > 2 && self.rng.below(2) == 0 {
+            let (from, to) = (1 + self.rng.below(pages - 2), pages - 1);
+            let middle: Vec<Block> = adopted.drain(from as usize..to as usize).collect();
+            self.free_exact(middle);
+        }
+        self.held_pages += adopted.len() as u64;
+        self.held.extend(adopted);
+    }
+
+    /// Frees contiguous order-0 `pages` with one `free_pages_exact` call, after verifying
+    /// and clearing their tags; any error is a violation.
+    fn free_exact(&mut self, pages: Vec<Block>) {
+        let (Some(first), count) = (pages.first().map(Block::pfn), pages.len() as u64) else { return };
+        if self.shared.shadow.release(first, count, self.owner).is_err() {
+            self.shared.violations.report(format!("worker {}: free_pages_exact at {first:#x}: not ours", self.owner));
+            self.shared.violations.quarantine(count);
+            return;
+        }
+        pages.into_iter().for_each(|page| {
+            page.into_raw();
+        });
+        // SAFETY: this worker holds the run (the shadow just confirmed every frame) and
+        // gave up its handles; nothing uses the frames after this call.
+        if let Err(error) = unsafe { self.shared.allocator.free_pages_exact(first, count) } {
+            self.shared.violations.report(format!("worker {}: free_pages_exact at {first:#x}: {error}", self.owner));
         }
     }
 

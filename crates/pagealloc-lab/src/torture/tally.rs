@@ -22,10 +22,13 @@ pub enum Op {
     CacheRead,
     /// A whole-node compaction run (`compact_node`).
     Compact,
+    /// An exact run (`alloc_pages_exact`), part of it freed at once by frame number
+    /// (`free_pages_exact`).
+    Exact,
 }
 
 impl Op {
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
     pub const NAMES: [&'static str; Op::COUNT] = [
         "alloc",
         "free",
@@ -37,6 +40,7 @@ impl Op {
         "periodic",
         "cache_read",
         "compact",
+        "exact",
     ];
 }
 

@@ -19,6 +19,43 @@ use crate::zone::{Zone, ZoneParams, ZoneState};
 use crate::zone_mem::ZoneMem;
 
 impl<P: Platform> PageAllocator<P> {
+    /// Bytes of metadata an allocator built from `builder` takes on this platform type with
+    /// `nr_cpus` CPUs: per zone, a record per spanned frame ([`crate::FRAME_METADATA_BYTES`]),
+    /// a type per pageblock (with fullest-first placement also its free count and bucket
+    /// links), a pageset per CPU and the zone itself. The build allocates this much, and a
+    /// few hundred bytes of node and zonelist tables besides.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
+    /// let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4);
+    /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
+    /// ```
+    pub fn metadata_bytes(builder: &AllocatorBuilder, nr_cpus: usize) -> u64 {
+        use core::mem::size_of;
+        builder
+            .zones
+            .iter()
+            .map(|zone| {
+                let spanned = zone.span.end.saturating_sub(zone.span.start);
+                let pageblocks = if spanned == 0 {
+                    0
+                } else {
+                    ((zone.span.end - 1) >> crate::PAGEBLOCK_ORDER) - (zone.span.start >> crate::PAGEBLOCK_ORDER) + 1
+                };
+                // Free count (u16), bucket links (2 x u32) and bucket (u8) per pageblock.
+                let fullness = if builder.policy.frag.fullest_first { 11 } else { 0 };
+                let pagesets =
+                    if builder.policy.pcp.enabled { nr_cpus * size_of::<crate::pcp::PcpSlot<P>>() } else { 0 };
+                spanned * size_of::<crate::frame::Frame>() as u64
+                    + pageblocks * (1 + fullness)
+                    + pagesets as u64
+                    + size_of::<crate::zone::Zone<P>>() as u64
+            })
+            .sum()
+    }
+
     /// Builds the zones, derives their parameters and frees every managed frame into the
     /// buddy in the largest aligned blocks (as memblock_free_all() does at boot).
     ///
