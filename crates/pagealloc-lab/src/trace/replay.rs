@@ -187,24 +187,21 @@ impl Replayer {
             EventKind::Extfrag => run,
             _ => ZoneLockedRun::default(),
         };
-        if !matches!(event.kind, EventKind::Alloc | EventKind::Free) {
-            return;
+        match event.kind {
+            EventKind::Alloc | EventKind::Free => {}
+            // A drain shows its CPU running: timer work due there runs now, not at that
+            // CPU's next allocation or free (the trace's own clock for the timers).
+            EventKind::PcpuDrain => {
+                self.run_timers(event);
+                return;
+            }
+            _ => return,
         }
         let direct =
             event.kind == EventKind::Alloc && run.blocks == 1 && run.percpu_refill && run.last_pfn == event.pfn;
         self.events += 1;
-        let start_ns = *self.start_ns.get_or_insert(event.ts_ns);
-        // The event's own time: a simulated trace's CPUs keep clocks of their own.
-        let event_ns = event.ts_ns.saturating_sub(start_ns);
+        self.run_timers(event);
         let platform = self.allocator.platform();
-        platform.advance_ns(event_ns.saturating_sub(self.now_ns));
-        self.now_ns = self.now_ns.max(event_ns);
-        // The CPU's timer work runs when the CPU does (vmstat's work is deferrable: an
-        // idle CPU's waits for it to wake), before this event.
-        let cpu = event.cpu as usize % self.cpus;
-        platform.set_cpu(cpu);
-        self.clock.set(cpu, start_ns + event_ns);
-        self.allocator.run_due_work(cpu, event_ns);
         match event.kind {
             EventKind::Alloc if direct => {
                 // The kernel's pageset trylock failed here: so does ours.
@@ -216,6 +213,21 @@ impl Replayer {
             EventKind::Alloc => self.alloc(event),
             _ => self.free(event),
         }
+    }
+
+    /// Brings the clock to `event`'s time and runs the timer work due on its CPU (vmstat's
+    /// work is deferrable: an idle CPU's waits until the CPU runs), leaving that CPU current.
+    fn run_timers(&mut self, event: &TraceEvent) {
+        let start_ns = *self.start_ns.get_or_insert(event.ts_ns);
+        // The event's own time: a simulated trace's CPUs keep clocks of their own.
+        let event_ns = event.ts_ns.saturating_sub(start_ns);
+        let platform = self.allocator.platform();
+        platform.advance_ns(event_ns.saturating_sub(self.now_ns));
+        self.now_ns = self.now_ns.max(event_ns);
+        let cpu = event.cpu as usize % self.cpus;
+        platform.set_cpu(cpu);
+        self.clock.set(cpu, start_ns + event_ns);
+        self.allocator.run_due_work(cpu, event_ns);
     }
 
     /// Allocates the blocks live before the trace, spread over the CPUs.
