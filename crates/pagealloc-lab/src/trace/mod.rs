@@ -9,6 +9,7 @@ pub mod child;
 pub mod counts;
 pub mod gfp;
 pub mod initial;
+pub mod machine;
 pub mod parse;
 pub mod platform;
 pub mod replay;

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use pagealloc::LastLevelCache;
 
 use super::initial::PagesetStock;
+use super::machine::Machine;
 use super::parse::Trace;
-use super::replay::{replay, Machine, Replay, ReplayOptions};
+use super::replay::{replay, Replay, ReplayOptions};
 use super::timeline::Timeline;
 
 /// What a capture directory holds beside its trace.
