@@ -115,24 +115,26 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
         if num_pages == 0 || !align.is_power_of_two() {
             return Err(AllocError::InvalidParam);
         }
-        let run_order = (num_pages as u64).checked_next_power_of_two().map_or(u32::MAX, u64::trailing_zeros);
         let align_order = (align.max(PAGE_BYTES) >> PAGE_SHIFT).trailing_zeros();
-        let order = run_order.max(align_order);
-        if order > u32::from(MAX_ORDER) {
+        if align_order > u32::from(MAX_ORDER) {
             return Err(AllocError::InvalidParam);
         }
         let request = self.request;
         let allocator = self.allocator()?;
-        let block = allocator.alloc_pages(order as u8, request).map_err(|_| AllocError::NoMemory)?;
-        let address = block.phys_addr() as usize;
-        let mut pages = allocator.split(block).map_err(|_| AllocError::NoMemory)?;
-        for page in pages.split_off(num_pages as u64) {
-            allocator.free_pages(page).map_err(|_| AllocError::NoMemory)?;
-        }
+        let run =
+            allocator.alloc_pages_exact_aligned(num_pages as u64, align_order as u8, request).map_err(|error| {
+                match error {
+                    crate::AllocError::RunTooLarge { .. } => AllocError::InvalidParam,
+                    _ => AllocError::NoMemory,
+                }
+            })?;
+        let mut address = None;
         // The run's handles go: it is freed by address (dealloc_pages).
-        pages.for_each(|page| {
+        for page in run {
+            address.get_or_insert(page.phys_addr() as usize);
             page.into_raw();
-        });
+        }
+        let address = address.expect("a run of at least one page");
         self.used_pages += num_pages;
         Ok(address)
     }

@@ -49,7 +49,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn alloc_pages(&self, order: u8, request: AllocRequest) -> Result<Block, AllocError> {
         let result = self.alloc_pages_untraced(order, request);
         // mm_page_alloc: one load and a predicted branch without a subscriber.
-        if self.sink.is_some() {
+        if self.sink.0.is_some() {
             if let Ok(block) = &result {
                 self.trace_alloc(block.pfn(), order, request);
             }

@@ -117,7 +117,7 @@ impl<P: Platform> PageAllocator<P> {
             tunables: builder.tunables,
             policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
-            sink,
+            sink: crate::buddy::SinkSlot(sink),
             reclaim: None,
             migrate: None,
         })

@@ -25,8 +25,21 @@ impl<P: Platform> PageAllocator<P> {
     /// allocator.free_bulk(run).unwrap();
     /// ```
     pub fn alloc_pages_exact(&self, pages: u64, request: AllocRequest) -> Result<SplitBlocks<'_, P>, AllocError> {
+        self.alloc_pages_exact_aligned(pages, 0, request)
+    }
+
+    /// [`Self::alloc_pages_exact`] with the run aligned to 2^`align_order` pages as well:
+    /// the block is the larger of the run's and the alignment's order.
+    pub fn alloc_pages_exact_aligned(
+        &self,
+        pages: u64,
+        align_order: u8,
+        request: AllocRequest,
+    ) -> Result<SplitBlocks<'_, P>, AllocError> {
         let order = match pages.checked_next_power_of_two().map(u64::trailing_zeros) {
-            Some(order) if pages > 0 && order <= u32::from(MAX_ORDER) => order,
+            Some(order) if pages > 0 && order.max(u32::from(align_order)) <= u32::from(MAX_ORDER) => {
+                order.max(u32::from(align_order))
+            }
             _ => return Err(AllocError::RunTooLarge { pages }),
         };
         let block = self.alloc_pages(order as u8, request)?;

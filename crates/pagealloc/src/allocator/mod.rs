@@ -31,7 +31,6 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
-use crate::events::EventSink;
 use crate::fallback::FallbackEnv;
 use crate::platform::Platform;
 use crate::policy::Policy;
@@ -107,7 +106,7 @@ pub struct PageAllocator<P: Platform> {
     policy: Policy,
     /// Mobility grouping off (tiny machine): every request is treated as unmovable.
     grouping_disabled: bool,
-    sink: Option<alloc::sync::Arc<dyn EventSink>>,
+    sink: crate::buddy::SinkSlot,
     /// The client that reclaim asks for pages ([`PageAllocator::set_reclaim`]).
     reclaim: Option<alloc::sync::Arc<dyn Reclaim<P>>>,
     /// The client compaction asks to move blocks ([`PageAllocator::set_migrate`]).
@@ -179,9 +178,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Publishes a tracepoint's event if a subscriber is set.
     #[inline(always)]
     pub(crate) fn trace_page(&self, event: impl FnOnce() -> crate::events::PageEvent) {
-        if let Some(sink) = &self.sink {
-            sink.page(&event());
-        }
+        self.sink.page(event);
     }
 
     fn fallback_env(&self) -> FallbackEnv<'_> {
@@ -190,7 +187,7 @@ impl<P: Platform> PageAllocator<P> {
             watermark_boost_factor: self.tunables.watermark_boost_factor,
             design: self.policy.frag.fallback,
             boost: self.policy.frag.boost,
-            sink: self.sink.as_deref(),
+            sink: self.sink.0.as_deref(),
             pcp: &self.policy.pcp,
         }
     }
