@@ -138,10 +138,21 @@ pub const FRAG_THPFIOSCALE_SWEEP: PublishedTable = PublishedTable {
 
 /// thpcompact has no published table for these presets; the goal is upstream's: proactive
 /// compaction made 98% of free memory obtainable as huge pages (v5.9, "mm: Proactive
-/// compaction").
+/// compaction"). `obtainable_huge_ceiling_pct` is the most any packing could reach with the
+/// run's free memory; `exit_obtainable_huge_pct` is read again after the anonymous memory is
+/// released, with the file pages still cached.
 pub const FRAG_THPCOMPACT: PublishedTable = PublishedTable {
     source: "none for these presets; goal from \"mm: Proactive compaction\" (v5.9): 98% of free memory obtainable as huge pages",
-    columns: &["huge_fault_pct", "huge_fault_us_p50", "huge_fault_us_p95", "obtainable_huge_pct", "compact_stall", "pgmigrate_success"],
+    columns: &[
+        "huge_fault_pct",
+        "huge_fault_us_p50",
+        "huge_fault_us_p95",
+        "obtainable_huge_pct",
+        "obtainable_huge_ceiling_pct",
+        "exit_obtainable_huge_pct",
+        "compact_stall",
+        "pgmigrate_success",
+    ],
     rows: &[],
 };
 

@@ -2,6 +2,11 @@
 //! memory still held: fallbacks (the seed's extfrag events below pageblock order),
 //! compaction and reclaim counters, and the share of free memory in whole pageblocks before
 //! and after compacting every node (as `echo 1 > /proc/sys/vm/compact_memory` would).
+//! With memory nearly full that share has a ceiling no packing can pass: only whole
+//! multiples of a pageblock of the free pages can be whole (`free_huge_pct_ceiling`). So
+//! it is read a second time after the workload's anonymous memory is released, as at its
+//! processes' exit, with the file pages it read still cached (`exit_*`): compaction must
+//! then pack the scattered file pages to make the freed memory whole.
 
 use pagealloc::compaction::CompactStats;
 use pagealloc::platform::Platform;
@@ -29,6 +34,15 @@ pub struct FragReport {
     pub free_huge_pct_compacted: f64,
     /// Pages compaction moved for that.
     pub final_compaction_pages: u64,
+    /// The most `free_huge_pct_compacted` could be: the whole pageblocks in the free page
+    /// count, in percent of it.
+    pub free_huge_pct_ceiling: f64,
+    /// After the anonymous memory is freed (the file pages stay cached): the share before
+    /// compacting, after, its ceiling, and the pages compaction moved.
+    pub exit_free_huge_pct: f64,
+    pub exit_free_huge_pct_compacted: f64,
+    pub exit_free_huge_pct_ceiling: f64,
+    pub exit_compaction_pages: u64,
 }
 
 /// Free pages in blocks of pageblock order or more, and all free pages.
@@ -42,6 +56,16 @@ fn free_huge<P: Platform>(allocator: &PageAllocator<P>) -> (u64, u64) {
         });
         (huge + zone_huge, free + zone_free)
     })
+}
+
+/// Whole pageblocks' share of `free` pages at best, in percent.
+fn ceiling_pct(free: u64) -> f64 {
+    pct(free >> PAGEBLOCK_ORDER << PAGEBLOCK_ORDER, free)
+}
+
+/// Compacts every node; the pages moved.
+fn compact_all<P: Platform>(allocator: &PageAllocator<P>) -> u64 {
+    (0..allocator.nodes().len() as u16).map(|node| allocator.compact_node(node)).sum()
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -86,8 +110,13 @@ pub(super) fn measure<P: Platform>(allocator: &PageAllocator<P>, cache: &PageCac
     }
     allocator.drain_all();
     let (huge, free) = free_huge(allocator);
-    let final_compaction_pages = (0..allocator.nodes().len() as u16).map(|node| allocator.compact_node(node)).sum();
+    let final_compaction_pages = compact_all(allocator);
     let (huge_after, free_after) = free_huge(allocator);
+    cache.free_anon(allocator);
+    allocator.drain_all();
+    let (exit_huge, exit_free) = free_huge(allocator);
+    let exit_compaction_pages = compact_all(allocator);
+    let (exit_huge_after, exit_free_after) = free_huge(allocator);
     FragReport {
         extfrag_events: extfrag.pageblock_splits,
         extfrag_by_start: extfrag.splits_by_start,
@@ -100,5 +129,10 @@ pub(super) fn measure<P: Platform>(allocator: &PageAllocator<P>, cache: &PageCac
         free_huge_pct_end: pct(huge, free),
         free_huge_pct_compacted: pct(huge_after, free_after),
         final_compaction_pages,
+        free_huge_pct_ceiling: ceiling_pct(free_after),
+        exit_free_huge_pct: pct(exit_huge, exit_free),
+        exit_free_huge_pct_compacted: pct(exit_huge_after, exit_free_after),
+        exit_free_huge_pct_ceiling: ceiling_pct(exit_free_after),
+        exit_compaction_pages,
     }
 }

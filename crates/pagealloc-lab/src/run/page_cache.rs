@@ -118,13 +118,22 @@ impl PageCache {
         freed
     }
 
-    /// Frees everything (the run's end).
-    pub fn free_all<P: Platform>(&self, allocator: &PageAllocator<P>) {
-        self.evict(allocator, u64::MAX);
-        let anon: Vec<Block> = self.pages().anon.drain().map(|(_, block)| block).collect();
+    /// Frees the anonymous memory, as its processes' exit does; returns the pages freed.
+    /// In pfn order, so that the run stays deterministic.
+    pub fn free_anon<P: Platform>(&self, allocator: &PageAllocator<P>) -> u64 {
+        let mut anon: Vec<Block> = self.pages().anon.drain().map(|(_, block)| block).collect();
+        anon.sort_unstable_by_key(Block::pfn);
+        let pages = anon.iter().map(Block::pages).sum();
         for block in anon {
             allocator.free_pages(block).expect("the cache frees what it holds");
         }
+        pages
+    }
+
+    /// Frees everything (the run's end).
+    pub fn free_all<P: Platform>(&self, allocator: &PageAllocator<P>) {
+        self.evict(allocator, u64::MAX);
+        self.free_anon(allocator);
     }
 
     pub fn report(&self) -> PageCacheReport {
