@@ -23,6 +23,9 @@ pub enum AllocError {
     RunTooLarge { pages: u64 },
     /// A `Layout` larger (or more aligned) than the largest block.
     LayoutTooLarge { size_bytes: usize, align_bytes: usize },
+    /// No candidate range for a contiguous run could be emptied (or the run was empty, its
+    /// alignment not a power of two, or another range operation was running).
+    ContigUnavailable { pages: u64 },
 }
 
 impl fmt::Display for AllocError {
@@ -46,6 +49,7 @@ impl fmt::Display for AllocError {
             AllocError::LayoutTooLarge { size_bytes, align_bytes } => {
                 write!(f, "a layout of {size_bytes} bytes aligned to {align_bytes} exceeds the largest block")
             }
+            AllocError::ContigUnavailable { pages } => write!(f, "no contiguous run of {pages} pages could be taken"),
         }
     }
 }
@@ -130,3 +134,54 @@ impl fmt::Display for FreeError {
 impl std::error::Error for AllocError {}
 #[cfg(feature = "std")]
 impl std::error::Error for FreeError {}
+
+/// Why a range operation (memory online, offline, add, or a contiguous allocation's
+/// isolation) was refused. The range is left exactly as it was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RangeError {
+    /// The range is empty or its ends are not multiples of a pageblock.
+    Misaligned { start: Pfn, end: Pfn },
+    /// The range is not inside one zone's span (or the zone is not of the type named).
+    OutsideZone { pfn: Pfn },
+    /// A frame of the range is a hole or offline, where online memory was needed.
+    NotOnline { pfn: Pfn },
+    /// A frame of the range is online, where a hole or offline memory was needed.
+    NotOffline { pfn: Pfn },
+    /// A pageblock of the range is a reserve (HIGHATOMIC, CMA) or isolated by another
+    /// range operation.
+    ReservedPageblock { pfn: Pfn },
+    /// An allocated block of the range is not movable, or no migration client is set.
+    Unmovable { pfn: Pfn },
+    /// The migration client refused to move a block, or no target could be allocated.
+    MigrationFailed { pfn: Pfn },
+    /// Blocks kept appearing in the range (frees racing with the isolation) through every
+    /// pass.
+    Busy { pfn: Pfn },
+    /// Another range operation is running on this allocator.
+    Concurrent,
+}
+
+impl fmt::Display for RangeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RangeError::Misaligned { start, end } => write!(
+                f,
+                "range {start:#x}..{end:#x} is empty or not aligned to {} pages",
+                crate::types::PAGEBLOCK_PAGES
+            ),
+            RangeError::OutsideZone { pfn } => write!(f, "pfn {pfn:#x} is outside the zone's span"),
+            RangeError::NotOnline { pfn } => write!(f, "pfn {pfn:#x} is a hole or offline"),
+            RangeError::NotOffline { pfn } => write!(f, "pfn {pfn:#x} is online"),
+            RangeError::ReservedPageblock { pfn } => {
+                write!(f, "the pageblock at {pfn:#x} is a reserve or isolated by another operation")
+            }
+            RangeError::Unmovable { pfn } => write!(f, "the block at {pfn:#x} cannot be moved"),
+            RangeError::MigrationFailed { pfn } => write!(f, "the block at {pfn:#x} could not be moved"),
+            RangeError::Busy { pfn } => write!(f, "the range stayed busy at {pfn:#x}"),
+            RangeError::Concurrent => write!(f, "another range operation is running"),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for RangeError {}

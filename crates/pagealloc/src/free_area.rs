@@ -31,6 +31,8 @@ pub struct FreeArea {
     /// Free pages on HIGHATOMIC lists (NR_FREE_HIGHATOMIC): unusable to requests without
     /// reserve access.
     pub(crate) free_highatomic_pages: u64,
+    /// Free pages on ISOLATE lists: not in `free_pages`, never handed out.
+    pub(crate) free_isolated_pages: u64,
     /// Per order, a bit per migratetype whose list is non-empty (published to the zone's
     /// lockless summary when the lock is released).
     pub(crate) nonempty_types: [u8; NR_ORDERS],
@@ -52,6 +54,7 @@ impl Default for FreeArea {
             nr_free: [[0; NR_MIGRATETYPES]; NR_ORDERS],
             free_pages: 0,
             free_highatomic_pages: 0,
+            free_isolated_pages: 0,
             nonempty_types: [0; NR_ORDERS],
             counters: ZoneCounters::default(),
             free_diff: Box::new([]),
@@ -73,6 +76,11 @@ impl FreeArea {
 
     pub fn free_pages(&self) -> u64 {
         self.free_pages
+    }
+
+    /// Free pages in isolated pageblocks (not counted in [`Self::free_pages`]).
+    pub fn free_isolated_pages(&self) -> u64 {
+        self.free_isolated_pages
     }
 
     pub fn counters(&self) -> ZoneCounters {

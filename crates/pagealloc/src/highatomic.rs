@@ -10,7 +10,7 @@ use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone_state::ZoneState;
 
 fn reserve_limit_pages(zone: &ZoneState) -> Option<u64> {
-    let one_percent = zone.managed_pages / 100;
+    let one_percent = zone.managed_pages() / 100;
     (one_percent >= PAGEBLOCK_PAGES).then(|| one_percent.next_multiple_of(PAGEBLOCK_PAGES))
 }
 

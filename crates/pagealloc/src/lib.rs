@@ -87,7 +87,7 @@ pub use allocator::PageAllocator;
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 pub use check::{InvariantViolation, PageCensus};
-pub use error::{AllocError, FreeError};
+pub use error::{AllocError, FreeError, RangeError};
 pub use events::{EventSink, ExtfragEvent, ExtfragStats, FallbackKind, PageEvent};
 pub use frame::FRAME_METADATA_BYTES;
 pub use handle::OwnedBlock;

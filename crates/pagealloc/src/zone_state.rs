@@ -48,8 +48,9 @@ pub struct ZoneState {
     pub(crate) index: u16,
     pub(crate) node: u16,
     pub(crate) zone_type: ZoneType,
-    pub(crate) present_pages: u64,
-    pub(crate) managed_pages: u64,
+    /// Changed at run time by memory online and offline (hence atomic; read relaxed).
+    pub(crate) present_pages: AtomicU64,
+    pub(crate) managed_pages: AtomicU64,
     pub(crate) params: ZoneParams,
     pub(crate) boost_pages: AtomicU64,
     pub(crate) flags: AtomicU32,
@@ -91,8 +92,8 @@ impl ZoneState {
             index,
             node,
             zone_type,
-            present_pages: 0,
-            managed_pages: 0,
+            present_pages: AtomicU64::new(0),
+            managed_pages: AtomicU64::new(0),
             params,
             boost_pages: AtomicU64::new(0),
             flags: AtomicU32::new(0),
@@ -117,11 +118,11 @@ impl ZoneState {
     }
 
     pub fn present_pages(&self) -> u64 {
-        self.present_pages
+        self.present_pages.load(Relaxed)
     }
 
     pub fn managed_pages(&self) -> u64 {
-        self.managed_pages
+        self.managed_pages.load(Relaxed)
     }
 
     pub fn params(&self) -> &ZoneParams {
@@ -129,7 +130,7 @@ impl ZoneState {
     }
 
     pub fn is_populated(&self) -> bool {
-        self.managed_pages > 0
+        self.managed_pages() > 0
     }
 
     #[inline]

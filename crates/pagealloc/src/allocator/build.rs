@@ -79,9 +79,10 @@ impl<P: Platform> PageAllocator<P> {
         for (index, layout) in builder.zones.iter().enumerate() {
             let zone_sizing = sizing.zone(layout.node as usize, layout.zone_type).expect("sized zone");
             let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(zone_sizing));
-            state.present_pages = (layout.span.end - layout.span.start) - builder.hole_pages(&layout.span);
+            state.present_pages =
+                AtomicU64::new((layout.span.end - layout.span.start) - builder.hole_pages(&layout.span));
             let managed_ranges = builder.managed_ranges(&layout.span);
-            state.managed_pages = managed_ranges.iter().map(|r| r.end - r.start).sum();
+            state.managed_pages = AtomicU64::new(managed_ranges.iter().map(|r| r.end - r.start).sum());
             let mut mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
             if builder.policy.frag.fullest_first {
                 mem.pageblock_free = PageblockFree::new(mem.pageblock_count());
@@ -103,7 +104,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let nodes = build_nodes(&zones, &builder.node_cpus);
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
-        let total_managed: u64 = zones.iter().map(|z| z.managed_pages).sum();
+        let total_managed: u64 = zones.iter().map(|z| z.managed_pages()).sum();
         let nr_cpus = platform.nr_cpus();
         Ok(PageAllocator {
             id: NEXT_ALLOCATOR_ID.fetch_add(1, Relaxed),
@@ -120,6 +121,7 @@ impl<P: Platform> PageAllocator<P> {
             sink: crate::buddy::SinkSlot(sink),
             reclaim: None,
             migrate: None,
+            range_op: AtomicBool::new(false),
         })
     }
 }

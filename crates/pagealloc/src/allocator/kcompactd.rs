@@ -80,9 +80,9 @@ impl<P: Platform> PageAllocator<P> {
     /// The node's fragmentation score: its zones' scores weighted by their share of the
     /// node's pages (mirrors fragmentation_score_node()).
     pub fn fragmentation_score(&self, node: u16) -> u64 {
-        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.present_pages).sum();
+        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.present_pages()).sum();
         self.populated_zones(node)
-            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.present_pages)
+            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.present_pages())
             .sum::<u64>()
             / (node_pages + 1)
     }

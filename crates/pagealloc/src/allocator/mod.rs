@@ -10,6 +10,8 @@
 //! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
 //! - `compact`: compaction runs through the client's [`Migrate`] callback, and direct
 //!   compaction; `kcompactd`: background and proactive compaction;
+//! - `range`: emptying a range by isolation and migration; `hotplug`: memory added,
+//!   offlined and onlined at run time; `contig`: contiguous runs beyond MAX_ORDER;
 //! - `split`: splitting an allocated block into order-0 blocks (split_page());
 //! - `stats`: counters summed over zones and CPUs;
 //! - `watermarks`: watermark checks for callers outside the allocation path.
@@ -17,11 +19,14 @@
 mod alloc_path;
 mod build;
 mod compact;
+mod contig;
 mod drains;
 mod exact;
 mod free_path;
+mod hotplug;
 mod kcompactd;
 mod periodic;
+mod range;
 mod reclaim;
 mod split;
 mod stats;
@@ -40,6 +45,7 @@ use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
 pub use compact::{Migrate, MigrateSource};
+pub use contig::ContigRun;
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 pub use split::SplitBlocks;
@@ -114,6 +120,8 @@ pub struct PageAllocator<P: Platform> {
     periodic: periodic::Schedule,
     /// The machine-wide vmstat counters.
     vmstat: GlobalVmstat,
+    /// A range operation (offline, online, add_memory, alloc_contig) is running.
+    range_op: AtomicBool,
 }
 
 impl<P: Platform> core::fmt::Debug for PageAllocator<P> {

@@ -76,7 +76,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The zones of `node` that have pages.
     pub(super) fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
-        self.zones.iter().filter(move |zone| zone.node == node && zone.managed_pages > 0)
+        self.zones.iter().filter(move |zone| zone.node == node && zone.managed_pages() > 0)
     }
 
     /// The highest zone type with pages on `node`: the classzone kswapd balances for.

@@ -13,7 +13,7 @@ use crate::vmstat::NumaEvent;
 impl<P: Platform> PageAllocator<P> {
     /// Managed pages over all zones.
     pub fn managed_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.managed_pages).sum()
+        self.zones.iter().map(|z| z.managed_pages()).sum()
     }
 
     /// Free pages in the buddy over all zones.

@@ -6,7 +6,10 @@
 //! the pagesets refill from and drain to the buddy through it without knowing `Zone`.
 
 mod fullest;
+mod isolate;
 mod pageblock;
+
+pub(crate) use isolate::RANGE_UNIT_PAGES;
 
 use core::ops::Deref;
 use core::sync::atomic::Ordering::Relaxed;
@@ -255,8 +258,8 @@ impl<P: Platform> LockedZone<'_, P> {
         if self.mem.pageblock_free.is_tracked() {
             self.account_pageblock_free(pfn, order, true);
         }
-        if migratetype == MigrateType::HighAtomic {
-            self.area.free_highatomic_pages += 1 << order;
+        if migratetype.index() >= MigrateType::HighAtomic.index() {
+            self.account_reserved_free(order, migratetype, true);
         }
         self.publish_counts(order, migratetype);
     }
@@ -273,14 +276,38 @@ impl<P: Platform> LockedZone<'_, P> {
         self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index, Own::Cold, &records);
         frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
+        // Before the subtraction: an ISOLATE block's pages come back into the count first.
+        if migratetype.index() >= MigrateType::HighAtomic.index() {
+            self.account_reserved_free(order, migratetype, false);
+        }
         self.area.free_pages -= 1 << order;
         if self.mem.pageblock_free.is_tracked() {
             self.account_pageblock_free(pfn, order, false);
         }
-        if migratetype == MigrateType::HighAtomic {
-            self.area.free_highatomic_pages -= 1 << order;
-        }
         self.publish_counts(order, migratetype);
+    }
+
+    /// The free counts of the types ordinary requests cannot take: HIGHATOMIC pages count
+    /// as free and as reserve; ISOLATE pages (a range being offlined or taken whole) are
+    /// not free to anyone, so they leave NR_FREE_PAGES (mirrors account_freepages()).
+    #[cold]
+    #[inline(never)]
+    fn account_reserved_free(&mut self, order: u8, migratetype: MigrateType, added: bool) {
+        let pages = 1u64 << order;
+        let area = &mut *self.area;
+        match (migratetype, added) {
+            (MigrateType::HighAtomic, true) => area.free_highatomic_pages += pages,
+            (MigrateType::HighAtomic, false) => area.free_highatomic_pages -= pages,
+            (MigrateType::Isolate, true) => {
+                area.free_pages -= pages;
+                area.free_isolated_pages += pages;
+            }
+            (MigrateType::Isolate, false) => {
+                area.free_pages += pages;
+                area.free_isolated_pages -= pages;
+            }
+            _ => {}
+        }
     }
 
     /// Moves a free block to another type's list, at the tail (mirrors move_to_free_list()).
@@ -347,7 +374,7 @@ impl<P: Platform> LockedZone<'_, P> {
     pub(crate) fn free_one(&mut self, mut pfn: Pfn, mut order: u8, migratetype: MigrateType) {
         debug_assert_eq!(pfn & ((1 << order) - 1), 0, "misaligned block");
         debug_assert_eq!(self.mem.frame(pfn).info().state(), FrameState::Interior);
-        let free_before = self.area.free_pages;
+        let free_before = self.area.free_pages + self.area.free_isolated_pages;
         while order < MAX_ORDER {
             let buddy_pfn = pfn ^ (1 << order);
             if !self.is_free_buddy(buddy_pfn, order) {
@@ -371,7 +398,7 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         let to_tail = self.merge_likely(pfn, order);
         self.add_free(pfn, order, migratetype, to_tail);
-        debug_assert!(self.area.free_pages > free_before);
+        debug_assert!(self.area.free_pages + self.area.free_isolated_pages > free_before);
     }
 
     /// Returns a block to the buddy, the one path for frees and pageset drains: the head

@@ -81,7 +81,7 @@ pub(crate) fn emit(
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
 /// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
 fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
-    if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages {
+    if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages() {
         return false;
     }
     let max_boost = mult_frac(zone.params.watermarks.high_pages, env.watermark_boost_factor as u64, 10_000);
@@ -222,7 +222,7 @@ mod tests {
             pressure_stat_threshold: 32,
         };
         let mut state = ZoneState::new(0, 0, ZoneType::Normal, params);
-        state.managed_pages = managed_pages;
+        state.managed_pages = core::sync::atomic::AtomicU64::new(managed_pages);
         state
     }
 

@@ -1,0 +1,106 @@
+//! Memory added, taken offline and brought back at run time, in whole pageblocks of a
+//! zone's span (mirrors add_memory(), offline_pages() and online_pages()). A zone's span
+//! is fixed when it is built, as firmware declares hot-pluggable ranges at boot: memory
+//! added later fills holes of that span. Offline memory stays in the span as holes whose
+//! pageblocks are ISOLATE, which is how `online` tells it from a hole never added.
+//! Watermarks, lowmem reserves and pageset bounds keep their build-time values.
+
+use core::ops::Range;
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::PageAllocator;
+use crate::error::RangeError;
+use crate::frame::FrameState;
+use crate::platform::Platform;
+use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
+use crate::zone::Zone;
+
+impl<P: Platform> PageAllocator<P> {
+    /// Takes `range` (whole pageblocks of one zone) out of use: isolates it, moves
+    /// every allocated block out through the migration client ([`Self::set_migrate`]),
+    /// and turns its frames into holes. Returns the pages taken. Fails, with the range as
+    /// it was, if a block cannot move (unmovable, or refused by the client), if a
+    /// pageblock is a reserve, or if part of the range is not online.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 8192), TestPlatform::new(2)).unwrap();
+    /// let start = allocator.zones()[0].start_pfn().next_multiple_of(1024);
+    /// assert_eq!(allocator.offline(start..start + 2048).unwrap(), 2048);
+    /// allocator.online(start..start + 2048).unwrap();
+    /// allocator.check_invariants().unwrap();
+    /// ```
+    pub fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
+        let _guard = self.lock_ranges()?;
+        let zone = self.range_zone(range.start, range.end)?;
+        self.isolate_and_empty(zone, range.start, range.end)?;
+        let mut locked = zone.buddy(&self.platform).lock();
+        if let Some(pfn) = locked.first_unisolated(range.start, range.end) {
+            locked.unisolate_range(range.start, range.end);
+            return Err(RangeError::Busy { pfn });
+        }
+        locked.take_isolated_range(range.start, range.end);
+        locked.retire_range(range.start, range.end);
+        drop(locked);
+        let pages = range.end - range.start;
+        zone.managed_pages.fetch_sub(pages, Relaxed);
+        zone.present_pages.fetch_sub(pages, Relaxed);
+        Ok(pages)
+    }
+
+    /// Returns an offline `range` to use (free MOVABLE memory); refuses a range with a
+    /// part that is online, or a hole that was never added ([`Self::add_memory`]).
+    pub fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
+        let _guard = self.lock_ranges()?;
+        let zone = self.range_zone(range.start, range.end)?;
+        self.admit(zone, range, true)
+    }
+
+    /// Adds memory to the zone of type `zone_type` whose span holds `range` (whole
+    /// pageblocks of holes, or of offline memory), as free MOVABLE memory.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // A zone spanning 16 MiB with its upper 8 MiB absent at build.
+    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0..4096).hole(2048..4096);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// assert_eq!(allocator.add_memory(2048..4096, ZoneType::Normal).unwrap(), 2048);
+    /// assert_eq!(allocator.managed_pages(), 4096);
+    /// ```
+    pub fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+        let _guard = self.lock_ranges()?;
+        let zone = self.range_zone(range.start, range.end)?;
+        if zone.zone_type != zone_type {
+            return Err(RangeError::OutsideZone { pfn: range.start });
+        }
+        self.admit(zone, range, false)
+    }
+
+    /// Frees the holes of `range` into the zone; with `offline_only`, only memory
+    /// [`Self::offline`] took.
+    fn admit(&self, zone: &Zone<P>, range: Range<Pfn>, offline_only: bool) -> Result<u64, RangeError> {
+        let mut locked = zone.buddy(&self.platform).lock();
+        for pfn in range.clone() {
+            if locked.mem.frame(pfn).info().state() != FrameState::Reserved {
+                return Err(RangeError::NotOffline { pfn });
+            }
+        }
+        if offline_only {
+            let hole = range
+                .clone()
+                .step_by(PAGEBLOCK_PAGES as usize)
+                .find(|&block| locked.mem.pageblock_type(block) != MigrateType::Isolate);
+            if let Some(pfn) = hole {
+                return Err(RangeError::NotOffline { pfn });
+            }
+        }
+        locked.admit_range(range.start, range.end);
+        drop(locked);
+        let pages = range.end - range.start;
+        zone.managed_pages.fetch_add(pages, Relaxed);
+        zone.present_pages.fetch_add(pages, Relaxed);
+        Ok(pages)
+    }
+}

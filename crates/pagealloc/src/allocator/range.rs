@@ -1,0 +1,165 @@
+//! Emptying a range of a zone: isolate its pageblocks, drain the pagesets, move every
+//! allocated block out through the migration client, and check that the range is all
+//! isolated free memory (mirrors start_isolate_page_range(), has_unmovable_pages(),
+//! __alloc_contig_migrate_range() and test_pages_isolated()). Memory offline and
+//! contiguous allocations build on it; one range operation runs at a time.
+
+use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+use super::{Migrate, MigrateSource, PageAllocator};
+use crate::buddy::RANGE_UNIT_PAGES;
+use crate::error::RangeError;
+use crate::frame::{FrameInfo, FrameState};
+use crate::platform::Platform;
+use crate::request::AllocRequest;
+use crate::types::{MigrateType, Pfn, MAX_ORDER};
+use crate::zone::Zone;
+
+/// Drain-migrate-check passes before a range that keeps getting blocks back is given up
+/// (frees that read the pageblock type before the isolation can still reach a pageset).
+const ISOLATION_PASSES: usize = 5;
+
+/// Held while a range operation runs (mirrors mem_hotplug_lock, taken without waiting).
+pub(super) struct RangeGuard<'a>(&'a core::sync::atomic::AtomicBool);
+
+impl Drop for RangeGuard<'_> {
+    fn drop(&mut self) {
+        debug_assert!(self.0.load(Relaxed));
+        self.0.store(false, Release);
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Starts a range operation, or says another is running.
+    pub(super) fn lock_ranges(&self) -> Result<RangeGuard<'_>, RangeError> {
+        self.range_op.compare_exchange(false, true, Acquire, Relaxed).map_err(|_| RangeError::Concurrent)?;
+        Ok(RangeGuard(&self.range_op))
+    }
+
+    /// The zone whose span holds `[start, end)`, whole pageblocks.
+    pub(super) fn range_zone(&self, start: Pfn, end: Pfn) -> Result<&Zone<P>, RangeError> {
+        if start >= end || !start.is_multiple_of(RANGE_UNIT_PAGES) || !end.is_multiple_of(RANGE_UNIT_PAGES) {
+            return Err(RangeError::Misaligned { start, end });
+        }
+        let zone = self.zone_of_pfn(start).ok_or(RangeError::OutsideZone { pfn: start })?;
+        if !zone.mem.contains(end - 1) {
+            return Err(RangeError::OutsideZone { pfn: zone.mem.end_pfn });
+        }
+        Ok(zone)
+    }
+
+    /// The first frame of `[start, end)` that stops the range from being emptied, read
+    /// without the lock: a hole, or an allocated block no client can move (mirrors
+    /// has_unmovable_pages()).
+    /// An allocated block larger than a pageblock across an edge is refused as busy: its
+    /// free would put pages on both sides on one list.
+    pub(super) fn check_movable(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
+        let straddler = start & !((1u64 << MAX_ORDER) - 1);
+        if straddler < start && zone.mem.contains(straddler) {
+            let info = zone.mem.frame(straddler).info();
+            if info.state() != FrameState::FreeHead && straddler + (1 << info.order()) > start {
+                return Err(RangeError::Busy { pfn: straddler });
+            }
+        }
+        let mut pfn = start;
+        while pfn < end {
+            let info = zone.mem.frame(pfn).info();
+            let movable = info.migratetype() == MigrateType::Movable && self.migrate.is_some();
+            match info.state() {
+                FrameState::Reserved => return Err(RangeError::NotOnline { pfn }),
+                FrameState::AllocHead if !movable => return Err(RangeError::Unmovable { pfn }),
+                FrameState::AllocHead | FrameState::PcpHead if pfn + (1 << info.order()) > end => {
+                    return Err(RangeError::Busy { pfn })
+                }
+                FrameState::Interior => pfn += 1,
+                _ => pfn += 1 << info.order(),
+            }
+        }
+        Ok(())
+    }
+
+    /// Isolates `[start, end)` and empties it; on success every frame of the range is free
+    /// on the ISOLATE lists. On failure the isolation is undone.
+    pub(super) fn isolate_and_empty(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
+        self.check_movable(zone, start, end)?;
+        {
+            let mut locked = zone.buddy(&self.platform).lock();
+            if let Some(pfn) = locked.unisolatable_pageblock(start, end) {
+                return Err(RangeError::ReservedPageblock { pfn });
+            }
+            locked.isolate_range(start, end);
+        }
+        let emptied = self.empty_isolated(zone, start, end);
+        if emptied.is_err() {
+            zone.buddy(&self.platform).lock().unisolate_range(start, end);
+        }
+        emptied
+    }
+
+    fn empty_isolated(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
+        let mut busy_pfn = start;
+        for _ in 0..ISOLATION_PASSES {
+            self.drain_all();
+            self.migrate_out(zone, start, end)?;
+            match zone.buddy(&self.platform).lock().first_unisolated(start, end) {
+                None => return Ok(()),
+                Some(pfn) => busy_pfn = pfn,
+            }
+        }
+        Err(RangeError::Busy { pfn: busy_pfn })
+    }
+
+    /// Moves every allocated block of the isolated range elsewhere.
+    fn migrate_out(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
+        let mut pfn = start;
+        while pfn < end {
+            let info = zone.mem.frame(pfn).info();
+            match info.state() {
+                FrameState::AllocHead => {
+                    let client = self.migrate.as_deref().ok_or(RangeError::Unmovable { pfn })?;
+                    if info.migratetype() != MigrateType::Movable {
+                        return Err(RangeError::Unmovable { pfn });
+                    }
+                    self.migrate_block(client, zone, (pfn, info), (start, end))?;
+                    pfn += 1 << info.order();
+                }
+                FrameState::FreeHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::Interior | FrameState::Reserved => pfn += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the block at `pfn` (its head word `info` as seen) to a block allocated outside
+    /// the range (mirrors alloc_migration_target() and migrate_pages()).
+    fn migrate_block(
+        &self,
+        client: &dyn Migrate<P>,
+        zone: &Zone<P>,
+        (pfn, info): (Pfn, FrameInfo),
+        (start, end): (Pfn, Pfn),
+    ) -> Result<(), RangeError> {
+        let order = info.order();
+        let request = AllocRequest::USER_MOVABLE.on_node(zone.node);
+        let target = self.alloc_pages(order, request).map_err(|_| RangeError::MigrationFailed { pfn })?;
+        if zone.index == target.zone_index() && (start..end).contains(&target.pfn()) {
+            // A block freed into a pageset before the isolation came back: it belongs to
+            // the range (the free lands on its ISOLATE list); the next pass moves `pfn`.
+            self.free_pages(target).expect("a block just allocated frees");
+            return Ok(());
+        }
+        let source = MigrateSource { pfn, order, zone_index: zone.index, generation: info.generation() };
+        match client.migrate(self, source, target) {
+            Ok(old) => self.free_pages(old).map_err(|_| RangeError::MigrationFailed { pfn }),
+            Err(target) => {
+                self.free_pages(target).expect("a refused target frees");
+                // A block the client no longer owns was freed meanwhile: the check sees it.
+                if zone.mem.frame(pfn).info() == info {
+                    Err(RangeError::MigrationFailed { pfn })
+                } else {
+                    Ok(())
+                }
+            }
+        }
+    }
+}

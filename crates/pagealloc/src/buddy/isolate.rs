@@ -1,0 +1,134 @@
+//! Pageblock isolation under the zone lock, for taking a range out of use (memory offline,
+//! contiguous allocations): an isolated pageblock's free blocks sit on the ISOLATE lists,
+//! which no request takes from, and every block freed into it joins them (`release` reads
+//! the pageblock type). Ranges are whole pageblocks: a free block larger than a pageblock
+//! that straddles an edge is split there first, and ISOLATE blocks never merge with others
+//! at pageblock order, so every later merge stays inside the range (mirrors
+//! set_migratetype_isolate(), split_large_buddy(), unset_migratetype_isolate() and
+//! test_pages_isolated()).
+
+use super::LockedZone;
+use crate::frame::{FrameInfo, FrameState};
+use crate::platform::Platform;
+use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+
+/// The unit ranges are isolated in: a pageblock.
+pub(crate) const RANGE_UNIT_PAGES: u64 = PAGEBLOCK_PAGES;
+
+impl<P: Platform> LockedZone<'_, P> {
+    /// The first pageblock in `[start, end)` that may not be isolated: a reserve
+    /// (HIGHATOMIC, CMA) or one already isolated by another operation.
+    pub(crate) fn unisolatable_pageblock(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
+        (start..end).step_by(PAGEBLOCK_PAGES as usize).find(|&block| {
+            matches!(self.mem.pageblock_type(block), MigrateType::HighAtomic | MigrateType::Cma | MigrateType::Isolate)
+        })
+    }
+
+    /// Isolates every pageblock of `[start, end)`: moves their free blocks to the ISOLATE
+    /// lists and re-types them. The caller checked [`Self::unisolatable_pageblock`].
+    pub(crate) fn isolate_range(&mut self, start: Pfn, end: Pfn) {
+        debug_assert!(self.range_is_units(start, end));
+        self.split_straddling(start);
+        self.split_straddling(end);
+        for block in (start..end).step_by(PAGEBLOCK_PAGES as usize) {
+            debug_assert_ne!(self.mem.pageblock_type(block), MigrateType::Isolate);
+            self.move_pageblock_free_to(block, block + PAGEBLOCK_PAGES, MigrateType::Isolate);
+            self.mem.set_pageblock_type(block, MigrateType::Isolate);
+        }
+    }
+
+    /// Splits a free block of more than a pageblock that holds `edge` in its middle into
+    /// pageblock-sized blocks on the same list.
+    fn split_straddling(&mut self, edge: Pfn) {
+        let head = edge & !((1u64 << MAX_ORDER) - 1);
+        if head == edge || !self.mem.contains(head) {
+            return;
+        }
+        let info = self.mem.frame(head).info();
+        if info.state() != FrameState::FreeHead || info.order() <= PAGEBLOCK_ORDER {
+            return;
+        }
+        debug_assert_eq!(info.order(), MAX_ORDER);
+        self.del_free(head, info.order(), info.migratetype());
+        for block in (head..head + (1u64 << info.order())).step_by(PAGEBLOCK_PAGES as usize) {
+            self.add_free(block, PAGEBLOCK_ORDER, info.migratetype(), true);
+        }
+    }
+
+    /// Undoes [`Self::isolate_range`]: the pageblocks become MOVABLE, as Linux's callers
+    /// ask, and their free blocks go to the MOVABLE lists, merging across the range's
+    /// edges where the buddies outside are free too.
+    pub(crate) fn unisolate_range(&mut self, start: Pfn, end: Pfn) {
+        debug_assert!(self.range_is_units(start, end));
+        for unit in (start..end).step_by(RANGE_UNIT_PAGES as usize) {
+            self.mem.set_pageblock_type(unit, MigrateType::Movable);
+        }
+        let mut pfn = start;
+        while pfn < end {
+            let info = self.mem.frame(pfn).info();
+            if info.state() == FrameState::FreeHead && info.migratetype() == MigrateType::Isolate {
+                self.del_free(pfn, info.order(), MigrateType::Isolate);
+                self.free_one(pfn, info.order(), MigrateType::Movable);
+            }
+            // A block merged across into what is still ahead leaves interior frames: step.
+            pfn +=
+                if matches!(info.state(), FrameState::Interior | FrameState::Reserved) { 1 } else { 1 << info.order() };
+        }
+    }
+
+    /// The first frame of `[start, end)` that is not free on an ISOLATE list (an allocated
+    /// or pageset block, or a hole): `None` once the whole range is isolated free memory.
+    pub(crate) fn first_unisolated(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
+        let mut pfn = start;
+        while pfn < end {
+            let info = self.mem.frame(pfn).info();
+            if info.state() != FrameState::FreeHead || info.migratetype() != MigrateType::Isolate {
+                return Some(pfn);
+            }
+            pfn += 1 << info.order();
+        }
+        None
+    }
+
+    /// Takes every free block of the isolated range `[start, end)` off the ISOLATE lists;
+    /// their frames are interior afterwards. The caller saw [`Self::first_unisolated`]
+    /// return `None` under this lock hold.
+    pub(crate) fn take_isolated_range(&mut self, start: Pfn, end: Pfn) {
+        let mut pfn = start;
+        while pfn < end {
+            let info = self.mem.frame(pfn).info();
+            assert!(info.state() == FrameState::FreeHead && info.migratetype() == MigrateType::Isolate);
+            self.del_free(pfn, info.order(), MigrateType::Isolate);
+            pfn += 1 << info.order();
+        }
+    }
+
+    /// Turns the interior frames of `[start, end)` into holes (offline memory).
+    pub(crate) fn retire_range(&self, start: Pfn, end: Pfn) {
+        for pfn in start..end {
+            self.mem.frame(pfn).change(&[FrameState::Interior], FrameInfo::RESERVED);
+        }
+    }
+
+    /// Brings the hole frames of `[start, end)` into the buddy as free MOVABLE pageblocks,
+    /// merging (online memory, mirrors online_pages()'s frees). The caller checked that
+    /// every frame is a hole.
+    pub(crate) fn admit_range(&mut self, start: Pfn, end: Pfn) {
+        debug_assert!(self.range_is_units(start, end));
+        for unit in (start..end).step_by(RANGE_UNIT_PAGES as usize) {
+            self.mem.set_pageblock_type(unit, MigrateType::Movable);
+            for pfn in unit..unit + RANGE_UNIT_PAGES {
+                self.mem.frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+            }
+            self.free_one(unit, PAGEBLOCK_ORDER, MigrateType::Movable);
+        }
+    }
+
+    fn range_is_units(&self, start: Pfn, end: Pfn) -> bool {
+        start < end
+            && start.is_multiple_of(RANGE_UNIT_PAGES)
+            && end.is_multiple_of(RANGE_UNIT_PAGES)
+            && self.mem.contains(start)
+            && self.mem.contains(end - 1)
+    }
+}

@@ -1,0 +1,324 @@
+//! Range operations: memory offline, online and add_memory, and contiguous runs beyond
+//! MAX_ORDER (a 1 GiB run out of fragmented memory). A client owns movable blocks with
+//! contents (a tag per block) and moves them when asked; every refused operation leaves
+//! the allocator exactly as it was (same /proc/pagetypeinfo, same census), and every
+//! completed one keeps the invariant checker green.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use pagealloc::allocator::{Migrate, MigrateSource};
+use pagealloc::platform::TestPlatform;
+use pagealloc::views::{write_buddyinfo, write_pagetypeinfo};
+use pagealloc::{AllocError, AllocRequest, AllocatorBuilder, Block, PageAllocator, Pfn, RangeError, ZoneType};
+
+const UNIT: u64 = 1 << pagealloc::MAX_ORDER;
+const HOLD: AllocRequest = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+
+/// Blocks with a tag each (their contents), by head pfn; a move carries the tag along.
+#[derive(Default)]
+struct Owner {
+    blocks: Mutex<HashMap<Pfn, (Block, u64)>>,
+    refuse: AtomicBool,
+}
+
+impl Owner {
+    fn hold(&self, block: Block) {
+        let tag = block.pfn().wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.blocks.lock().unwrap().insert(block.pfn(), (block, tag));
+    }
+
+    /// The tags, in a map from tag to pages: what moves must preserve.
+    fn tags(&self) -> HashMap<u64, u64> {
+        self.blocks.lock().unwrap().values().map(|(block, tag)| (*tag, block.pages())).collect()
+    }
+
+    fn pfns(&self) -> Vec<Pfn> {
+        self.blocks.lock().unwrap().keys().copied().collect()
+    }
+
+    fn release(&self, allocator: &PageAllocator<TestPlatform>, pfn: Pfn) {
+        let (block, _) = self.blocks.lock().unwrap().remove(&pfn).unwrap();
+        allocator.free_pages(block).unwrap();
+    }
+
+    fn release_all(&self, allocator: &PageAllocator<TestPlatform>) {
+        for (_, (block, _)) in self.blocks.lock().unwrap().drain() {
+            allocator.free_pages(block).unwrap();
+        }
+    }
+}
+
+impl Migrate<TestPlatform> for Owner {
+    fn migrate(&self, _: &PageAllocator<TestPlatform>, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        let mut blocks = self.blocks.lock().unwrap();
+        let owned = blocks.get(&source.pfn).is_some_and(|(block, _)| source.is(block));
+        if self.refuse.load(Relaxed) || !owned || target.order() != source.order {
+            return Err(target);
+        }
+        let (old, tag) = blocks.remove(&source.pfn).unwrap();
+        blocks.insert(target.pfn(), (target, tag));
+        Ok(old)
+    }
+}
+
+fn allocator(builder: AllocatorBuilder, owner: &Arc<Owner>) -> PageAllocator<TestPlatform> {
+    let mut allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    allocator.set_migrate(owner.clone());
+    allocator
+}
+
+/// Holds every other order-0 page of memory (down to the min watermark): movable pages
+/// scattered over every pageblock.
+fn scatter(allocator: &PageAllocator<TestPlatform>, owner: &Owner) {
+    let mut all = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, HOLD) {
+        all.push(block);
+    }
+    all.sort_by_key(Block::pfn);
+    for (i, block) in all.into_iter().enumerate() {
+        if i % 2 == 0 {
+            owner.hold(block);
+        } else {
+            allocator.free_pages(block).unwrap();
+        }
+    }
+    allocator.drain_all();
+}
+
+/// What a refused operation must leave unchanged.
+fn snapshot(allocator: &PageAllocator<TestPlatform>) -> (String, u64, u64) {
+    allocator.drain_all();
+    let mut text = String::new();
+    write_buddyinfo(&mut text, allocator).unwrap();
+    write_pagetypeinfo(&mut text, allocator).unwrap();
+    let census = allocator.check_invariants().unwrap();
+    (text, census.allocated_pages, allocator.managed_pages())
+}
+
+fn first_unit(allocator: &PageAllocator<TestPlatform>) -> Pfn {
+    allocator.zones()[0].start_pfn().next_multiple_of(UNIT)
+}
+
+#[test]
+fn offline_moves_the_movable_pages_out_and_online_brings_the_range_back() {
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
+    scatter(&allocator, &owner);
+    let (tags, managed) = (owner.tags(), allocator.managed_pages());
+    let start = first_unit(&allocator);
+    let range = start..start + 4 * UNIT;
+    assert!(owner.pfns().iter().any(|pfn| range.contains(pfn)), "the range holds pages to move");
+
+    assert_eq!(allocator.offline(range.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(owner.tags(), tags, "every block moved with its contents");
+    assert!(owner.pfns().iter().all(|pfn| !range.contains(pfn)), "nothing left in the range");
+    assert_eq!(allocator.managed_pages(), managed - 4 * UNIT);
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.managed_pages, managed - 4 * UNIT);
+    // Offline frames are holes: no allocation reaches them, a free of one is refused.
+    // SAFETY: the frame is offline, so the free is refused before anything is touched.
+    assert!(unsafe { allocator.free_pfn(range.start, 0) }.is_err());
+    assert_eq!(allocator.offline(range.clone()), Err(RangeError::NotOnline { pfn: range.start }));
+
+    assert_eq!(allocator.online(range.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.managed_pages(), managed);
+    allocator.check_invariants().unwrap();
+    assert_eq!(allocator.online(range.clone()), Err(RangeError::NotOffline { pfn: range.start }));
+    // The range is usable again: memory can be filled into it.
+    let mut got_one = false;
+    while let Ok(block) = allocator.alloc_pages(0, HOLD) {
+        got_one |= range.contains(&block.pfn());
+        owner.hold(block);
+    }
+    assert!(got_one, "allocations reach the onlined range");
+    owner.release_all(&allocator);
+    allocator.drain_all();
+    assert_eq!(allocator.buddy_free_pages(), managed);
+}
+
+#[test]
+fn a_refused_offline_leaves_everything_as_it_was() {
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
+    scatter(&allocator, &owner);
+    let start = first_unit(&allocator);
+    let range = start..start + 2 * UNIT;
+
+    // The client refuses every move.
+    owner.refuse.store(true, Relaxed);
+    let before = snapshot(&allocator);
+    assert!(matches!(allocator.offline(range.clone()), Err(RangeError::MigrationFailed { .. })));
+    assert_eq!(snapshot(&allocator), before);
+    owner.refuse.store(false, Relaxed);
+
+    // An unmovable block in the range: refused before anything changes.
+    let freed = owner.pfns().into_iter().find(|pfn| range.contains(pfn)).unwrap();
+    owner.release(&allocator, freed);
+    allocator.drain_all();
+    let kernel = loop {
+        let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+        if range.contains(&block.pfn()) {
+            break block;
+        }
+        owner.hold(block); // not movable, but held so that the next take reaches the range
+    };
+    let before = snapshot(&allocator);
+    assert_eq!(allocator.offline(range.clone()), Err(RangeError::Unmovable { pfn: kernel.pfn() }));
+    assert_eq!(snapshot(&allocator), before);
+
+    // Bad ranges.
+    assert!(matches!(allocator.offline(start + 1..start + UNIT), Err(RangeError::Misaligned { .. })));
+    assert!(matches!(allocator.offline(start..start), Err(RangeError::Misaligned { .. })));
+    assert!(matches!(allocator.offline(0..UNIT * 1024 * 1024), Err(RangeError::OutsideZone { .. })));
+    assert_eq!(snapshot(&allocator), before);
+    allocator.free_pages(kernel).unwrap();
+}
+
+#[test]
+fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
+    let owner = Arc::new(Owner::default());
+    let builder = AllocatorBuilder::new()
+        .zone(0, ZoneType::Dma32, 0..8 * UNIT)
+        .zone(0, ZoneType::Normal, 8 * UNIT..32 * UNIT)
+        .hole(16 * UNIT..32 * UNIT);
+    let allocator = allocator(builder, &owner);
+    let managed = allocator.managed_pages();
+    let before = snapshot(&allocator);
+    let hole = 16 * UNIT..20 * UNIT;
+    assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Dma32), Err(RangeError::OutsideZone { pfn: hole.start }));
+    assert_eq!(allocator.online(hole.clone()), Err(RangeError::NotOffline { pfn: hole.start }), "never added");
+    assert_eq!(
+        allocator.add_memory(8 * UNIT..17 * UNIT, ZoneType::Normal),
+        Err(RangeError::NotOffline { pfn: 8 * UNIT })
+    );
+    assert!(matches!(
+        allocator.add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal),
+        Err(RangeError::OutsideZone { .. })
+    ));
+    assert_eq!(snapshot(&allocator), before);
+
+    assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.managed_pages(), managed + 4 * UNIT);
+    assert_eq!(allocator.zones()[1].present_pages(), 12 * UNIT);
+    allocator.check_invariants().unwrap();
+    let block = allocator.alloc_pages(pagealloc::MAX_ORDER, HOLD).unwrap();
+    allocator.free_pages(block).unwrap();
+    assert_eq!(allocator.add_memory(hole, ZoneType::Normal), Err(RangeError::NotOffline { pfn: 16 * UNIT }));
+}
+
+#[test]
+fn a_1_gib_run_comes_out_of_fragmented_memory_and_goes_back() {
+    const GIB_PAGES: u64 = 1 << 18;
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 2 * GIB_PAGES + 16 * UNIT), &owner);
+    scatter(&allocator, &owner);
+    let (tags, managed) = (owner.tags(), allocator.managed_pages());
+    // Half of memory is free, none of it in blocks of more than one page.
+    assert!(allocator.buddy_free_pages() > GIB_PAGES / 2);
+
+    let run = allocator.alloc_contig(GIB_PAGES, GIB_PAGES, AllocRequest::KERNEL).unwrap();
+    assert_eq!((run.pfn() % GIB_PAGES, run.pages()), (0, GIB_PAGES));
+    let range = run.pfn()..run.pfn() + run.pages();
+    assert_eq!(owner.tags(), tags, "every block moved out with its contents");
+    assert!(owner.pfns().iter().all(|pfn| !range.contains(pfn)));
+    let census = allocator.check_invariants().unwrap();
+    assert!(census.allocated_pages >= GIB_PAGES + tags.len() as u64);
+
+    // A second run of 1 GiB does not fit beside the first and the held pages.
+    let before = snapshot(&allocator);
+    assert_eq!(
+        allocator.alloc_contig(GIB_PAGES, GIB_PAGES, AllocRequest::KERNEL),
+        Err(AllocError::ContigUnavailable { pages: GIB_PAGES })
+    );
+    assert_eq!(snapshot(&allocator), before);
+
+    allocator.free_contig(run).unwrap();
+    owner.release_all(&allocator);
+    allocator.drain_all();
+    assert_eq!(allocator.buddy_free_pages(), managed);
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn contiguous_runs_skip_unmovable_memory_and_refuse_bad_requests() {
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 8 * UNIT), &owner);
+    assert_eq!(allocator.alloc_contig(0, 1, AllocRequest::KERNEL), Err(AllocError::ContigUnavailable { pages: 0 }));
+    assert_eq!(allocator.alloc_contig(4, 3, AllocRequest::KERNEL), Err(AllocError::ContigUnavailable { pages: 4 }));
+    // An unmovable page in every unit: no run of two units exists, and nothing changes.
+    let mut kernel = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+        kernel.push(block);
+    }
+    kernel.sort_by_key(Block::pfn);
+    let mut pinned = Vec::new();
+    for block in kernel {
+        if pinned.last().is_none_or(|last: &Block| last.pfn() / UNIT != block.pfn() / UNIT) {
+            pinned.push(block);
+        } else {
+            allocator.free_pages(block).unwrap();
+        }
+    }
+    let before = snapshot(&allocator);
+    assert!(allocator.alloc_contig(UNIT + 1, 1, AllocRequest::KERNEL).is_err());
+    assert_eq!(snapshot(&allocator), before);
+    // A run within one unit, beside its pinned page, still works.
+    let run = allocator.alloc_contig(UNIT / 2, UNIT / 2, AllocRequest::KERNEL).unwrap();
+    assert!(pinned.iter().all(|block| !(run.pfn()..run.pfn() + run.pages()).contains(&block.pfn())));
+    allocator.free_contig(run).unwrap();
+    for block in pinned {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn offline_and_online_race_allocating_threads_safely() {
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
+    let start = first_unit(&allocator);
+    let managed = allocator.managed_pages();
+    let stop = AtomicBool::new(false);
+    let (offlined, refused) = std::thread::scope(|scope| {
+        for worker in 0..2u64 {
+            let (allocator, owner, stop) = (&allocator, &owner, &stop);
+            scope.spawn(move || {
+                let mut step = worker;
+                while !stop.load(Relaxed) {
+                    step = step.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let pfns = if step >> 62 == 0 { owner.pfns() } else { Vec::new() };
+                    if !pfns.is_empty() {
+                        let pfn = pfns[(step >> 33) as usize % pfns.len()];
+                        let held = owner.blocks.lock().unwrap().remove(&pfn);
+                        if let Some((block, _)) = held {
+                            allocator.free_pages(block).unwrap();
+                        }
+                    } else if let Ok(block) = allocator.alloc_pages(0, HOLD) {
+                        owner.hold(block);
+                    }
+                }
+            });
+        }
+        let (mut offlined, mut refused) = (0, 0);
+        for round in 0..200u64 {
+            let range = start + (round % 8) * UNIT..start + (round % 8 + 1) * UNIT;
+            match allocator.offline(range.clone()) {
+                Ok(_) => {
+                    offlined += 1;
+                    allocator.online(range).unwrap();
+                }
+                Err(_) => refused += 1,
+            }
+        }
+        stop.store(true, Relaxed);
+        (offlined, refused)
+    });
+    eprintln!("offlined {offlined}, refused {refused}");
+    assert!(offlined > 0, "offlined {offlined}, refused {refused}");
+    allocator.check_invariants().unwrap();
+    owner.release_all(&allocator);
+    allocator.drain_all();
+    assert_eq!((allocator.managed_pages(), allocator.buddy_free_pages()), (managed, managed));
+}
