@@ -18,6 +18,7 @@ mod cache;
 mod checker;
 mod machine;
 mod ops;
+mod ranges;
 mod report;
 mod session;
 mod shadow;

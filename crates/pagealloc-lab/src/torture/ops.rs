@@ -35,6 +35,9 @@ impl Worker<'_> {
             960..=969 => self.drain(Op::DrainAll),
             970..=979 => self.drain(Op::CpuOffline),
             980..=982 => self.compact(),
+            983 => self.offline_range(),
+            984 => self.online_range(),
+            985 => self.alloc_contig(),
             _ => self.periodic_work(),
         }
     }

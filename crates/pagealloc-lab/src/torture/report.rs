@@ -54,6 +54,10 @@ pub fn preset_summary(run: &PresetRun) -> String {
         "  reclaim     {} pages read into the page cache; reclaim dropped {} in kswapd passes and {} in {} direct reclaims\n",
         tally.cache_pages_read, run.reclaimed_pages.0, run.reclaimed_pages.1, run.allocstalls
     );
+    text += &format!(
+        "  ranges      {} pages taken offline, {} pages in contiguous runs, {} range operations refused\n",
+        tally.offlined_pages, tally.contig_pages, tally.range_refusals
+    );
     let compaction = &run.compaction;
     text += &format!(
         "  compaction  {} pages moved in the cache ({} moves refused); {} direct compactions ({} succeeded), {} kcompactd wake-ups, {} proactive runs\n",

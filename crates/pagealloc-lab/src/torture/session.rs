@@ -64,6 +64,7 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
     allocator.set_reclaim(cache.clone());
     allocator.set_migrate(cache.clone());
     let (gate, stop, totals) = (RwLock::new(()), AtomicBool::new(false), Mutex::new(Tally::default()));
+    let offline = Mutex::new(Vec::new());
     let shared = Shared {
         allocator: &allocator,
         shadow: &shadow,
@@ -75,6 +76,7 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         cache: &cache,
         // A quarter of memory: enough to carry the hogs' fills through reclaim.
         cache_cap_pages: allocator.managed_pages() / 4,
+        offline: &offline,
     };
     let start = Instant::now();
     let mut stats = CheckStats::default();
@@ -104,6 +106,11 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
     spawned?;
     let elapsed_s = start.elapsed().as_secs_f64();
     cache.evict(&allocator, u64::MAX);
+    for range in offline.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).drain(..) {
+        if let Err(error) = allocator.online(range.clone()) {
+            violations.report(format!("end: online {:#x}..{:#x}: {error}", range.start, range.end));
+        }
+    }
     final_check(&shared, &mut stats);
     let allocstalls = (0..allocator.nodes().len() as u16).map(|node| allocator.reclaim_stats(node).allocstall).sum();
     let mut compaction = pagealloc::compaction::CompactStats::default();

@@ -25,10 +25,15 @@ pub enum Op {
     /// An exact run (`alloc_pages_exact`), part of it freed at once by frame number
     /// (`free_pages_exact`).
     Exact,
+    /// A span of pageblocks taken offline (`offline`), or one brought back (`online`).
+    Offline,
+    Online,
+    /// A contiguous run (`alloc_contig`), freed at once (`free_contig`).
+    Contig,
 }
 
 impl Op {
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 14;
     pub const NAMES: [&'static str; Op::COUNT] = [
         "alloc",
         "free",
@@ -41,6 +46,9 @@ impl Op {
         "cache_read",
         "compact",
         "exact",
+        "offline",
+        "online",
+        "contig",
     ];
 }
 
@@ -87,6 +95,10 @@ pub struct Tally {
     pub drained_pages: u64,
     /// Pages read into the page cache.
     pub cache_pages_read: u64,
+    /// Pages taken offline, pages of contiguous runs, and range operations refused.
+    pub offlined_pages: u64,
+    pub contig_pages: u64,
+    pub range_refusals: u64,
 }
 
 impl Tally {
@@ -121,6 +133,9 @@ impl AddAssign<&Tally> for Tally {
         self.kswapd_passes += other.kswapd_passes;
         self.drained_pages += other.drained_pages;
         self.cache_pages_read += other.cache_pages_read;
+        self.offlined_pages += other.offlined_pages;
+        self.contig_pages += other.contig_pages;
+        self.range_refusals += other.range_refusals;
     }
 }
 

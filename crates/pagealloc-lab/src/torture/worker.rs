@@ -42,6 +42,8 @@ pub struct Shared<'a> {
     /// oldest.
     pub cache: &'a PageCache,
     pub cache_cap_pages: u64,
+    /// Ranges taken offline, oldest first, for a later `online`.
+    pub offline: &'a Mutex<Vec<std::ops::Range<pagealloc::Pfn>>>,
 }
 
 /// Where a worker is in its cycle. Non-hogs churn for ever.
