@@ -4,10 +4,12 @@
 //! and a free is checked page by page.
 //!
 //! ArceOS hands its allocator the first region with `init` and the others with
-//! `add_memory` before allocating. pagealloc's zones are fixed when built, so the regions
-//! are gathered and the allocator is built (one Normal zone over them, the gaps as holes)
-//! on the first allocation; `add_memory` after that is refused (`InvalidParam`) until
-//! memory can be added at run time (issue 17).
+//! `add_memory` before allocating. pagealloc's zone spans are fixed when built, so the
+//! regions are gathered and the allocator is built (one Normal zone over them, the gaps as
+//! holes) on the first allocation; `add_memory` after that fills whole pageblocks of those
+//! gaps ([`PageAllocator::add_memory`]) and refuses anything else (`InvalidParam`). Runs
+//! beyond MAX_ORDER, or aligned beyond it (1 GiB pages), are contiguous runs
+//! ([`PageAllocator::alloc_contig`]) split into pages.
 
 use alloc::vec::Vec;
 
@@ -80,13 +82,18 @@ impl<P: Platform> ArceosPages<P> {
     }
 
     fn add_region(&mut self, start: usize, size: usize) -> AllocResult {
-        if self.allocator.is_some() {
-            return Err(AllocError::InvalidParam);
-        }
         if !start.is_multiple_of(PAGE_BYTES) || !size.is_multiple_of(PAGE_BYTES) || size == 0 {
             return Err(AllocError::InvalidParam);
         }
         let pfns = (start >> PAGE_SHIFT) as u64..((start + size) >> PAGE_SHIFT) as u64;
+        if let Some(allocator) = &self.allocator {
+            // Built: only whole pageblocks of a gap between the regions can be added.
+            return match allocator.add_memory(pfns, ZoneType::Normal) {
+                Ok(_) => Ok(()),
+                Err(crate::RangeError::NotOffline { .. }) => Err(AllocError::MemoryOverlap),
+                Err(_) => Err(AllocError::InvalidParam),
+            };
+        }
         if self.regions.iter().any(|region| region.start < pfns.end && pfns.start < region.end) {
             return Err(AllocError::MemoryOverlap);
         }
@@ -110,16 +117,31 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
     const PAGE_SIZE: usize = PAGE_BYTES;
 
     /// `num_pages` pages aligned to `align` bytes: the block of the larger of the run's and
-    /// the alignment's order, split, its pages beyond the run given back.
+    /// the alignment's order, split, its pages beyond the run given back; beyond MAX_ORDER,
+    /// a contiguous run split into pages.
     fn alloc_pages(&mut self, num_pages: usize, align: usize) -> AllocResult<usize> {
         if num_pages == 0 || !align.is_power_of_two() {
             return Err(AllocError::InvalidParam);
         }
         let align_order = (align.max(PAGE_BYTES) >> PAGE_SHIFT).trailing_zeros();
-        if align_order > u32::from(MAX_ORDER) {
-            return Err(AllocError::InvalidParam);
-        }
         let request = self.request;
+        if align_order > u32::from(MAX_ORDER) || num_pages > 1 << MAX_ORDER {
+            let allocator = self.allocator()?;
+            let run =
+                allocator.alloc_contig(num_pages as u64, 1 << align_order, request).map_err(|error| match error {
+                    crate::AllocError::ContigUnavailable { .. } => AllocError::NoMemory,
+                    _ => AllocError::InvalidParam,
+                })?;
+            let address = (run.pfn() << PAGE_SHIFT) as usize;
+            for block in allocator.contig_blocks(run) {
+                // The run is freed by address, page by page (dealloc_pages).
+                for page in allocator.split(block).expect("a block of a run just taken splits") {
+                    page.into_raw();
+                }
+            }
+            self.used_pages += num_pages;
+            return Ok(address);
+        }
         let allocator = self.allocator()?;
         let run =
             allocator.alloc_pages_exact_aligned(num_pages as u64, align_order as u8, request).map_err(|error| {
@@ -198,7 +220,11 @@ mod tests {
         assert_eq!(aligned % (1 << 20), 0, "aligned to 1 MiB");
         assert!(five >= BASE && aligned >= BASE);
         assert_eq!(pages.used_pages(), 8);
-        assert!(matches!(pages.add_memory(BASE + (256 << 20), 4096), Err(AllocError::InvalidParam)), "built by now");
+        // Built by now: the gap between the regions can be added, nothing past the span.
+        assert!(matches!(pages.add_memory(BASE + (256 << 20), 4096), Err(AllocError::InvalidParam)));
+        pages.add_memory(BASE + (64 << 20), 64 << 20).unwrap();
+        assert_eq!(pages.total_pages(), (192 << 20) / PAGE_BYTES);
+        assert!(matches!(pages.add_memory(BASE + (64 << 20), 2 << 20), Err(AllocError::MemoryOverlap)));
         pages.dealloc_pages(five + 2 * PAGE_BYTES, 3);
         pages.dealloc_pages(five, 2);
         pages.dealloc_pages(five, 2);
@@ -206,7 +232,15 @@ mod tests {
         pages.dealloc_pages(aligned, 3);
         assert_eq!((pages.used_pages(), pages.available_pages()), (0, pages.total_pages()));
         assert!(matches!(pages.alloc_pages(1, 3), Err(AllocError::InvalidParam)));
-        assert!(matches!(pages.alloc_pages(2049, 4096), Err(AllocError::InvalidParam)));
+        // Beyond MAX_ORDER: contiguous runs, freed like any run.
+        let big = pages.alloc_pages(5000, 4096).unwrap();
+        let giant_aligned = pages.alloc_pages(3, 64 << 20).unwrap();
+        assert_eq!(giant_aligned % (64 << 20), 0, "aligned to 64 MiB");
+        assert_eq!(pages.used_pages(), 5003);
+        pages.dealloc_pages(big + 4000 * PAGE_BYTES, 1000);
+        pages.dealloc_pages(big, 4000);
+        pages.dealloc_pages(giant_aligned, 3);
+        assert_eq!(pages.rejected_frees, 1);
         assert!(matches!(pages.alloc_pages_at(BASE, 1, 4096), Err(AllocError::NoMemory)));
         let allocator = pages.allocator().unwrap();
         allocator.drain_all();

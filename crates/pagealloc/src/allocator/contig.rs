@@ -140,6 +140,19 @@ impl<P: Platform> PageAllocator<P> {
         locked.area.counters.alloc_zone_pages += end - start;
     }
 
+    /// The blocks a run is held as (the largest aligned blocks that tile it), each then
+    /// freed, split or kept on its own; the run is given up.
+    pub fn contig_blocks(&self, run: ContigRun) -> impl Iterator<Item = crate::block::Block> + '_ {
+        let (zone_index, allocator_id) = (run.zone_index, run.allocator_id);
+        debug_assert_eq!(allocator_id, self.id);
+        let zone = &self.zones[zone_index as usize];
+        tiling_blocks(run.pfn, run.pfn + run.pages).map(move |(pfn, order)| {
+            let head = zone.mem.frame(pfn).info();
+            debug_assert!(head.is_alloc_head_of_order(order));
+            crate::block::Block::new(pfn, zone_index, allocator_id, head)
+        })
+    }
+
     /// Frees a run from [`Self::alloc_contig`]. Every block of it is checked before any is
     /// freed: a run of another allocator, or one with a block freed or split since, frees
     /// nothing and names that block.
