@@ -99,6 +99,17 @@ pub enum BuildError {
     /// A policy switch outside what the pagesets support.
     InvalidPolicy(&'static str),
     Sizing(SizingError),
+    /// The memory given for the metadata ([`crate::PageAllocator::build_in`]) is too small.
+    MetadataMemoryTooSmall {
+        needed_bytes: u64,
+        given_bytes: u64,
+    },
+}
+
+impl From<crate::meta::MetaArenaFull> for BuildError {
+    fn from(full: crate::meta::MetaArenaFull) -> Self {
+        BuildError::MetadataMemoryTooSmall { needed_bytes: full.needed_bytes, given_bytes: full.given_bytes }
+    }
 }
 
 impl fmt::Display for BuildError {
@@ -132,6 +143,9 @@ impl fmt::Display for BuildError {
             }
             BuildError::Sizing(error) => write!(f, "{error}"),
             BuildError::InvalidPolicy(what) => write!(f, "invalid policy: {what}"),
+            BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes } => {
+                write!(f, "the metadata needs at least {needed_bytes} bytes, {given_bytes} were given")
+            }
         }
     }
 }

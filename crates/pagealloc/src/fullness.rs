@@ -4,10 +4,9 @@
 //! order-0 take can start at the fullest. Bucket moves cost O(1) per free-list change,
 //! made under the zone lock. 11 bytes per pageblock, 0.02 bytes per frame.
 
-use alloc::boxed::Box;
-use alloc::vec;
 use core::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
+use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
 use crate::types::PAGEBLOCK_PAGES;
 
 /// Buckets of 32 free pages: bucket 0 holds pageblocks with 1..=32 free, the fullest.
@@ -18,12 +17,19 @@ const NIL: u32 = u32::MAX;
 const UNLISTED: u8 = u8::MAX;
 
 /// Free pages per pageblock, readable without the zone lock (written under it).
-#[derive(Debug, Default)]
-pub struct PageblockFree(Box<[AtomicU16]>);
+#[derive(Debug)]
+pub struct PageblockFree(MetaSlice<AtomicU16>);
+
+impl Default for PageblockFree {
+    /// Not tracked.
+    fn default() -> Self {
+        PageblockFree(MetaSlice::empty())
+    }
+}
 
 impl PageblockFree {
-    pub(crate) fn new(pageblocks: usize) -> PageblockFree {
-        PageblockFree((0..pageblocks).map(|_| AtomicU16::new(0)).collect())
+    pub(crate) fn new(pageblocks: usize, arena: Option<&mut MetaArena>) -> Result<PageblockFree, MetaArenaFull> {
+        Ok(PageblockFree(MetaSlice::new(pageblocks, arena, |_| AtomicU16::new(0))?))
     }
 
     /// Tracking is on (fullest-first placement).
@@ -47,19 +53,19 @@ impl PageblockFree {
 #[derive(Debug)]
 pub struct FullnessBuckets {
     heads: [u32; FULLNESS_CLASSES],
-    next: Box<[u32]>,
-    prev: Box<[u32]>,
-    class: Box<[u8]>,
+    next: MetaSlice<u32>,
+    prev: MetaSlice<u32>,
+    class: MetaSlice<u8>,
 }
 
 impl FullnessBuckets {
-    pub(crate) fn new(pageblocks: usize) -> FullnessBuckets {
-        FullnessBuckets {
+    pub(crate) fn new(pageblocks: usize, mut arena: Option<&mut MetaArena>) -> Result<FullnessBuckets, MetaArenaFull> {
+        Ok(FullnessBuckets {
             heads: [NIL; FULLNESS_CLASSES],
-            next: vec![NIL; pageblocks].into_boxed_slice(),
-            prev: vec![NIL; pageblocks].into_boxed_slice(),
-            class: vec![UNLISTED; pageblocks].into_boxed_slice(),
-        }
+            next: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
+            prev: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
+            class: MetaSlice::new(pageblocks, arena, |_| UNLISTED)?,
+        })
     }
 
     fn class_for(free_pages: u64) -> u8 {
@@ -143,7 +149,7 @@ mod tests {
     #[test]
     fn pageblocks_move_between_buckets_and_the_fullest_come_first() {
         use alloc::vec::Vec;
-        let mut buckets = FullnessBuckets::new(4);
+        let mut buckets = FullnessBuckets::new(4, None).unwrap();
         buckets.update(0, 500);
         buckets.update(1, 3);
         buckets.update(2, 40);

@@ -35,6 +35,7 @@ extern crate std;
 // 0. Foundation: machine abstraction, locks, types, requests, policies, derived sizing.
 pub mod error;
 pub mod events;
+pub mod meta;
 pub mod platform;
 pub mod policy;
 pub mod presets;

@@ -2,11 +2,11 @@
 //! types), the zone lock over its free area, and one pageset per CPU. Composition only; the
 //! operations live in the layers it composes.
 
-use alloc::boxed::Box;
 use core::ops::Deref;
 
 use crate::buddy::{BuddyCore, BuddyZone};
 use crate::free_area::FreeArea;
+use crate::meta::MetaSlice;
 use crate::pcp::PcpSlot;
 use crate::platform::Platform;
 use crate::types::Pfn;
@@ -18,7 +18,7 @@ pub struct Zone<P: Platform> {
     /// State, memory and the zone lock.
     pub(crate) core: BuddyCore<P>,
     /// One pageset per CPU (empty when pagesets are off).
-    pub(crate) pcp: Box<[PcpSlot<P>]>,
+    pub(crate) pcp: MetaSlice<PcpSlot<P>>,
 }
 
 impl<P: Platform> core::fmt::Debug for Zone<P> {
@@ -45,7 +45,7 @@ impl<P: Platform> Deref for Zone<P> {
 
 impl<P: Platform> Zone<P> {
     pub(crate) fn new(core: BuddyCore<P>) -> Zone<P> {
-        Zone { core, pcp: Box::new([]) }
+        Zone { core, pcp: MetaSlice::empty() }
     }
 
     pub fn start_pfn(&self) -> Pfn {

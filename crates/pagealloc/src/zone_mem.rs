@@ -1,13 +1,12 @@
 //! A zone's memory as data: its frame records, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use crate::frame::Frame;
 use crate::fullness::PageblockFree;
 use crate::list::ZoneRecords;
+use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
 use crate::platform::Platform;
 use crate::sync::CacheAligned;
 use crate::types::{MigrateType, Pfn, NR_ORDERS, PAGEBLOCK_ORDER};
@@ -19,9 +18,9 @@ pub struct ZoneMem {
     pub(crate) zone_index: u16,
     pub(crate) start_pfn: Pfn,
     pub(crate) end_pfn: Pfn,
-    pub(crate) frames: Box<[Frame]>,
+    pub(crate) frames: MetaSlice<Frame>,
     /// Migratetype per pageblock; written under the zone lock, read locklessly on free.
-    pub(crate) pageblock_types: Box<[AtomicU8]>,
+    pub(crate) pageblock_types: MetaSlice<AtomicU8>,
     /// What watermark checks read without the lock, published once per lock hold.
     pub(crate) summary: CacheAligned<FreeSummary>,
     /// Free pages per pageblock, tracked for fullest-first placement only (empty otherwise).
@@ -42,23 +41,28 @@ pub(crate) struct FreeSummary {
 }
 
 impl ZoneMem {
-    pub(crate) fn new(zone_index: u16, start_pfn: Pfn, end_pfn: Pfn) -> ZoneMem {
+    /// A zone's frame records and pageblock types, in `arena` if given, else on the heap.
+    pub(crate) fn new(
+        zone_index: u16,
+        (start_pfn, end_pfn): (Pfn, Pfn),
+        mut arena: Option<&mut MetaArena>,
+    ) -> Result<ZoneMem, MetaArenaFull> {
         assert!(start_pfn < end_pfn, "empty zone span");
         let spanned = end_pfn - start_pfn;
         assert!(spanned < u32::MAX as u64, "zone spans more frames than 32-bit links can name");
-        let frames: Vec<Frame> = (0..spanned).map(|_| Frame::reserved()).collect();
+        let frames = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| Frame::reserved())?;
         let pageblocks = ((end_pfn - 1) >> PAGEBLOCK_ORDER) - (start_pfn >> PAGEBLOCK_ORDER) + 1;
-        let pageblock_types: Vec<AtomicU8> =
-            (0..pageblocks).map(|_| AtomicU8::new(MigrateType::Movable as u8)).collect();
-        ZoneMem {
+        let pageblock_types =
+            MetaSlice::new(pageblocks as usize, arena, |_| AtomicU8::new(MigrateType::Movable as u8))?;
+        Ok(ZoneMem {
             zone_index,
             start_pfn,
             end_pfn,
-            frames: frames.into_boxed_slice(),
-            pageblock_types: pageblock_types.into_boxed_slice(),
+            frames,
+            pageblock_types,
             summary: CacheAligned::default(),
             pageblock_free: PageblockFree::default(),
-        }
+        })
     }
 
     /// The zone's records as the platform observes them (cost hooks).

@@ -144,6 +144,7 @@ fn variant(error: &BuildError) -> &'static str {
         BuildError::ZoneAboveLimit { .. } => "ZoneAboveLimit",
         BuildError::InvalidPolicy(_) => "InvalidPolicy",
         BuildError::Sizing(_) => "Sizing",
+        BuildError::MetadataMemoryTooSmall { .. } => "MetadataMemoryTooSmall",
     }
 }
 
@@ -183,6 +184,10 @@ fn every_build_error_variant_is_reachable() {
         assert_eq!(variant(&error), expected, "{error:?}");
         assert!(!error.to_string().is_empty());
     }
+    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); 1024].into_boxed_slice());
+    let error = PageAllocator::build_in(normal(0..4096), TestPlatform::new(1), memory).expect_err("too small");
+    assert_eq!(variant(&error), "MetadataMemoryTooSmall", "{error:?}");
+    assert!(!error.to_string().is_empty());
     let holed = normal(0..4096).hole(100..612).hole(4000..5000);
     let allocator = PageAllocator::build(holed, TestPlatform::new(1)).unwrap();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, 4096 - 512 - 96);

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Foundation: machine abstraction, locks, types, requests, policies, sizing, the
     // machine description.
-    &["builder", "error", "events", "platform", "policy", "presets", "request", "sizing", "sync", "types", "vmstat"],
+    &[
+        "builder", "error", "events", "meta", "platform", "policy", "presets", "request", "sizing", "sync", "types",
+        "vmstat",
+    ],
     // Data: frame records, the index lists linking them, and the block handle (which
     // records its head frame's word).
     &["block", "frame", "list", "lru"],

@@ -1,5 +1,6 @@
 //! `PageAllocator::metadata_bytes` against what a build really allocates, measured by a
-//! counting global allocator (this test binary's only allocator).
+//! counting global allocator (this test binary's only allocator), and what a build in
+//! caller memory (`build_in`) still takes from the heap.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering::SeqCst};
@@ -57,4 +58,42 @@ fn the_prediction_is_what_the_build_allocates_within_a_few_kib() {
         assert!(predicted > 1 << 20, "{name}: {predicted}");
         assert!(difference.abs() < 8 << 10, "{name}: predicted {predicted} bytes, the build kept {net}");
     }
+    a_build_in_caller_memory_keeps_only_a_few_kib_on_the_heap();
+}
+
+/// The net heap bytes of `build_in` given `metadata_bytes` of memory (allocated before
+/// counting), and what the heap build keeps.
+fn measured_in_place(builder: AllocatorBuilder, cpus: usize) -> (i64, u64) {
+    let predicted = PageAllocator::<TestPlatform>::metadata_bytes(&builder, cpus);
+    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); predicted as usize].into_boxed_slice());
+    let before = LIVE_BYTES.load(SeqCst);
+    let allocator = PageAllocator::build_in(builder, TestPlatform::new(cpus), memory).unwrap();
+    let after = LIVE_BYTES.load(SeqCst);
+    // It works: every managed page can be taken and given back.
+    let block = allocator.alloc_pages(0, pagealloc::AllocRequest::KERNEL).unwrap();
+    allocator.free_pages(block).unwrap();
+    allocator.check_invariants().unwrap();
+    drop(allocator);
+    (after - before, predicted)
+}
+
+/// Called from the one test, so no other test's allocations run in between.
+fn a_build_in_caller_memory_keeps_only_a_few_kib_on_the_heap() {
+    let fullest = pagealloc::presets::find("mainline+fullest-first").unwrap().policy;
+    for (name, builder, cpus) in [
+        ("pc 1 GiB", AllocatorBuilder::pc_layout(1024), 4),
+        ("pc 4 GiB, 64 CPUs", AllocatorBuilder::pc_layout(4096), 64),
+        ("fullest-first", AllocatorBuilder::pc_layout(512).policy(fullest), 8),
+    ] {
+        let (heap, placed) = measured_in_place(builder, cpus);
+        assert!(placed > 1 << 20, "{name}: {placed}");
+        assert!(heap < 16 << 10, "{name}: {heap} heap bytes kept beside {placed} placed");
+    }
+    // Too little memory: the build says how much it needed.
+    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); 4096].into_boxed_slice());
+    let error = PageAllocator::build_in(AllocatorBuilder::pc_layout(64), TestPlatform::new(2), memory).unwrap_err();
+    assert!(
+        matches!(error, pagealloc::BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes: 4096 } if needed_bytes > 4096),
+        "{error}"
+    );
 }

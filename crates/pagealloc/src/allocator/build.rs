@@ -11,6 +11,7 @@ use crate::buddy::BuddyCore;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
 use crate::fullness::{FullnessBuckets, PageblockFree};
+use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
@@ -23,7 +24,9 @@ impl<P: Platform> PageAllocator<P> {
     /// `nr_cpus` CPUs: per zone, a record per spanned frame ([`crate::FRAME_METADATA_BYTES`]),
     /// a type per pageblock (with fullest-first placement also its free count and bucket
     /// links), a pageset per CPU and the zone itself. The build allocates this much, and a
-    /// few hundred bytes of node and zonelist tables besides.
+    /// few hundred bytes of node and zonelist tables besides; [`Self::build_in`] places all
+    /// but the zone structures in the memory it is given, this much being enough (each
+    /// table's alignment included).
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
@@ -48,9 +51,15 @@ impl<P: Platform> PageAllocator<P> {
                 let fullness = if builder.policy.frag.fullest_first { 11 } else { 0 };
                 let pagesets =
                     if builder.policy.pcp.enabled { nr_cpus * size_of::<crate::pcp::PcpSlot<P>>() } else { 0 };
+                // Placed in caller memory, each table may start up to its alignment less one
+                // byte late.
+                let alignment_slack = core::mem::align_of::<crate::frame::Frame>()
+                    + core::mem::align_of::<crate::pcp::PcpSlot<P>>()
+                    + if builder.policy.frag.fullest_first { 2 + 4 + 4 } else { 0 };
                 spanned * size_of::<crate::frame::Frame>() as u64
                     + pageblocks * (1 + fullness)
                     + pagesets as u64
+                    + alignment_slack as u64
                     + size_of::<crate::zone::Zone<P>>() as u64
             })
             .sum()
@@ -71,7 +80,43 @@ impl<P: Platform> PageAllocator<P> {
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     /// assert_eq!(allocator.managed_pages(), 0x13_f000 - 0x100);
     /// ```
-    pub fn build(mut builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
+    pub fn build(builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
+        Self::build_with(builder, platform, None)
+    }
+
+    /// [`Self::build`] with the large tables (frame records, pageblock types and counts,
+    /// pagesets: all of [`Self::metadata_bytes`] but the zone structures) placed in
+    /// `memory`, given for the allocator's lifetime, as a kernel carves its memmap out of
+    /// early memory before it has a heap. What stays on the heap is a few hundred bytes
+    /// per zone and node (zone structures, zonelists, counters), measured in
+    /// `tests/metadata_in_place.rs`. `memory` too small is
+    /// [`BuildError::MetadataMemoryTooSmall`], with the bytes needed.
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16); // 256 MiB
+    /// let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2) as usize;
+    /// // In a kernel: memory from the boot allocator. Here: leaked for 'static.
+    /// let memory = Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice());
+    /// let allocator = PageAllocator::build_in(builder, TestPlatform::new(2), memory).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// ```
+    pub fn build_in(
+        builder: AllocatorBuilder,
+        platform: P,
+        memory: &'static mut [core::mem::MaybeUninit<u8>],
+    ) -> Result<PageAllocator<P>, BuildError> {
+        Self::build_with(builder, platform, Some(&mut MetaArena::new(memory)))
+    }
+
+    fn build_with(
+        mut builder: AllocatorBuilder,
+        platform: P,
+        mut arena: Option<&mut MetaArena>,
+    ) -> Result<PageAllocator<P>, BuildError> {
         builder.validate(platform.nr_cpus())?;
         let sizing = builder.sizing()?;
         let mut zones = Vec::with_capacity(builder.zones.len());
@@ -83,14 +128,14 @@ impl<P: Platform> PageAllocator<P> {
                 AtomicU64::new((layout.span.end - layout.span.start) - builder.hole_pages(&layout.span));
             let managed_ranges = builder.managed_ranges(&layout.span);
             state.managed_pages = AtomicU64::new(managed_ranges.iter().map(|r| r.end - r.start).sum());
-            let mut mem = ZoneMem::new(index as u16, layout.span.start, layout.span.end);
+            let mut mem = ZoneMem::new(index as u16, (layout.span.start, layout.span.end), arena.as_deref_mut())?;
             if builder.policy.frag.fullest_first {
-                mem.pageblock_free = PageblockFree::new(mem.pageblock_count());
+                mem.pageblock_free = PageblockFree::new(mem.pageblock_count(), arena.as_deref_mut())?;
             }
             let mut zone = Zone::new(BuddyCore::new(state, mem));
             if builder.policy.frag.fullest_first {
-                zone.buddy(&platform).lock().area.fullness =
-                    Some(Box::new(FullnessBuckets::new(zone.mem.pageblock_count())));
+                let buckets = FullnessBuckets::new(zone.mem.pageblock_count(), arena.as_deref_mut())?;
+                zone.buddy(&platform).lock().area.fullness = Some(Box::new(buckets));
             }
             seed_free_memory(&zone, &platform, &managed_ranges);
             // Boot's frees are not events: the sink sees the allocator from here on.
@@ -99,7 +144,7 @@ impl<P: Platform> PageAllocator<P> {
                 zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());
                 zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params, platform.nr_cpus()));
             }
-            zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus());
+            zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus(), arena.as_deref_mut())?;
             zones.push(zone);
         }
         let nodes = build_nodes(&zones, &builder.node_cpus);
@@ -171,10 +216,15 @@ fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize, 
 
 /// One pageset per CPU with the zone's batch and high bounds (policy overrides applied).
 /// Before auto-tuning, high is fixed at the low-watermark share (high_min).
-fn build_pagesets<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, nr_cpus: usize) -> Box<[PcpSlot<P>]> {
+fn build_pagesets<P: Platform>(
+    zone: &Zone<P>,
+    builder: &AllocatorBuilder,
+    nr_cpus: usize,
+    arena: Option<&mut MetaArena>,
+) -> Result<MetaSlice<PcpSlot<P>>, MetaArenaFull> {
     let policy = &builder.policy.pcp;
     if !policy.enabled || !zone.is_populated() {
-        return Box::new([]);
+        return Ok(MetaSlice::empty());
     }
     let bounds = zone.params.pcp;
     let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
@@ -184,9 +234,9 @@ fn build_pagesets<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, nr_cp
         None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
     };
     let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
-    (0..nr_cpus)
-        .map(|cpu| PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch)))
-        .collect()
+    MetaSlice::new(nr_cpus, arena, |cpu| {
+        PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
+    })
 }
 
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.
