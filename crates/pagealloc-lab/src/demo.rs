@@ -26,6 +26,11 @@ pub struct DemoArgs {
     /// Also print /proc/zoneinfo of the live allocator.
     #[arg(long)]
     pub zoneinfo: bool,
+    /// The report in the kernel's text formats, or its numbers as JSON or `key,value` CSV
+    /// rows (the summary, and per zone the free blocks by order and type and the
+    /// pageblocks by type, as /proc/pagetypeinfo counts them).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
 }
 
 /// The request kinds of the workload and their weights (out of 100).
@@ -87,9 +92,18 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
     let totals = allocator.extfrag_stats();
 
     let summary = Summary { managed, failures, after_fill, totals, census };
-    let mut out = String::new();
-    write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
-    print!("{out}");
+    match args.format {
+        crate::run::RunFormat::Table => {
+            let mut out = String::new();
+            write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
+            print!("{out}");
+        }
+        crate::run::RunFormat::Json => {
+            let json = report_json(args, &allocator, &summary);
+            println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
+        }
+        crate::run::RunFormat::Csv => crate::flat_csv::print(&report_json(args, &allocator, &summary))?,
+    }
 
     for (block, _) in held {
         allocator.free_pages(block).map_err(|e| e.to_string())?;
@@ -135,6 +149,64 @@ fn unmovable_burst(allocator: &Allocator, requests: u64, held: &mut Held) -> u64
         }
     }
     failures
+}
+
+/// The report's numbers as JSON.
+fn report_json(args: &DemoArgs, allocator: &Allocator, summary: &Summary) -> serde_json::Value {
+    let fallbacks = |stats: &ExtfragStats| {
+        serde_json::json!({
+            "claims": stats.claims,
+            "steals": stats.steals,
+            "pageblock_splits": stats.pageblock_splits,
+            "watermark_boosts": stats.watermark_boosts,
+        })
+    };
+    let zones: Vec<serde_json::Value> = allocator
+        .zones()
+        .iter()
+        .map(|zone| {
+            let free_blocks = zone.with_free_area(allocator.platform(), |area| {
+                MigrateType::ALL
+                    .iter()
+                    .map(|&migratetype| {
+                        let per_order: Vec<u64> = (0..pagealloc::types::NR_ORDERS)
+                            .map(|order| area.blocks(order, migratetype.index()))
+                            .collect();
+                        (migratetype.kernel_name().to_string(), serde_json::json!(per_order))
+                    })
+                    .collect::<serde_json::Map<_, _>>()
+            });
+            let pageblocks: serde_json::Map<_, _> = MigrateType::ALL
+                .iter()
+                .zip(zone.pageblock_counts())
+                .map(|(migratetype, count)| (migratetype.kernel_name().to_string(), count.into()))
+                .collect();
+            serde_json::json!({
+                "node": zone.node(),
+                "zone": zone.zone_type().kernel_name(),
+                "managed_pages": zone.managed_pages(),
+                "free_pages": zone.free_pages(),
+                "free_blocks_by_type_and_order": free_blocks,
+                "pageblocks_by_type": pageblocks,
+            })
+        })
+        .collect();
+    let census = &summary.census;
+    serde_json::json!({
+        "memory_mib": args.memory_mib,
+        "seed": args.seed,
+        "managed_pages": summary.managed,
+        "failed_requests": summary.failures,
+        "fallbacks_after_fill": fallbacks(&summary.after_fill),
+        "fallbacks": fallbacks(&summary.totals),
+        "census": {
+            "managed_pages": census.managed_pages,
+            "free_pages": census.free_pages,
+            "allocated_pages": census.allocated_pages,
+            "pcp_pages": census.pcp_pages,
+        },
+        "zones": zones,
+    })
 }
 
 /// The summary, then the allocator's state in the kernel's formats.

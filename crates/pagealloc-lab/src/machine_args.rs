@@ -37,6 +37,9 @@ pub struct ZoneinfoArgs {
     /// Kernel release whose rules and layout to follow (e.g. 6.1, 6.8, 6.14, mainline).
     #[arg(long, default_value = "mainline")]
     pub kernel: String,
+    /// /proc/zoneinfo text, or its numbers per zone as JSON or `key,value` CSV rows.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
 }
 
 fn parse_node_value(text: &str, what: &str) -> Result<(usize, u64), String> {
@@ -123,10 +126,54 @@ pub fn machine_spec(args: &ZoneinfoArgs) -> Result<MachineSpec, String> {
 pub fn run_zoneinfo(args: &ZoneinfoArgs) -> Result<(), String> {
     let spec = machine_spec(args)?;
     let sizing = MachineSizing::derive(&spec).map_err(|e| e.to_string())?;
-    let mut text = String::new();
-    write_zoneinfo(&mut text, &ZoneinfoZone::from_sizing(&sizing), spec.kernel).map_err(|e| e.to_string())?;
-    print!("{text}");
+    let zones = ZoneinfoZone::from_sizing(&sizing);
+    match args.format {
+        crate::run::RunFormat::Table => {
+            let mut text = String::new();
+            write_zoneinfo(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
+            print!("{text}");
+        }
+        crate::run::RunFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&zones_json(&zones)).map_err(|e| e.to_string())?)
+        }
+        crate::run::RunFormat::Csv => crate::flat_csv::print(&zones_json(&zones))?,
+    }
     Ok(())
+}
+
+/// The zones' derived numbers, by name (watermarks unboosted, as the sizing gives them).
+fn zones_json(zones: &[ZoneinfoZone]) -> serde_json::Value {
+    let zone_json = |zone: &ZoneinfoZone| {
+        let pagesets: Vec<serde_json::Value> = zone
+            .pagesets
+            .iter()
+            .map(|line| {
+                serde_json::json!({
+                    "cpu": line.cpu,
+                    "count": line.count_pages,
+                    "high": line.high_pages,
+                    "batch": line.batch_pages,
+                    "high_min": line.high_min_pages,
+                    "high_max": line.high_max_pages,
+                    "vm_stats_threshold": line.stat_threshold,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "node": zone.node,
+            "zone": zone.zone_type.kernel_name(),
+            "min": zone.watermarks.min_pages,
+            "low": zone.watermarks.low_pages,
+            "high": zone.watermarks.high_pages,
+            "promo": zone.watermarks.promo_pages,
+            "spanned": zone.spanned_pages,
+            "present": zone.present_pages,
+            "managed": zone.managed_pages,
+            "protection": zone.protection,
+            "pagesets": pagesets,
+        })
+    };
+    serde_json::Value::Array(zones.iter().map(zone_json).collect())
 }
 
 #[cfg(test)]
@@ -143,6 +190,7 @@ mod tests {
             watermark_scale_factor: 10,
             percpu_pagelist_high_fraction: 0,
             kernel: "mainline".into(),
+            format: crate::run::RunFormat::Table,
         }
     }
 

@@ -69,14 +69,24 @@ enum Command {
         jobs: Option<usize>,
     },
     /// List the experiments `reproduce` runs.
-    Experiments,
+    Experiments {
+        #[arg(long, value_enum, default_value = "table")]
+        format: run::RunFormat,
+    },
     /// Print the allocator's metadata cost per frame.
-    Metadata,
+    Metadata {
+        #[arg(long, value_enum, default_value = "table")]
+        format: run::RunFormat,
+    },
     /// List the policy presets (each seed stage) and their switches.
     Presets {
         /// Print every switch of every preset.
         #[arg(long)]
         verbose: bool,
+        /// A list, or JSON / `key,value` CSV rows (name, summary, aliases, and with
+        /// --verbose the pageset switches).
+        #[arg(long, value_enum, default_value = "table")]
+        format: run::RunFormat,
     },
 }
 
@@ -101,17 +111,49 @@ fn main() {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
         }
-        Command::Experiments => {
+        Command::Experiments { format: run::RunFormat::Table } => {
             for experiment in experiments::EXPERIMENTS {
                 println!("{:<24} {}", experiment.name, experiment.summary);
             }
             Ok(())
         }
-        Command::Metadata => {
+        Command::Experiments { format } => print_listing(
+            format,
+            experiments::EXPERIMENTS
+                .iter()
+                .map(|experiment| serde_json::json!({ "name": experiment.name, "summary": experiment.summary }))
+                .collect(),
+        ),
+        Command::Metadata { format: run::RunFormat::Table } => {
             print!("{}", metadata_line());
             Ok(())
         }
-        Command::Presets { verbose } => {
+        Command::Metadata { format } => print_listing(
+            format,
+            vec![serde_json::json!({
+                "frame_metadata_bytes": pagealloc::FRAME_METADATA_BYTES,
+                "frame_bytes": 4096,
+                "linux_struct_page_bytes": 64,
+            })],
+        ),
+        Command::Presets { verbose, format } if format != run::RunFormat::Table => print_listing(
+            format,
+            pagealloc::presets::PRESETS
+                .iter()
+                .map(|preset| {
+                    let mut entry = serde_json::json!({
+                        "name": preset.name,
+                        "summary": preset.summary,
+                        "aliases": preset.aliases,
+                    });
+                    if verbose {
+                        entry["pcp"] = format!("{:?}", preset.policy.pcp).into();
+                    }
+                    entry
+                })
+                .collect(),
+        ),
+        Command::Presets { verbose, .. } => {
             for preset in pagealloc::presets::PRESETS {
                 let aliases = if preset.aliases.is_empty() {
                     String::new()
@@ -129,6 +171,18 @@ fn main() {
     if let Err(message) = result {
         eprintln!("pagelab: {message}");
         std::process::exit(2);
+    }
+}
+
+/// A listing as JSON (an array) or CSV rows.
+fn print_listing(format: run::RunFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
+    let json = serde_json::Value::Array(items);
+    match format {
+        run::RunFormat::Csv => flat_csv::print(&json),
+        _ => {
+            println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
+            Ok(())
+        }
     }
 }
 

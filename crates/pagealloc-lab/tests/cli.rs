@@ -201,3 +201,29 @@ fn csv_output_is_the_json_report_flattened() {
         run(&["bench", "bulk", "--iterations", "1", "--threads-max", "1", "--memory-gib", "1", "--format", "csv"]);
     assert!(bench.starts_with("key,value\n") && bench.contains("0.allocator,"), "{bench}");
 }
+
+/// Every command that prints results takes `--format json` and `--format csv`: JSON that
+/// parses, CSV rows of its numbers.
+#[test]
+fn every_result_printing_command_has_json_and_csv() {
+    let run = |args: &[&str]| {
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    let commands: [(&[&str], &str); 6] = [
+        (&["torture", "--seconds", "1", "--threads", "2", "--memory-mib", "64"], "0.violations,0"),
+        (&["demo", "--memory-mib", "64"], "census.managed_pages,"),
+        (&["zoneinfo", "--cpus", "2", "--zone", "Normal=100000"], "0.pagesets.1.batch,"),
+        (&["presets"], "0.name,vanilla-5.17"),
+        (&["experiments"], "0.name,pcp-kbuild"),
+        (&["metadata"], "0.frame_metadata_bytes,12"),
+    ];
+    for (command, row) in commands {
+        let json = run(&[command, &["--format", "json"]].concat());
+        let parsed: serde_json::Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{command:?}: {e}"));
+        assert!(parsed.is_array() || parsed.is_object(), "{command:?}");
+        let csv = run(&[command, &["--format", "csv"]].concat());
+        assert!(csv.starts_with("key,value\n") && csv.contains(row), "{command:?}: {row} in {csv}");
+    }
+}

@@ -27,6 +27,9 @@ pub struct TortureArgs {
     /// Movable. Small by default so the workers can hold most of it and reach the watermarks.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(64..=65_536))]
     pub memory_mib: u64,
+    /// The summaries as text, or every preset's counts as JSON or `key,value` CSV rows.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
 }
 
 impl TortureArgs {

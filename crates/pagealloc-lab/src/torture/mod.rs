@@ -33,11 +33,21 @@ pub use args::TortureArgs;
 pub fn run(args: &TortureArgs) -> Result<bool, String> {
     let workers = args.threads();
     let mut runs = Vec::with_capacity(args.presets.len());
+    let table = args.format == crate::run::RunFormat::Table;
     for preset in &args.presets {
         let run = session::run_preset(preset, args, workers)?;
-        print!("{}", report::preset_summary(&run));
+        if table {
+            print!("{}", report::preset_summary(&run));
+        }
         runs.push(run);
     }
-    print!("{}", report::total_line(&runs));
+    let json = serde_json::Value::Array(runs.iter().map(report::preset_json).collect());
+    match args.format {
+        crate::run::RunFormat::Table => print!("{}", report::total_line(&runs)),
+        crate::run::RunFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&json).map_err(|error| error.to_string())?)
+        }
+        crate::run::RunFormat::Csv => crate::flat_csv::print(&json)?,
+    }
     Ok(runs.iter().all(|run| run.violations == 0))
 }

@@ -84,6 +84,51 @@ pub fn preset_summary(run: &PresetRun) -> String {
     text
 }
 
+/// One preset's run as JSON: the summary's numbers, by name.
+pub fn preset_json(run: &PresetRun) -> serde_json::Value {
+    let tally = &run.tally;
+    let named = |names: &mut dyn Iterator<Item = &str>, counts: &[u64]| -> serde_json::Map<String, serde_json::Value> {
+        names.zip(counts).map(|(name, &count)| (name.to_string(), count.into())).collect()
+    };
+    let compaction = &run.compaction;
+    serde_json::json!({
+        "preset": run.preset,
+        "workers": run.workers,
+        "cpus": run.cpus,
+        "managed_pages": run.managed_pages,
+        "memory_mib": run.memory_mib,
+        "elapsed_s": run.elapsed_s,
+        "ops": named(&mut Op::NAMES.into_iter(), &tally.ops),
+        "allocs_by_order": tally.allocs_by_order,
+        "allocs_by_request": named(&mut REQUESTS.iter().map(|(name, _)| *name), &tally.allocs_by_request),
+        "pages_allocated": tally.pages_allocated,
+        "out_of_memory": tally.out_of_memory,
+        "bulk_short": tally.bulk_short,
+        "hog_cycles": tally.hog_cycles,
+        "vmstat_passes": tally.vmstat_passes,
+        "kswapd_passes": tally.kswapd_passes,
+        "drained_pages": tally.drained_pages,
+        "cache_pages_read": tally.cache_pages_read,
+        "reclaimed_kswapd": run.reclaimed_pages.0,
+        "reclaimed_direct": run.reclaimed_pages.1,
+        "allocstalls": run.allocstalls,
+        "offlined_pages": tally.offlined_pages,
+        "contig_pages": tally.contig_pages,
+        "range_refusals": tally.range_refusals,
+        "migrated_pages": run.migrated_pages.0,
+        "refused_moves": run.migrated_pages.1,
+        "compact_stall": compaction.compact_stall,
+        "compact_success": compaction.compact_success,
+        "compact_daemon_wake": compaction.compact_daemon_wake,
+        "compact_proactive_runs": compaction.compact_proactive_runs,
+        "checks": run.checks.checks,
+        "check_max_ms": run.checks.max_ns as f64 / 1e6,
+        "peak_held_pages": run.checks.peak_held_pages,
+        "violations": run.violations,
+        "first_violations": run.first_violations,
+    })
+}
+
 /// The last line: totals over every preset.
 pub fn total_line(runs: &[PresetRun]) -> String {
     let ops: u64 = runs.iter().map(|run| run.tally.total_ops()).sum();
