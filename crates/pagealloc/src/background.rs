@@ -22,6 +22,20 @@ pub struct BackgroundWorker {
 impl BackgroundWorker {
     /// Polls every `poll` (the delay of a kswapd wake-up; the vmstat passes keep their own
     /// interval, a tunable of the allocator).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::StdPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), StdPlatform::new()).unwrap();
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use pagealloc::background::BackgroundWorker;
+    /// let allocator = Arc::new(allocator);
+    /// let worker = BackgroundWorker::spawn(allocator.clone(), Duration::from_millis(10));
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap(); // the worker decays and drains meanwhile
+    /// allocator.free_pages(block).unwrap();
+    /// drop(worker); // stops and joins the thread
+    /// ```
     pub fn spawn<P: Platform + 'static>(allocator: Arc<PageAllocator<P>>, poll: Duration) -> BackgroundWorker {
         let stop = Arc::new(AtomicBool::new(false));
         let stop_flag = stop.clone();

@@ -55,6 +55,17 @@ impl Block {
     }
 
     /// Gives up the block as its parts; [`Block::from_raw`] takes them back.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// let raw = block.into_raw(); // e.g. across a C interface
+    /// // SAFETY: `raw` came from `into_raw` and is turned back into a block once.
+    /// let block = unsafe { pagealloc::Block::from_raw(raw) };
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn into_raw(self) -> RawBlock {
         self.raw_parts()
     }

@@ -200,6 +200,15 @@ impl AllocatorBuilder {
     /// overlap each other (their union counts, as memblock merges regions) and may extend
     /// past the zones (each zone sees its part); a range that ends before it starts is a
     /// [`BuildError::InvertedRange`].
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // 16 MiB of Normal with a 1 MiB hole and 64 KiB of firmware kept out.
+    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).hole(0x10_0400..0x10_0500).reserve(0x10_0000..0x10_0010);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    /// assert_eq!(allocator.managed_pages(), 4096 - 256 - 16);
+    /// ```
     pub fn hole(mut self, range: Range<Pfn>) -> Self {
         self.holes.push(range);
         self
@@ -218,6 +227,15 @@ impl AllocatorBuilder {
     }
 
     /// Behaviour switches (see `presets`); mainline by default.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let fullest_first = pagealloc::presets::find("mainline+fullest-first").unwrap().policy;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).policy(fullest_first);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// assert!(allocator.policy().frag.fullest_first);
+    /// ```
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;
         self

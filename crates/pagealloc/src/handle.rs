@@ -70,6 +70,16 @@ impl<P: Platform> Drop for OwnedBlock<'_, P> {
 
 impl<P: Platform> PageAllocator<P> {
     /// Allocates the smallest block that fits `layout`.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// use core::alloc::Layout;
+    /// let block = allocator.alloc_layout(Layout::from_size_align(10_000, 4096).unwrap(), AllocRequest::KERNEL).unwrap();
+    /// assert_eq!(block.order(), 2); // 16 KiB holds 10,000 bytes
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn alloc_layout(&self, layout: Layout, request: AllocRequest) -> Result<Block, AllocError> {
         let too_large = AllocError::LayoutTooLarge { size_bytes: layout.size(), align_bytes: layout.align() };
         let order = order_for_layout(layout).ok_or(too_large)?;
@@ -77,6 +87,18 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Allocates a block freed automatically when the handle drops.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// {
+    ///     let owned = allocator.alloc_owned(1, AllocRequest::KERNEL).unwrap();
+    ///     assert_eq!(owned.block().pages(), 2);
+    /// } // freed here
+    /// allocator.drain_all();
+    /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+    /// ```
     pub fn alloc_owned(&self, order: u8, request: AllocRequest) -> Result<OwnedBlock<'_, P>, AllocError> {
         Ok(OwnedBlock { allocator: self, block: Some(self.alloc_pages(order, request)?) })
     }
@@ -84,6 +106,15 @@ impl<P: Platform> PageAllocator<P> {
     /// Allocates up to `count` blocks into `out`; returns how many it got, fewer when memory
     /// runs short (like alloc_pages_bulk()). A malformed request is an error, not zero
     /// blocks. `out` grows as blocks arrive, so a huge `count` costs only what is allocated.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let mut blocks = Vec::new();
+    /// assert_eq!(allocator.alloc_bulk(0, AllocRequest::KERNEL, 16, &mut blocks).unwrap(), 16);
+    /// allocator.free_bulk(blocks).unwrap();
+    /// ```
     pub fn alloc_bulk(
         &self,
         order: u8,

@@ -68,6 +68,25 @@ impl Scanners {
 impl<P: Platform> PageAllocator<P> {
     /// Registers the client compaction asks to move blocks; without one, compaction does
     /// nothing.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// use std::sync::Arc;
+    /// use pagealloc::allocator::{Migrate, MigrateSource};
+    /// use pagealloc::Block;
+    /// /// A client that owns nothing it could move (a real one copies and repoints).
+    /// struct Pinned;
+    /// impl Migrate<TestPlatform> for Pinned {
+    ///     fn migrate(&self, _: &PageAllocator<TestPlatform>, _: MigrateSource, target: Block) -> Result<Block, Block> {
+    ///         Err(target)
+    ///     }
+    /// }
+    /// allocator.set_migrate(Arc::new(Pinned));
+    /// assert_eq!(allocator.compact_node(0), 0); // nothing allocated, nothing to move
+    /// assert_eq!(allocator.compaction_stats(0).pgmigrate_success, 0);
+    /// ```
     pub fn set_migrate(&mut self, client: alloc::sync::Arc<dyn Migrate<P>>) {
         self.migrate = Some(client);
     }
@@ -79,6 +98,16 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Compacts every zone of `node` whole, until the scanners meet (mirrors compact_node(),
     /// `echo 1 > /proc/sys/vm/compact_memory`). Returns pages migrated.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    /// // Without a migration client (`set_migrate`) compaction moves nothing.
+    /// assert_eq!(allocator.compact_node(0), 0);
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn compact_node(&self, node: u16) -> u64 {
         let mut migrated_pages = 0;
         for zone in self.populated_zones(node) {

@@ -142,6 +142,16 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The blocks a run is held as (the largest aligned blocks that tile it), each then
     /// freed, split or kept on its own; the run is given up.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let run = allocator.alloc_contig(1536, 512, AllocRequest::KERNEL).unwrap();
+    /// let blocks: Vec<_> = allocator.contig_blocks(run).collect();
+    /// assert!(blocks.iter().map(|block| block.pages()).sum::<u64>() == 1536);
+    /// allocator.free_bulk(blocks).unwrap(); // each block frees on its own
+    /// ```
     pub fn contig_blocks(&self, run: ContigRun) -> impl Iterator<Item = crate::block::Block> + '_ {
         let (zone_index, allocator_id) = (run.zone_index, run.allocator_id);
         debug_assert_eq!(allocator_id, self.id);
@@ -156,6 +166,15 @@ impl<P: Platform> PageAllocator<P> {
     /// Frees a run from [`Self::alloc_contig`]. Every block of it is checked before any is
     /// freed: a run of another allocator, or one with a block freed or split since, frees
     /// nothing and names that block.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let run = allocator.alloc_contig(1500, 1, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_contig(run).unwrap();
+    /// allocator.check_invariants().unwrap();
+    /// ```
     pub fn free_contig(&self, run: ContigRun) -> Result<(), FreeError> {
         if run.allocator_id != self.id {
             return Err(FreeError::ForeignBlock { pfn: run.pfn });

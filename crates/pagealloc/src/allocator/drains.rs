@@ -16,6 +16,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Drains the calling CPU's pagesets (mirrors drain_local_pages()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap(); // onto this CPU's pageset
+    /// assert!(allocator.drain_local() > 0);
+    /// assert_eq!(allocator.pcp_pages(), 0);
+    /// ```
     pub fn drain_local(&self) -> u64 {
         self.drain_cpu_pagesets(self.platform.current_cpu(), DrainCause::Explicit)
     }
@@ -54,6 +64,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::{Platform, TestPlatform};
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// let cpu = allocator.platform().current_cpu();
+    /// assert!(allocator.cpu_offline(cpu) > 0); // its pageset goes back to the buddy
+    /// ```
     pub fn cpu_offline(&self, cpu: usize) -> u64 {
         self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)
     }

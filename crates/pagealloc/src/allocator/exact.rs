@@ -30,6 +30,15 @@ impl<P: Platform> PageAllocator<P> {
 
     /// [`Self::alloc_pages_exact`] with the run aligned to 2^`align_order` pages as well:
     /// the block is the larger of the run's and the alignment's order.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let run: Vec<_> = allocator.alloc_pages_exact_aligned(3, 4, AllocRequest::KERNEL).unwrap().collect();
+    /// assert_eq!((run.len(), run[0].pfn() % 16), (3, 0)); // 3 pages at a 64 KiB boundary
+    /// allocator.free_bulk(run).unwrap();
+    /// ```
     pub fn alloc_pages_exact_aligned(
         &self,
         pages: u64,

@@ -79,6 +79,13 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The node's fragmentation score: its zones' scores weighted by their share of the
     /// node's pages (mirrors fragmentation_score_node()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// assert_eq!(allocator.fragmentation_score(0), 0); // all free in whole blocks
+    /// ```
     pub fn fragmentation_score(&self, node: u16) -> u64 {
         let node_pages: u64 = self.populated_zones(node).map(|zone| zone.present_pages()).sum();
         self.populated_zones(node)

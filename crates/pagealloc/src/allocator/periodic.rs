@@ -100,6 +100,15 @@ impl<P: Platform> PageAllocator<P> {
     /// counter diffs; decay auto-tuned high and drain the excess; drain remote-node pagesets idle for 3 ticks.
     /// Returns pages drained. [`Self::run_due_work`] calls it on schedule; tests and idle
     /// loops may force it.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// allocator.vmstat_tick(0); // fold CPU 0's counters, decay its pagesets' high
+    /// ```
     pub fn vmstat_tick(&self, cpu: usize) -> u64 {
         let cpu_node = self.node_of_cpu(cpu);
         let mut drained = 0;
@@ -117,6 +126,15 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()). While it is
     /// awake the node's zones fold vmstat diffs at the pressure threshold.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// allocator.wake_kswapd(0);
+    /// assert!(allocator.run_kswapd(0)); // woken: one pass (no reclaim client: it frees nothing)
+    /// assert!(!allocator.run_kswapd(0)); // not woken again
+    /// ```
     pub fn wake_kswapd(&self, node: u16) {
         if !self.nodes[node as usize].kswapd_pending.swap(true, Relaxed) {
             self.set_pressure_thresholds(node, true);

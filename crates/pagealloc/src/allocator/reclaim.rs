@@ -61,6 +61,23 @@ pub struct ReclaimStats {
 
 impl<P: Platform> PageAllocator<P> {
     /// Registers the client that reclaim asks; without one, reclaim frees nothing.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// use std::sync::Arc;
+    /// use pagealloc::allocator::{Reclaim, ReclaimRequest};
+    /// /// A client with nothing to drop (a page cache would free its oldest pages).
+    /// struct Empty;
+    /// impl Reclaim<TestPlatform> for Empty {
+    ///     fn reclaim(&self, _: &PageAllocator<TestPlatform>, _: ReclaimRequest) -> u64 {
+    ///         0
+    ///     }
+    /// }
+    /// allocator.set_reclaim(Arc::new(Empty));
+    /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
+    /// ```
     pub fn set_reclaim(&mut self, client: alloc::sync::Arc<dyn Reclaim<P>>) {
         self.reclaim = Some(client);
     }

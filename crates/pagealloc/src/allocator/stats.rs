@@ -22,6 +22,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Fallback counters summed over all zones.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// let stats = allocator.extfrag_stats();
+    /// assert!(stats.claims + stats.steals <= 1); // at most the first kernel take fell back
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn extfrag_stats(&self) -> ExtfragStats {
         let mut total = ExtfragStats::default();
         for zone in self.zones.iter() {
@@ -40,6 +50,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Pageset counters summed over all zones and CPUs.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// let counters = allocator.pcp_counters();
+    /// assert!(counters.refills >= 1); // the first allocation refilled the pageset
+    /// ```
     pub fn pcp_counters(&self) -> PcpCounters {
         let mut total = PcpCounters::default();
         for slot in self.zones.iter().flat_map(|zone| zone.pcp.iter()) {
@@ -99,6 +119,15 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Zone-lock statistics summed over zones: the one count of lock acquisitions and waits,
     /// on real threads and in the simulator alike.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// assert!(allocator.zone_lock_stats().acquisitions >= 1); // the refill took the zone lock
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn zone_lock_stats(&self) -> LockStats {
         let mut total = LockStats::default();
         for zone in self.zones.iter() {

@@ -22,6 +22,14 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Would an order-`order` allocation leave zone `zone_index` above its `level` mark (with
     /// boost and the lowmem reserve against `highest_zone`), judged on the published count?
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// use pagealloc::request::WatermarkLevel;
+    /// assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal)); // all free
+    /// ```
     pub fn zone_watermark_ok(&self, zone_index: u16, order: u8, level: WatermarkLevel, highest_zone: ZoneType) -> bool {
         let zone = &self.zones[zone_index as usize];
         self.watermark_ok_with(zone_index, order, level, highest_zone, zone.mem.summary.free_pages.load(Relaxed))
