@@ -76,6 +76,7 @@ pub mod allocator;
 pub mod background;
 pub mod builder;
 pub mod check;
+pub mod global_alloc;
 pub mod handle;
 pub mod views;
 #[cfg(feature = "x86_64-frames")]

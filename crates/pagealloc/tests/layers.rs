@@ -32,7 +32,7 @@ const LAYERS: &[&[&str]] = &[
     // The allocator composes zones.
     &["allocator"],
     // Around the allocator.
-    &["arceos_pages", "background", "check", "handle", "views", "x86_64_frames"],
+    &["arceos_pages", "background", "check", "global_alloc", "handle", "views", "x86_64_frames"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
