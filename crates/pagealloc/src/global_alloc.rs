@@ -21,6 +21,15 @@ pub struct PageGlobalAlloc<P: Platform + 'static> {
     request: AllocRequest,
 }
 
+impl<P: Platform + 'static> core::fmt::Debug for PageGlobalAlloc<P> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PageGlobalAlloc")
+            .field("allocator", &self.allocator.id())
+            .field("direct_map_offset", &format_args!("{:#x}", self.direct_map_offset))
+            .finish()
+    }
+}
+
 impl<P: Platform + 'static> PageGlobalAlloc<P> {
     /// `request` is what every allocation asks (a kernel heap: [`AllocRequest::KERNEL`]).
     ///
