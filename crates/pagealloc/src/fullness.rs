@@ -56,6 +56,9 @@ pub struct FullnessBuckets {
     next: MetaSlice<u32>,
     prev: MetaSlice<u32>,
     class: MetaSlice<u8>,
+    /// Per pageblock, the offset below which no block is free: where a take's search for a
+    /// free block starts, so taking a pageblock page by page walks it once, not once a page.
+    scan_from: MetaSlice<u16>,
 }
 
 impl FullnessBuckets {
@@ -64,8 +67,28 @@ impl FullnessBuckets {
             heads: [NIL; FULLNESS_CLASSES],
             next: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
             prev: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
-            class: MetaSlice::new(pageblocks, arena, |_| UNLISTED)?,
+            class: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| UNLISTED)?,
+            scan_from: MetaSlice::new(pageblocks, arena, |_| 0)?,
         })
+    }
+
+    /// Where a search for a free block in pageblock `slot` may start (an offset in it).
+    #[inline]
+    pub(crate) fn scan_from(&self, slot: usize) -> u64 {
+        u64::from(self.scan_from[slot])
+    }
+
+    /// A block became free at `offset` of pageblock `slot`: searches start there at latest.
+    #[inline]
+    pub(crate) fn freed_at(&mut self, slot: usize, offset: u64) {
+        self.scan_from[slot] = self.scan_from[slot].min(offset as u16);
+    }
+
+    /// A search found the first free block at `offset`: nothing before it is free.
+    #[inline]
+    pub(crate) fn first_free_at(&mut self, slot: usize, offset: u64) {
+        debug_assert!(offset >= self.scan_from(slot));
+        self.scan_from[slot] = offset as u16;
     }
 
     fn class_for(free_pages: u64) -> u8 {

@@ -82,6 +82,15 @@ pub struct PcpPolicy {
     pub batch_override: Option<u32>,
     /// Override of high (pages); fixes high_min = high_max.
     pub high_override: Option<u32>,
+    /// Beyond Linux: pageblock-order refills and drains move (batch << `thp_batch_shift`)
+    /// pages per zone-lock hold, several blocks (Linux's `max(batch >> order, 2)` refills
+    /// 2 and drains one per hold). 0 in every Linux preset.
+    pub thp_batch_shift: u8,
+    /// Beyond Linux: high_max is the zone's managed pages / `zone_share` / CPUs, so the
+    /// pagesets together hold at most 1/`zone_share` of the zone (when larger than
+    /// Linux's high_max); high still auto-tunes up to it and decays when idle. `None` in
+    /// every Linux preset.
+    pub high_max_zone_share: Option<u16>,
 }
 
 /// How the NUMA event counters (numa_hit, numa_miss, numa_foreign, interleave_hit, local,

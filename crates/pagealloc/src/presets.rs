@@ -41,6 +41,8 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
     below_high: false,
     batch_override: None,
     high_override: None,
+    thp_batch_shift: 0,
+    high_max_zone_share: None,
 };
 
 const fn with_drain(base: PcpPolicy, drain: DrainPolicy) -> PcpPolicy {
@@ -158,6 +160,18 @@ const FRAG_LOWZONE: FragPolicy = FragPolicy { nofragment_lowzone: true, ..FragPo
 const FRAG_BOOST: FragPolicy = FragPolicy { boost: BoostRule::EveryFallback, ..FRAG_LOWZONE };
 const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
+/// The embedder default (issue 18), measured against mainline one change at a time (README,
+/// "A default for embedders"): fullest-first placement keeps free memory in whole
+/// pageblocks, as LLFree does; pageblock-order blocks move 64 batches per zone-lock hold
+/// (Linux: 2 per refill, 1 per drain); auto-tuned high may reach 1/8 of the zone over all
+/// CPUs. Every Linux rule else is mainline's.
+pub const PAGEALLOC: Policy = Policy {
+    pcp: PcpPolicy { thp_batch_shift: 6, high_max_zone_share: Some(8), ..MAINLINE },
+    vmstat: VmstatPolicy::MAINLINE,
+    lru: LruConfig::MAINLINE,
+    frag: FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
+};
+
 pub const PRESETS: &[Preset] = &[
     preset("vanilla-5.17", &["linux-5.17"], "v5.17: high-order PCP lists, proportional two-pass drains", VANILLA_5_17),
     preset("revert-highpcp", &[], "v5.17 with only order-0 pages on the PCP", REVERT_HIGHPCP),
@@ -224,6 +238,13 @@ pub const PRESETS: &[Preset] = &[
         "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the pageset",
         FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
     ),
+    Preset {
+        name: "pagealloc",
+        aliases: &["embedder"],
+        summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
+                  pageblock-order refills and drains of 64 batches, pagesets up to 1/8 of a zone",
+        policy: PAGEALLOC,
+    },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
     lru_rfc("lru-k2", "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),
     lru_rfc("lru-k3", "2018 lru_lock RFC: lru-k2 with removals under batch locks", LRU_K2, LRU_SCALED),

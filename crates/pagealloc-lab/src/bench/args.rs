@@ -48,8 +48,9 @@ pub struct BenchArgs {
     pub memory_gib: u64,
     #[arg(long, default_value_t = 5)]
     pub iterations: usize,
-    /// pagealloc policy presets (see `pagelab presets`), repeatable: each runs in turn.
-    #[arg(long = "preset", default_value = "mainline", value_parser = crate::preset_arg::parser())]
+    /// pagealloc policy presets (see `pagelab presets`), repeatable: each runs in turn. The
+    /// default is the embedder preset `pagealloc`; `mainline` is Linux.
+    #[arg(long = "preset", default_value = "pagealloc", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,

@@ -194,7 +194,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "llfree-frag",
         summary: "LLFree's frag benchmark on real threads, 4 GiB, 2 threads, 100 rounds: memory free as whole 2 MiB blocks",
         published: &published::LLFREE_FRAG,
-        presets: &["mainline", "vanilla-4.20", "mainline+defrag-mode", "mainline+fullest-first"],
+        presets: &["mainline", "vanilla-4.20", "mainline+defrag-mode", "mainline+fullest-first", "pagealloc"],
         run: llfree_frag,
         cpus: 2,
         speedup_of: None,

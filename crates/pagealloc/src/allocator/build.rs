@@ -47,15 +47,16 @@ impl<P: Platform> PageAllocator<P> {
                 } else {
                     ((zone.span.end - 1) >> crate::PAGEBLOCK_ORDER) - (zone.span.start >> crate::PAGEBLOCK_ORDER) + 1
                 };
-                // Free count (u16), bucket links (2 x u32) and bucket (u8) per pageblock.
-                let fullness = if builder.policy.frag.fullest_first { 11 } else { 0 };
+                // Free count (u16), bucket links (2 x u32), bucket (u8) and search start
+                // (u16) per pageblock.
+                let fullness = if builder.policy.frag.fullest_first { 13 } else { 0 };
                 let pagesets =
                     if builder.policy.pcp.enabled { nr_cpus * size_of::<crate::pcp::PcpSlot<P>>() } else { 0 };
                 // Placed in caller memory, each table may start up to its alignment less one
                 // byte late.
                 let alignment_slack = core::mem::align_of::<crate::frame::Frame>()
                     + core::mem::align_of::<crate::pcp::PcpSlot<P>>()
-                    + if builder.policy.frag.fullest_first { 2 + 4 + 4 } else { 0 };
+                    + if builder.policy.frag.fullest_first { 2 + 4 + 4 + 2 } else { 0 };
                 spanned * size_of::<crate::frame::Frame>() as u64
                     + pageblocks * (1 + fullness)
                     + pagesets as u64
@@ -228,9 +229,16 @@ fn build_pagesets<P: Platform>(
     }
     let bounds = zone.params.pcp;
     let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
+    // The embedder bound: all pagesets together at most 1/share of the zone.
+    let share_max = policy
+        .high_max_zone_share
+        .map(|share| (zone.managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64).min(1 << 24) as u32);
     let (high_min, high_max) = match policy.high_override {
         Some(high) => (high, high),
-        None if policy.autotune_high => (bounds.high_min_pages as u32, bounds.high_max_pages as u32),
+        None if policy.autotune_high => {
+            let linux_max = bounds.high_max_pages as u32;
+            (bounds.high_min_pages as u32, share_max.map_or(linux_max, |max| max.max(linux_max)))
+        }
         None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
     };
     let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));

@@ -26,8 +26,14 @@ impl<P: Platform> LockedZone<'_, P> {
                 let pages = if added { PAGEBLOCK_PAGES } else { 0 };
                 counts.set(slot, pages);
                 buckets.update(slot, pages);
+                if added {
+                    buckets.freed_at(slot, 0);
+                }
             }
             return;
+        }
+        if added {
+            buckets.freed_at(first, pfn & (PAGEBLOCK_PAGES - 1));
         }
         let before = counts.get(first);
         let pages = if added { before + (1 << order) } else { before - (1 << order) };
@@ -42,22 +48,28 @@ impl<P: Platform> LockedZone<'_, P> {
         let buckets = self.area.fullness.as_deref()?;
         let mut found = None;
         for slot in buckets.fullest(FULLEST_CANDIDATES) {
-            let start = self.mem.pageblock_start(slot).max(self.mem.start_pfn);
+            let block_start = self.mem.pageblock_start(slot);
+            let start = block_start.max(self.mem.start_pfn);
             if self.mem.pageblock_type(start) != migratetype {
                 continue;
             }
-            found = self.first_free_in(start, migratetype);
+            let from = (block_start + buckets.scan_from(slot)).max(start);
+            found = self.first_free_in(from, migratetype).map(|found| (slot, found));
             if found.is_some() {
                 break;
             }
         }
-        let (pfn, order) = found?;
+        let (slot, (pfn, order)) = found?;
+        if let Some(buckets) = self.area.fullness.as_deref_mut() {
+            buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
+        }
         self.del_free(pfn, order, migratetype);
         self.expand(pfn, 0, order, migratetype);
         Some(pfn)
     }
 
-    /// The first free block on `migratetype`'s lists in the pageblock at `start`.
+    /// The first free block on `migratetype`'s lists in the pageblock holding `start`, at or
+    /// after `start`.
     fn first_free_in(&self, start: Pfn, migratetype: MigrateType) -> Option<(Pfn, u8)> {
         let end = ((start | (PAGEBLOCK_PAGES - 1)) + 1).min(self.mem.end_pfn);
         let mut pfn = start;

@@ -1,6 +1,6 @@
 //! The fullest-first tracking against the free lists: every pageblock's free count equals
-//! the pages of the free blocks in it, and each partly free pageblock is filed in its
-//! bucket.
+//! the pages of the free blocks in it, each partly free pageblock is filed in its bucket,
+//! and no free block lies below its pageblock's search start.
 
 use alloc::vec;
 
@@ -34,6 +34,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     }
                 } else {
                     free_pages[slot] += block_pages;
+                }
+                // A take's search starts at the hint: nothing free may lie before it.
+                let offset = pfn & (PAGEBLOCK_PAGES - 1);
+                if offset < buckets.scan_from(slot) {
+                    let hint = buckets.scan_from(slot);
+                    return self
+                        .fail(Some(pfn), alloc::format!("free block below its pageblock's search start {hint}"));
                 }
             }
             pfn += match info.state() {

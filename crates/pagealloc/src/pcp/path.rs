@@ -4,7 +4,8 @@
 
 use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard, REMOTE_EXPIRE_TICKS};
 use super::{
-    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, DrainCause, PcpSlot, PerCpuPages,
+    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, thp_batch_pages, DrainCause, PcpSlot,
+    PerCpuPages,
 };
 use crate::buddy::BuddyZone;
 use crate::fallback::FallbackEnv;
@@ -14,7 +15,7 @@ use crate::platform::{Platform, SharedLine};
 use crate::policy::{FreeSizing, PcpPolicy};
 use crate::request::{AllocFlags, BlockRequest};
 use crate::take::{take_blocks, TakeCount};
-use crate::types::{Pfn, ZoneType};
+use crate::types::{Pfn, ZoneType, PAGEBLOCK_ORDER};
 use crate::vmstat::{FoldTarget, GlobalVmstat, NumaPlacement};
 use crate::watermark::{watermark_ok, WatermarkView};
 use crate::zone_state::zone_flags;
@@ -174,7 +175,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     // re-clamped on its next use, as in the kernel).
     debug_assert!(pcp.high_pages <= pcp.high_max_pages.max(pcp.high_min_pages));
     if pcp.count_pages >= high {
-        drain_over_high(call, pcp, list_index, high, free_high);
+        drain_over_high(call, pcp, (list_index, order), high, free_high);
         // Only a drain can lift the zone back over its high watermark.
         if policy.below_high && zone.state.flags() & zone_flags::BELOW_HIGH != 0 {
             clear_below_high_if_recovered(zone);
@@ -190,15 +191,21 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
 fn drain_over_high<'a, P: Platform>(
     call: &PcpCall<'a, P>,
     mut pcp: PcpGuard<'a, P>,
-    list_index: usize,
+    (list_index, order): (usize, u8),
     high: u32,
     free_high: bool,
 ) {
     let PcpCall { zone, slot, policy, .. } = *call;
-    let to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+    let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
     debug_assert!(to_free <= pcp.count_pages.max(pcp.batch_pages << policy.scale_max()));
+    let mut chunk_pages = pcp.batch_pages.max(1);
+    if order >= PAGEBLOCK_ORDER && policy.thp_batch_shift > 0 {
+        // Several pageblock-order blocks per hold, as their refills take them.
+        chunk_pages = thp_batch_pages(&pcp, policy);
+        to_free = to_free.max(chunk_pages).min(pcp.count_pages);
+    }
     let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
-    let chunk_pages = policy.drain.chunked.then(|| pcp.batch_pages.max(1));
+    let chunk_pages = policy.drain.chunked.then_some(chunk_pages);
     let plan = DrainPlan { target: DrainTarget::Pages(to_free), chunk_pages, start_pindex: list_index, cause };
     drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
 }

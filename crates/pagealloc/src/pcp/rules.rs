@@ -4,7 +4,7 @@
 
 use super::{pcp_flags, PerCpuPages};
 use crate::policy::{FreeHighRule, FreeSizing, PcpPolicy};
-use crate::types::COSTLY_ORDER;
+use crate::types::{COSTLY_ORDER, PAGEBLOCK_ORDER};
 use crate::zone_state::zone_flags;
 
 /// `high` clamped into its bounds, stored back (the kernel re-clamps on every use).
@@ -42,10 +42,18 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
         }
     }
     if batch > 1 {
-        batch = (batch >> order).max(2);
+        batch = if order >= PAGEBLOCK_ORDER { thp_batch_pages(pcp, policy) } else { batch } >> order;
+        batch = batch.max(2);
     }
     debug_assert!(batch >= 1);
     batch
+}
+
+/// Pages a pageblock-order refill or drain moves per zone-lock hold: batch, or more with
+/// [`PcpPolicy::thp_batch_shift`].
+#[inline]
+pub(crate) fn thp_batch_pages(pcp: &PerCpuPages, policy: &PcpPolicy) -> u32 {
+    pcp.batch_pages << policy.thp_batch_shift
 }
 
 /// Updates the consecutive-high-order-free tracking for a free of `order` and says whether
