@@ -41,21 +41,29 @@ pub(crate) fn take_blocks<P: Platform>(
     let mut taken = 0;
     // Bounded by count.blocks.
     while taken < count.blocks {
-        let Some((pfn, migratetype)) = take_one(zone, env, request, count.reserves, &mut mode) else { break };
-        debug_assert!(zone.mem.contains(pfn) && pfn & ((1 << request.order) - 1) == 0, "took {pfn:#x}");
-        debug_assert_eq!(
-            zone.mem.frame(pfn).info().state(),
-            crate::frame::FrameState::Interior,
-            "taken head not interior"
-        );
-        zone.sink.page(|| PageEvent::ZoneLocked {
-            pfn,
-            order: request.order,
-            migratetype,
-            percpu_refill: env.pcp.caches_order(request.order) && migratetype.is_mergeable(),
-        });
-        deliver(pfn);
-        taken += 1;
+        let wanted = count.blocks - taken;
+        let Some((first, migratetype, run_blocks)) = take_one(zone, env, request, (count.reserves, wanted), &mut mode)
+        else {
+            break;
+        };
+        debug_assert!(run_blocks >= 1 && run_blocks <= wanted);
+        // A run of order-0 blocks (fullest-first) is delivered block by block, as taken.
+        for pfn in first..first + u64::from(run_blocks) {
+            debug_assert!(zone.mem.contains(pfn) && pfn & ((1 << request.order) - 1) == 0, "took {pfn:#x}");
+            debug_assert_eq!(
+                zone.mem.frame(pfn).info().state(),
+                crate::frame::FrameState::Interior,
+                "taken head not interior"
+            );
+            zone.sink.page(|| PageEvent::ZoneLocked {
+                pfn,
+                order: request.order,
+                migratetype,
+                percpu_refill: env.pcp.caches_order(request.order) && migratetype.is_mergeable(),
+            });
+            deliver(pfn);
+        }
+        taken += run_blocks;
     }
     zone.area.counters.alloc_zone_pages += (taken as u64) << request.order;
     debug_assert!(taken <= count.blocks);
@@ -63,23 +71,26 @@ pub(crate) fn take_blocks<P: Platform>(
 }
 
 #[inline]
+/// One block, or with fullest-first placement a run of up to `wanted` order-0 blocks from
+/// one free block (a refill then takes a pageblock's free blocks whole, not page by page):
+/// (first pfn, migratetype, blocks in the run).
 fn take_one<P: Platform>(
     zone: &mut LockedZone<'_, P>,
     env: &FallbackEnv<'_>,
     request: BlockRequest,
-    reserves: bool,
+    (reserves, wanted): (bool, u32),
     mode: &mut RmqueueMode,
-) -> Option<(Pfn, MigrateType)> {
-    let highatomic = |pfn| (pfn, MigrateType::HighAtomic);
+) -> Option<(Pfn, MigrateType, u32)> {
+    let highatomic = |pfn| (pfn, MigrateType::HighAtomic, 1);
     if reserves && request.flags.highatomic {
         if let Some(pfn) = zone.take_smallest(request.order, MigrateType::HighAtomic) {
             return Some(highatomic(pfn));
         }
     }
-    let requested = |pfn| (pfn, request.migratetype);
+    let requested = |pfn| (pfn, request.migratetype, 1);
     if request.order == 0 && zone.area.fullness.is_some() {
-        if let Some(pfn) = zone.take_fullest(request.migratetype) {
-            return Some(requested(pfn));
+        if let Some((pfn, run_order)) = zone.take_fullest(request.migratetype, wanted) {
+            return Some((pfn, request.migratetype, 1 << run_order));
         }
     }
     let pfn = fallback::rmqueue(zone, env, request, mode);

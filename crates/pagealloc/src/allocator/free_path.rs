@@ -155,9 +155,14 @@ impl<P: Platform> PageAllocator<P> {
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         debug_assert_eq!(zone.mem.frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
         zone.sink.page(|| crate::events::PageEvent::Free { pfn, order });
-        if self.policy.pcp.caches_order(order) && !self.drains_to_buddy(zone, pfn) {
+        if self.policy.pcp.caches_order(order) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
-                if pcp::pcp_free(&call, pfn, order) {
+                let listed = if self.drains_to_buddy(zone, pfn) {
+                    pcp::pcp_free_buddy_bound(&call, pfn, order)
+                } else {
+                    pcp::pcp_free(&call, pfn, order)
+                };
+                if listed {
                     return;
                 }
             }
@@ -165,8 +170,9 @@ impl<P: Platform> PageAllocator<P> {
         self.free_to_buddy(zone, pfn, order);
     }
 
-    /// Fullest-first placement: a page of a pageblock at least half free goes straight to
-    /// the buddy, where it can merge, instead of the pageset, which would hand it out again.
+    /// Fullest-first placement: a page of a pageblock at least half free goes to the buddy,
+    /// where it can merge, instead of the pageset, which would hand it out again (batched
+    /// through the pageset's buddy-bound list).
     #[inline(always)]
     fn drains_to_buddy(&self, zone: &Zone<P>, pfn: Pfn) -> bool {
         self.policy.frag.fullest_first

@@ -45,7 +45,7 @@ impl<P: Platform> PageAllocator<P> {
         self.zones
             .iter()
             .flat_map(|zone| zone.pcp.iter())
-            .map(|slot| slot.inspect(&self.platform, |p| p.count_pages() as u64))
+            .map(|slot| slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages())))
             .sum()
     }
 

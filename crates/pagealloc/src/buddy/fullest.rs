@@ -41,10 +41,11 @@ impl<P: Platform> LockedZone<'_, P> {
         buckets.update(first, pages);
     }
 
-    /// Takes an order-0 page of `migratetype` from the fullest partly free pageblock that
-    /// has one, splitting the first free block found there; `None` leaves the take to the
-    /// free lists.
-    pub(crate) fn take_fullest(&mut self, migratetype: MigrateType) -> Option<Pfn> {
+    /// Takes order-0 pages of `migratetype` from the fullest partly free pageblock that has
+    /// one: from the first free block found there, the largest aligned run of at most
+    /// `max_pages` (its head, and its order), the rest of the block split back; `None`
+    /// leaves the take to the free lists.
+    pub(crate) fn take_fullest(&mut self, migratetype: MigrateType, max_pages: u32) -> Option<(Pfn, u8)> {
         let buckets = self.area.fullness.as_deref()?;
         let mut found = None;
         for slot in buckets.fullest(FULLEST_CANDIDATES) {
@@ -63,9 +64,10 @@ impl<P: Platform> LockedZone<'_, P> {
         if let Some(buckets) = self.area.fullness.as_deref_mut() {
             buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
         }
+        let run_order = order.min(max_pages.max(1).ilog2() as u8);
         self.del_free(pfn, order, migratetype);
-        self.expand(pfn, 0, order, migratetype);
-        Some(pfn)
+        self.expand(pfn, run_order, order, migratetype);
+        Some((pfn, run_order))
     }
 
     /// The first free block on `migratetype`'s lists in the pageblock holding `start`, at or

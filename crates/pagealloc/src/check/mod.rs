@@ -204,6 +204,24 @@ impl<P: Platform> ZoneChecker<'_, P> {
             return self
                 .fail(None, alloc::format!("cpu {cpu}: pageset lists hold {pages} pages, count {}", pcp.count_pages));
         }
+        let mut bound_pages = 0u64;
+        for index in pcp.buddy_bound.iter(&mem.frames, mem.frames.len()) {
+            let info = mem.frames[index as usize].info();
+            if info.state() != FrameState::PcpHead || !self.mark_listed(index) {
+                return self.fail(Some(mem.pfn(index)), alloc::format!("cpu {cpu}: buddy-bound list holds {info:?}"));
+            }
+            bound_pages += 1 << info.order();
+        }
+        if bound_pages != u64::from(pcp.buddy_bound_pages) || bound_pages >= u64::from(pcp.batch_pages.max(1)) {
+            return self.fail(
+                None,
+                alloc::format!(
+                    "cpu {cpu}: buddy-bound list holds {bound_pages} pages, count {}",
+                    pcp.buddy_bound_pages
+                ),
+            );
+        }
+        let pages = pages + bound_pages;
         // Between the bounds; on a tiny zone high_min may exceed high_max, and the kernel's
         // clamp() then leaves high anywhere between the two.
         let (low_bound, high_bound) =

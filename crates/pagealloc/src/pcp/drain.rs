@@ -272,14 +272,15 @@ pub(crate) fn drain_pcp<P: Platform>(
     cause: DrainCause,
 ) -> u32 {
     let platform = zone.platform;
-    let pcp = lock_remote(slot, platform);
+    let mut pcp = lock_remote(slot, platform);
+    let flushed = super::buddy_bound::flush_buddy_bound(zone, &mut pcp);
     if pcp.count_pages == 0 {
-        return 0;
+        return flushed;
     }
     let chunk_pages = policy.batch_scale_max.map(|scale| pcp.batch_pages << scale);
     let plan = DrainPlan { target: DrainTarget::All, chunk_pages, start_pindex: 0, cause };
     let (freed, _) = drain_chunked(zone, pcp, plan, policy, || Some(lock_remote(slot, platform)));
-    freed
+    flushed + freed
 }
 
 /// The periodic work on one pageset (mirrors the pageset half of refresh_cpu_vm_stats()):
@@ -295,7 +296,8 @@ pub(crate) fn vmstat_update<P: Platform>(
     let platform = zone.platform;
     let mut pageset = slot.pageset.lock(platform);
     pageset.stats.fold(fold);
-    let mut drained = 0u64;
+    // Buddy-bound frees wait at most a vmstat interval.
+    let mut drained = u64::from(super::buddy_bound::flush_buddy_bound(zone, &mut pageset));
     let excess = decay_high(&mut pageset, policy);
     // On a tiny zone high_min can exceed high_max; high then stays at high_max, as the
     // kernel's clamp() leaves it.

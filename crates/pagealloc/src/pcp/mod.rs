@@ -6,10 +6,12 @@
 //! fails (the thread may have migrated and another thread now uses this CPU's pageset);
 //! remote drains lock normally.
 
+mod buddy_bound;
 mod drain;
 mod path;
 mod rules;
 
+pub(crate) use buddy_bound::pcp_free_buddy_bound;
 pub use drain::DrainCause;
 pub(crate) use drain::{drain_pcp, set_high, vmstat_update};
 pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
@@ -119,6 +121,10 @@ pub struct PerCpuPages {
     pub(crate) counters: PcpCounters,
     /// This CPU's vmstat counters for the zone.
     pub(crate) stats: CpuZoneStats,
+    /// Frees bound for the buddy (fullest-first placement), not counted in `count_pages`
+    /// and never allocated from; see `buddy_bound`.
+    pub(crate) buddy_bound: FrameList,
+    pub(crate) buddy_bound_pages: u32,
 }
 
 impl PerCpuPages {
@@ -140,11 +146,17 @@ impl PerCpuPages {
             free_count_pages: 0,
             counters: PcpCounters::default(),
             stats: CpuZoneStats::default(),
+            buddy_bound: FrameList::EMPTY,
+            buddy_bound_pages: 0,
         }
     }
 
     pub fn count_pages(&self) -> u32 {
         self.count_pages
+    }
+    /// Pages waiting on the buddy-bound list (fullest-first placement).
+    pub fn buddy_bound_pages(&self) -> u32 {
+        self.buddy_bound_pages
     }
     pub fn high_pages(&self) -> u32 {
         self.high_pages

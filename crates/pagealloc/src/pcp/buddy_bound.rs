@@ -1,0 +1,52 @@
+//! Frees bound for the buddy, batched (beyond Linux; fullest-first placement only): a page
+//! of a pageblock at least half free must reach the buddy, where it can merge, rather than
+//! be handed out again from the pageset; but a zone-lock hold per such free makes two
+//! CPUs queue on the lock. So these frees wait on a list of their own in the pageset, which
+//! allocations never take from, and go to the buddy a batch per lock hold.
+
+use super::path::PcpCall;
+use super::{pcp_type_for, PerCpuPages};
+use crate::buddy::BuddyZone;
+use crate::frame::{FrameInfo, FrameState};
+use crate::list::Own;
+use crate::platform::Platform;
+use crate::types::Pfn;
+
+/// Puts a claimed block on this CPU's buddy-bound list; a batch of them goes to the buddy at
+/// once. False (the caller frees to the buddy directly) when the pageset is busy or the
+/// pageblock is isolated.
+pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
+    let PcpCall { zone, slot, .. } = *call;
+    let mem = &zone.core.mem;
+    let Some(pcp_type) = pcp_type_for(mem.pageblock_type(pfn)) else { return false };
+    let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
+    let index = mem.index(pfn);
+    mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
+    pcp.buddy_bound.push_head(&mem.frames, index, Own::Cold, &mem.records(zone.platform));
+    pcp.buddy_bound_pages += 1 << order;
+    pcp.stats.count_free(1 << order);
+    if pcp.buddy_bound_pages >= pcp.batch_pages {
+        flush_buddy_bound(zone, &mut pcp);
+    }
+    true
+}
+
+/// Returns every buddy-bound block to the buddy in one zone-lock hold (each a
+/// `mm_page_pcpu_drain`); the pages returned.
+pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) -> u32 {
+    if pcp.buddy_bound_pages == 0 {
+        return 0;
+    }
+    let mem = &zone.core.mem;
+    let records = mem.records(zone.platform);
+    let mut locked = zone.lock();
+    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames, Own::Cold, &records) {
+        let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
+        zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
+        locked.release(pfn, order, FrameState::PcpHead);
+    }
+    drop(locked);
+    let flushed = core::mem::take(&mut pcp.buddy_bound_pages);
+    pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(flushed);
+    flushed
+}
