@@ -322,3 +322,28 @@ fn offline_and_online_race_allocating_threads_safely() {
     allocator.drain_all();
     assert_eq!((allocator.managed_pages(), allocator.buddy_free_pages()), (managed, managed));
 }
+
+/// A block larger than a pageblock across a range's edge keeps the range from being
+/// isolated: its free would put pages on both sides on one list (found by `pagelab
+/// torture`: an offline that raced an order-10 allocation left 512 frames outside any block).
+#[test]
+fn a_block_across_the_range_edge_makes_it_busy_and_changes_nothing() {
+    let owner = Arc::new(Owner::default());
+    let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
+    for _ in 0..3 {
+        owner.hold(allocator.alloc_pages(pagealloc::MAX_ORDER, HOLD).unwrap());
+    }
+    let head = owner.pfns().into_iter().min().unwrap();
+    let before = snapshot(&allocator);
+    let half = UNIT / 2;
+    assert_eq!(allocator.offline(head..head + half), Err(RangeError::Busy { pfn: head }));
+    assert_eq!(allocator.offline(head + half..head + UNIT + half), Err(RangeError::Busy { pfn: head }));
+    assert!(allocator.alloc_contig(half, half, AllocRequest::KERNEL).is_ok_and(|run| {
+        let outside = run.pfn() + run.pages() <= head || run.pfn() >= head + UNIT;
+        allocator.free_contig(run).unwrap();
+        outside
+    }));
+    assert_eq!(snapshot(&allocator), before);
+    owner.release_all(&allocator);
+    allocator.check_invariants().unwrap();
+}

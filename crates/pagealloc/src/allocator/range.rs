@@ -12,7 +12,7 @@ use crate::error::RangeError;
 use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
 use crate::request::AllocRequest;
-use crate::types::{MigrateType, Pfn, MAX_ORDER};
+use crate::types::{MigrateType, Pfn};
 use crate::zone::Zone;
 
 /// Drain-migrate-check passes before a range that keeps getting blocks back is given up
@@ -50,17 +50,9 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The first frame of `[start, end)` that stops the range from being emptied, read
     /// without the lock: a hole, or an allocated block no client can move (mirrors
-    /// has_unmovable_pages()).
-    /// An allocated block larger than a pageblock across an edge is refused as busy: its
-    /// free would put pages on both sides on one list.
+    /// has_unmovable_pages()). Blocks across the range's edges are checked under the lock
+    /// that isolates it.
     pub(super) fn check_movable(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
-        let straddler = start & !((1u64 << MAX_ORDER) - 1);
-        if straddler < start && zone.mem.contains(straddler) {
-            let info = zone.mem.frame(straddler).info();
-            if info.state() != FrameState::FreeHead && straddler + (1 << info.order()) > start {
-                return Err(RangeError::Busy { pfn: straddler });
-            }
-        }
         let mut pfn = start;
         while pfn < end {
             let info = zone.mem.frame(pfn).info();
@@ -68,9 +60,6 @@ impl<P: Platform> PageAllocator<P> {
             match info.state() {
                 FrameState::Reserved => return Err(RangeError::NotOnline { pfn }),
                 FrameState::AllocHead if !movable => return Err(RangeError::Unmovable { pfn }),
-                FrameState::AllocHead | FrameState::PcpHead if pfn + (1 << info.order()) > end => {
-                    return Err(RangeError::Busy { pfn })
-                }
                 FrameState::Interior => pfn += 1,
                 _ => pfn += 1 << info.order(),
             }
@@ -86,6 +75,9 @@ impl<P: Platform> PageAllocator<P> {
             let mut locked = zone.buddy(&self.platform).lock();
             if let Some(pfn) = locked.unisolatable_pageblock(start, end) {
                 return Err(RangeError::ReservedPageblock { pfn });
+            }
+            if let Some(pfn) = locked.straddling_block(start, end) {
+                return Err(RangeError::Busy { pfn });
             }
             locked.isolate_range(start, end);
         }

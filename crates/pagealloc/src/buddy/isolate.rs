@@ -24,6 +24,23 @@ impl<P: Platform> LockedZone<'_, P> {
         })
     }
 
+    /// The head of an allocated or pageset block larger than a pageblock that crosses an
+    /// edge of `[start, end)`. Its free would list pages on both sides under one type (and
+    /// a take of the range would then claim frames outside it), so such a range is not
+    /// isolated; checked under the lock that isolates, after which no new one can appear
+    /// (free straddlers are split, and isolated blocks are never handed out).
+    pub(crate) fn straddling_block(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
+        [start, end].into_iter().find_map(|edge| {
+            let head = edge & !((1u64 << MAX_ORDER) - 1);
+            if head == edge || !self.mem.contains(head) {
+                return None;
+            }
+            let info = self.mem.frame(head).info();
+            let held = matches!(info.state(), FrameState::AllocHead | FrameState::PcpHead);
+            (held && head + (1u64 << info.order()) > edge).then_some(head)
+        })
+    }
+
     /// Isolates every pageblock of `[start, end)`: moves their free blocks to the ISOLATE
     /// lists and re-types them. The caller checked [`Self::unisolatable_pageblock`].
     pub(crate) fn isolate_range(&mut self, start: Pfn, end: Pfn) {
@@ -82,7 +99,8 @@ impl<P: Platform> LockedZone<'_, P> {
         let mut pfn = start;
         while pfn < end {
             let info = self.mem.frame(pfn).info();
-            if info.state() != FrameState::FreeHead || info.migratetype() != MigrateType::Isolate {
+            let isolated = info.state() == FrameState::FreeHead && info.migratetype() == MigrateType::Isolate;
+            if !isolated || pfn + (1 << info.order()) > end {
                 return Some(pfn);
             }
             pfn += 1 << info.order();
