@@ -182,14 +182,17 @@ fn a_run_trace_replays_with_its_own_counts() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// What `pagelab ARGS` printed, once it exited successfully.
+fn successful_stdout(args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
+    assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
 /// `--format csv` prints the JSON report flattened to `key,value` rows, for run and bench.
 #[test]
 fn csv_output_is_the_json_report_flattened() {
-    let run = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
-        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).expect("utf-8")
-    };
+    let run = successful_stdout;
     let csv = run(&["run", "page_bench03", "--cpus", "2", "--duration-ms", "2", "--format", "csv"]);
     let json: serde_json::Value =
         serde_json::from_str(&run(&["run", "page_bench03", "--cpus", "2", "--duration-ms", "2", "--format", "json"]))
@@ -206,11 +209,7 @@ fn csv_output_is_the_json_report_flattened() {
 /// parses, CSV rows of its numbers.
 #[test]
 fn every_result_printing_command_has_json_and_csv() {
-    let run = |args: &[&str]| {
-        let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");
-        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        String::from_utf8(output.stdout).expect("utf-8")
-    };
+    let run = successful_stdout;
     let commands: [(&[&str], &str); 6] = [
         (&["torture", "--seconds", "1", "--threads", "2", "--memory-mib", "64"], "0.violations,0"),
         (&["demo", "--memory-mib", "64"], "census.managed_pages,"),

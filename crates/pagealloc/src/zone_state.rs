@@ -125,6 +125,19 @@ impl ZoneState {
         self.managed_pages.load(Relaxed)
     }
 
+    /// Memory came online (`added`) or went offline: present and managed pages move
+    /// together (mirrors adjust_present_page_count() and adjust_managed_page_count()).
+    pub(crate) fn adjust_online_pages(&self, pages: u64, added: bool) {
+        for count in [&self.present_pages, &self.managed_pages] {
+            if added {
+                count.fetch_add(pages, Relaxed);
+            } else {
+                let before = count.fetch_sub(pages, Relaxed);
+                debug_assert!(before >= pages, "offlined {pages} of {before} pages");
+            }
+        }
+    }
+
     pub fn params(&self) -> &ZoneParams {
         &self.params
     }

@@ -6,7 +6,6 @@
 //! Watermarks, lowmem reserves and pageset bounds keep their build-time values.
 
 use core::ops::Range;
-use core::sync::atomic::Ordering::Relaxed;
 
 use super::PageAllocator;
 use crate::error::RangeError;
@@ -44,8 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         locked.retire_range(range.start, range.end);
         drop(locked);
         let pages = range.end - range.start;
-        zone.managed_pages.fetch_sub(pages, Relaxed);
-        zone.present_pages.fetch_sub(pages, Relaxed);
+        zone.adjust_online_pages(pages, false);
         Ok(pages)
     }
 
@@ -99,8 +97,7 @@ impl<P: Platform> PageAllocator<P> {
         locked.admit_range(range.start, range.end);
         drop(locked);
         let pages = range.end - range.start;
-        zone.managed_pages.fetch_add(pages, Relaxed);
-        zone.present_pages.fetch_add(pages, Relaxed);
+        zone.adjust_online_pages(pages, true);
         Ok(pages)
     }
 }
