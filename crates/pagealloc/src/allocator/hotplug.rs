@@ -35,10 +35,8 @@ impl<P: Platform> PageAllocator<P> {
         let zone = self.range_zone(range.start, range.end)?;
         self.isolate_and_empty(zone, range.start, range.end)?;
         let mut locked = zone.buddy(&self.platform).lock();
-        if let Some(pfn) = locked.first_unisolated(range.start, range.end) {
-            locked.unisolate_range(range.start, range.end);
-            return Err(RangeError::Busy { pfn });
-        }
+        // Emptied under the range lock: isolated free blocks are taken by nothing else.
+        assert_eq!(locked.first_unisolated(range.start, range.end), None, "isolated range changed");
         locked.take_isolated_range(range.start, range.end);
         locked.retire_range(range.start, range.end);
         drop(locked);

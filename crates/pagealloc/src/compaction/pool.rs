@@ -57,6 +57,11 @@ impl FreePool {
         (wanted_pages, order): (u64, u8),
         floor_pages: u64,
     ) -> (u64, u64, bool) {
+        // The type was read before the lock: a range operation may have isolated the
+        // pageblock since, and its free blocks are the range's alone.
+        if zone.mem.pageblock_type(start) == crate::types::MigrateType::Isolate {
+            return (0, 0, true);
+        }
         let mut pfn = start;
         let mut isolated_pages = 0;
         while pfn < end {
