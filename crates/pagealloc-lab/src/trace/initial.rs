@@ -14,7 +14,8 @@ use std::hash::BuildHasherDefault;
 use pagealloc::platform::Platform;
 
 use super::platform::ReplayPlatform;
-use pagealloc::types::{MigrateType, ZoneType};
+use pagealloc::pcp::{pindex, pindex_order, NR_PCP_LISTS};
+use pagealloc::types::{MigrateType, ZoneType, PAGEBLOCK_ORDER};
 use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocRequest, Block, PageAllocator};
 
@@ -40,8 +41,10 @@ pub enum PagesetStock {
     /// the trace.
     AllocMix,
     /// The snapshot's high, and the blocks the trace shows leaving each pageset (allocated
-    /// or drained) that no traced refill or free put there, by order and type; the rest of
-    /// the count, which no event shows, as order-0 movable pages.
+    /// or drained) that no traced refill or free put there, by order and type. The rest of
+    /// the count never leaves in the trace, so it sits on lists the trace never shows that
+    /// CPU refilling (a refill means the list was empty) or draining (a drain takes the
+    /// oldest blocks first): those lists, filled from the last one a drain visits.
     Implied,
 }
 
@@ -62,9 +65,8 @@ impl PagesetStock {
                 let Some(implied) = start.implied_blocks.get(cpu) else { return movable_rest(count_pages) };
                 let mut blocks = table_entries(implied);
                 let implied_pages: u64 = blocks.iter().map(|&(order, _, count)| count << order).sum();
-                if count_pages > implied_pages {
-                    blocks.extend(movable_rest(count_pages - implied_pages));
-                }
+                let touched = start.touched_lists.get(cpu).copied().unwrap_or(0);
+                blocks.extend(untouched_rest(count_pages.saturating_sub(implied_pages), touched));
                 blocks
             }
         }
@@ -83,6 +85,8 @@ pub struct TraceStart {
     pub alloc_pages: Vec<OrderTypeTable>,
     /// Per trace CPU: blocks that left its pageset without a traced event putting them there.
     pub implied_blocks: Vec<OrderTypeTable>,
+    /// Per trace CPU: a bit per pageset list (Linux's pindex) the trace refills or drains.
+    pub touched_lists: Vec<u32>,
     /// Per trace CPU: ns from the first event to its first drain by a kernel worker, the
     /// phase of its vmstat timer (decay drains run there).
     pub first_worker_drain_ns: Vec<Option<u64>>,
@@ -119,6 +123,14 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
     let first_ns = events.first().map_or(0, |event| event.ts_ns);
     for event in events {
         let cpu = event.cpu as usize;
+        let refill_or_drain = matches!(event.kind, EventKind::ZoneLocked if event.percpu_refill)
+            || event.kind == EventKind::PcpuDrain;
+        if let Some(list) = pageset_list(event.order, event.migratetype).filter(|_| refill_or_drain) {
+            if start.touched_lists.len() <= cpu {
+                start.touched_lists.resize(cpu + 1, 0);
+            }
+            start.touched_lists[cpu] |= 1 << list;
+        }
         match event.kind {
             EventKind::Alloc => {
                 seen.insert(event.pfn);
@@ -153,6 +165,37 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
         }
     }
     start
+}
+
+/// The pageset list (mirrors order_to_pindex() with both THP lists) of a traced block.
+fn pageset_list(order: u8, migratetype: i8) -> Option<usize> {
+    let migratetype = MigrateType::from_index(usize::try_from(migratetype).ok().filter(|&mt| mt < 3)?);
+    ((order as usize) < STOCK_ORDERS || order == PAGEBLOCK_ORDER).then(|| pindex(order, migratetype, 2))
+}
+
+/// `pages` of stock that no event shows, as blocks on the lists `touched` leaves out,
+/// filled from the highest list down: a drain starting at list 0 (decay, and frees of
+/// order-0 unmovable pages) reaches those last. What no untouched list takes (every list
+/// touched) is order-0 movable.
+fn untouched_rest(mut pages: u64, touched: u32) -> Vec<(u8, MigrateType, u64)> {
+    let mut blocks = Vec::new();
+    for list in (0..NR_PCP_LISTS).rev().filter(|list| touched & 1 << list == 0) {
+        let order = pindex_order(list);
+        let migratetype = match list {
+            list if order == PAGEBLOCK_ORDER && list == NR_PCP_LISTS - 1 => MigrateType::Movable,
+            _ if order == PAGEBLOCK_ORDER => MigrateType::Unmovable,
+            list => MigrateType::from_index(list % 3),
+        };
+        let count = pages >> order;
+        if count > 0 {
+            blocks.push((order, migratetype, count));
+            pages -= count << order;
+        }
+    }
+    if pages > 0 {
+        blocks.push((0, MigrateType::Movable, pages));
+    }
+    blocks
 }
 
 /// The non-zero entries of a table.

@@ -16,6 +16,7 @@ pub mod replay;
 pub mod replay_cli;
 pub mod ring_stats;
 pub mod timeline;
+pub mod timers;
 pub mod workloads;
 pub mod writer;
 pub mod zoneinfo;

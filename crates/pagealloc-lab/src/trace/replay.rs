@@ -19,6 +19,7 @@ use super::machine::Machine;
 use super::parse::{EventKind, Trace, TraceEvent};
 use super::platform::ReplayPlatform;
 use super::timeline::{Timeline, TimelinePoint};
+use super::timers::{TimerMode, TimerSchedule};
 use super::writer::{FtraceWriter, Tee};
 
 /// What the replay could not do, by reason.
@@ -129,6 +130,9 @@ struct Replayer {
     now_ns: u64,
     events: u64,
     skipped: Skipped,
+    /// The traced timer passes, when the replay follows them.
+    timer_schedule: Option<TimerSchedule>,
+    stat_interval_ns: u64,
 }
 
 impl Replayer {
@@ -185,7 +189,10 @@ impl Replayer {
         let cpu = event.cpu as usize % self.cpus;
         platform.set_cpu(cpu);
         self.clock.set(cpu, start_ns + event_ns);
-        self.allocator.run_due_work(cpu, event_ns);
+        let done = self.allocator.run_due_work(cpu, event_ns);
+        if let Some(schedule) = self.timer_schedule.as_ref().filter(|_| done.vmstat_passes > 0) {
+            self.allocator.set_vmstat_due(cpu, schedule.next_due_ns(cpu, event_ns, self.stat_interval_ns));
+        }
     }
 
     /// Allocates the blocks live before the trace, spread over the CPUs.
@@ -239,10 +246,12 @@ pub struct ReplayOptions {
     pub trace_out: Option<PathBuf>,
     /// The traced machine's zoneinfo at the end, to compare the pagesets' end state.
     pub after: Option<Vec<ZoneinfoZone>>,
+    /// When each CPU's vmstat pass runs.
+    pub timers: TimerMode,
 }
 
 pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
-    let ReplayOptions { stock, timeline_ms, trace_out, after } = options;
+    let ReplayOptions { stock, timeline_ms, trace_out, after, timers } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
@@ -274,6 +283,8 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         now_ns: 0,
         events: 0,
         skipped: Skipped::default(),
+        timer_schedule: (timers == TimerMode::Trace).then(|| TimerSchedule::from_events(&trace.events)),
+        stat_interval_ns: u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000,
     };
     replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
     // What those allocations left in the pagesets is not the snapshot's.
@@ -285,7 +296,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.ballast = seeded.ballast;
     }
     // Each CPU's vmstat timer in the phase of its first drain by a kernel worker.
-    let interval_ns = u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000;
+    let interval_ns = replayer.stat_interval_ns;
     for (cpu, first) in start.first_worker_drain_ns.iter().enumerate().take(machine.cpus) {
         if let Some(first_ns) = first {
             replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns);
@@ -389,7 +400,7 @@ mod tests {
         std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
         let trace = Trace::load(&trace).unwrap();
         let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None, after: None };
+        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None, after: None, timers: TimerMode::Trace };
         let replay = replay(&trace, &machine, "mainline", options).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(replay.skipped, Skipped::default());

@@ -62,6 +62,9 @@ pub struct ReplayArgs {
     /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
     #[arg(long, value_enum, default_value = "empty")]
     pub pageset_stock: PagesetStock,
+    /// When each CPU's vmstat pass (pageset decay) runs.
+    #[arg(long, value_enum, default_value = "trace")]
+    pub timers: super::timers::TimerMode,
 }
 
 pub fn run(args: &ReplayArgs) -> Result<(), String> {
@@ -91,6 +94,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
                 timeline_ms: args.timeline_ms,
                 trace_out: args.trace_out.clone(),
                 after: after.clone(),
+                timers: args.timers,
             };
             replay(&trace, &machine, preset, options)
         })

@@ -228,7 +228,9 @@ pub(crate) fn drain_chunked<'a, P: Platform>(
         let chunk = plan.chunk_pages.map_or(to_free, |chunk| to_free.min(chunk));
         let freed = free_pcppages_bulk(zone, &mut pcp, chunk, plan.start_pindex, policy, plan.cause);
         freed_pages += freed;
-        to_free = to_free.saturating_sub(freed);
+        // A chunk ending inside a high-order block frees past its share; decay_pcp_high()
+        // still counts each chunk as its request, so every chunk may overshoot.
+        to_free = to_free.saturating_sub(chunk);
         if plan.chunk_pages.is_none() || freed == 0 || to_free == 0 || pcp.count_pages == 0 {
             return (freed_pages, Some(pcp));
         }
