@@ -57,6 +57,10 @@ pub struct CaptureArgs {
     /// Per-CPU ring buffer, KiB.
     #[arg(long, default_value_t = 65536)]
     pub buffer_kib: u64,
+    /// Read /proc/zoneinfo every N ms while the command runs, each read marked in the trace
+    /// (`zoneinfo.samples`; the replay sets the kernel's pagesets beside its own); 0: never.
+    #[arg(long, default_value_t = 100)]
+    pub sample_ms: u64,
     /// The command to run while tracing.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -77,6 +81,8 @@ pub struct CaptureSummary {
     pub exit_signal: Option<i32>,
     /// Trace lines written (one event each).
     pub events: u64,
+    /// /proc/zoneinfo samples taken while the command ran (`--sample-ms`).
+    pub zoneinfo_samples: u64,
     /// Uncompressed trace text, bytes.
     pub trace_bytes: u64,
     pub buffer_kib: u64,
@@ -108,7 +114,7 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
     let instance = Instance::create(&tracefs.root)?;
     instance.configure(args.buffer_kib)?;
     snapshot(&args.out, "before")?;
-    let (events, trace_bytes, run) = trace_command(&instance, args)?;
+    let (events, trace_bytes, zoneinfo_samples, run) = trace_command(&instance, args)?;
     let per_cpu = read_all_cpu_stats(&instance.path)?;
     snapshot(&args.out, "after")?;
     let summary = CaptureSummary {
@@ -119,6 +125,7 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
         exit_status: run.status.code(),
         exit_signal: run.status.signal(),
         events,
+        zoneinfo_samples,
         trace_bytes,
         buffer_kib: args.buffer_kib,
         per_cpu,
@@ -281,7 +288,7 @@ fn snapshot(out: &Path, suffix: &str) -> Result<(), String> {
 
 /// Streams the instance's `trace_pipe` into the trace file (a reader thread) while the command
 /// runs with tracing on; returns (lines, bytes, outcome) once the reader has drained the buffer.
-fn trace_command(instance: &Instance, args: &CaptureArgs) -> Result<(u64, u64, RunOutcome), String> {
+fn trace_command(instance: &Instance, args: &CaptureArgs) -> Result<(u64, u64, u64, RunOutcome), String> {
     let pipe = instance.path.join("trace_pipe");
     let input = OpenOptions::new()
         .read(true)
@@ -291,20 +298,30 @@ fn trace_command(instance: &Instance, args: &CaptureArgs) -> Result<(u64, u64, R
     let out = args.out.join(TRACE_FILE);
     let output = File::create(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let stop = AtomicBool::new(false);
+    let stop_sampling = AtomicBool::new(false);
     thread::scope(|scope| {
         let reader = thread::Builder::new()
             .name("trace-reader".into())
             .spawn_scoped(scope, || pump(input, output, &stop, &pipe, &out))
             .map_err(|e| format!("cannot start the trace reader thread: {e}"))?;
-        let run = instance.write("tracing_on", "1").and_then(|()| run_command(&args.command, args.seconds));
+        let on = instance.write("tracing_on", "1");
+        let period = Duration::from_millis(args.sample_ms);
+        let sampler = (on.is_ok() && args.sample_ms > 0).then(|| {
+            let stop_sampling = &stop_sampling;
+            scope.spawn(move || super::samples::run_sampler(&instance.path, &args.out, period, stop_sampling))
+        });
+        let run = on.and_then(|()| run_command(&args.command, args.seconds));
+        stop_sampling.store(true, Ordering::SeqCst);
+        let sampled = sampler.map(|thread| thread.join().map_err(|_| "the sampler thread panicked".to_string()));
         // Tracing off before stopping the reader, on every path: it stops only on an empty buffer.
         let off = instance.write("tracing_on", "0");
         stop.store(true, Ordering::SeqCst);
         let drained = reader.join().map_err(|_| "the trace reader thread panicked".to_string())?;
         let run = run?;
         off?;
+        let samples = sampled.transpose()?.transpose()?.unwrap_or(0);
         let (lines, bytes) = drained?;
-        Ok((lines, bytes, run))
+        Ok((lines, bytes, samples, run))
     })
 }
 

@@ -35,7 +35,7 @@ impl Counts {
         match event.kind {
             EventKind::Alloc => self.add(0, event.order),
             EventKind::Free => self.add(1, event.order),
-            EventKind::FreeBatched => {}
+            EventKind::FreeBatched | EventKind::Sample => {}
             EventKind::ZoneLocked => self.add(if event.percpu_refill { 2 } else { 3 }, event.order),
             EventKind::PcpuDrain => self.add(DRAIN, event.order),
             EventKind::Extfrag => {

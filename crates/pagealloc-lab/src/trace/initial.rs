@@ -123,8 +123,8 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
     let first_ns = events.first().map_or(0, |event| event.ts_ns);
     for event in events {
         let cpu = event.cpu as usize;
-        let refill_or_drain = matches!(event.kind, EventKind::ZoneLocked if event.percpu_refill)
-            || event.kind == EventKind::PcpuDrain;
+        let refill_or_drain =
+            matches!(event.kind, EventKind::ZoneLocked if event.percpu_refill) || event.kind == EventKind::PcpuDrain;
         if let Some(list) = pageset_list(event.order, event.migratetype).filter(|_| refill_or_drain) {
             if start.touched_lists.len() <= cpu {
                 start.touched_lists.resize(cpu + 1, 0);

@@ -15,6 +15,7 @@ pub mod platform;
 pub mod replay;
 pub mod replay_cli;
 pub mod ring_stats;
+pub mod samples;
 pub mod timeline;
 pub mod timers;
 pub mod workloads;

@@ -19,6 +19,9 @@ pub enum EventKind {
     ZoneLocked,
     PcpuDrain,
     Extfrag,
+    /// `pagelab trace capture --sample-ms`'s trace_marker write before it read
+    /// /proc/zoneinfo; the sample number is in `pfn`.
+    Sample,
 }
 
 /// One event: the fields the replay and the counts read.
@@ -61,7 +64,7 @@ pub fn parse_line(line: &str) -> Option<TraceEvent> {
 
 /// Parses one line of bytes (no UTF-8 check: every field read is ASCII).
 pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
-    let marker = find_marker(line)?;
+    let Some(marker) = find_marker(line) else { return parse_sample(line) };
     let after = &line[marker + MARKER.len()..];
     let (kind, name_len) =
         EVENTS.iter().find(|(name, _)| after.starts_with(name)).map(|(name, kind)| (*kind, name.len()))?;
@@ -98,6 +101,29 @@ pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
         }
     }
     Some(event)
+}
+
+/// A `tracing_mark_write: pagelab-sample K` line (not one of the six events, so only
+/// lines without them pay for this look).
+fn parse_sample(line: &[u8]) -> Option<TraceEvent> {
+    const SAMPLE_MARKER: &[u8] = b": tracing_mark_write: pagelab-sample ";
+    let at = line.windows(SAMPLE_MARKER.len()).position(|window| window == SAMPLE_MARKER)?;
+    let head = &line[..at];
+    let ts_start = head.iter().rposition(|&byte| byte == b' ').map_or(0, |at| at + 1);
+    let number = line[at + SAMPLE_MARKER.len()..].trim_ascii();
+    Some(TraceEvent {
+        kind: EventKind::Sample,
+        cpu: parse_cpu(&head[..ts_start])?,
+        ts_ns: parse_seconds_ns(&head[ts_start..])?,
+        pfn: parse_decimal(number)?,
+        order: 0,
+        migratetype: -1,
+        percpu_refill: false,
+        gfp: Gfp::default(),
+        fallback_order: 0,
+        change_ownership: false,
+        kworker: false,
+    })
 }
 
 /// Where ": mm_page_" starts: colons are few in a line (timestamp, event, some task names).
@@ -222,6 +248,10 @@ mod tests {
             (EventKind::Alloc, 0, 16_297_098_371_000, 0x102db7)
         );
         assert!(alloc.gfp.contains(Gfp::DIRECT_RECLAIM));
+        let sample =
+            parse_line("       pagelab-19829   [001] ..... 36801.700100: tracing_mark_write: pagelab-sample 12")
+                .unwrap();
+        assert_eq!((sample.kind, sample.pfn, sample.cpu, sample.ts_ns), (EventKind::Sample, 12, 1, 36_801_700_100_000));
         let locked = parse_line("              dd-3808    [001] d..1. 16297.101962: mm_page_alloc_zone_locked: page=000000006e39c6a1 pfn=0x20f800 order=8 migratetype=1 percpu_refill=0").unwrap();
         assert_eq!((locked.kind, locked.cpu, locked.order, locked.migratetype), (EventKind::ZoneLocked, 1, 8, 1));
         assert!(!locked.percpu_refill);

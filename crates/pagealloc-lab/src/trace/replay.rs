@@ -67,6 +67,10 @@ pub struct Replay {
     pub timeline: Option<Vec<TimelinePoint>>,
     /// Each pageset's count and high at the end, the kernel's (zoneinfo.after) and ours.
     pub end_pagesets: Vec<super::zoneinfo::PagesetEnd>,
+    /// Each pageset's count and high at each of the capture's zoneinfo samples, the kernel's
+    /// and ours at the same point of the trace.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pageset_samples: Vec<super::samples::PagesetPair>,
 }
 
 /// Frame numbers spread well under a multiply; SipHash would cost more than the replay.
@@ -248,10 +252,12 @@ pub struct ReplayOptions {
     pub after: Option<Vec<ZoneinfoZone>>,
     /// When each CPU's vmstat pass runs.
     pub timers: TimerMode,
+    /// The capture's zoneinfo samples (`zoneinfo.samples`), by sample number.
+    pub samples: Vec<Vec<ZoneinfoZone>>,
 }
 
 pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
-    let ReplayOptions { stock, timeline_ms, trace_out, after, timers } = options;
+    let ReplayOptions { stock, timeline_ms, trace_out, after, timers, samples } = options;
     let started = std::time::Instant::now();
     let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
     let ours = Arc::new(Counts::default());
@@ -283,7 +289,11 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         now_ns: 0,
         events: 0,
         skipped: Skipped::default(),
-        timer_schedule: (timers == TimerMode::Trace).then(|| TimerSchedule::from_events(&trace.events)),
+        timer_schedule: (timers == TimerMode::Trace).then(|| {
+            let mut schedule = TimerSchedule::from_events(&trace.events);
+            schedule.add_sampled_passes(&trace.events, &samples);
+            schedule
+        }),
         stat_interval_ns: u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000,
     };
     replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
@@ -305,6 +315,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
     }
     // The start state is not the replay's doing.
     ours.reset();
+    let mut sample_log = super::samples::SampleLog::new(samples);
     let mut timeline = timeline_ms.map(Timeline::new);
     let mut first_ns = None;
     let mut last_ns = 0;
@@ -315,6 +326,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         }
         kernel.count_kernel(event);
         replayer.step(event);
+        sample_log.observe(event, || ZoneinfoZone::from_allocator(&replayer.allocator));
     }
     if let Some(timeline) = timeline.as_mut() {
         timeline.finish(last_ns, &kernel, &ours);
@@ -333,79 +345,10 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         end_pagesets: after.map_or_else(Vec::new, |after| {
             super::zoneinfo::pageset_ends(&after, &ZoneinfoZone::from_allocator(&replayer.allocator))
         }),
+        pageset_samples: sample_log.pairs,
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::writer::{FtraceWriter, Tee};
-    use pagealloc::AllocRequest;
-    use std::io::Write;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-    use std::sync::Mutex;
-
-    #[derive(Clone, Default)]
-    struct SharedText(Arc<Mutex<Vec<u8>>>);
-    impl Write for SharedText {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    /// Random allocations and frees of orders 0-3 on 2 CPUs within one timer interval: the
-    /// replay of our own trace gives our counts back exactly.
-    #[test]
-    fn replaying_our_own_trace_reproduces_our_counts() {
-        let (cpu, clock_ns) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicU64::new(0)));
-        let text = SharedText::default();
-        let recorded = Arc::new(Counts::default());
-        let (cpu_seen, clock_seen) = (cpu.clone(), clock_ns.clone());
-        let writer = FtraceWriter::new(
-            Box::new(text.clone()),
-            Box::new(move || (cpu_seen.load(Relaxed), clock_seen.load(Relaxed))),
-        );
-        let builder = pagealloc::AllocatorBuilder::pc_layout(512).event_sink(Box::new(Tee(writer, recorded.clone())));
-        let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(2)).unwrap();
-        let mut zoneinfo = String::new();
-        let zones = pagealloc::views::ZoneinfoZone::from_allocator(&allocator);
-        pagealloc::views::write_zoneinfo(&mut zoneinfo, &zones, pagealloc::sizing::LinuxVersion::MAINLINE).unwrap();
-        let mut rng = crate::rng::SplitMix64::new(7);
-        let mut live: Vec<Block> = Vec::new();
-        // Bursts: CPU 0 allocates 1000 blocks, CPU 1 frees most of them (its pagesets
-        // overflow and drain), with random steps the other way.
-        for step in 0..20_000u64 {
-            let allocating = (step / 1000) % 2 == 0;
-            let on_cpu = if rng.below(10) == 0 { usize::from(allocating) } else { usize::from(!allocating) };
-            allocator.platform().set_cpu(on_cpu);
-            cpu.store(on_cpu, Relaxed);
-            allocator.platform().advance_ns(10_000);
-            clock_ns.store((step + 1) * 10_000, Relaxed);
-            if live.is_empty() || (allocating && rng.below(100) < 90) || (!allocating && rng.below(100) < 10) {
-                let request = if rng.below(2) == 0 { AllocRequest::USER_MOVABLE } else { AllocRequest::KERNEL };
-                live.push(allocator.alloc_pages(rng.below(4) as u8, request).unwrap());
-            } else {
-                let victim = rng.below(live.len() as u64) as usize;
-                allocator.free_pages(live.swap_remove(victim)).unwrap();
-            }
-        }
-        let dir = std::env::temp_dir().join(format!("pagelab-replay-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (trace, zoneinfo_path) = (dir.join("own.trace"), dir.join("own.zoneinfo"));
-        std::fs::write(&trace, text.0.lock().unwrap().as_slice()).unwrap();
-        std::fs::write(&zoneinfo_path, zoneinfo).unwrap();
-        let trace = Trace::load(&trace).unwrap();
-        let machine = Machine::for_trace(&trace, Some(&zoneinfo_path)).unwrap();
-        let options = ReplayOptions { stock: PagesetStock::Empty, timeline_ms: None, trace_out: None, after: None, timers: TimerMode::Trace };
-        let replay = replay(&trace, &machine, "mainline", options).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(replay.skipped, Skipped::default());
-        assert_eq!(replay.kernel, recorded.to_map(), "the trace holds what the sink saw");
-        assert_eq!(replay.ours, recorded.to_map(), "the replay does what the run did");
-        assert!(replay.ours.keys().any(|key| key.starts_with("pcpu_drain")), "{:?}", replay.ours);
-    }
-}
+#[path = "replay_tests.rs"]
+mod tests;

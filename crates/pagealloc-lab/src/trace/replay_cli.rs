@@ -17,6 +17,7 @@ use super::timeline::Timeline;
 struct CaptureDir {
     zoneinfo_before: Option<PathBuf>,
     zoneinfo_after: Option<PathBuf>,
+    zoneinfo_samples: Option<PathBuf>,
     /// (KiB, CPUs) from capture.json.
     llc: Option<(u64, u32)>,
 }
@@ -29,7 +30,12 @@ impl CaptureDir {
             std::fs::read_to_string(dir.join("capture.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
         let llc =
             summary.and_then(|summary| Some((summary["llc_kib"].as_u64()?, summary["llc_cpus"].as_u64()? as u32)));
-        CaptureDir { zoneinfo_before: existing("zoneinfo.before"), zoneinfo_after: existing("zoneinfo.after"), llc }
+        CaptureDir {
+            zoneinfo_before: existing("zoneinfo.before"),
+            zoneinfo_after: existing("zoneinfo.after"),
+            zoneinfo_samples: existing(super::samples::SAMPLES_FILE),
+            llc,
+        }
     }
 }
 
@@ -85,6 +91,10 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         }
         None => None,
     };
+    let samples = match &capture.zoneinfo_samples {
+        Some(path) => super::samples::parse_samples(&std::fs::read_to_string(path).map_err(|e| e.to_string())?)?,
+        None => Vec::new(),
+    };
     let replays: Vec<Replay> = args
         .presets
         .iter()
@@ -95,6 +105,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
                 trace_out: args.trace_out.clone(),
                 after: after.clone(),
                 timers: args.timers,
+                samples: samples.clone(),
             };
             replay(&trace, &machine, preset, options)
         })
@@ -142,9 +153,37 @@ fn print_table(replay: &Replay) {
             end.zone, end.cpu, end.kernel_count, end.ours_count, end.kernel_high, end.ours_high
         );
     }
+    print_sample_summary(&replay.pageset_samples);
     if let Some(points) = &replay.timeline {
         println!("per step, kernel/ours:");
         let keys = ["zone_locked_refill_o0", "pcpu_drain_o0", "zone_locked_refill_o2", "pcpu_drain_o2"];
         Timeline::print_points(points, &keys);
+    }
+}
+
+/// Per pageset: how far our count and high were from the kernel's over the samples (median
+/// of the absolute differences, and the kernel's median for scale).
+fn print_sample_summary(pairs: &[super::samples::PagesetPair]) {
+    let mut keys: Vec<(usize, &str, usize)> = pairs.iter().map(|pair| (pair.node, pair.zone, pair.cpu)).collect();
+    keys.dedup();
+    keys.sort_unstable();
+    keys.dedup();
+    for (node, zone, cpu) in keys {
+        let of: Vec<_> =
+            pairs.iter().filter(|pair| (pair.node, pair.zone, pair.cpu) == (node, zone, cpu)).copied().collect();
+        if of.iter().all(|pair| pair.kernel_count + pair.ours_count == 0) {
+            continue;
+        }
+        let median = |mut values: Vec<u64>| {
+            values.sort_unstable();
+            values[values.len() / 2]
+        };
+        let (count_off, high_off) = super::samples::median_differences(&of).expect("a non-empty group");
+        println!(
+            "{} samples, node {node} {zone} cpu {cpu}: |ours - kernel| median count {count_off} high {high_off} (kernel median count {} high {})",
+            of.len(),
+            median(of.iter().map(|pair| pair.kernel_count).collect()),
+            median(of.iter().map(|pair| pair.kernel_high).collect()),
+        );
     }
 }

@@ -191,8 +191,14 @@ fn trace_drain<P: Platform>(zone: &BuddyZone<'_, P>, pfn: crate::types::Pfn, ord
 /// How much a chunked drain frees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum DrainTarget {
-    /// This many pages (or until the pageset is empty).
+    /// This many pages (or until the pageset is empty); a chunk that ends inside a
+    /// high-order block counts what it freed, so the drain as a whole overshoots by at most
+    /// one block, as one unchunked free_pcppages_bulk() call does.
     Pages(u32),
+    /// This many pages in chunks that each count as their request, as decay_pcp_high()
+    /// loops (`to_drain -= to_drain_batched`): with high-order blocks, every chunk may
+    /// overshoot.
+    RequestedChunks(u32),
     /// Everything, re-reading the count at each chunk.
     All,
 }
@@ -221,16 +227,15 @@ pub(crate) fn drain_chunked<'a, P: Platform>(
     let mut freed_pages = 0;
     debug_assert!(plan.chunk_pages != Some(0), "a zero chunk would never progress");
     let mut to_free = match plan.target {
-        DrainTarget::Pages(pages) => pages,
+        DrainTarget::Pages(pages) | DrainTarget::RequestedChunks(pages) => pages,
         DrainTarget::All => pcp.count_pages,
     };
     loop {
         let chunk = plan.chunk_pages.map_or(to_free, |chunk| to_free.min(chunk));
         let freed = free_pcppages_bulk(zone, &mut pcp, chunk, plan.start_pindex, policy, plan.cause);
         freed_pages += freed;
-        // A chunk ending inside a high-order block frees past its share; decay_pcp_high()
-        // still counts each chunk as its request, so every chunk may overshoot.
-        to_free = to_free.saturating_sub(chunk);
+        let counted = if let DrainTarget::RequestedChunks(_) = plan.target { chunk } else { freed };
+        to_free = to_free.saturating_sub(counted);
         if plan.chunk_pages.is_none() || freed == 0 || to_free == 0 || pcp.count_pages == 0 {
             return (freed_pages, Some(pcp));
         }
@@ -315,8 +320,12 @@ pub(crate) fn vmstat_update<P: Platform>(
         // Mainline frees the excess in batch-sized chunks, each under its own hold of the
         // pageset lock; earlier kernels in one hold.
         let chunk_pages = policy.drain.chunked.then(|| pageset.batch_pages.max(1));
-        let plan =
-            DrainPlan { target: DrainTarget::Pages(excess), chunk_pages, start_pindex: 0, cause: DrainCause::Decay };
+        let plan = DrainPlan {
+            target: DrainTarget::RequestedChunks(excess),
+            chunk_pages,
+            start_pindex: 0,
+            cause: DrainCause::Decay,
+        };
         let (freed, guard) = drain_chunked(zone, pageset, plan, policy, || Some(slot.pageset.lock(platform)));
         drained += freed as u64;
         pageset = guard.expect("blocking relocks always succeed");

@@ -1,0 +1,186 @@
+//! The kernel's pagesets while the traced command runs: `pagelab trace capture
+//! --sample-ms N` reads /proc/zoneinfo every N ms and marks each read in the trace itself
+//! (a `trace_marker` write, `tracing_mark_write: pagelab-sample K`), so the replay can set
+//! each CPU's pageset count and high beside ours at the very point of the event stream where
+//! the kernel's were read. The trace shows refills and drains, not high: these samples show
+//! where the auto-tuned high of the model and of the kernel part.
+//!
+//! File format (`zoneinfo.samples`): for each sample, a line `pagelab-sample K` and then the
+//! /proc/zoneinfo text as read.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pagealloc::views::ZoneinfoZone;
+
+pub const SAMPLES_FILE: &str = "zoneinfo.samples";
+/// The text a sample's trace_marker write starts with.
+pub const SAMPLE_TAG: &str = "pagelab-sample ";
+
+/// Samples until `stop`: marker first, then the read, so that the sample reflects every
+/// event before the marker (and a few after it). Returns the samples taken.
+pub fn run_sampler(instance: &Path, out: &Path, period: Duration, stop: &AtomicBool) -> Result<u64, String> {
+    let marker_path = instance.join("trace_marker");
+    let mut marker = OpenOptions::new()
+        .write(true)
+        .open(&marker_path)
+        .map_err(|e| format!("cannot open {}: {e}", marker_path.display()))?;
+    let samples_path = out.join(SAMPLES_FILE);
+    let mut samples =
+        File::create(&samples_path).map_err(|e| format!("cannot create {}: {e}", samples_path.display()))?;
+    let mut taken = 0;
+    while !stop.load(Ordering::SeqCst) {
+        let tag = format!("{SAMPLE_TAG}{taken}\n");
+        marker.write_all(tag.as_bytes()).map_err(|e| format!("cannot write the trace marker: {e}"))?;
+        let zoneinfo = std::fs::read("/proc/zoneinfo").map_err(|e| format!("cannot read /proc/zoneinfo: {e}"))?;
+        samples
+            .write_all(tag.as_bytes())
+            .and_then(|()| samples.write_all(&zoneinfo))
+            .map_err(|e| format!("cannot write {}: {e}", samples_path.display()))?;
+        taken += 1;
+        std::thread::sleep(period);
+    }
+    Ok(taken)
+}
+
+/// The samples of a `zoneinfo.samples` file, by sample number.
+pub fn parse_samples(text: &str) -> Result<Vec<Vec<ZoneinfoZone>>, String> {
+    let mut samples = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(SAMPLE_TAG) {
+        let body = &rest[start + SAMPLE_TAG.len()..];
+        let (number, body) = body.split_once('\n').ok_or("a sample tag without a line end")?;
+        let number: usize = number.trim().parse().map_err(|_| format!("bad sample number {number:?}"))?;
+        if number != samples.len() {
+            return Err(format!("sample {number} out of order (expected {})", samples.len()));
+        }
+        let end = body.find(SAMPLE_TAG).unwrap_or(body.len());
+        samples.push(super::zoneinfo::parse_zoneinfo(&body[..end])?);
+        rest = &body[end..];
+    }
+    Ok(samples)
+}
+
+/// One CPU's pageset in one zone, the kernel's at a sample and ours at the same event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PagesetPair {
+    pub sample: usize,
+    pub ts_ns: u64,
+    pub node: usize,
+    pub zone: &'static str,
+    pub cpu: usize,
+    pub kernel_count: u64,
+    pub ours_count: u64,
+    pub kernel_high: u64,
+    pub ours_high: u64,
+}
+
+/// The pairs of one sample: every pageset of a zone with managed pages in both.
+pub fn pair_up(sample: usize, ts_ns: u64, kernel: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<PagesetPair> {
+    let mut pairs = Vec::new();
+    for theirs in kernel.iter().filter(|zone| zone.managed_pages > 0) {
+        let Some(mine) = ours.iter().find(|zone| (zone.node, zone.zone_type) == (theirs.node, theirs.zone_type)) else {
+            continue;
+        };
+        for line in &theirs.pagesets {
+            let Some(our_line) = mine.pagesets.iter().find(|our_line| our_line.cpu == line.cpu) else { continue };
+            pairs.push(PagesetPair {
+                sample,
+                ts_ns,
+                node: theirs.node,
+                zone: theirs.zone_type.kernel_name(),
+                cpu: line.cpu,
+                kernel_count: line.count_pages,
+                ours_count: our_line.count_pages,
+                kernel_high: line.high_pages,
+                ours_high: our_line.high_pages,
+            });
+        }
+    }
+    pairs
+}
+
+/// The pairs of a replay: at each sample event, the kernel's pagesets from its read and ours
+/// as they stand.
+#[derive(Debug, Default)]
+pub struct SampleLog {
+    samples: Vec<Vec<ZoneinfoZone>>,
+    pub pairs: Vec<PagesetPair>,
+}
+
+impl SampleLog {
+    pub fn new(samples: Vec<Vec<ZoneinfoZone>>) -> SampleLog {
+        SampleLog { samples, pairs: Vec::new() }
+    }
+
+    /// Pairs sample `event.pfn` with `ours()`, if the event is a sample the file holds.
+    pub fn observe(&mut self, event: &super::parse::TraceEvent, ours: impl FnOnce() -> Vec<ZoneinfoZone>) {
+        if event.kind != super::parse::EventKind::Sample {
+            return;
+        }
+        let Some(kernel) = usize::try_from(event.pfn).ok().and_then(|index| self.samples.get(index)) else { return };
+        let pairs = pair_up(event.pfn as usize, event.ts_ns, kernel, &ours());
+        self.pairs.extend(pairs);
+    }
+}
+
+/// Median of |ours - kernel| over the pairs, for count and for high, and the pairs' count.
+pub fn median_differences(pairs: &[PagesetPair]) -> Option<(u64, u64)> {
+    if pairs.is_empty() {
+        return None;
+    }
+    let median = |mut values: Vec<u64>| {
+        values.sort_unstable();
+        values[values.len() / 2]
+    };
+    let counts = pairs.iter().map(|pair| pair.kernel_count.abs_diff(pair.ours_count)).collect();
+    let highs = pairs.iter().map(|pair| pair.kernel_high.abs_diff(pair.ours_high)).collect();
+    Some((median(counts), median(highs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ZONEINFO: &str = "Node 0, zone   Normal
+  pages free     1000
+        boost    0
+        min      10
+        low      12
+        high     14
+        promo    16
+        spanned  4096
+        present  4096
+        managed  4096
+        cma      0
+        protection: (0, 0, 0, 0, 0)
+  pagesets
+    cpu: 0
+              count:    COUNT
+              high:     500
+              batch:    63
+  vm stats threshold: 16
+  node_unreclaimable:  0
+  start_pfn:           0
+";
+
+    #[test]
+    fn samples_parse_in_order_and_pair_with_ours() {
+        let text = format!(
+            "{SAMPLE_TAG}0\n{}{SAMPLE_TAG}1\n{}",
+            ZONEINFO.replace("COUNT", "7"),
+            ZONEINFO.replace("COUNT", "9")
+        );
+        let samples = parse_samples(&text).unwrap();
+        assert_eq!(samples.len(), 2);
+        assert_eq!(samples[1][0].pagesets[0].count_pages, 9);
+        let pairs = pair_up(1, 5, &samples[1], &samples[0]);
+        assert_eq!(pairs.len(), 1);
+        assert_eq!((pairs[0].kernel_count, pairs[0].ours_count, pairs[0].kernel_high), (9, 7, 500));
+        assert_eq!(median_differences(&pairs), Some((2, 0)));
+        assert!(parse_samples(&format!("{SAMPLE_TAG}1\n{ZONEINFO}")).is_err(), "a missing sample 0 is refused");
+    }
+}
