@@ -19,7 +19,7 @@ use super::machine::Machine;
 use super::parse::{EventKind, Trace, TraceEvent};
 use super::platform::ReplayPlatform;
 use super::timeline::{Timeline, TimelinePoint};
-use super::timers::{TimerMode, TimerSchedule};
+use super::timers::{TimerMode, TimerSchedule, TracedTimers};
 use super::writer::{FtraceWriter, Tee};
 
 /// What the replay could not do, by reason.
@@ -135,8 +135,7 @@ struct Replayer {
     events: u64,
     skipped: Skipped,
     /// The traced timer passes, when the replay follows them.
-    timer_schedule: Option<TimerSchedule>,
-    stat_interval_ns: u64,
+    traced_timers: Option<TracedTimers>,
 }
 
 impl Replayer {
@@ -192,11 +191,16 @@ impl Replayer {
         self.now_ns = self.now_ns.max(event_ns);
         let cpu = event.cpu as usize % self.cpus;
         platform.set_cpu(cpu);
-        self.clock.set(cpu, start_ns + event_ns);
-        let done = self.allocator.run_due_work(cpu, event_ns);
-        if let Some(schedule) = self.timer_schedule.as_ref().filter(|_| done.vmstat_passes > 0) {
-            self.allocator.set_vmstat_due(cpu, schedule.next_due_ns(cpu, event_ns, self.stat_interval_ns));
+        if let Some(timers) = self.traced_timers.as_mut() {
+            while let Some((due_cpu, passes)) = timers.take_due(event_ns) {
+                platform.set_cpu(due_cpu);
+                self.clock.set(due_cpu, start_ns + event_ns);
+                (0..passes).for_each(|_| _ = self.allocator.vmstat_tick(due_cpu));
+            }
+            platform.set_cpu(cpu);
         }
+        self.clock.set(cpu, start_ns + event_ns);
+        self.allocator.run_due_work(cpu, event_ns);
     }
 
     /// Allocates the blocks live before the trace, spread over the CPUs.
@@ -278,6 +282,14 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
     });
     let kernel = Counts::default();
     let start = super::initial::trace_start(&trace.events);
+    let interval_ns = u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000;
+    // The most one decay pass drains: batch << CONFIG_PCP_BATCH_SCALE_MAX.
+    let batch_pages = ZoneinfoZone::from_allocator(&allocator)
+        .iter()
+        .flat_map(|zone| zone.pagesets.iter().map(|line| line.batch_pages))
+        .max()
+        .unwrap_or(1);
+    let max_pass_pages = batch_pages << preset.policy.pcp.scale_max();
     let mut replayer = Replayer {
         allocator,
         runs: Vec::new(),
@@ -289,12 +301,11 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         now_ns: 0,
         events: 0,
         skipped: Skipped::default(),
-        timer_schedule: (timers == TimerMode::Trace).then(|| {
-            let mut schedule = TimerSchedule::from_events(&trace.events);
+        traced_timers: (timers == TimerMode::Trace).then(|| {
+            let mut schedule = TimerSchedule::from_events(&trace.events, max_pass_pages);
             schedule.add_sampled_passes(&trace.events, &samples);
-            schedule
+            TracedTimers::new(schedule, machine.cpus, interval_ns)
         }),
-        stat_interval_ns: u64::from(pagealloc::sizing::Tunables::default().stat_interval_ms) * 1_000_000,
     };
     replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
     // What those allocations left in the pagesets is not the snapshot's.
@@ -305,13 +316,16 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.skipped.ballast_pages = seeded.ballast_pages;
         replayer.ballast = seeded.ballast;
     }
-    // Each CPU's vmstat timer in the phase of its first drain by a kernel worker.
-    let interval_ns = replayer.stat_interval_ns;
+    // Each CPU's vmstat timer in the phase of its first drain by a kernel worker, or run from
+    // the traced passes (the allocator's own schedule then never fires).
     for (cpu, first) in start.first_worker_drain_ns.iter().enumerate().take(machine.cpus) {
         if let Some(first_ns) = first {
             replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns);
             replayer.skipped.timers_phased += 1;
         }
+    }
+    if replayer.traced_timers.is_some() {
+        (0..machine.cpus).for_each(|cpu| _ = replayer.allocator.set_vmstat_due(cpu, u64::MAX));
     }
     // The start state is not the replay's doing.
     ours.reset();

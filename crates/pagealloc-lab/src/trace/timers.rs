@@ -35,23 +35,52 @@ pub enum TimerMode {
 }
 
 impl TimerSchedule {
-    pub fn from_events(events: &[TraceEvent]) -> TimerSchedule {
+    /// The worker drain bursts of `events`. One pass drains at most `max_pass_pages`
+    /// (decay_pcp_high() lowers high by at most batch << CONFIG_PCP_BATCH_SCALE_MAX below
+    /// the count), so a burst that drained more was several passes back to back: it is
+    /// listed once per pass.
+    pub fn from_events(events: &[TraceEvent], max_pass_pages: u64) -> TimerSchedule {
         let first_ns = events.first().map_or(0, |event| event.ts_ns);
         let mut schedule = TimerSchedule::default();
-        let mut last_drain_ns: Vec<Option<u64>> = Vec::new();
+        // Per CPU: the last drain's time and the open burst's pages.
+        let mut open: Vec<Option<(u64, u64)>> = Vec::new();
         for event in events.iter().filter(|event| event.kind == EventKind::PcpuDrain && event.kworker) {
             let cpu = event.cpu as usize;
-            if last_drain_ns.len() <= cpu {
-                last_drain_ns.resize(cpu + 1, None);
+            if open.len() <= cpu {
+                open.resize(cpu + 1, None);
                 schedule.bursts_ns.resize(cpu + 1, Vec::new());
             }
             let ns = event.ts_ns - first_ns;
-            if last_drain_ns[cpu].is_none_or(|last| ns.saturating_sub(last) > BURST_GAP_NS) {
-                schedule.bursts_ns[cpu].push(ns);
+            let pages = 1u64 << event.order;
+            match open[cpu] {
+                Some((last_ns, burst_pages)) if ns.saturating_sub(last_ns) <= BURST_GAP_NS => {
+                    open[cpu] = Some((ns, burst_pages + pages));
+                }
+                _ => {
+                    schedule.close_burst(cpu, open[cpu], max_pass_pages);
+                    schedule.bursts_ns[cpu].push(ns);
+                    open[cpu] = Some((ns, pages));
+                }
             }
-            last_drain_ns[cpu] = Some(ns);
+        }
+        for (cpu, burst) in open.into_iter().enumerate() {
+            schedule.close_burst(cpu, burst, max_pass_pages);
         }
         schedule
+    }
+
+    /// Lists the open burst of `cpu` (already listed once) again for each further pass.
+    fn close_burst(&mut self, cpu: usize, burst: Option<(u64, u64)>, max_pass_pages: u64) {
+        let Some((_, pages)) = burst else { return };
+        let passes = pages.div_ceil(max_pass_pages.max(1));
+        let start = *self.bursts_ns[cpu].last().expect("an open burst is listed");
+        self.bursts_ns[cpu].extend((1..passes).map(|_| start));
+    }
+
+    /// Passes listed on `cpu` at exactly `ns`.
+    pub fn passes_at(&self, cpu: usize, ns: u64) -> usize {
+        let bursts = self.bursts(cpu);
+        bursts.partition_point(|&burst| burst <= ns) - bursts.partition_point(|&burst| burst < ns)
     }
 
     /// Adds a pass between two consecutive zoneinfo samples wherever a CPU's high fell by
@@ -101,6 +130,39 @@ impl TimerSchedule {
     }
 }
 
+/// Each CPU's next vmstat pass under [`TimerMode::Trace`]. The trace shows when the
+/// kernel's timer ran whatever that CPU was doing, so a due pass runs at the first event
+/// of any CPU from then on (not deferred to its own CPU's next event).
+#[derive(Debug)]
+pub struct TracedTimers {
+    schedule: TimerSchedule,
+    next_due_ns: Vec<u64>,
+    period_ns: u64,
+}
+
+impl TracedTimers {
+    /// First passes: each CPU's first traced pass within one and a half periods, else one
+    /// period in.
+    pub fn new(schedule: TimerSchedule, cpus: usize, period_ns: u64) -> TracedTimers {
+        let next_due_ns = (0..cpus)
+            .map(|cpu| {
+                let first = schedule.bursts(cpu).first().copied();
+                first.filter(|&first| first <= period_ns + period_ns / 2).unwrap_or(period_ns)
+            })
+            .collect();
+        TracedTimers { schedule, next_due_ns, period_ns }
+    }
+
+    /// A CPU whose pass is due at `now_ns`, the earliest first, and how many passes the
+    /// trace shows there back to back (at least 1); they count as run.
+    pub fn take_due(&mut self, now_ns: u64) -> Option<(usize, usize)> {
+        let (cpu, &due_ns) =
+            self.next_due_ns.iter().enumerate().filter(|(_, &due)| due <= now_ns).min_by_key(|(_, &due)| due)?;
+        self.next_due_ns[cpu] = self.schedule.next_due_ns(cpu, now_ns, self.period_ns);
+        Some((cpu, self.schedule.passes_at(cpu, due_ns).max(1)))
+    }
+}
+
 /// CPUs with a pageset whose high went from `before` to `after` as one decay pass cuts it.
 fn decayed_cpus(before: &[ZoneinfoZone], after: &[ZoneinfoZone]) -> Vec<usize> {
     let mut cpus = Vec::new();
@@ -142,22 +204,44 @@ mod tests {
             drain("kworker/1:2-30929", 1, "100.700000"),
             drain("kworker/0:1-11286", 0, "101.048000"),
         ];
-        let schedule = TimerSchedule::from_events(&events);
+        let schedule = TimerSchedule::from_events(&events, 2016);
         assert_eq!(schedule.bursts(0), &[0, 1_048_000_000], "the user task's drain is no timer pass");
         assert_eq!(schedule.bursts(1), &[700_000_000]);
         assert_eq!(schedule.bursts(2), &[] as &[u64]);
     }
 
     #[test]
+    fn a_burst_beyond_one_pass_is_several_passes() {
+        let mut events: Vec<TraceEvent> = (0..5).map(|_| drain("kworker/0:1-1", 0, "10.0")).collect();
+        events.push(drain("kworker/0:1-1", 0, "11.0"));
+        let schedule = TimerSchedule::from_events(&events, 2);
+        assert_eq!(schedule.bursts(0), &[0, 0, 0, 1_000_000_000], "5 pages at 2 a pass: 3 passes");
+        assert_eq!(schedule.passes_at(0, 0), 3);
+        assert_eq!(schedule.passes_at(0, 1_000_000_000), 1);
+    }
+
+    #[test]
     fn next_due_follows_the_trace_within_half_a_period() {
         let events =
             [drain("kworker/0:1-1", 0, "10.0"), drain("kworker/0:1-1", 0, "11.2"), drain("kworker/0:1-1", 0, "14.0")];
-        let schedule = TimerSchedule::from_events(&events);
+        let schedule = TimerSchedule::from_events(&events, 2016);
         let second = 1_000_000_000;
         assert_eq!(schedule.next_due_ns(0, 0, second), 1_200_000_000, "the traced pass");
         assert_eq!(schedule.next_due_ns(0, 1_200_000_000, second), 2_200_000_000, "none traced: a period on");
         assert_eq!(schedule.next_due_ns(0, 3_100_000_000, second), 4_000_000_000);
         assert_eq!(schedule.next_due_ns(1, 5, second), second + 5, "a CPU with no bursts");
+    }
+
+    #[test]
+    fn traced_timers_run_due_passes_earliest_first() {
+        let events = [drain("kworker/1:1-1", 1, "10.0"), drain("kworker/1:1-1", 1, "10.3"), drain("kworker/0:1-1", 0, "11.2")];
+        let second = 1_000_000_000;
+        let mut timers = TracedTimers::new(TimerSchedule::from_events(&events, 2016), 2, second);
+        assert_eq!(timers.take_due(0), Some((1, 1)), "CPU 1's traced pass at 0");
+        assert_eq!(timers.take_due(0), None);
+        assert_eq!(timers.take_due(1_300_000_000), Some((1, 1)), "a period on (its 0.3 s burst is too soon)");
+        assert_eq!(timers.take_due(1_300_000_000), Some((0, 1)), "CPU 0's traced pass at 1.2 s");
+        assert_eq!(timers.take_due(1_300_000_000), None);
     }
 
     #[test]
