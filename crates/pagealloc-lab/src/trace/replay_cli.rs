@@ -65,8 +65,8 @@ pub struct ReplayArgs {
     /// Write our events as ftrace text to FILE (`.gz` compressed), to set beside the trace.
     #[arg(long, value_name = "FILE")]
     pub trace_out: Option<PathBuf>,
-    /// What the pagesets hold at the start (with --zoneinfo: its counts and highs).
-    #[arg(long, value_enum, default_value = "empty")]
+    /// What the pagesets hold at the start (with a zoneinfo snapshot: its counts and highs).
+    #[arg(long, value_enum, default_value = "implied")]
     pub pageset_stock: PagesetStock,
     /// When each CPU's vmstat pass (pageset decay) runs.
     #[arg(long, value_enum, default_value = "trace")]

@@ -234,7 +234,8 @@ mod tests {
 
     #[test]
     fn traced_timers_run_due_passes_earliest_first() {
-        let events = [drain("kworker/1:1-1", 1, "10.0"), drain("kworker/1:1-1", 1, "10.3"), drain("kworker/0:1-1", 0, "11.2")];
+        let events =
+            [drain("kworker/1:1-1", 1, "10.0"), drain("kworker/1:1-1", 1, "10.3"), drain("kworker/0:1-1", 0, "11.2")];
         let second = 1_000_000_000;
         let mut timers = TracedTimers::new(TimerSchedule::from_events(&events, 2016), 2, second);
         assert_eq!(timers.take_due(0), Some((1, 1)), "CPU 1's traced pass at 0");
