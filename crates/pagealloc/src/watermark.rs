@@ -17,7 +17,7 @@ pub(crate) struct WatermarkView<'a> {
 /// The boosted watermark an attempt with `level` must pass.
 #[inline]
 pub(crate) fn mark_pages(zone: &ZoneState, level: WatermarkLevel) -> u64 {
-    let marks = &zone.params.watermarks;
+    let marks = &zone.params.watermarks();
     let base = match level {
         WatermarkLevel::Min => marks.min_pages,
         WatermarkLevel::Low => marks.low_pages,
@@ -57,7 +57,7 @@ pub(crate) fn watermark_ok(
             min -= min / 4;
         }
     }
-    if usable_pages <= min + zone.state.params.lowmem_reserve[highest_zone.index()] as i64 {
+    if usable_pages <= min + zone.state.params.lowmem_reserve(highest_zone) as i64 {
         return false;
     }
     if order == 0 {
@@ -84,7 +84,7 @@ pub(crate) fn watermark_fast(
     let free_pages = zone.mem.free_pages();
     if order == 0 {
         let usable_pages = free_pages.saturating_sub(unusable_reserve_pages(zone, flags));
-        if usable_pages > mark + zone.state.params.lowmem_reserve[highest_zone.index()] {
+        if usable_pages > mark + zone.state.params.lowmem_reserve(highest_zone) {
             return true;
         }
     }
@@ -92,7 +92,7 @@ pub(crate) fn watermark_fast(
         return true;
     }
     if order == 0 && flags.min_reserve && flags.watermark == WatermarkLevel::Min && zone.state.boost_pages() > 0 {
-        return watermark_ok(zone, order, zone.state.params.watermarks.min_pages, highest_zone, flags, free_pages);
+        return watermark_ok(zone, order, zone.state.params.watermarks().min_pages, highest_zone, flags, free_pages);
     }
     false
 }

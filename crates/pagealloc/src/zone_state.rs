@@ -19,8 +19,9 @@ pub mod zone_flags {
     pub const BELOW_HIGH: u32 = 1 << 2;
 }
 
-/// Fixed per-zone parameters, derived by `sizing`.
-#[derive(Clone, Debug)]
+/// Per-zone parameters, derived by `sizing` at build and again when memory goes online
+/// or offline.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneParams {
     pub watermarks: Watermarks,
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
@@ -42,6 +43,79 @@ impl From<&ZoneSizing> for ZoneParams {
     }
 }
 
+/// A zone's [`ZoneParams`], re-derived when memory goes online or offline (mirrors the
+/// fields init_per_zone_wmark_min() and zone_pcp_update() rewrite with WRITE_ONCE()): each
+/// field is read relaxed, so a reader during an update may see some fields old, as in Linux.
+#[derive(Debug)]
+pub(crate) struct ParamsCell {
+    watermarks: [AtomicU64; 4],
+    lowmem_reserve: [AtomicU64; MAX_NR_ZONES],
+    pcp: [AtomicU64; 3],
+    stat_thresholds: [AtomicU32; 2],
+}
+
+impl ParamsCell {
+    fn new(params: &ZoneParams) -> ParamsCell {
+        let cell = ParamsCell {
+            watermarks: Default::default(),
+            lowmem_reserve: Default::default(),
+            pcp: Default::default(),
+            stat_thresholds: Default::default(),
+        };
+        cell.store(params);
+        cell
+    }
+
+    pub(crate) fn store(&self, params: &ZoneParams) {
+        let marks = &params.watermarks;
+        for (slot, value) in
+            self.watermarks.iter().zip([marks.min_pages, marks.low_pages, marks.high_pages, marks.promo_pages])
+        {
+            slot.store(value, Relaxed);
+        }
+        for (slot, &value) in self.lowmem_reserve.iter().zip(params.lowmem_reserve.iter()) {
+            slot.store(value, Relaxed);
+        }
+        let pcp = &params.pcp;
+        for (slot, value) in self.pcp.iter().zip([pcp.batch_pages, pcp.high_min_pages, pcp.high_max_pages]) {
+            slot.store(value, Relaxed);
+        }
+        self.stat_thresholds[0].store(params.stat_threshold, Relaxed);
+        self.stat_thresholds[1].store(params.pressure_stat_threshold, Relaxed);
+    }
+
+    #[inline]
+    pub(crate) fn watermarks(&self) -> Watermarks {
+        let [min, low, high, promo] = &self.watermarks;
+        Watermarks {
+            min_pages: min.load(Relaxed),
+            low_pages: low.load(Relaxed),
+            high_pages: high.load(Relaxed),
+            promo_pages: promo.load(Relaxed),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn lowmem_reserve(&self, highest_zone: ZoneType) -> u64 {
+        self.lowmem_reserve[highest_zone.index()].load(Relaxed)
+    }
+
+    fn get(&self) -> ZoneParams {
+        let [batch, high_min, high_max] = &self.pcp;
+        ZoneParams {
+            watermarks: self.watermarks(),
+            lowmem_reserve: core::array::from_fn(|index| self.lowmem_reserve[index].load(Relaxed)),
+            pcp: PcpBounds {
+                batch_pages: batch.load(Relaxed),
+                high_min_pages: high_min.load(Relaxed),
+                high_max_pages: high_max.load(Relaxed),
+            },
+            stat_threshold: self.stat_thresholds[0].load(Relaxed),
+            pressure_stat_threshold: self.stat_thresholds[1].load(Relaxed),
+        }
+    }
+}
+
 /// Everything about a zone but its memory, lock and pagesets.
 #[derive(Debug)]
 pub struct ZoneState {
@@ -51,7 +125,7 @@ pub struct ZoneState {
     /// Changed at run time by memory online and offline (hence atomic; read relaxed).
     pub(crate) present_pages: AtomicU64,
     pub(crate) managed_pages: AtomicU64,
-    pub(crate) params: ZoneParams,
+    pub(crate) params: ParamsCell,
     pub(crate) boost_pages: AtomicU64,
     pub(crate) flags: AtomicU32,
     /// Pages in pageblocks re-typed HIGHATOMIC.
@@ -94,7 +168,7 @@ impl ZoneState {
             zone_type,
             present_pages: AtomicU64::new(0),
             managed_pages: AtomicU64::new(0),
-            params,
+            params: ParamsCell::new(&params),
             boost_pages: AtomicU64::new(0),
             flags: AtomicU32::new(0),
             reserved_highatomic_pages: AtomicU64::new(0),
@@ -138,8 +212,15 @@ impl ZoneState {
         }
     }
 
-    pub fn params(&self) -> &ZoneParams {
-        &self.params
+    /// The zone's parameters now (they change when memory goes online or offline).
+    pub fn params(&self) -> ZoneParams {
+        self.params.get()
+    }
+
+    /// The watermarks without boost.
+    #[inline]
+    pub fn watermarks(&self) -> Watermarks {
+        self.params.watermarks()
     }
 
     pub fn is_populated(&self) -> bool {
@@ -183,14 +264,14 @@ impl ZoneState {
     /// set_pgdat_percpu_threshold() with calculate_pressure_threshold() or
     /// calculate_normal_threshold()).
     pub(crate) fn set_pressure_threshold(&self, under_pressure: bool) {
-        let threshold = if under_pressure { self.params.pressure_stat_threshold } else { self.params.stat_threshold };
+        let threshold = self.params.stat_thresholds[usize::from(under_pressure)].load(Relaxed);
         self.vmstat.set_stat_threshold(threshold.min(u32::from(u16::MAX)) as u16);
     }
 
     /// Boosted watermarks, as the allocator compares against them.
     pub fn watermarks_with_boost(&self) -> Watermarks {
         let boost = self.boost_pages();
-        let marks = self.params.watermarks;
+        let marks = self.params.watermarks();
         Watermarks {
             min_pages: marks.min_pages + boost,
             low_pages: marks.low_pages + boost,

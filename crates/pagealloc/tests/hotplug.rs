@@ -347,3 +347,60 @@ fn a_block_across_the_range_edge_makes_it_busy_and_changes_nothing() {
     owner.release_all(&allocator);
     allocator.check_invariants().unwrap();
 }
+
+/// (batch, high_min, high_max, high) of every pageset of the allocator's first zone.
+fn pageset_bounds(allocator: &PageAllocator<TestPlatform>) -> Vec<(u32, u32, u32, u32)> {
+    let zone = &allocator.zones()[0];
+    zone.pagesets()
+        .iter()
+        .map(|slot| {
+            slot.inspect(allocator.platform(), |pcp| {
+                (pcp.batch_pages(), pcp.high_min_pages(), pcp.high_max_pages(), pcp.high_pages())
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() {
+    let allocator =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), TestPlatform::new(4)).unwrap();
+    let zone = &allocator.zones()[0];
+    let (params_before, bounds_before) = (zone.params(), pageset_bounds(&allocator));
+    let start = zone.start_pfn().next_multiple_of(UNIT);
+    let half = 1 << 17;
+    assert_eq!(allocator.offline(start..start + half).unwrap(), half);
+    // As a machine built with that much memory: the same derivation, from the pages now.
+    let smaller = PageAllocator::build(
+        AllocatorBuilder::single_zone(ZoneType::Normal, zone.managed_pages()),
+        TestPlatform::new(4),
+    )
+    .unwrap();
+    assert_eq!(smaller.managed_pages(), allocator.managed_pages());
+    assert_eq!(zone.params(), smaller.zones()[0].params());
+    assert!(zone.params().watermarks.min_pages < params_before.watermarks.min_pages, "{:?}", zone.params());
+    let shrunk = pageset_bounds(&allocator);
+    let fresh = pageset_bounds(&smaller);
+    for (ours, built) in shrunk.iter().zip(&fresh) {
+        assert_eq!(ours.0..=ours.2, built.0..=built.2, "batch, high_min, high_max as built");
+        assert!((ours.1..=ours.2).contains(&ours.3), "high within its new bounds: {ours:?}");
+    }
+    assert!(shrunk[0].2 < bounds_before[0].2, "high_max follows the zone down");
+    let mut text = String::new();
+    pagealloc::views::write_zoneinfo(
+        &mut text,
+        &pagealloc::views::ZoneinfoZone::from_allocator(&allocator),
+        pagealloc::sizing::LinuxVersion::MAINLINE,
+    )
+    .unwrap();
+    assert!(text.contains(&format!("managed  {}", zone.managed_pages())), "{text}");
+    assert!(text.contains(&format!("min      {}", zone.params().watermarks.min_pages)), "{text}");
+    allocator.check_invariants().unwrap();
+    allocator.online(start..start + half).unwrap();
+    assert_eq!(zone.params(), params_before, "back online: every parameter as built");
+    let restored = pageset_bounds(&allocator);
+    for (now, built) in restored.iter().zip(&bounds_before) {
+        assert_eq!((now.0, now.1, now.2), (built.0, built.1, built.2));
+    }
+    allocator.check_invariants().unwrap();
+}

@@ -143,7 +143,7 @@ impl<P: Platform> PageAllocator<P> {
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());
-                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params, platform.nr_cpus()));
+                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), platform.nr_cpus()));
             }
             zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus(), arena.as_deref_mut())?;
             zones.push(zone);
@@ -227,7 +227,21 @@ fn build_pagesets<P: Platform>(
     if !policy.enabled || !zone.is_populated() {
         return Ok(MetaSlice::empty());
     }
-    let bounds = zone.params.pcp;
+    let (batch, high_min, high_max) = pageset_bounds(zone, policy, nr_cpus);
+    let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
+    MetaSlice::new(nr_cpus, arena, |cpu| {
+        PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
+    })
+}
+
+/// A zone's pageset batch, high_min and high_max under `policy` (the derived bounds, or
+/// the policy's overrides), at build and whenever memory goes online or offline.
+pub(crate) fn pageset_bounds<P: Platform>(
+    zone: &Zone<P>,
+    policy: &crate::policy::PcpPolicy,
+    nr_cpus: usize,
+) -> (u32, u32, u32) {
+    let bounds = zone.params().pcp;
     let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
     // The embedder bound: all pagesets together at most 1/share of the zone.
     let share_max = policy
@@ -241,10 +255,7 @@ fn build_pagesets<P: Platform>(
         }
         None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
     };
-    let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
-    MetaSlice::new(nr_cpus, arena, |cpu| {
-        PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
-    })
+    (batch, high_min, high_max)
 }
 
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.

@@ -298,7 +298,7 @@ impl<P: Platform> PageAllocator<P> {
             let mut block_done = true;
             if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
                 let mut locked = zone.buddy(&self.platform).lock();
-                let floor_pages = zone.params.watermarks.min_pages;
+                let floor_pages = zone.params.watermarks().min_pages;
                 let (scanned, isolated, done) =
                     pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order), floor_pages);
                 drop(locked);

@@ -3,7 +3,8 @@
 //! is fixed when it is built, as firmware declares hot-pluggable ranges at boot: memory
 //! added later fills holes of that span. Offline memory stays in the span as holes whose
 //! pageblocks are ISOLATE, which is how `online` tells it from a hole never added.
-//! Watermarks, lowmem reserves and pageset bounds keep their build-time values.
+//! Each change re-derives watermarks, lowmem reserves and pageset bounds from the
+//! managed pages (`resize`), as Linux does after onlining and offlining.
 
 use core::ops::Range;
 
@@ -42,6 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         drop(locked);
         let pages = range.end - range.start;
         zone.adjust_online_pages(pages, false);
+        self.resize_zones();
         Ok(pages)
     }
 
@@ -96,6 +98,7 @@ impl<P: Platform> PageAllocator<P> {
         drop(locked);
         let pages = range.end - range.start;
         zone.adjust_online_pages(pages, true);
+        self.resize_zones();
         Ok(pages)
     }
 }

@@ -28,6 +28,7 @@ mod kcompactd;
 mod periodic;
 mod range;
 mod reclaim;
+mod resize;
 mod split;
 mod stats;
 mod watermarks;

@@ -171,7 +171,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Balanced against the unboosted high watermark?
     fn node_balanced_without_boost(&self, node: u16) -> bool {
         self.populated_zones(node).any(|zone| {
-            let high = zone.params.watermarks.high_pages;
+            let high = zone.params.watermarks().high_pages;
             self.zone_free_pages_snapshot(zone.index) > high
         })
     }

@@ -33,7 +33,7 @@ pub(crate) fn compaction_suitable(
     extfrag_threshold: u32,
     blocks: &[u64; NR_ORDERS],
 ) -> bool {
-    let marks = &zone.state.params.watermarks;
+    let marks = &zone.state.params.watermarks();
     // Costly orders need the low watermark, cheap ones the min; plus room for the copies
     // (compact_gap(): twice the request).
     let base = if order > COSTLY_ORDER { marks.low_pages } else { marks.min_pages };

@@ -84,7 +84,7 @@ fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
     if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages() {
         return false;
     }
-    let max_boost = mult_frac(zone.params.watermarks.high_pages, env.watermark_boost_factor as u64, 10_000);
+    let max_boost = mult_frac(zone.params.watermarks().high_pages, env.watermark_boost_factor as u64, 10_000);
     if max_boost == 0 {
         return false;
     }

@@ -270,6 +270,18 @@ pub(crate) fn set_high<P: Platform>(slot: &PcpSlot<P>, platform: &P, high_pages:
     high
 }
 
+/// Sets a pageset's batch and high bounds, with high clamped into them (mirrors
+/// pageset_update(); Linux clamps high at its next use, here at once so that it never sits
+/// outside its bounds).
+pub(crate) fn set_bounds<P: Platform>(slot: &PcpSlot<P>, platform: &P, (batch, high_min, high_max): (u32, u32, u32)) {
+    debug_assert!(batch >= 1, "a zero batch would never refill");
+    let mut pcp = lock_remote(slot, platform);
+    pcp.batch_pages = batch;
+    pcp.high_min_pages = high_min;
+    pcp.high_max_pages = high_max;
+    pcp.high_pages = pcp.high_pages.clamp(high_min.min(high_max), high_min.max(high_max));
+}
+
 /// Empties one CPU's pageset of a zone, in chunks of `batch << scale_max` per lock hold
 /// when the scale is bounded (mirrors drain_pages_zone()).
 pub(crate) fn drain_pcp<P: Platform>(

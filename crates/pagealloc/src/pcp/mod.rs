@@ -13,7 +13,7 @@ mod rules;
 
 pub(crate) use buddy_bound::pcp_free_buddy_bound;
 pub use drain::DrainCause;
-pub(crate) use drain::{drain_pcp, set_high, vmstat_update};
+pub(crate) use drain::{drain_pcp, set_bounds, set_high, vmstat_update};
 pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
 pub(crate) use rules::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high, thp_batch_pages};
 

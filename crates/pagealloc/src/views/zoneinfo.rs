@@ -107,6 +107,11 @@ impl ZoneinfoZone {
             else {
                 continue;
             };
+            // Memory online and offline re-derive these; the build's sizing has the first.
+            let params = zone.params();
+            row.managed_pages = zone.managed_pages();
+            row.watermarks = params.watermarks;
+            row.protection = params.lowmem_reserve;
             row.free_pages = zone.free_pages();
             row.boost_pages = zone.boost_pages();
             row.spanned_pages = zone.spanned_pages();
