@@ -334,3 +334,41 @@ fn fullest_zone(zones: &[ZoneinfoZone], cpu: usize) -> Option<ZoneType> {
         .max()
         .map(|(_, zone_type)| zone_type)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::parse::parse_line;
+
+    #[test]
+    fn unexplained_stock_fills_the_lists_the_trace_never_touches_from_the_last() {
+        // Every list touched but THP-movable (13) and order-3 reclaimable (11).
+        let touched =
+            (0..NR_PCP_LISTS as u32).filter(|&list| list != 13 && list != 11).fold(0, |bits, list| bits | 1 << list);
+        let blocks = untouched_rest(512 * 2 + 8 * 3 + 5, touched);
+        assert_eq!(
+            blocks,
+            vec![(9, MigrateType::Movable, 2), (3, MigrateType::Reclaimable, 3), (0, MigrateType::Movable, 5)],
+            "THP blocks first, then order 3; what no untouched list fits is order-0 movable"
+        );
+        assert_eq!(untouched_rest(7, u32::MAX), vec![(0, MigrateType::Movable, 7)]);
+        assert_eq!(untouched_rest(0, 0), vec![]);
+    }
+
+    #[test]
+    fn refills_and_drains_mark_their_cpus_lists() {
+        let lines = [
+            "a-1 [001] d..3. 1.000001: mm_page_alloc_zone_locked: page=0 pfn=0x10 order=0 migratetype=0 percpu_refill=1",
+            "a-1 [001] d..3. 1.000002: mm_page_alloc_zone_locked: page=0 pfn=0x20 order=2 migratetype=1 percpu_refill=0",
+            "kworker/0:1-2 [000] d..2. 1.000003: mm_page_pcpu_drain: page=0 pfn=0x200 order=9 migratetype=1",
+            "a-1 [001] d..2. 1.000004: mm_page_pcpu_drain: page=0 pfn=0x40 order=1 migratetype=2",
+        ];
+        let events: Vec<TraceEvent> = lines.iter().map(|line| parse_line(line).unwrap()).collect();
+        let start = trace_start(&events);
+        // CPU 1: the order-0 unmovable refill (list 0) and the order-1 reclaimable drain
+        // (list 5); a direct zone-locked block is no refill. CPU 0: the THP movable list.
+        assert_eq!(start.touched_lists, vec![1 << 13, 1 << 0 | 1 << 5]);
+        assert_eq!(start.implied_blocks[0][0], [0; 3], "a THP block is not in the order 0-3 table");
+        assert_eq!(start.implied_blocks[1][1], [0, 0, 1], "the drained order-1 block was stock");
+    }
+}
