@@ -226,3 +226,45 @@ fn every_result_printing_command_has_json_and_csv() {
         assert!(csv.starts_with("key,value\n") && csv.contains(row), "{command:?}: {row} in {csv}");
     }
 }
+
+/// A capture directory with zoneinfo samples marked in the trace: `replay` finds the
+/// snapshot and the samples beside the trace, and at the first marker our pagesets, seeded
+/// from that snapshot, equal it.
+#[test]
+fn a_capture_directory_replays_with_its_samples() {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-capture-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ours = dir.join("run.trace");
+    let run = ["run", "kbuild", "--cpus", "2", "--duration-ms", "20", "--memory-gib", "1", "--trace"];
+    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(run).arg(&ours).output().expect("run pagelab");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let zoneinfo = std::fs::read_to_string(dir.join("run.trace.zoneinfo")).unwrap();
+    let text = std::fs::read_to_string(&ours).unwrap();
+    let events: Vec<&str> = text.lines().filter(|line| line.contains(": mm_page_")).collect();
+    let seconds = |line: &str| line.split(": mm_page_").next().unwrap().rsplit(' ').next().unwrap().to_string();
+    let marker = |number: u32, at: &str| {
+        format!("        pagelab-9     [000] .....  {at}: tracing_mark_write: pagelab-sample {number}")
+    };
+    let (first, last) = (seconds(events[0]), seconds(events[events.len() - 1]));
+    let trace = [marker(0, &first)]
+        .into_iter()
+        .chain(events.iter().map(|line| line.to_string()))
+        .chain([marker(1, &last)])
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(dir.join("trace.txt"), trace + "\n").unwrap();
+    std::fs::write(dir.join("zoneinfo.before"), &zoneinfo).unwrap();
+    std::fs::write(dir.join("zoneinfo.samples"), format!("pagelab-sample 0\n{zoneinfo}pagelab-sample 1\n{zoneinfo}"))
+        .unwrap();
+    let replayed = successful_stdout(&["replay", dir.join("trace.txt").to_str().unwrap(), "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&replayed).unwrap();
+    let pairs = json["pageset_samples"].as_array().expect("samples paired");
+    let at_start: Vec<_> = pairs.iter().filter(|pair| pair["sample"] == 0).collect();
+    assert_eq!(at_start.len(), 2, "both CPUs' pagesets: {pairs:?}");
+    assert!(at_start.iter().all(|pair| pair["kernel_high"].as_u64().unwrap() > 0), "{pairs:?}");
+    for pair in at_start {
+        assert_eq!((&pair["ours_count"], &pair["ours_high"]), (&pair["kernel_count"], &pair["kernel_high"]), "{pair}");
+    }
+    assert!(pairs.iter().any(|pair| pair["sample"] == 1), "the last marker pairs too");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
