@@ -92,6 +92,15 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// The node's compaction counters.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// allocator.wake_kcompactd(0, 9);
+    /// allocator.run_due_work(0, 0); // kcompactd's pass: free memory needs no compaction
+    /// assert_eq!(allocator.compaction_stats(0).compact_stall, 0, "no direct compaction ran");
+    /// ```
     pub fn compaction_stats(&self, node: u16) -> CompactStats {
         self.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
     }

@@ -49,6 +49,16 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Returns an offline `range` to use (free MOVABLE memory); refuses a range with a
     /// part that is online, or a hole that was never added ([`Self::add_memory`]).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let start = allocator.zones()[0].start_pfn().next_multiple_of(1024);
+    /// assert!(allocator.online(start..start + 1024).is_err(), "online memory cannot come online again");
+    /// allocator.offline(start..start + 1024).unwrap();
+    /// assert_eq!(allocator.online(start..start + 1024).unwrap(), 1024);
+    /// ```
     pub fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
         let zone = self.range_zone(range.start, range.end)?;

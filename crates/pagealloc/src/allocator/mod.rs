@@ -175,6 +175,15 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Zone holding `pfn`.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let zone = &allocator.zones()[0];
+    /// assert_eq!(allocator.zone_of_pfn(zone.start_pfn()).map(|zone| zone.zone_type()), Some(ZoneType::Normal));
+    /// assert!(allocator.zone_of_pfn(u64::MAX >> 12).is_none());
+    /// ```
     pub fn zone_of_pfn(&self, pfn: Pfn) -> Option<&Zone<P>> {
         self.zones.iter().find(|zone| zone.mem.contains(pfn))
     }

@@ -83,6 +83,14 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// The node's reclaim counters.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// // No reclaim client and plenty of memory: nothing reclaimed, no stalls.
+    /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
+    /// ```
     pub fn reclaim_stats(&self, node: u16) -> ReclaimStats {
         self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| ReclaimStats {
             pgsteal_kswapd: node.pgsteal_kswapd.load(Relaxed),

@@ -12,6 +12,18 @@ use crate::vmstat::NumaEvent;
 
 impl<P: Platform> PageAllocator<P> {
     /// Managed pages over all zones.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16), TestPlatform::new(2)).unwrap();
+    /// // Every page is free at first: in the buddy, none in pagesets yet.
+    /// assert_eq!(allocator.managed_pages(), allocator.buddy_free_pages() + allocator.pcp_pages());
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// assert!(allocator.pcp_pages() > 0, "the refill's leftovers wait in CPU 0's pageset");
+    /// allocator.free_pages(block).unwrap();
+    /// assert_eq!(allocator.managed_pages(), allocator.buddy_free_pages() + allocator.pcp_pages());
+    /// ```
     pub fn managed_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.managed_pages()).sum()
     }
@@ -93,6 +105,15 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Pages allocated from zones of `zone_type` (vm event `pgalloc_<zone>`), exact.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
+    /// assert_eq!(allocator.pgalloc_pages(ZoneType::Normal), 4);
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn pgalloc_pages(&self, zone_type: ZoneType) -> u64 {
         self.zones
             .iter()

@@ -15,6 +15,17 @@ impl<P: Platform> PageAllocator<P> {
     /// The exact free pages of zone `zone_index`: the published count plus every CPU's
     /// unpublished diff. Linux sums the diffs without a lock, touching each CPU's line; here
     /// they sit under the zone lock, which this read takes.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let before = allocator.zone_free_pages_snapshot(0);
+    /// // Order 4 is above the pageset orders: straight from the buddy, nothing cached.
+    /// let block = allocator.alloc_pages(4, AllocRequest::KERNEL).unwrap();
+    /// assert_eq!(allocator.zone_free_pages_snapshot(0), before - 16);
+    /// allocator.free_pages(block).unwrap();
+    /// ```
     pub fn zone_free_pages_snapshot(&self, zone_index: u16) -> u64 {
         let zone = &self.zones[zone_index as usize];
         zone.with_free_area(&self.platform, |area| area.free_pages())
@@ -38,6 +49,14 @@ impl<P: Platform> PageAllocator<P> {
     /// As [`Self::zone_watermark_ok`], but below the zone's `percpu_drift_mark` the check
     /// reads the exact count, so that the drift the per-CPU diffs hide cannot pass a zone
     /// that is in fact below its mark.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// use pagealloc::request::WatermarkLevel;
+    /// assert!(allocator.zone_watermark_ok_safe(0, 0, WatermarkLevel::Min, ZoneType::Normal));
+    /// ```
     pub fn zone_watermark_ok_safe(
         &self,
         zone_index: u16,
