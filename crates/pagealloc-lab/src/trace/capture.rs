@@ -319,7 +319,7 @@ fn trace_command(instance: &Instance, args: &CaptureArgs) -> Result<(u64, u64, u
         let drained = reader.join().map_err(|_| "the trace reader thread panicked".to_string())?;
         let run = run?;
         off?;
-        let samples = sampled.transpose()?.transpose()?.unwrap_or(0);
+        let samples = super::samples::taken_or_warn(sampled.transpose()?);
         let (lines, bytes) = drained?;
         Ok((lines, bytes, samples, run))
     })

@@ -152,7 +152,7 @@ pub fn trace_start(events: &[TraceEvent]) -> TraceStart {
                 cached.insert(event.pfn, event.cpu);
             }
             EventKind::PcpuDrain if event.kworker && start.worker_drain_unknown(cpu) => {
-                start.first_worker_drain_ns[cpu] = Some(event.ts_ns - first_ns);
+                start.first_worker_drain_ns[cpu] = Some(event.ts_ns.saturating_sub(first_ns));
                 if cached.remove(&event.pfn).is_none() && pcp_order(event.order) {
                     add(&mut start.implied_blocks, cpu, event.order, event.migratetype, 1);
                 }

@@ -149,14 +149,15 @@ impl Replayer {
             EventKind::ZoneLocked => {
                 ZoneLockedRun { blocks: run.blocks + 1, last_pfn: event.pfn, percpu_refill: event.percpu_refill }
             }
-            EventKind::Extfrag => run,
+            EventKind::Extfrag | EventKind::Sample => run,
             _ => ZoneLockedRun::default(),
         };
         match event.kind {
             EventKind::Alloc | EventKind::Free => {}
             // A drain shows its CPU running: timer work due there runs now, not at that
-            // CPU's next allocation or free (the trace's own clock for the timers).
-            EventKind::PcpuDrain => {
+            // CPU's next allocation or free (the trace's own clock for the timers). So does
+            // a sample's marker, whose pairing then sees the passes due before it.
+            EventKind::PcpuDrain | EventKind::Sample => {
                 self.run_timers(event);
                 return;
             }
@@ -297,7 +298,8 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         clock,
         ballast: Vec::new(),
         cpus: machine.cpus,
-        start_ns: None,
+        // The trace's first event, whatever its kind: the timer schedule counts from it too.
+        start_ns: trace.events.first().map(|event| event.ts_ns),
         now_ns: 0,
         events: 0,
         skipped: Skipped::default(),

@@ -41,9 +41,29 @@ pub fn run_sampler(instance: &Path, out: &Path, period: Duration, stop: &AtomicB
             .and_then(|()| samples.write_all(&zoneinfo))
             .map_err(|e| format!("cannot write {}: {e}", samples_path.display()))?;
         taken += 1;
-        std::thread::sleep(period);
+        // In short steps, so that the capture does not wait a whole period once the
+        // command has exited.
+        let mut slept = Duration::ZERO;
+        while slept < period && !stop.load(Ordering::SeqCst) {
+            let step = (period - slept).min(Duration::from_millis(5));
+            std::thread::sleep(step);
+            slept += step;
+        }
     }
     Ok(taken)
+}
+
+/// The samples a sampler took (0 if none ran). Samples are a cross-check: a sampler that
+/// failed warns, and the trace stands.
+pub fn taken_or_warn(sampler: Option<Result<u64, String>>) -> u64 {
+    match sampler {
+        Some(Ok(taken)) => taken,
+        Some(Err(error)) => {
+            eprintln!("warning: zoneinfo sampling stopped: {error}");
+            0
+        }
+        None => 0,
+    }
 }
 
 /// The samples of a `zoneinfo.samples` file, by sample number.

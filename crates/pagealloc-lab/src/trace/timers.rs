@@ -50,8 +50,8 @@ impl TimerSchedule {
                 open.resize(cpu + 1, None);
                 schedule.bursts_ns.resize(cpu + 1, Vec::new());
             }
-            let ns = event.ts_ns - first_ns;
-            let pages = 1u64 << event.order;
+            let ns = event.ts_ns.saturating_sub(first_ns);
+            let pages = 1u64.checked_shl(u32::from(event.order)).unwrap_or(0);
             match open[cpu] {
                 Some((last_ns, burst_pages)) if ns.saturating_sub(last_ns) <= BURST_GAP_NS => {
                     open[cpu] = Some((ns, burst_pages + pages));
@@ -91,12 +91,13 @@ impl TimerSchedule {
         let mut marker_ns = vec![None; samples.len()];
         for event in events.iter().filter(|event| event.kind == EventKind::Sample) {
             if let Some(slot) = usize::try_from(event.pfn).ok().and_then(|index| marker_ns.get_mut(index)) {
-                *slot = Some(event.ts_ns - first_ns);
+                *slot = Some(event.ts_ns.saturating_sub(first_ns));
             }
         }
         let mut added = 0;
         for index in 1..samples.len() {
             let (Some(before_ns), Some(after_ns)) = (marker_ns[index - 1], marker_ns[index]) else { continue };
+            let (earlier_ns, later_ns) = (before_ns.min(after_ns), before_ns.max(after_ns));
             let mut cpus: Vec<usize> = decayed_cpus(&samples[index - 1], &samples[index]);
             cpus.sort_unstable();
             cpus.dedup();
@@ -104,7 +105,11 @@ impl TimerSchedule {
                 if self.bursts_ns.len() <= cpu {
                     self.bursts_ns.resize(cpu + 1, Vec::new());
                 }
-                self.bursts_ns[cpu].push(before_ns + (after_ns - before_ns) / 2);
+                // A drain burst between the markers is that pass, timed exactly.
+                if self.bursts_ns[cpu].iter().any(|&burst| (earlier_ns..=later_ns).contains(&burst)) {
+                    continue;
+                }
+                self.bursts_ns[cpu].push(earlier_ns.midpoint(later_ns));
                 added += 1;
             }
         }
@@ -263,5 +268,11 @@ mod tests {
         let mut schedule = TimerSchedule::default();
         assert_eq!(schedule.add_sampled_passes(&events, &samples), 1, "700 is 800 less an eighth; 650 is not 612");
         assert_eq!(schedule.bursts(0), &[100_000_000], "between the two markers");
+        // A traced drain burst between the markers is that pass already.
+        let mut events = events.to_vec();
+        events.insert(1, drain("kworker/0:1-1", 0, "10.15"));
+        let mut schedule = TimerSchedule::from_events(&events, 2016);
+        assert_eq!(schedule.add_sampled_passes(&events, &samples), 0);
+        assert_eq!(schedule.bursts(0), &[150_000_000]);
     }
 }

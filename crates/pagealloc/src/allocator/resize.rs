@@ -34,19 +34,19 @@ impl<P: Platform> PageAllocator<P> {
         let nr_cpus = self.platform.nr_cpus();
         for zone in self.zones.iter() {
             let zone_sizing = sizing.zone(zone.node as usize, zone.zone_type).expect("a derived zone");
-            let before = zone.params();
             let after = ZoneParams::from(zone_sizing);
-            zone.params.store(&after);
-            // Under reclaim pressure the zone keeps the pressure threshold, at its new value.
-            let pressured = zone.vmstat.stat_threshold() == before.pressure_stat_threshold as u16
-                && before.pressure_stat_threshold != before.stat_threshold;
-            zone.set_pressure_threshold(pressured);
+            // The drift mark first: a reader between the two stores compares the old
+            // marks against the new mark, never the new marks against an old one.
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&after, nr_cpus));
             }
+            zone.params.store(&after);
+            // refresh_zone_stat_thresholds(): the normal threshold, whatever kswapd is
+            // doing; its next wake or sleep sets the pressure one again.
+            zone.set_pressure_threshold(false);
             let bounds = pageset_bounds(zone, &self.policy.pcp, nr_cpus);
             for slot in zone.pcp.iter() {
-                crate::pcp::set_bounds(slot, &self.platform, bounds);
+                crate::pcp::set_bounds(zone.buddy(&self.platform), slot, bounds);
             }
         }
     }

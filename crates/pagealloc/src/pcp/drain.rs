@@ -272,14 +272,23 @@ pub(crate) fn set_high<P: Platform>(slot: &PcpSlot<P>, platform: &P, high_pages:
 
 /// Sets a pageset's batch and high bounds, with high clamped into them (mirrors
 /// pageset_update(); Linux clamps high at its next use, here at once so that it never sits
-/// outside its bounds).
-pub(crate) fn set_bounds<P: Platform>(slot: &PcpSlot<P>, platform: &P, (batch, high_min, high_max): (u32, u32, u32)) {
+/// outside its bounds). A buddy-bound list that the smaller batch makes full is flushed, as
+/// the free that filled it would have. The FREE_HIGH_BATCH flag stays: it follows the cache
+/// size, which memory hotplug does not change.
+pub(crate) fn set_bounds<P: Platform>(
+    zone: BuddyZone<'_, P>,
+    slot: &PcpSlot<P>,
+    (batch, high_min, high_max): (u32, u32, u32),
+) {
     debug_assert!(batch >= 1, "a zero batch would never refill");
-    let mut pcp = lock_remote(slot, platform);
+    let mut pcp = lock_remote(slot, zone.platform);
     pcp.batch_pages = batch;
     pcp.high_min_pages = high_min;
     pcp.high_max_pages = high_max;
     pcp.high_pages = pcp.high_pages.clamp(high_min.min(high_max), high_min.max(high_max));
+    if pcp.buddy_bound_pages >= batch {
+        super::buddy_bound::flush_buddy_bound(zone, &mut pcp);
+    }
 }
 
 /// Empties one CPU's pageset of a zone, in chunks of `batch << scale_max` per lock hold
