@@ -1,5 +1,6 @@
 //! The allocator's hottest path in isolation: order-0 alloc+free pairs on a warm pageset.
-//! `cargo run --release --example hot_pair [pairs]`; also handy under callgrind or perf.
+//! `cargo run --release --example hot_pair [pairs] [preset]` (default: the builder's
+//! policy); also handy under callgrind or perf.
 
 use std::time::Instant;
 
@@ -8,8 +9,12 @@ use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
 
 fn main() {
     let pairs: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20_000_000);
-    let allocator =
-        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), StdPlatform::new()).unwrap();
+    let mut builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18);
+    if let Some(name) = std::env::args().nth(2) {
+        let preset = pagealloc::presets::find(&name).unwrap_or_else(|| panic!("no preset {name}"));
+        builder = builder.policy(preset.policy);
+    }
+    let allocator = PageAllocator::build(builder, StdPlatform::new()).unwrap();
     let warm = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     let start = Instant::now();
     for _ in 0..pairs {
