@@ -38,7 +38,7 @@ impl CpuZoneStats {
         if target.global.numa_per_cpu() {
             self.numa_events[if placement.hit { NumaEvent::Hit } else { NumaEvent::Miss }.index()] += 1;
             self.numa_events[if placement.local { NumaEvent::Local } else { NumaEvent::Other }.index()] += 1;
-        } else {
+        } else if !target.global.numa_disabled() {
             self.count_numa_diffs(placement, &target);
         }
     }
@@ -48,9 +48,6 @@ impl CpuZoneStats {
     #[inline(never)]
     fn count_numa_diffs<P: Platform>(&mut self, placement: NumaPlacement, target: &FoldTarget<'_, P>) {
         let mode = target.global.numa_mode();
-        if mode == NumaStats::Disabled {
-            return;
-        }
         for event in placement.events() {
             let index = event.index();
             match mode {

@@ -97,12 +97,19 @@ pub struct GlobalVmstat {
     /// The fast paths' one-byte test: `numa_mode` is `PerCpu`. (A match on `NumaStats`
     /// itself decodes a niche-packed tag: a dozen instructions per allocation.)
     numa_per_cpu: bool,
+    /// The same for `Disabled` (vm.numa_stat = 0): nothing to count, nothing called.
+    numa_disabled: bool,
     numa: [AtomicI64; NumaEvent::COUNT],
 }
 
 impl GlobalVmstat {
     pub fn new(numa_mode: NumaStats) -> GlobalVmstat {
-        GlobalVmstat { numa_mode, numa_per_cpu: numa_mode == NumaStats::PerCpu, numa: Default::default() }
+        GlobalVmstat {
+            numa_mode,
+            numa_per_cpu: numa_mode == NumaStats::PerCpu,
+            numa_disabled: numa_mode == NumaStats::Disabled,
+            numa: Default::default(),
+        }
     }
 
     #[inline(always)]
@@ -113,6 +120,11 @@ impl GlobalVmstat {
     #[inline(always)]
     pub fn numa_per_cpu(&self) -> bool {
         self.numa_per_cpu
+    }
+
+    #[inline(always)]
+    pub fn numa_disabled(&self) -> bool {
+        self.numa_disabled
     }
 
     pub fn numa_folded(&self, event: NumaEvent) -> i64 {
