@@ -150,17 +150,24 @@ fn vmstat_is_printed_after_any_run() {
     }
 }
 
+/// A fresh directory `pagelab-cli-<name>-<pid>` holding `file`, the trace of a simulated
+/// kbuild on 2 CPUs for `duration_ms` (with `file.zoneinfo` beside it).
+fn traced_kbuild(name: &str, file: &str, duration_ms: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("pagelab-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join(file);
+    let run = ["run", "kbuild", "--cpus", "2", "--duration-ms", duration_ms, "--memory-gib", "1", "--trace"];
+    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(run).arg(&trace).output().expect("run pagelab");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    (dir, trace)
+}
+
 /// `run --trace` writes our events as ftrace text with the machine's zoneinfo beside it, and
 /// `replay` of that file counts what the run allocated and freed: the kernel's side (read
 /// from the text) and ours (replayed) agree on every allocation and free.
 #[test]
 fn a_run_trace_replays_with_its_own_counts() {
-    let dir = std::env::temp_dir().join(format!("pagelab-cli-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("run.trace.gz");
-    let run = ["run", "kbuild", "--cpus", "2", "--duration-ms", "30", "--memory-gib", "1", "--trace"];
-    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(run).arg(&trace).output().expect("run pagelab");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let (dir, trace) = traced_kbuild("trace", "run.trace.gz", "30");
     let zoneinfo = dir.join("run.trace.gz.zoneinfo");
     let output = Command::new(env!("CARGO_BIN_EXE_pagelab"))
         .arg("replay")
@@ -232,12 +239,7 @@ fn every_result_printing_command_has_json_and_csv() {
 /// from that snapshot, equal it.
 #[test]
 fn a_capture_directory_replays_with_its_samples() {
-    let dir = std::env::temp_dir().join(format!("pagelab-cli-capture-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let ours = dir.join("run.trace");
-    let run = ["run", "kbuild", "--cpus", "2", "--duration-ms", "20", "--memory-gib", "1", "--trace"];
-    let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(run).arg(&ours).output().expect("run pagelab");
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let (dir, ours) = traced_kbuild("capture", "run.trace", "20");
     let zoneinfo = std::fs::read_to_string(dir.join("run.trace.zoneinfo")).unwrap();
     let text = std::fs::read_to_string(&ours).unwrap();
     let events: Vec<&str> = text.lines().filter(|line| line.contains(": mm_page_")).collect();

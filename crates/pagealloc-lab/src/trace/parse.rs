@@ -69,23 +69,7 @@ pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
     let (kind, name_len) =
         EVENTS.iter().find(|(name, _)| after.starts_with(name)).map(|(name, kind)| (*kind, name.len()))?;
     let fields = &after[name_len..];
-    let head = &line[..marker];
-    let ts_start = head.iter().rposition(|&byte| byte == b' ').map_or(0, |at| at + 1);
-    let ts_ns = parse_seconds_ns(&head[ts_start..])?;
-    let cpu = parse_cpu(&head[..ts_start])?;
-    let mut event = TraceEvent {
-        kind,
-        cpu,
-        ts_ns,
-        pfn: 0,
-        order: 0,
-        migratetype: -1,
-        percpu_refill: false,
-        gfp: Gfp::default(),
-        fallback_order: 0,
-        change_ownership: false,
-        kworker: head.trim_ascii_start().starts_with(b"kworker/"),
-    };
+    let mut event = event_at(kind, &line[..marker])?;
     for field in fields.split(|&byte| byte == b' ') {
         let Some(equals) = field.iter().position(|&byte| byte == b'=') else { continue };
         let (key, value) = (&field[..equals], &field[equals + 1..]);
@@ -108,21 +92,27 @@ pub fn parse_bytes(line: &[u8]) -> Option<TraceEvent> {
 fn parse_sample(line: &[u8]) -> Option<TraceEvent> {
     const SAMPLE_MARKER: &[u8] = b": tracing_mark_write: pagelab-sample ";
     let at = line.windows(SAMPLE_MARKER.len()).position(|window| window == SAMPLE_MARKER)?;
-    let head = &line[..at];
+    let mut event = event_at(EventKind::Sample, &line[..at])?;
+    event.pfn = parse_decimal(line[at + SAMPLE_MARKER.len()..].trim_ascii())?;
+    Some(event)
+}
+
+/// An event of `kind` with the CPU, time and task of `head` (the line before the event
+/// name), its fields not yet read.
+fn event_at(kind: EventKind, head: &[u8]) -> Option<TraceEvent> {
     let ts_start = head.iter().rposition(|&byte| byte == b' ').map_or(0, |at| at + 1);
-    let number = line[at + SAMPLE_MARKER.len()..].trim_ascii();
     Some(TraceEvent {
-        kind: EventKind::Sample,
+        kind,
         cpu: parse_cpu(&head[..ts_start])?,
         ts_ns: parse_seconds_ns(&head[ts_start..])?,
-        pfn: parse_decimal(number)?,
+        pfn: 0,
         order: 0,
         migratetype: -1,
         percpu_refill: false,
         gfp: Gfp::default(),
         fallback_order: 0,
         change_ownership: false,
-        kworker: false,
+        kworker: head.trim_ascii_start().starts_with(b"kworker/"),
     })
 }
 

@@ -318,16 +318,17 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.skipped.ballast_pages = seeded.ballast_pages;
         replayer.ballast = seeded.ballast;
     }
-    // Each CPU's vmstat timer in the phase of its first drain by a kernel worker, or run from
-    // the traced passes (the allocator's own schedule then never fires).
-    for (cpu, first) in start.first_worker_drain_ns.iter().enumerate().take(machine.cpus) {
-        if let Some(first_ns) = first {
-            replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns);
-            replayer.skipped.timers_phased += 1;
+    // Each CPU's vmstat timer runs from the traced passes (the allocator's own schedule
+    // then never fires), or in the phase of its first drain by a kernel worker.
+    let traced = replayer.traced_timers.is_some();
+    for cpu in 0..machine.cpus {
+        let first = start.first_worker_drain_ns.get(cpu).copied().flatten();
+        replayer.skipped.timers_phased += u64::from(first.is_some());
+        match first {
+            _ if traced => _ = replayer.allocator.set_vmstat_due(cpu, u64::MAX),
+            Some(first_ns) => _ = replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns),
+            None => {}
         }
-    }
-    if replayer.traced_timers.is_some() {
-        (0..machine.cpus).for_each(|cpu| _ = replayer.allocator.set_vmstat_due(cpu, u64::MAX));
     }
     // The start state is not the replay's doing.
     ours.reset();

@@ -164,26 +164,21 @@ fn print_table(replay: &Replay) {
 /// Per pageset: how far our count and high were from the kernel's over the samples (median
 /// of the absolute differences, and the kernel's median for scale).
 fn print_sample_summary(pairs: &[super::samples::PagesetPair]) {
-    let mut keys: Vec<(usize, &str, usize)> = pairs.iter().map(|pair| (pair.node, pair.zone, pair.cpu)).collect();
-    keys.dedup();
-    keys.sort_unstable();
-    keys.dedup();
-    for (node, zone, cpu) in keys {
-        let of: Vec<_> =
-            pairs.iter().filter(|pair| (pair.node, pair.zone, pair.cpu) == (node, zone, cpu)).copied().collect();
-        if of.iter().all(|pair| pair.kernel_count + pair.ours_count == 0) {
+    use super::samples::{median, median_differences};
+    let mut groups: std::collections::BTreeMap<(&str, usize), Vec<&super::samples::PagesetPair>> = Default::default();
+    for pair in pairs {
+        groups.entry((pair.pageset.zone.as_str(), pair.pageset.cpu)).or_default().push(pair);
+    }
+    for ((zone, cpu), of) in groups {
+        if of.iter().all(|pair| pair.pageset.kernel_count + pair.pageset.ours_count == 0) {
             continue;
         }
-        let median = |mut values: Vec<u64>| {
-            values.sort_unstable();
-            values[values.len() / 2]
-        };
-        let (count_off, high_off) = super::samples::median_differences(&of).expect("a non-empty group");
+        let (count_off, high_off) = median_differences(&of).expect("a non-empty group");
         println!(
-            "{} samples, node {node} {zone} cpu {cpu}: |ours - kernel| median count {count_off} high {high_off} (kernel median count {} high {})",
+            "{} samples, {zone} cpu {cpu}: |ours - kernel| median count {count_off} high {high_off} (kernel median count {} high {})",
             of.len(),
-            median(of.iter().map(|pair| pair.kernel_count).collect()),
-            median(of.iter().map(|pair| pair.kernel_high).collect()),
+            median(of.iter().map(|pair| pair.pageset.kernel_count).collect()),
+            median(of.iter().map(|pair| pair.pageset.kernel_high).collect()),
         );
     }
 }

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use pagealloc::views::ZoneinfoZone;
 
+use super::zoneinfo::{pageset_ends, PagesetEnd};
+
 pub const SAMPLES_FILE: &str = "zoneinfo.samples";
 /// The text a sample's trace_marker write starts with.
 pub const SAMPLE_TAG: &str = "pagelab-sample ";
@@ -85,42 +87,17 @@ pub fn parse_samples(text: &str) -> Result<Vec<Vec<ZoneinfoZone>>, String> {
 }
 
 /// One CPU's pageset in one zone, the kernel's at a sample and ours at the same event.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct PagesetPair {
     pub sample: usize,
     pub ts_ns: u64,
-    pub node: usize,
-    pub zone: &'static str,
-    pub cpu: usize,
-    pub kernel_count: u64,
-    pub ours_count: u64,
-    pub kernel_high: u64,
-    pub ours_high: u64,
+    #[serde(flatten)]
+    pub pageset: PagesetEnd,
 }
 
 /// The pairs of one sample: every pageset of a zone with managed pages in both.
 pub fn pair_up(sample: usize, ts_ns: u64, kernel: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<PagesetPair> {
-    let mut pairs = Vec::new();
-    for theirs in kernel.iter().filter(|zone| zone.managed_pages > 0) {
-        let Some(mine) = ours.iter().find(|zone| (zone.node, zone.zone_type) == (theirs.node, theirs.zone_type)) else {
-            continue;
-        };
-        for line in &theirs.pagesets {
-            let Some(our_line) = mine.pagesets.iter().find(|our_line| our_line.cpu == line.cpu) else { continue };
-            pairs.push(PagesetPair {
-                sample,
-                ts_ns,
-                node: theirs.node,
-                zone: theirs.zone_type.kernel_name(),
-                cpu: line.cpu,
-                kernel_count: line.count_pages,
-                ours_count: our_line.count_pages,
-                kernel_high: line.high_pages,
-                ours_high: our_line.high_pages,
-            });
-        }
-    }
-    pairs
+    pageset_ends(kernel, ours).into_iter().map(|pageset| PagesetPair { sample, ts_ns, pageset }).collect()
 }
 
 /// The pairs of a replay: at each sample event, the kernel's pagesets from its read and ours
@@ -147,18 +124,21 @@ impl SampleLog {
     }
 }
 
-/// Median of |ours - kernel| over the pairs, for count and for high, and the pairs' count.
-pub fn median_differences(pairs: &[PagesetPair]) -> Option<(u64, u64)> {
+/// The median of `values` (the upper one of an even count); 0 for none.
+pub fn median(mut values: Vec<u64>) -> u64 {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied().unwrap_or(0)
+}
+
+/// Median of |ours - kernel| over the pairs, for count and for high.
+pub fn median_differences(pairs: &[&PagesetPair]) -> Option<(u64, u64)> {
     if pairs.is_empty() {
         return None;
     }
-    let median = |mut values: Vec<u64>| {
-        values.sort_unstable();
-        values[values.len() / 2]
+    let off = |of: fn(&PagesetEnd) -> (u64, u64)| {
+        median(pairs.iter().map(|pair| of(&pair.pageset)).map(|(kernel, ours)| kernel.abs_diff(ours)).collect())
     };
-    let counts = pairs.iter().map(|pair| pair.kernel_count.abs_diff(pair.ours_count)).collect();
-    let highs = pairs.iter().map(|pair| pair.kernel_high.abs_diff(pair.ours_high)).collect();
-    Some((median(counts), median(highs)))
+    Some((off(|end| (end.kernel_count, end.ours_count)), off(|end| (end.kernel_high, end.ours_high))))
 }
 
 #[cfg(test)]
@@ -199,8 +179,9 @@ mod tests {
         assert_eq!(samples[1][0].pagesets[0].count_pages, 9);
         let pairs = pair_up(1, 5, &samples[1], &samples[0]);
         assert_eq!(pairs.len(), 1);
-        assert_eq!((pairs[0].kernel_count, pairs[0].ours_count, pairs[0].kernel_high), (9, 7, 500));
-        assert_eq!(median_differences(&pairs), Some((2, 0)));
+        let pageset = &pairs[0].pageset;
+        assert_eq!((pageset.kernel_count, pageset.ours_count, pageset.kernel_high), (9, 7, 500));
+        assert_eq!(median_differences(&pairs.iter().collect::<Vec<_>>()), Some((2, 0)));
         assert!(parse_samples(&format!("{SAMPLE_TAG}1\n{ZONEINFO}")).is_err(), "a missing sample 0 is refused");
     }
 }

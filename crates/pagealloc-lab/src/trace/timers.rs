@@ -142,6 +142,8 @@ impl TimerSchedule {
 pub struct TracedTimers {
     schedule: TimerSchedule,
     next_due_ns: Vec<u64>,
+    /// The least of `next_due_ns`: most events find nothing due with one compare.
+    earliest_due_ns: u64,
     period_ns: u64,
 }
 
@@ -149,43 +151,39 @@ impl TracedTimers {
     /// First passes: each CPU's first traced pass within one and a half periods, else one
     /// period in.
     pub fn new(schedule: TimerSchedule, cpus: usize, period_ns: u64) -> TracedTimers {
-        let next_due_ns = (0..cpus)
+        let next_due_ns: Vec<u64> = (0..cpus)
             .map(|cpu| {
                 let first = schedule.bursts(cpu).first().copied();
                 first.filter(|&first| first <= period_ns + period_ns / 2).unwrap_or(period_ns)
             })
             .collect();
-        TracedTimers { schedule, next_due_ns, period_ns }
+        let earliest_due_ns = next_due_ns.iter().copied().min().unwrap_or(u64::MAX);
+        TracedTimers { schedule, next_due_ns, earliest_due_ns, period_ns }
     }
 
     /// A CPU whose pass is due at `now_ns`, the earliest first, and how many passes the
     /// trace shows there back to back (at least 1); they count as run.
     pub fn take_due(&mut self, now_ns: u64) -> Option<(usize, usize)> {
-        let (cpu, &due_ns) =
-            self.next_due_ns.iter().enumerate().filter(|(_, &due)| due <= now_ns).min_by_key(|(_, &due)| due)?;
+        if now_ns < self.earliest_due_ns {
+            return None;
+        }
+        let (cpu, &due_ns) = self.next_due_ns.iter().enumerate().min_by_key(|(_, &due)| due)?;
         self.next_due_ns[cpu] = self.schedule.next_due_ns(cpu, now_ns, self.period_ns);
+        self.earliest_due_ns = self.next_due_ns.iter().copied().min().unwrap_or(u64::MAX);
         Some((cpu, self.schedule.passes_at(cpu, due_ns).max(1)))
     }
 }
 
 /// CPUs with a pageset whose high went from `before` to `after` as one decay pass cuts it.
 fn decayed_cpus(before: &[ZoneinfoZone], after: &[ZoneinfoZone]) -> Vec<usize> {
-    let mut cpus = Vec::new();
-    for zone in after {
-        let Some(earlier) =
-            before.iter().find(|earlier| (earlier.node, earlier.zone_type) == (zone.node, zone.zone_type))
-        else {
-            continue;
-        };
-        for line in &zone.pagesets {
-            let Some(old) = earlier.pagesets.iter().find(|old| old.cpu == line.cpu) else { continue };
+    super::zoneinfo::paired_pagesets(before, after)
+        .into_iter()
+        .filter(|(_, old, new)| {
             let decayed = (old.high_pages - (old.high_pages >> 3)).max(old.high_min_pages);
-            if old.high_pages > old.high_min_pages && line.high_pages == decayed {
-                cpus.push(line.cpu);
-            }
-        }
-    }
-    cpus
+            old.high_pages > old.high_min_pages && new.high_pages == decayed
+        })
+        .map(|(_, old, _)| old.cpu)
+        .collect()
 }
 
 #[cfg(test)]

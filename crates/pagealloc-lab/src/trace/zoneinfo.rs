@@ -231,26 +231,38 @@ pub struct PagesetEnd {
     pub ours_high: u64,
 }
 
-/// The pagesets of populated zones, the file's beside ours.
-pub fn pageset_ends(file: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<PagesetEnd> {
-    let mut ends = Vec::new();
+/// The pagesets of `file`'s populated zones, each beside `ours`'s of the same node, zone
+/// and CPU.
+pub fn paired_pagesets<'a>(
+    file: &'a [ZoneinfoZone],
+    ours: &'a [ZoneinfoZone],
+) -> Vec<(&'a ZoneinfoZone, &'a PagesetLine, &'a PagesetLine)> {
+    let mut pairs = Vec::new();
     for theirs in file.iter().filter(|zone| zone.managed_pages > 0) {
         let Some(mine) = ours.iter().find(|zone| zone.node == theirs.node && zone.zone_type == theirs.zone_type) else {
             continue;
         };
         for line in &theirs.pagesets {
             let Some(our_line) = mine.pagesets.iter().find(|our_line| our_line.cpu == line.cpu) else { continue };
-            ends.push(PagesetEnd {
-                zone: format!("node {} {:?}", theirs.node, theirs.zone_type),
-                cpu: line.cpu,
-                kernel_count: line.count_pages,
-                kernel_high: line.high_pages,
-                ours_count: our_line.count_pages,
-                ours_high: our_line.high_pages,
-            });
+            pairs.push((theirs, line, our_line));
         }
     }
-    ends
+    pairs
+}
+
+/// The pagesets of populated zones, the file's beside ours.
+pub fn pageset_ends(file: &[ZoneinfoZone], ours: &[ZoneinfoZone]) -> Vec<PagesetEnd> {
+    paired_pagesets(file, ours)
+        .into_iter()
+        .map(|(zone, line, our_line)| PagesetEnd {
+            zone: format!("node {} {:?}", zone.node, zone.zone_type),
+            cpu: line.cpu,
+            kernel_count: line.count_pages,
+            kernel_high: line.high_pages,
+            ours_count: our_line.count_pages,
+            ours_high: our_line.high_pages,
+        })
+        .collect()
 }
 
 #[cfg(test)]

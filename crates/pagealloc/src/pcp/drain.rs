@@ -264,10 +264,8 @@ fn lock_remote<'a, P: Platform>(slot: &'a PcpSlot<P>, platform: &'a P) -> PcpGua
 /// returns the high set.
 pub(crate) fn set_high<P: Platform>(slot: &PcpSlot<P>, platform: &P, high_pages: u64) -> u32 {
     let mut pcp = lock_remote(slot, platform);
-    let high = (high_pages.min(u64::from(u32::MAX)) as u32)
-        .clamp(pcp.high_min_pages, pcp.high_max_pages.max(pcp.high_min_pages));
-    pcp.high_pages = high;
-    high
+    pcp.high_pages = high_pages.min(u64::from(u32::MAX)) as u32;
+    super::rules::clamped_high(&mut pcp)
 }
 
 /// Sets a pageset's batch and high bounds, with high clamped into them (mirrors
@@ -285,7 +283,7 @@ pub(crate) fn set_bounds<P: Platform>(
     pcp.batch_pages = batch;
     pcp.high_min_pages = high_min;
     pcp.high_max_pages = high_max;
-    pcp.high_pages = pcp.high_pages.clamp(high_min.min(high_max), high_min.max(high_max));
+    super::rules::clamped_high(&mut pcp);
     if pcp.buddy_bound_pages >= batch {
         super::buddy_bound::flush_buddy_bound(zone, &mut pcp);
     }

@@ -9,7 +9,7 @@ use crate::zone_state::zone_flags;
 
 /// `high` clamped into its bounds, stored back (the kernel re-clamps on every use).
 #[inline]
-fn clamped_high(pcp: &mut PerCpuPages) -> u32 {
+pub(crate) fn clamped_high(pcp: &mut PerCpuPages) -> u32 {
     pcp.high_pages = pcp.high_pages.clamp(pcp.high_min_pages, pcp.high_max_pages.max(pcp.high_min_pages));
     pcp.high_pages
 }
