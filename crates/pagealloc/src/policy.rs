@@ -263,6 +263,10 @@ pub struct FragPolicy {
     /// pageblock, and order-0 frees from pageblocks at least half free bypass the pagesets,
     /// so emptier pageblocks drain and merge.
     pub fullest_first: bool,
+    /// Boost reclaim may shrink slab-like caches (v5.3 on). The 2018 series left them alone
+    /// while reclaiming a boost (sc.may_shrinkslab off, v5.0-v5.2): compaction cannot move
+    /// slab pages, so freeing them does not mend the fragmentation that raised the boost.
+    pub boost_reclaim_shrinks_slab: bool,
 }
 
 impl FragPolicy {
@@ -274,6 +278,7 @@ impl FragPolicy {
         stall_movable: false,
         defrag_mode: false,
         fullest_first: false,
+        boost_reclaim_shrinks_slab: true,
     };
     /// v4.20-rc3, the seed's baseline.
     pub const LINUX_4_20: FragPolicy = FragPolicy {

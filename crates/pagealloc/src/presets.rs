@@ -157,7 +157,8 @@ const fn mainline_frag(name: &'static str, summary: &'static str, frag: FragPoli
 }
 
 const FRAG_LOWZONE: FragPolicy = FragPolicy { nofragment_lowzone: true, ..FragPolicy::LINUX_4_20 };
-const FRAG_BOOST: FragPolicy = FragPolicy { boost: BoostRule::EveryFallback, ..FRAG_LOWZONE };
+const FRAG_BOOST: FragPolicy =
+    FragPolicy { boost: BoostRule::EveryFallback, boost_reclaim_shrinks_slab: false, ..FRAG_LOWZONE };
 const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
 /// The embedder default (issue 18), measured against mainline one change at a time (README,

@@ -126,12 +126,13 @@ fn the_2018_design_retypes_a_pageblock_half_free() {
     allocator.check_invariants().unwrap();
 }
 
-/// A page cache that drops its oldest pages first.
+/// A page cache that drops its oldest pages first, and the requests it was asked.
 #[derive(Default)]
-struct Cache(Mutex<VecDeque<Block>>);
+struct Cache(Mutex<VecDeque<Block>>, Mutex<Vec<ReclaimRequest>>);
 
 impl Reclaim<TestPlatform> for Cache {
     fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
+        self.1.lock().unwrap().push(request);
         let mut freed = 0;
         while freed < request.pages {
             let Some(page) = self.0.lock().unwrap().pop_front() else { break };
@@ -172,4 +173,44 @@ fn defrag_mode_reclaims_a_whole_pageblock_instead_of_fragmenting() {
         allocator.free_bulk(pages).unwrap();
     }
     assert_eq!(FragPolicy::MAINLINE.fallback, FallbackDesign::ClaimOrSteal);
+}
+
+/// A fallback boosts the zone; then enough is freed that the node is balanced even at the
+/// boosted watermarks. kswapd still reclaims the boost's worth (balance_pgdat()'s boost
+/// reclaim), leaving slab alone under the 2018 rule (may_shrinkslab off, v5.0-v5.2) and
+/// not under mainline's; then the boost is gone.
+#[test]
+fn a_balanced_boosted_node_reclaims_the_boost() {
+    let boost_2018 =
+        FragPolicy { boost: BoostRule::EveryFallback, boost_reclaim_shrinks_slab: false, ..FragPolicy::LINUX_4_20 };
+    for (frag, shrink_slab) in [(boost_2018, false), (FragPolicy::MAINLINE, true)] {
+        let (mut allocator, recorder) = allocator(frag);
+        let (_, mut kept) = sparse_movable_pageblock(&allocator, &recorder);
+        let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
+        let boost = allocator.zones()[0].boost_pages();
+        assert!(boost >= PAGEBLOCK_PAGES, "{frag:?}: the fallback boosted");
+        // Free memory well above the boosted high watermark.
+        let high = allocator.zones()[0].watermarks_with_boost().high_pages;
+        let freed: Vec<Block> = kept.drain(..(2 * high) as usize).collect();
+        allocator.free_bulk(freed).unwrap();
+        assert!(allocator.zone_watermark_ok(0, 0, pagealloc::request::WatermarkLevel::High, ZoneType::Normal));
+        let cache = Arc::new(Cache::default());
+        cache.0.lock().unwrap().extend(kept.drain(..(2 * boost) as usize));
+        allocator.set_reclaim(cache.clone());
+        allocator.wake_kswapd(0);
+        assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+        let requests = cache.1.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1, "{frag:?}: one round frees the whole boost: {requests:?}");
+        assert!(requests[0].boost_only);
+        assert_eq!(requests[0].pages, boost);
+        assert_eq!(requests[0].shrink_slab, shrink_slab, "{frag:?}");
+        assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, boost);
+        assert_eq!(allocator.zones()[0].boost_pages(), 0, "the pass answered for the boost");
+        allocator.check_invariants().unwrap();
+        allocator.free_pages(block).unwrap();
+        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        allocator.free_bulk(pages).unwrap();
+        allocator.free_bulk(kept).unwrap();
+        allocator.check_invariants().unwrap();
+    }
 }

@@ -5,7 +5,7 @@
 //! swap: never reclaimed). One per run, shared by the run's CPUs; registered before the
 //! run starts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -53,7 +53,13 @@ impl AgedBlocks {
 
 #[derive(Default)]
 struct Pages {
+    /// File and slab pages, oldest first.
     cache: AgedBlocks,
+    /// Heads of the cached blocks that are slab pages (shrinker-owned, not movable).
+    slab: HashSet<Pfn>,
+    /// Slab pages a reclaim that might not shrink slab passed over, oldest first: older
+    /// than everything left in `cache`, so the next reclaim that may takes them first.
+    passed_slab: VecDeque<Block>,
     /// Anonymous blocks: movable, not reclaimable.
     anon: HashMap<Pfn, Block>,
 }
@@ -91,6 +97,16 @@ impl PageCache {
         self.pages().cache.insert(block);
     }
 
+    /// Takes over a slab page of reclaimable objects (inodes, dentries): dropped with the
+    /// oldest files, except by a reclaim that may not shrink slab.
+    pub fn insert_slab(&self, block: Block) {
+        self.read.fetch_add(block.pages(), Relaxed);
+        self.cached_pages.fetch_add(block.pages(), Relaxed);
+        let mut pages = self.pages();
+        pages.slab.insert(block.pfn());
+        pages.cache.insert(block);
+    }
+
     /// Pages of file and slab cache held (anonymous memory not counted).
     pub fn len_pages(&self) -> u64 {
         self.cached_pages.load(Relaxed)
@@ -101,17 +117,37 @@ impl PageCache {
         self.pages().anon.insert(block.pfn(), block);
     }
 
-    fn pop_oldest(&self) -> Option<Block> {
-        let block = self.pages().cache.pop_oldest()?;
+    /// Takes out the oldest page reclaim may drop: slab pages only if `shrink_slab`.
+    fn pop_oldest(&self, shrink_slab: bool) -> Option<Block> {
+        let mut pages = self.pages();
+        let block = loop {
+            if shrink_slab {
+                if let Some(block) = pages.passed_slab.pop_front() {
+                    pages.slab.remove(&block.pfn());
+                    break block;
+                }
+            }
+            let block = pages.cache.pop_oldest()?;
+            if pages.slab.contains(&block.pfn()) {
+                if !shrink_slab {
+                    pages.passed_slab.push_back(block);
+                    continue;
+                }
+                pages.slab.remove(&block.pfn());
+            }
+            break block;
+        };
+        drop(pages);
         self.cached_pages.fetch_sub(block.pages(), Relaxed);
         Some(block)
     }
 
-    /// Drops up to `pages` of the oldest pages; returns the pages freed.
-    pub fn evict<P: Platform>(&self, allocator: &PageAllocator<P>, pages: u64) -> u64 {
+    /// Drops up to `pages` of the oldest pages (slab pages too if `shrink_slab`); returns
+    /// the pages freed.
+    pub fn evict<P: Platform>(&self, allocator: &PageAllocator<P>, pages: u64, shrink_slab: bool) -> u64 {
         let mut freed = 0;
         while freed < pages {
-            let Some(block) = self.pop_oldest() else { break };
+            let Some(block) = self.pop_oldest(shrink_slab) else { break };
             freed += block.pages();
             allocator.free_pages(block).expect("the cache frees what it holds");
         }
@@ -132,7 +168,7 @@ impl PageCache {
 
     /// Frees everything (the run's end).
     pub fn free_all<P: Platform>(&self, allocator: &PageAllocator<P>) {
-        self.evict(allocator, u64::MAX);
+        self.evict(allocator, u64::MAX, true);
         self.free_anon(allocator);
     }
 
@@ -149,7 +185,7 @@ impl PageCache {
 
 impl<P: Platform> Reclaim<P> for PageCache {
     fn reclaim(&self, allocator: &PageAllocator<P>, request: ReclaimRequest) -> u64 {
-        let freed = self.evict(allocator, request.pages);
+        let freed = self.evict(allocator, request.pages, request.shrink_slab);
         self.reclaimed[usize::from(request.reason == ReclaimReason::Direct)].fetch_add(freed, Relaxed);
         freed
     }
@@ -178,5 +214,49 @@ impl<P: Platform> Migrate<P> for PageCache {
             pages.anon.insert(target.pfn(), target);
         }
         Ok(old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pagealloc::platform::TestPlatform;
+    use pagealloc::{AllocRequest, AllocatorBuilder, ZoneType};
+
+    /// Reclaim that may not shrink slab passes slab pages over, keeping them for the next
+    /// reclaim that may, which takes them first (they are the oldest); nothing is lost.
+    #[test]
+    fn slab_pages_wait_for_a_reclaim_that_may_shrink_slab() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(1)).unwrap();
+        let cache = PageCache::default();
+        let mut order = Vec::new();
+        for i in 0..12 {
+            let slab = i % 3 == 0;
+            let request = if slab { AllocRequest::RECLAIMABLE } else { AllocRequest::USER_MOVABLE };
+            let block = allocator.alloc_pages(0, request).unwrap();
+            order.push((block.pfn(), slab));
+            if slab {
+                cache.insert_slab(block);
+            } else {
+                cache.insert(block);
+            }
+        }
+        let free_before = allocator.zone_free_pages_snapshot(0) + allocator.pcp_pages();
+        // Four file pages, skipping the two oldest slab pages among them.
+        assert_eq!(cache.evict(&allocator, 4, false), 4);
+        assert_eq!(cache.len_pages(), 8);
+        let file_left: Vec<_> = order.iter().filter(|(_, slab)| !slab).skip(4).collect();
+        assert_eq!(file_left.len(), 4);
+        // The next reclaim that may shrink slab takes the passed-over slab pages first.
+        assert_eq!(cache.evict(&allocator, 2, true), 2);
+        let pages = cache.pages();
+        assert!(pages.passed_slab.is_empty());
+        assert_eq!(pages.slab.len(), 2, "the two younger slab pages are still cached");
+        drop(pages);
+        assert_eq!(allocator.zone_free_pages_snapshot(0) + allocator.pcp_pages(), free_before + 6);
+        cache.free_all(&allocator);
+        assert_eq!(cache.len_pages(), 0);
+        allocator.check_invariants().unwrap();
     }
 }

@@ -61,6 +61,10 @@ pub trait Env {
     fn cache_insert(&mut self, page: Block) {
         self.page_cache().expect(USES_PAGE_CACHE).insert(page);
     }
+    /// Hands a slab page of reclaimable objects to the run's page cache.
+    fn cache_insert_slab(&mut self, page: Block) {
+        self.page_cache().expect(USES_PAGE_CACHE).insert_slab(page);
+    }
     /// Hands anonymous memory to the run's page cache to hold (movable, not reclaimable).
     fn cache_insert_anon(&mut self, block: Block) {
         self.page_cache().expect(USES_PAGE_CACHE).insert_anon(block);

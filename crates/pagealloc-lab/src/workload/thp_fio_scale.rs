@@ -104,7 +104,7 @@ impl FioThread {
         self.files += 1;
         if self.files.is_multiple_of(self.config.files_per_slab_page) {
             if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
-                env.cache_insert(slab);
+                env.cache_insert_slab(slab);
             }
         }
         if self.files.is_multiple_of(self.config.files_per_metadata_page) {
@@ -129,7 +129,7 @@ impl FioThread {
             self.files += 1;
             if self.files.is_multiple_of(self.config.files_per_slab_page) {
                 if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
-                    env.cache_insert(slab);
+                    env.cache_insert_slab(slab);
                 }
             }
             for _ in 0..FILE_PAGES {

@@ -149,19 +149,27 @@ impl<P: Platform> PageAllocator<P> {
 
     /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()): the reclaim
     /// client, if any, is asked for pages until the node is balanced at its boosted high
-    /// watermarks (see `reclaim`); then kswapd drops the boosts, as the kernel does after
-    /// a pass, and if there were any wakes kcompactd for pageblock order. Returns whether
-    /// it ran.
+    /// watermarks, or for the boosts' worth if it already was (see `kswapd_reclaim`); then
+    /// each zone's boost drops by what it was when the pass began, and if there were any
+    /// kcompactd is woken for pageblock order. Returns whether it ran.
     pub fn run_kswapd(&self, node: u16) -> bool {
         let Some(state) = self.nodes.get(node as usize) else { return false };
         if !state.kswapd_pending.load(Relaxed) || !state.kswapd_pending.swap(false, Relaxed) {
             return false;
         }
         state.kswapd_runs.fetch_add(1, Relaxed);
-        self.kswapd_reclaim(node);
-        let mut boosted = false;
+        // The boosts this pass answers for; boosts raised while it runs stay for the next.
+        let mut start_boosts = [0u64; crate::types::MAX_NR_ZONES];
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            boosted |= zone.boost_pages.swap(0, Relaxed) > 0;
+            start_boosts[zone.zone_type as usize] = zone.boost_pages();
+        }
+        self.kswapd_reclaim(node, start_boosts.iter().sum());
+        let boosted = start_boosts.iter().any(|&boost| boost > 0);
+        for zone in self.zones.iter().filter(|zone| zone.node == node && start_boosts[zone.zone_type as usize] > 0) {
+            // Boosts are raised under the zone lock; lowered under it too.
+            let _locked = zone.buddy(&self.platform).lock();
+            let boost = zone.boost_pages();
+            zone.boost_pages.store(boost - boost.min(start_boosts[zone.zone_type as usize]), Relaxed);
         }
         // Reclaim for a boost made free pages; compaction turns them into whole pageblocks
         // (under defrag_mode after every pass: kswapd works for free pageblocks).

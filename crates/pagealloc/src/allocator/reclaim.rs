@@ -39,6 +39,9 @@ pub struct ReclaimRequest {
     /// Background reclaim of a watermark boost on a node that is otherwise balanced: only
     /// cheap pages, no writeback and no swap (may_writepage and may_swap off).
     pub boost_only: bool,
+    /// The client may shrink its slab-like caches, not only drop clean page cache
+    /// (sc.may_shrinkslab): false only for boost reclaim under the 2018 series' rule.
+    pub shrink_slab: bool,
     /// [`DEF_PRIORITY`] down to 1: a client scanning lists may scan 1/2^priority of them.
     pub priority: u8,
 }
@@ -138,29 +141,52 @@ impl<P: Platform> PageAllocator<P> {
         shortfall.max(SWAP_CLUSTER_MAX)
     }
 
-    /// Background reclaim of `node` until it is balanced, or a boost's worth when it was
-    /// balanced but boosted, at falling priority (mirrors balance_pgdat()), with the node's
-    /// zones flagged RECLAIM_ACTIVE throughout. Returns pages the client freed.
-    pub(super) fn kswapd_reclaim(&self, node: u16) -> u64 {
+    /// Background reclaim of `node` (mirrors balance_pgdat()), with the node's zones flagged
+    /// RECLAIM_ACTIVE throughout. A node short of its boosted high watermarks gets ordinary
+    /// reclaim until it is balanced. A node that is balanced but boosted gets boost reclaim:
+    /// the boosts' worth of cheap pages, whatever the watermarks say, stopping at the first
+    /// round that frees nothing. `boosts_pages` is the node's boosts when the pass began
+    /// (`nr_boost_reclaim`). Returns pages the client freed.
+    pub(super) fn kswapd_reclaim(&self, node: u16, boosts_pages: u64) -> u64 {
         let Some(client) = self.reclaim.as_ref() else { return 0 };
-        let boosted: u64 = self.populated_zones(node).map(|zone| zone.boost_pages()).sum();
-        let boost_only = boosted > 0 && self.node_balanced_without_boost(node);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
             zone.set_flag(crate::zone::zone_flags::RECLAIM_ACTIVE);
         }
+        let mut boost_left_pages = boosts_pages;
         let mut freed_pages = 0;
-        for priority in (1..=DEF_PRIORITY).rev() {
-            if self.node_balanced(node) {
+        let mut priority = DEF_PRIORITY;
+        while priority >= 1 {
+            let balanced = self.node_balanced(node);
+            if !balanced && boost_left_pages > 0 {
+                // Short of the watermarks: ordinary reclaim from the first priority; the
+                // boosts stay in place until the pass ends.
+                boost_left_pages = 0;
+                priority = DEF_PRIORITY;
+                continue;
+            }
+            if balanced && boost_left_pages == 0 {
                 break;
             }
-            let pages = self.node_shortfall(node);
-            let request = ReclaimRequest { node, pages, reason: ReclaimReason::Background, boost_only, priority };
+            let boost_only = boost_left_pages > 0;
+            let pages = if boost_only { boost_left_pages.max(SWAP_CLUSTER_MAX) } else { self.node_shortfall(node) };
+            let shrink_slab = !boost_only || self.policy.frag.boost_reclaim_shrinks_slab;
+            let request =
+                ReclaimRequest { node, pages, reason: ReclaimReason::Background, boost_only, shrink_slab, priority };
             let freed = client.reclaim(self, request);
             freed_pages += freed;
-            // A boost is reclaimed only while it is cheap: stop at the first empty round.
-            if freed == 0 && boost_only {
-                break;
+            if boost_only {
+                // No progress on a boost ends the pass: it must not loop on expensive pages.
+                if freed == 0 {
+                    break;
+                }
+                boost_left_pages -= boost_left_pages.min(freed);
+                // Boost reclaim stays at cheap priorities (no writeback).
+                if priority > DEF_PRIORITY - 2 {
+                    priority -= 1;
+                }
+            } else {
+                priority -= 1;
             }
         }
         for zone in self.populated_zones(node) {
@@ -176,14 +202,6 @@ impl<P: Platform> PageAllocator<P> {
         (crate::types::PAGEBLOCK_ORDER as usize..blocks.len()).map(|order| blocks[order] << order).sum()
     }
 
-    /// Balanced against the unboosted high watermark?
-    fn node_balanced_without_boost(&self, node: u16) -> bool {
-        self.populated_zones(node).any(|zone| {
-            let high = zone.params.watermarks().high_pages;
-            self.zone_free_pages_snapshot(zone.index) > high
-        })
-    }
-
     /// Direct reclaim for an order-`order` request on `node`: asks the client for
     /// SWAP_CLUSTER_MAX pages (or the request's size if larger) at falling priority until
     /// it freed that many (mirrors do_try_to_free_pages()). Returns pages freed.
@@ -195,7 +213,14 @@ impl<P: Platform> PageAllocator<P> {
         let mut freed_pages = 0;
         for priority in (1..=DEF_PRIORITY).rev() {
             let pages = wanted_pages - freed_pages;
-            let request = ReclaimRequest { node, pages, reason: ReclaimReason::Direct, boost_only: false, priority };
+            let request = ReclaimRequest {
+                node,
+                pages,
+                reason: ReclaimReason::Direct,
+                boost_only: false,
+                shrink_slab: true,
+                priority,
+            };
             freed_pages += client.reclaim(self, request);
             if freed_pages >= wanted_pages {
                 break;
