@@ -145,6 +145,45 @@ fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
     allocator.check_invariants().unwrap();
 }
 
+/// kswapd run by a task of its own: the periodic work leaves it alone, and the task's
+/// rounds ask for at most a cluster each until the node is balanced, then the pass ends
+/// and kswapd sleeps until woken again.
+#[test]
+fn kswapd_as_a_task_reclaims_a_cluster_per_round() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill(&allocator, &cache);
+    allocator.drain_all();
+    allocator.set_kswapd_task(0, true);
+    allocator.wake_kswapd(0);
+    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "left to the task");
+    let mut rounds = 0;
+    while allocator.kswapd_round(0) {
+        rounds += 1;
+        assert!(rounds < 1000, "the pass ends");
+    }
+    let requests = cache.requests.lock().unwrap().clone();
+    // The last round found the node balanced and asked nothing.
+    assert_eq!(requests.len(), rounds - 1);
+    assert!(requests.iter().all(|r| r.pages <= SWAP_CLUSTER_MAX && r.priority == DEF_PRIORITY), "{requests:?}");
+    assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
+    assert_eq!(allocator.nodes()[0].kswapd_runs(), 1);
+    assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, requests.iter().map(|r| r.pages).sum::<u64>());
+    // Asleep until woken.
+    assert!(!allocator.kswapd_round(0));
+    // Filled again: a round leaves the pass open, and a whole pass finishes it.
+    fill(&allocator, &cache);
+    allocator.drain_all();
+    allocator.wake_kswapd(0);
+    assert!(allocator.kswapd_round(0));
+    assert!(!allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "one cluster is not enough");
+    assert!(allocator.run_kswapd(0));
+    assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
+    assert!(!allocator.kswapd_round(0));
+    assert_eq!(allocator.nodes()[0].kswapd_runs(), 2);
+    allocator.check_invariants().unwrap();
+}
+
 #[test]
 fn without_a_client_reclaim_frees_nothing_and_counts_nothing() {
     let allocator =

@@ -1,8 +1,9 @@
 //! `frag-thpfioscale-sweep`: how much the fragmentation results of `frag-thpfioscale` owe
 //! to the parameters the seed does not give. The seed names neither its machines' memory
-//! nor the workload's slab and metadata rates, so each is varied one at a time around the
-//! base point (1 socket of 8 CPUs, no madvise, 4 GiB (then 8 and 16), a slab page per 3 files, a metadata
-//! page per 64 files) for the presets of the seed's goal rows: vanilla-4.20, lowzone
+//! nor the workload's slab and metadata rates, nor its storage, so each is varied one at a
+//! time around the base point (1 socket of 8 CPUs, no madvise, 4 GiB (then 8 and 16), a
+//! slab page per 3 files, a metadata page per 64 files, no storage model (then 1024 and 256
+//! MiB/s of writeback and refault reads)) for the presets of the seed's goal rows: vanilla-4.20, lowzone
 //! (patch 1), boost (patches 1-4) and stall (patch 5). `speedup_pct` is the change of
 //! `extfrag_events` against vanilla-4.20 at the same point; every metric is the median of
 //! three seeds (one with --quick, which also runs at a quarter of the memory).
@@ -24,12 +25,15 @@ struct Point {
     memory_gib: u64,
     files_per_slab_page: u64,
     files_per_metadata_page: u64,
+    /// 0: writers dirty pages at memory speed.
+    storage_mib_per_s: u64,
 }
 
 /// The base point, then each parameter at a lower and a higher value with the others at base.
 fn points(quick: bool) -> Vec<Point> {
     let scale = if quick { 4 } else { 1 };
-    let base = Point { memory_gib: 4 / scale, files_per_slab_page: 3, files_per_metadata_page: 64 };
+    let base =
+        Point { memory_gib: 4 / scale, files_per_slab_page: 3, files_per_metadata_page: 64, storage_mib_per_s: 0 };
     let mut points = vec![base];
     // Below 4 GiB node 0 is all DMA32, and patch 1 (lowzone) has no higher zone to spare.
     for memory_gib in [8, 16] {
@@ -40,6 +44,11 @@ fn points(quick: bool) -> Vec<Point> {
     }
     for files_per_metadata_page in [16, 256] {
         points.push(Point { files_per_metadata_page, ..base });
+    }
+    // A fast SSD's writeback, then a slower disk's: kswapd keeps up with writers it did not
+    // keep up with at memory speed.
+    for storage_mib_per_s in [1024, 256] {
+        points.push(Point { storage_mib_per_s, ..base });
     }
     points
 }
@@ -52,9 +61,10 @@ pub(super) fn frag_thpfioscale_sweep(
 ) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     for point in points(quick) {
-        let Point { memory_gib, files_per_slab_page, files_per_metadata_page } = point;
+        let Point { memory_gib, files_per_slab_page, files_per_metadata_page, storage_mib_per_s } = point;
         bar.set_message(format!(
-            "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per {files_per_metadata_page}"
+            "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per \
+             {files_per_metadata_page}, storage {storage_mib_per_s} MiB/s"
         ));
         let setup = Setup {
             workload: WorkloadKind::Thpfioscale,
@@ -66,6 +76,7 @@ pub(super) fn frag_thpfioscale_sweep(
         let workload = ThpFioScale {
             files_per_slab_page,
             files_per_metadata_page,
+            storage_mib_per_s,
             ..ThpFioScale::new(memory_gib << 18, 8, false)
         };
         let seeds = if quick { 1 } else { SEEDS };
@@ -78,9 +89,11 @@ pub(super) fn frag_thpfioscale_sweep(
             "memory_gib": memory_gib,
             "files_per_slab_page": files_per_slab_page,
             "files_per_metadata_page": files_per_metadata_page,
+            "storage_mib_per_s": storage_mib_per_s,
             "seeds": seeds,
         });
-        let label = format!("{preset} {memory_gib}G s{files_per_slab_page} m{files_per_metadata_page}");
+        let storage = if storage_mib_per_s > 0 { format!(" io{storage_mib_per_s}") } else { String::new() };
+        let label = format!("{preset} {memory_gib}G s{files_per_slab_page} m{files_per_metadata_page}{storage}");
         rows.push(Row { preset: label, params, metrics: medians(&runs) });
     }
     Ok(rows)
@@ -100,10 +113,11 @@ mod tests {
                     point.memory_gib != base.memory_gib,
                     point.files_per_slab_page != base.files_per_slab_page,
                     point.files_per_metadata_page != base.files_per_metadata_page,
+                    point.storage_mib_per_s != base.storage_mib_per_s,
                 ];
                 assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{point:?} against {base:?}");
             }
         }
-        assert_eq!(points(false).len(), 7);
+        assert_eq!(points(false).len(), 9);
     }
 }

@@ -2,6 +2,7 @@
 
 mod faults;
 mod frag_report;
+mod kswapd_task;
 mod lru_pages;
 mod page_cache;
 mod real;

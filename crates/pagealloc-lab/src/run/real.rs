@@ -76,6 +76,12 @@ impl Env for RealEnv<'_> {
             std::hint::black_box(i);
         }
     }
+    fn sleep_until(&mut self, ns: u64) {
+        let now_ns = self.now_ns();
+        if ns > now_ns {
+            std::thread::sleep(std::time::Duration::from_nanos(ns - now_ns));
+        }
+    }
     fn lock(&mut self, id: u16) {
         let guard = self.locks[id as usize].lock().expect("unpoisoned");
         self.held.push(guard);

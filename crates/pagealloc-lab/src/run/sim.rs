@@ -9,6 +9,7 @@ use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
 
 use super::faults::{self, CheckFn, InvariantObserver};
+use super::kswapd_task::KswapdTasks;
 use super::lru_pages::LruPages;
 use super::sim_env::SimEnv;
 use super::{RunArgs, RunReport};
@@ -100,6 +101,7 @@ fn drive(
     envs: &mut [SimEnv],
     duration_ns: u64,
     mut observer: Option<&mut InvariantObserver>,
+    kswapd: &mut KswapdTasks,
 ) -> Option<f64> {
     let cpus: Vec<usize> = (0..envs.len()).collect();
     let (mut sum_pages, mut samples) = (0u64, 0u64);
@@ -115,11 +117,15 @@ fn drive(
             // Skip samples a long step jumped over rather than bunching them.
             next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
         }
+        if kswapd.runs_kswapd(cpu) {
+            return kswapd.step(allocator, sim, cpu);
+        }
         // The allocator's own schedule decides what is due (pageset decay, kswapd).
         allocator.run_due_work(cpu, sim.clock_ns(cpu));
         match tasks[cpu].step(&mut envs[cpu]) {
             // A request the allocator rejects ends this CPU's run; run_sim reports it.
             Step::Continue if envs[cpu].failures.rejected.is_none() => engine::Next::Continue,
+            Step::Done if envs[cpu].failures.rejected.is_none() => kswapd.task_done(allocator, cpu),
             Step::Continue | Step::Done => engine::Next::Done,
         }
     });
@@ -216,13 +222,18 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     );
     let host_start = Instant::now();
     let duration_ns = args.duration_ms() * 1_000_000;
-    let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut());
+    // A run with a reclaim client runs each node's kswapd as a task of its own.
+    let mut kswapd = KswapdTasks::new(page_cache.is_some(), args.cpus, allocator.nodes().len());
+    let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut(), &mut kswapd);
     let host_seconds = host_start.elapsed().as_secs_f64();
     if let Some(error) = envs.iter().find_map(|env| env.failures.rejected) {
         return Err(format!("the workload's allocation was rejected: {error}"));
     }
     let clocks: Vec<u64> = (0..args.cpus).map(|cpu| sim.clock_ns(cpu)).collect();
-    let (elapsed_ns, cpu_time_ns) = (clocks.iter().copied().max().unwrap_or(0), clocks.iter().sum::<u64>());
+    let (elapsed_ns, cpu_time_ns) = (
+        clocks.iter().copied().max().unwrap_or(0),
+        clocks.iter().sum::<u64>() - kswapd.idle_ns - envs.iter().map(|env| env.slept_ns).sum::<u64>(),
+    );
     if let Some(observer) = observer.as_mut() {
         observer.check_now(&allocator, sim, elapsed_ns);
     }

@@ -16,6 +16,8 @@ pub(super) struct SimEnv<'a> {
     pub(super) sim: SimHandle,
     pub(super) cpu: usize,
     pub(super) work_units: u64,
+    /// Time the CPU's task slept (not CPU time).
+    pub(super) slept_ns: u64,
     pub(super) calls: u64,
     pub(super) recorded: BTreeMap<&'static str, f64>,
     /// Allocations per page frame, when tracked.
@@ -45,6 +47,7 @@ impl<'a> SimEnv<'a> {
                 sim,
                 cpu,
                 work_units: 0,
+                slept_ns: 0,
                 calls: 0,
                 recorded: BTreeMap::new(),
                 reuse: top_reuse.then(HashMap::new),
@@ -89,6 +92,13 @@ impl Env for SimEnv<'_> {
     }
     fn compute(&mut self, ns: u64) {
         self.sim.advance(ns);
+    }
+    fn sleep_until(&mut self, ns: u64) {
+        let now_ns = self.sim.clock_ns(self.cpu);
+        if ns > now_ns {
+            self.slept_ns += ns - now_ns;
+            self.sim.idle_until(self.cpu, ns);
+        }
     }
     fn lock(&mut self, id: u16) {
         self.allocator.platform().workload_lock(id);

@@ -33,6 +33,9 @@ pub trait Env {
     fn touch(&mut self, pfn: u64, pages: u64);
     /// Computation between allocator calls.
     fn compute(&mut self, ns: u64);
+    /// Waits, off the CPU, until the running CPU's time is `ns` (a task blocked on I/O);
+    /// nothing if that time has passed.
+    fn sleep_until(&mut self, ns: u64);
     fn lock(&mut self, id: u16);
     fn unlock(&mut self, id: u16);
     /// Units of the workload's metric completed (faults, operations, messages).

@@ -55,6 +55,10 @@ pub struct ThpFioScale {
     pub copy_page_ns: u64,
     /// Trap and page-table work per base-page fault (as page_fault1's).
     pub fault_overhead_ns: u64,
+    /// What the storage writes back and reads, MiB/s shared by the fio threads; 0 for
+    /// none (writers dirty pages at memory speed). The seed ran XFS on a disk it does not
+    /// name: swept by frag-thpfioscale-sweep.
+    pub storage_mib_per_s: u64,
 }
 
 impl ThpFioScale {
@@ -70,7 +74,15 @@ impl ThpFioScale {
             create_ns: 20_000,
             copy_page_ns: 500,
             fault_overhead_ns: 250,
+            storage_mib_per_s: 0,
         }
+    }
+
+    /// Storage time of one file for one fio thread (its share of the bandwidth), if the
+    /// storage is modelled.
+    fn file_io_ns(&self) -> Option<u64> {
+        let bytes_per_s = (self.storage_mib_per_s << 20) / FIO_THREADS as u64;
+        (bytes_per_s > 0).then(|| FILE_PAGES * 4096 * 1_000_000_000 / bytes_per_s)
     }
 
     /// THP threads per socket: (CPUs per socket - fio threads) / 4, at least 1.
@@ -95,11 +107,24 @@ struct FioThread {
     reading_until_ns: Option<u64>,
     started_ns: Option<u64>,
     metadata: Vec<Block>,
+    /// When this thread's share of the storage has done its last file.
+    io_done_ns: u64,
 }
 
 impl FioThread {
-    /// One file: its page cache, and every few files a slab page and a metadata page.
+    /// Starts a file's transfer: the thread's share of the storage takes it after the
+    /// files before it. Returns when it is done.
+    fn queue_io(&mut self, env: &dyn Env) -> Option<u64> {
+        let file_ns = self.config.file_io_ns()?;
+        self.io_done_ns = self.io_done_ns.max(env.now_ns()) + file_ns;
+        Some(self.io_done_ns)
+    }
+
+    /// One file: its page cache, and every few files a slab page and a metadata page. The
+    /// writer goes on once the storage has written the file back (balance_dirty_pages()
+    /// holds dirtying to the writeback rate).
     fn write_file(&mut self, env: &mut dyn Env) {
+        let io_done_ns = self.queue_io(env);
         env.compute(self.config.create_ns);
         self.files += 1;
         if self.files.is_multiple_of(self.config.files_per_slab_page) {
@@ -118,6 +143,9 @@ impl FioThread {
             env.compute(self.config.copy_page_ns);
             env.cache_insert(page);
         }
+        if let Some(io_done_ns) = io_done_ns {
+            env.sleep_until(io_done_ns);
+        }
     }
 
     /// One read of a random file: refaulted with the chance that reclaim dropped it.
@@ -126,6 +154,10 @@ impl FioThread {
         let cached = env.page_cache().expect("thpfioscale keeps a page cache").len_pages().min(written);
         let miss_per_mille = (written - cached) * 1000 / written;
         if self.rng.below(1000) < miss_per_mille {
+            // The refault waits for the storage to read the file.
+            if let Some(io_done_ns) = self.queue_io(env) {
+                env.sleep_until(io_done_ns);
+            }
             self.files += 1;
             if self.files.is_multiple_of(self.config.files_per_slab_page) {
                 if let Some(slab) = env.alloc(0, AllocRequest::RECLAIMABLE) {
@@ -237,6 +269,7 @@ impl Workload for ThpFioScale {
             "files_per_slab_page": self.files_per_slab_page,
             "files_per_metadata_page": self.files_per_metadata_page,
             "memory_pages": self.memory_pages,
+            "storage_mib_per_s": self.storage_mib_per_s,
         })
     }
     fn uses_page_cache(&self) -> bool {
@@ -267,6 +300,7 @@ impl Workload for ThpFioScale {
                         reading_until_ns: None,
                         started_ns: None,
                         metadata: Vec::new(),
+                        io_done_ns: 0,
                     })
                 } else if thp_cpus.contains(&cpu) {
                     Box::new(ThpThread { config: self.clone(), shared: shared.clone(), units_left: thp_units })

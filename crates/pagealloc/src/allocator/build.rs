@@ -187,6 +187,7 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
             zonelist_start,
             kswapd_pending: AtomicBool::new(false),
             kswapd_runs: AtomicU64::new(0),
+            kswapd: Default::default(),
             pgsteal_kswapd: AtomicU64::new(0),
             pgsteal_direct: AtomicU64::new(0),
             allocstall: AtomicU64::new(0),

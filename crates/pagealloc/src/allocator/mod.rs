@@ -25,6 +25,7 @@ mod exact;
 mod free_path;
 mod hotplug;
 mod kcompactd;
+mod kswapd;
 mod periodic;
 mod range;
 mod reclaim;
@@ -65,6 +66,8 @@ pub struct Node {
     pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
     pub(crate) kswapd_runs: AtomicU64,
+    /// kswapd's pass in progress.
+    pub(crate) kswapd: kswapd::KswapdPass,
     /// Pages the reclaim client freed for kswapd and for direct reclaim; direct reclaims.
     pub(crate) pgsteal_kswapd: AtomicU64,
     pub(crate) pgsteal_direct: AtomicU64,
@@ -188,8 +191,9 @@ impl<P: Platform> PageAllocator<P> {
         self.zones.iter().find(|zone| zone.mem.contains(pfn))
     }
 
+    /// The node whose memory is local to `cpu` (0 for a CPU the allocator does not know).
     #[inline]
-    fn node_of_cpu(&self, cpu: usize) -> u16 {
+    pub fn node_of_cpu(&self, cpu: usize) -> u16 {
         self.cpu_node.get(cpu).copied().unwrap_or(0)
     }
 

@@ -69,7 +69,8 @@ pub struct DueWork {
 impl<P: Platform> PageAllocator<P> {
     /// Runs whatever periodic work is due on `cpu` at `now_ns` (the platform's clock): its
     /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
-    /// when one was woken. Cheap when nothing is due (two loads), so a harness may call it
+    /// when one was woken (unless a task of the harness runs the node's kswapd, see
+    /// [`Self::set_kswapd_task`]). Cheap when nothing is due (two loads), so a harness may call it
     /// before every step.
     ///
     /// ```
@@ -87,7 +88,7 @@ impl<P: Platform> PageAllocator<P> {
             done.drained_pages = self.vmstat_tick(cpu);
         }
         let node = self.node_of_cpu(cpu);
-        if self.run_kswapd(node) {
+        if !self.nodes[node as usize].kswapd.has_own_task() && self.run_kswapd(node) {
             done.kswapd_passes = 1;
         }
         if self.run_kcompactd(node, now_ns) {
@@ -141,51 +142,10 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
-    fn set_pressure_thresholds(&self, node: u16, under_pressure: bool) {
+    pub(super) fn set_pressure_thresholds(&self, node: u16, under_pressure: bool) {
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
             zone.set_pressure_threshold(under_pressure);
         }
-    }
-
-    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()): the reclaim
-    /// client, if any, is asked for pages until the node is balanced at its boosted high
-    /// watermarks, or for the boosts' worth if it already was (see `kswapd_reclaim`); then
-    /// each zone's boost drops by what it was when the pass began, and if there were any
-    /// kcompactd is woken for pageblock order. Returns whether it ran.
-    pub fn run_kswapd(&self, node: u16) -> bool {
-        let Some(state) = self.nodes.get(node as usize) else { return false };
-        if !state.kswapd_pending.load(Relaxed) || !state.kswapd_pending.swap(false, Relaxed) {
-            return false;
-        }
-        state.kswapd_runs.fetch_add(1, Relaxed);
-        // The boosts this pass answers for; boosts raised while it runs stay for the next.
-        let mut start_boosts = [0u64; crate::types::MAX_NR_ZONES];
-        for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            start_boosts[zone.zone_type as usize] = zone.boost_pages();
-        }
-        self.kswapd_reclaim(node, start_boosts.iter().sum());
-        let boosted = start_boosts.iter().any(|&boost| boost > 0);
-        for zone in self.zones.iter().filter(|zone| zone.node == node && start_boosts[zone.zone_type as usize] > 0) {
-            // Boosts are raised under the zone lock; lowered under it too.
-            let _locked = zone.buddy(&self.platform).lock();
-            let boost = zone.boost_pages();
-            zone.boost_pages.store(boost - boost.min(start_boosts[zone.zone_type as usize]), Relaxed);
-        }
-        // Reclaim for a boost made free pages; compaction turns them into whole pageblocks
-        // (under defrag_mode after every pass: kswapd works for free pageblocks).
-        if boosted || self.policy.frag.defrag_mode {
-            self.wake_kcompactd(node, crate::types::PAGEBLOCK_ORDER);
-        }
-        // Going back to sleep (mirrors kswapd_try_to_sleep()): normal thresholds, unless a
-        // wake-up came in meanwhile.
-        if !state.kswapd_pending.load(Relaxed) {
-            self.set_pressure_thresholds(node, false);
-            // A wake-up between the load and the store set pressure first: restore it.
-            if state.kswapd_pending.load(Relaxed) {
-                self.set_pressure_thresholds(node, true);
-            }
-        }
-        true
     }
 }
 

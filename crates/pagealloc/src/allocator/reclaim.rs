@@ -128,7 +128,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Pages the node's highest zone lacks to its boosted high watermark, at least
     /// SWAP_CLUSTER_MAX (kswapd's nr_to_reclaim).
-    fn node_shortfall(&self, node: u16) -> u64 {
+    pub(super) fn node_shortfall(&self, node: u16) -> u64 {
         let shortfall = self.populated_zones(node).max_by_key(|zone| zone.zone_type).map_or(0, |zone| {
             let high = zone.watermarks_with_boost().high_pages;
             let free_pages = if self.policy.frag.defrag_mode {
@@ -139,61 +139,6 @@ impl<P: Platform> PageAllocator<P> {
             high.saturating_sub(free_pages)
         });
         shortfall.max(SWAP_CLUSTER_MAX)
-    }
-
-    /// Background reclaim of `node` (mirrors balance_pgdat()), with the node's zones flagged
-    /// RECLAIM_ACTIVE throughout. A node short of its boosted high watermarks gets ordinary
-    /// reclaim until it is balanced. A node that is balanced but boosted gets boost reclaim:
-    /// the boosts' worth of cheap pages, whatever the watermarks say, stopping at the first
-    /// round that frees nothing. `boosts_pages` is the node's boosts when the pass began
-    /// (`nr_boost_reclaim`). Returns pages the client freed.
-    pub(super) fn kswapd_reclaim(&self, node: u16, boosts_pages: u64) -> u64 {
-        let Some(client) = self.reclaim.as_ref() else { return 0 };
-        // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
-        for zone in self.populated_zones(node) {
-            zone.set_flag(crate::zone::zone_flags::RECLAIM_ACTIVE);
-        }
-        let mut boost_left_pages = boosts_pages;
-        let mut freed_pages = 0;
-        let mut priority = DEF_PRIORITY;
-        while priority >= 1 {
-            let balanced = self.node_balanced(node);
-            if !balanced && boost_left_pages > 0 {
-                // Short of the watermarks: ordinary reclaim from the first priority; the
-                // boosts stay in place until the pass ends.
-                boost_left_pages = 0;
-                priority = DEF_PRIORITY;
-                continue;
-            }
-            if balanced && boost_left_pages == 0 {
-                break;
-            }
-            let boost_only = boost_left_pages > 0;
-            let pages = if boost_only { boost_left_pages.max(SWAP_CLUSTER_MAX) } else { self.node_shortfall(node) };
-            let shrink_slab = !boost_only || self.policy.frag.boost_reclaim_shrinks_slab;
-            let request =
-                ReclaimRequest { node, pages, reason: ReclaimReason::Background, boost_only, shrink_slab, priority };
-            let freed = client.reclaim(self, request);
-            freed_pages += freed;
-            if boost_only {
-                // No progress on a boost ends the pass: it must not loop on expensive pages.
-                if freed == 0 {
-                    break;
-                }
-                boost_left_pages -= boost_left_pages.min(freed);
-                // Boost reclaim stays at cheap priorities (no writeback).
-                if priority > DEF_PRIORITY - 2 {
-                    priority -= 1;
-                }
-            } else {
-                priority -= 1;
-            }
-        }
-        for zone in self.populated_zones(node) {
-            zone.clear_flag(crate::zone::zone_flags::RECLAIM_ACTIVE);
-        }
-        self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed_pages, Relaxed);
-        freed_pages
     }
 
     /// Free pages in free blocks of pageblock order or larger.

@@ -1,0 +1,228 @@
+//! Background reclaim (mirrors kswapd() and balance_pgdat()): a pass over a node once it was
+//! woken, asking the reclaim client for pages in rounds until the node is balanced at its
+//! boosted high watermarks, or for the boosts' worth if it already was. The pass keeps
+//! balance_pgdat()'s locals between rounds, so a harness may run it whole
+//! ([`PageAllocator::run_kswapd`], as a kernel thread's pass looks from outside) or a round
+//! of at most SWAP_CLUSTER_MAX pages per call ([`PageAllocator::kswapd_round`], so that a
+//! simulator interleaves kswapd's work with the CPUs' and allocations see the boost raised
+//! while kswapd reclaims it).
+
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::PageAllocator;
+use crate::platform::Platform;
+use crate::types::MAX_NR_ZONES;
+use crate::zone::zone_flags::RECLAIM_ACTIVE;
+
+/// A node's kswapd pass in progress: balance_pgdat()'s locals, kept between rounds.
+#[derive(Debug, Default)]
+pub(crate) struct KswapdPass {
+    /// A pass is open.
+    open: AtomicBool,
+    /// A round is running: rounds of one node never overlap (kswapd is one thread).
+    in_round: AtomicBool,
+    /// Boost still to reclaim (nr_boost_reclaim); 0 for ordinary reclaim.
+    boost_left_pages: AtomicU64,
+    priority: AtomicU32,
+    /// Each zone type's boost when the pass began: what the pass lowers it by.
+    start_boosts: [AtomicU64; MAX_NR_ZONES],
+    /// A task of the harness calls [`PageAllocator::kswapd_round`] for this node; the
+    /// periodic work leaves kswapd to it.
+    own_task: AtomicBool,
+}
+
+impl KswapdPass {
+    pub(crate) fn has_own_task(&self) -> bool {
+        self.own_task.load(Relaxed)
+    }
+}
+
+/// What a round did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Round {
+    /// The pass goes on.
+    Continue,
+    /// The pass is over.
+    Finished,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()), run whole: the
+    /// reclaim client, if any, is asked for pages until the node is balanced at its boosted
+    /// high watermarks, or for the boosts' worth if it already was; then each zone's boost
+    /// drops by what it was when the pass began, and if there were any kcompactd is woken
+    /// for pageblock order. Finishes a pass [`Self::kswapd_round`] began. Returns whether
+    /// it ran.
+    pub fn run_kswapd(&self, node: u16) -> bool {
+        let Some(state) = self.nodes.get(node as usize) else { return false };
+        if !self.claim_round(node) {
+            return false;
+        }
+        while self.round(node, None) == Round::Continue {}
+        state.kswapd.in_round.store(false, Relaxed);
+        true
+    }
+
+    /// Says whether a task of the harness runs `node`'s kswapd, calling
+    /// [`Self::kswapd_round`] (as the kernel's kswapd thread runs beside the allocating
+    /// tasks); [`Self::run_due_work`] then leaves kswapd to it. Off by default: the periodic
+    /// work runs whole passes.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// allocator.set_kswapd_task(0, true);
+    /// allocator.wake_kswapd(0);
+    /// assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0); // left to the task
+    /// assert!(allocator.kswapd_round(0)); // the task's round (no client: the pass ends)
+    /// assert!(!allocator.kswapd_round(0)); // asleep until woken again
+    /// ```
+    pub fn set_kswapd_task(&self, node: u16, own_task: bool) {
+        if let Some(state) = self.nodes.get(node as usize) {
+            state.kswapd.own_task.store(own_task, Relaxed);
+        }
+    }
+
+    /// One round of `node`'s kswapd pass, opening one if kswapd was woken: one request to
+    /// the reclaim client, of at most SWAP_CLUSTER_MAX pages (the batch shrink_inactive_list()
+    /// isolates and frees at a time), so the pass takes the time its frees take and the
+    /// boosts stay raised meanwhile. Returns whether it ran a round.
+    pub fn kswapd_round(&self, node: u16) -> bool {
+        let Some(state) = self.nodes.get(node as usize) else { return false };
+        if !self.claim_round(node) {
+            return false;
+        }
+        self.round(node, Some(SWAP_CLUSTER_MAX));
+        state.kswapd.in_round.store(false, Relaxed);
+        true
+    }
+
+    /// Claims the node's round; opens a pass if none is open and kswapd was woken.
+    fn claim_round(&self, node: u16) -> bool {
+        let state = &self.nodes[node as usize];
+        let pass = &state.kswapd;
+        if !pass.open.load(Relaxed) && !state.kswapd_pending.load(Relaxed) {
+            return false;
+        }
+        if pass.in_round.swap(true, Relaxed) {
+            return false;
+        }
+        if !pass.open.load(Relaxed) {
+            if !state.kswapd_pending.swap(false, Relaxed) {
+                pass.in_round.store(false, Relaxed);
+                return false;
+            }
+            self.open_pass(node);
+        }
+        true
+    }
+
+    fn open_pass(&self, node: u16) {
+        let state = &self.nodes[node as usize];
+        let pass = &state.kswapd;
+        state.kswapd_runs.fetch_add(1, Relaxed);
+        let mut boosts_pages = 0;
+        for zone in self.zones.iter().filter(|zone| zone.node == node) {
+            let boost = zone.boost_pages();
+            pass.start_boosts[zone.zone_type as usize].store(boost, Relaxed);
+            boosts_pages += boost;
+        }
+        pass.boost_left_pages.store(boosts_pages, Relaxed);
+        pass.priority.store(u32::from(DEF_PRIORITY), Relaxed);
+        // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
+        for zone in self.populated_zones(node) {
+            zone.set_flag(RECLAIM_ACTIVE);
+        }
+        pass.open.store(true, Relaxed);
+    }
+
+    /// One round: a node short of its boosted high watermarks gets ordinary reclaim until
+    /// it is balanced; a node balanced but boosted gets boost reclaim, the boosts' worth of
+    /// cheap pages whatever the watermarks say, ending at the first round that frees
+    /// nothing. With `cap_pages` a round asks at most that many and lowers the priority
+    /// only when it freed nothing; without, each round lowers it.
+    fn round(&self, node: u16, cap_pages: Option<u64>) -> Round {
+        let pass = &self.nodes[node as usize].kswapd;
+        let Some(client) = self.reclaim.as_ref() else { return self.close_pass(node) };
+        let mut priority = pass.priority.load(Relaxed);
+        let mut boost_left_pages = pass.boost_left_pages.load(Relaxed);
+        let balanced = self.node_balanced(node);
+        if !balanced && boost_left_pages > 0 {
+            // Short of the watermarks: ordinary reclaim from the first priority; the
+            // boosts stay in place until the pass ends.
+            boost_left_pages = 0;
+            priority = u32::from(DEF_PRIORITY);
+        }
+        if (balanced && boost_left_pages == 0) || priority == 0 {
+            return self.close_pass(node);
+        }
+        let boost_only = boost_left_pages > 0;
+        let wanted_pages = if boost_only { boost_left_pages.max(SWAP_CLUSTER_MAX) } else { self.node_shortfall(node) };
+        let pages = cap_pages.map_or(wanted_pages, |cap| wanted_pages.min(cap));
+        let shrink_slab = !boost_only || self.policy.frag.boost_reclaim_shrinks_slab;
+        let request = ReclaimRequest {
+            node,
+            pages,
+            reason: ReclaimReason::Background,
+            boost_only,
+            shrink_slab,
+            priority: priority as u8,
+        };
+        let freed = client.reclaim(self, request);
+        self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed, Relaxed);
+        if boost_only {
+            // No progress on a boost ends the pass: it must not loop on expensive pages.
+            if freed == 0 {
+                return self.close_pass(node);
+            }
+            boost_left_pages -= boost_left_pages.min(freed);
+            // Boost reclaim stays at cheap priorities (no writeback).
+            if cap_pages.is_none() && priority > u32::from(DEF_PRIORITY) - 2 {
+                priority -= 1;
+            }
+        } else if cap_pages.is_none() || freed == 0 {
+            priority -= 1;
+        }
+        pass.boost_left_pages.store(boost_left_pages, Relaxed);
+        pass.priority.store(priority, Relaxed);
+        Round::Continue
+    }
+
+    /// Ends the pass: each zone's boost drops by what it was when the pass began (boosts
+    /// raised meanwhile stay for the next pass), kcompactd is woken if there were any
+    /// (under defrag_mode after every pass: kswapd works for free pageblocks), and the
+    /// pressure thresholds go unless a wake-up came in meanwhile (kswapd_try_to_sleep()).
+    fn close_pass(&self, node: u16) -> Round {
+        let state = &self.nodes[node as usize];
+        let pass = &state.kswapd;
+        for zone in self.populated_zones(node) {
+            zone.clear_flag(RECLAIM_ACTIVE);
+        }
+        let mut boosted = false;
+        for zone in self.zones.iter().filter(|zone| zone.node == node) {
+            let start_boost = pass.start_boosts[zone.zone_type as usize].swap(0, Relaxed);
+            if start_boost == 0 {
+                continue;
+            }
+            boosted = true;
+            // Boosts are raised under the zone lock; lowered under it too.
+            let _locked = zone.buddy(&self.platform).lock();
+            let boost = zone.boost_pages();
+            zone.boost_pages.store(boost - boost.min(start_boost), Relaxed);
+        }
+        if boosted || self.policy.frag.defrag_mode {
+            self.wake_kcompactd(node, crate::types::PAGEBLOCK_ORDER);
+        }
+        if !state.kswapd_pending.load(Relaxed) {
+            self.set_pressure_thresholds(node, false);
+            // A wake-up between the load and the store set pressure first: restore it.
+            if state.kswapd_pending.load(Relaxed) {
+                self.set_pressure_thresholds(node, true);
+            }
+        }
+        pass.open.store(false, Relaxed);
+        Round::Finished
+    }
+}
