@@ -289,6 +289,12 @@ impl Worker<'_> {
         self.tally.vmstat_passes += u64::from(done.vmstat_passes);
         self.tally.kswapd_passes += u64::from(done.kswapd_passes);
         self.tally.drained_pages += done.drained_pages;
+        // Half the time also a round of the CPU's node's kswapd, as a kswapd task would run
+        // it, racing the whole passes above and the other workers' rounds.
+        if self.rng.below(2) == 0 {
+            let node = self.shared.allocator.node_of_cpu(cpu);
+            self.tally.kswapd_rounds += u64::from(self.shared.allocator.kswapd_round(node));
+        }
     }
 
     /// A hog's allocation: a request that may use Normal, one order lower after each

@@ -47,8 +47,8 @@ pub fn preset_summary(run: &PresetRun) -> String {
         listed(REQUESTS.iter().map(|(name, _)| *name), &tally.allocs_by_request, ":")
     );
     text += &format!(
-        "  background  {} vmstat passes, {} kswapd passes, {} pages drained from pagesets\n",
-        tally.vmstat_passes, tally.kswapd_passes, tally.drained_pages
+        "  background  {} vmstat passes, {} kswapd passes, {} kswapd rounds, {} pages drained from pagesets\n",
+        tally.vmstat_passes, tally.kswapd_passes, tally.kswapd_rounds, tally.drained_pages
     );
     text += &format!(
         "  reclaim     {} pages read into the page cache; reclaim dropped {} in kswapd passes and {} in {} direct reclaims\n",
@@ -107,6 +107,7 @@ pub fn preset_json(run: &PresetRun) -> serde_json::Value {
         "hog_cycles": tally.hog_cycles,
         "vmstat_passes": tally.vmstat_passes,
         "kswapd_passes": tally.kswapd_passes,
+        "kswapd_rounds": tally.kswapd_rounds,
         "drained_pages": tally.drained_pages,
         "cache_pages_read": tally.cache_pages_read,
         "reclaimed_kswapd": run.reclaimed_pages.0,

@@ -91,6 +91,8 @@ pub struct Tally {
     pub hog_cycles: u64,
     pub vmstat_passes: u64,
     pub kswapd_passes: u64,
+    /// Rounds of a kswapd pass run as a kswapd task runs them.
+    pub kswapd_rounds: u64,
     /// Pages the drains (explicit, offline and vmstat) returned to the buddy.
     pub drained_pages: u64,
     /// Pages read into the page cache.
@@ -131,6 +133,7 @@ impl AddAssign<&Tally> for Tally {
         self.hog_cycles += other.hog_cycles;
         self.vmstat_passes += other.vmstat_passes;
         self.kswapd_passes += other.kswapd_passes;
+        self.kswapd_rounds += other.kswapd_rounds;
         self.drained_pages += other.drained_pages;
         self.cache_pages_read += other.cache_pages_read;
         self.offlined_pages += other.offlined_pages;

@@ -7,7 +7,10 @@
 //! simulator interleaves kswapd's work with the CPUs' and allocations see the boost raised
 //! while kswapd reclaims it).
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 
 use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::PageAllocator;
@@ -60,7 +63,7 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         while self.round(node, None) == Round::Continue {}
-        state.kswapd.in_round.store(false, Relaxed);
+        state.kswapd.in_round.store(false, Release);
         true
     }
 
@@ -95,7 +98,7 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         self.round(node, Some(SWAP_CLUSTER_MAX));
-        state.kswapd.in_round.store(false, Relaxed);
+        state.kswapd.in_round.store(false, Release);
         true
     }
 
@@ -106,12 +109,14 @@ impl<P: Platform> PageAllocator<P> {
         if !pass.open.load(Relaxed) && !state.kswapd_pending.load(Relaxed) {
             return false;
         }
-        if pass.in_round.swap(true, Relaxed) {
+        // The round's claim orders the pass state the last round left (Acquire here, Release
+        // when a round ends): rounds may run on different threads.
+        if pass.in_round.swap(true, Acquire) {
             return false;
         }
         if !pass.open.load(Relaxed) {
             if !state.kswapd_pending.swap(false, Relaxed) {
-                pass.in_round.store(false, Relaxed);
+                pass.in_round.store(false, Release);
                 return false;
             }
             self.open_pass(node);
