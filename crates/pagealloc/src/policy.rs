@@ -267,6 +267,11 @@ pub struct FragPolicy {
     /// while reclaiming a boost (sc.may_shrinkslab off, v5.0-v5.2): compaction cannot move
     /// slab pages, so freeing them does not mend the fragmentation that raised the boost.
     pub boost_reclaim_shrinks_slab: bool,
+    /// A costly __GFP_NORETRY request (a THP fault) whose first compaction was skipped for
+    /// want of free memory gives up rather than reclaim (v5.4, "avoid expensive reclaim
+    /// when compaction may not succeed"). Before, only a deferred compaction made it give
+    /// up: a skipped one went on to a round of direct reclaim and compaction.
+    pub noretry_gives_up_when_skipped: bool,
 }
 
 impl FragPolicy {
@@ -279,12 +284,14 @@ impl FragPolicy {
         defrag_mode: false,
         fullest_first: false,
         boost_reclaim_shrinks_slab: true,
+        noretry_gives_up_when_skipped: true,
     };
     /// v4.20-rc3, the seed's baseline.
     pub const LINUX_4_20: FragPolicy = FragPolicy {
         fallback: FallbackDesign::Steal2018,
         boost: BoostRule::Off,
         nofragment_lowzone: false,
+        noretry_gives_up_when_skipped: false,
         ..FragPolicy::MAINLINE
     };
 }

@@ -214,3 +214,31 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         allocator.check_invariants().unwrap();
     }
 }
+
+/// A THP fault (costly, __GFP_NORETRY) whose compaction could not start: mainline gives up
+/// at once (v5.4 on); the 2018 kernels went on to direct reclaim, which here frees enough
+/// for the fault to succeed.
+#[test]
+fn a_thp_fault_whose_compaction_was_skipped_reclaims_only_before_v5_4() {
+    for (frag, reclaims) in [(FragPolicy::MAINLINE, false), (FragPolicy::LINUX_4_20, true)] {
+        assert_eq!(frag.noretry_gives_up_when_skipped, !reclaims);
+        let (mut allocator, _) = allocator(frag);
+        let cache = Arc::new(Cache::default());
+        allocator.set_reclaim(cache.clone());
+        let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+        while let Ok(page) = allocator.alloc_pages(0, request) {
+            cache.0.lock().unwrap().push_back(page);
+        }
+        cache.0.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
+        // No migration client: compaction is skipped.
+        let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE);
+        assert_eq!(huge.is_ok(), reclaims, "{frag:?}");
+        assert_eq!(allocator.reclaim_stats(0).allocstall > 0, reclaims, "{frag:?}");
+        if let Ok(block) = huge {
+            allocator.free_pages(block).unwrap();
+        }
+        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        allocator.free_bulk(pages).unwrap();
+        allocator.check_invariants().unwrap();
+    }
+}

@@ -127,6 +127,23 @@ fn an_order_above_the_cluster_asks_for_its_size() {
     allocator.check_invariants().unwrap();
 }
 
+/// A costly order reclaims for compaction: a stall goes on past the request's size while no
+/// zone could serve it or compact for it (should_continue_reclaim()), so it asks the client
+/// more than once.
+#[test]
+fn a_costly_order_reclaims_until_compaction_could_run() {
+    let cache = Arc::new(PageCache::default());
+    let allocator = allocator_with(&cache);
+    fill_reserves(&allocator, &cache);
+    let _ = allocator.alloc_pages(9, AllocRequest::KERNEL);
+    let requests = cache.requests.lock().unwrap().clone();
+    let stalls = allocator.reclaim_stats(0).allocstall;
+    assert!(stalls >= 1);
+    assert_eq!(requests[0].pages, 512, "the first round asks the request's size");
+    assert!(requests.len() as u64 > stalls, "a stall went on past its first round: {requests:?}");
+    allocator.check_invariants().unwrap();
+}
+
 #[test]
 fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
     let cache = Arc::new(PageCache::default());

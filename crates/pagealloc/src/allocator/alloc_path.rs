@@ -173,14 +173,19 @@ impl<P: Platform> PageAllocator<P> {
         if request.may_reclaim {
             // Costly or unmovable high-order requests compact before they reclaim (the
             // first, asynchronous __alloc_pages_direct_compact()); a __GFP_NORETRY costly
-            // request gives up if compaction could not even start.
+            // request gives up if compaction was deferred, or (v5.4 on) could not even start.
             let costly = order > COSTLY_ORDER;
             if order > 0 && (costly || call.block.migratetype != MigrateType::Movable) {
                 let (block, result) = self.compact_then_alloc(slow, zonelist, CompactMode::Async);
                 if let Some(block) = block {
                     return Ok(block);
                 }
-                if request.no_retry && costly && matches!(result, CompactResult::Skipped | CompactResult::Deferred) {
+                let gives_up = match result {
+                    CompactResult::Deferred => true,
+                    CompactResult::Skipped => self.policy.frag.noretry_gives_up_when_skipped,
+                    _ => false,
+                };
+                if request.no_retry && costly && gives_up {
                     return Err(AllocError::OutOfMemory { order });
                 }
             }
@@ -189,7 +194,7 @@ impl<P: Platform> PageAllocator<P> {
             // initial priority); the rounds end when reclaim frees nothing.
             let mode = if request.no_retry && costly { CompactMode::Async } else { CompactMode::Sync };
             for _ in 0..MAX_RECLAIM_RETRIES {
-                let freed_pages = self.direct_reclaim(call.preferred_node, order);
+                let freed_pages = self.direct_reclaim(call.preferred_node, order, call.highest_zone);
                 if freed_pages > 0 {
                     if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
                         return Ok(block);

@@ -141,6 +141,15 @@ impl<P: Platform> PageAllocator<P> {
         shortfall.max(SWAP_CLUSTER_MAX)
     }
 
+    /// Could some zone of `node` serve `order` at its min watermark, or compaction run there
+    /// (the stop test of should_continue_reclaim())?
+    fn ready_for_compaction(&self, node: u16, order: u8, highest_zone: ZoneType) -> bool {
+        self.populated_zones(node).filter(|zone| zone.zone_type <= highest_zone).any(|zone| {
+            self.zone_watermark_ok(zone.index, order, WatermarkLevel::Min, highest_zone)
+                || self.compaction_suitable(zone, order, highest_zone)
+        })
+    }
+
     /// Free pages in free blocks of pageblock order or larger.
     fn free_pageblock_pages(&self, zone: &Zone<P>) -> u64 {
         let blocks = self.free_blocks_per_order(zone);
@@ -149,12 +158,16 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Direct reclaim for an order-`order` request on `node`: asks the client for
     /// SWAP_CLUSTER_MAX pages (or the request's size if larger) at falling priority until
-    /// it freed that many (mirrors do_try_to_free_pages()). Returns pages freed.
-    pub(super) fn direct_reclaim(&self, node: u16, order: u8) -> u64 {
+    /// it freed that many (mirrors do_try_to_free_pages()). A costly order reclaims for
+    /// compaction: it goes on, a request's worth per priority, until some zone could serve
+    /// it at the min watermark or compaction could run there, or a round frees nothing
+    /// (mirrors should_continue_reclaim()). Returns pages freed.
+    pub(super) fn direct_reclaim(&self, node: u16, order: u8, highest_zone: ZoneType) -> u64 {
         let Some(client) = self.reclaim.as_ref() else { return 0 };
         let state = &self.nodes[node as usize];
         state.allocstall.fetch_add(1, Relaxed);
-        let wanted_pages = SWAP_CLUSTER_MAX.max(1 << order);
+        let request_pages = SWAP_CLUSTER_MAX.max(1 << order);
+        let mut wanted_pages = request_pages;
         let mut freed_pages = 0;
         for priority in (1..=DEF_PRIORITY).rev() {
             let pages = wanted_pages - freed_pages;
@@ -166,9 +179,16 @@ impl<P: Platform> PageAllocator<P> {
                 shrink_slab: true,
                 priority,
             };
-            freed_pages += client.reclaim(self, request);
+            let freed = client.reclaim(self, request);
+            freed_pages += freed;
             if freed_pages >= wanted_pages {
-                break;
+                if order <= crate::types::COSTLY_ORDER
+                    || freed == 0
+                    || self.ready_for_compaction(node, order, highest_zone)
+                {
+                    break;
+                }
+                wanted_pages = freed_pages + request_pages;
             }
         }
         state.pgsteal_direct.fetch_add(freed_pages, Relaxed);
