@@ -3,7 +3,8 @@
 //! nor the workload's slab and metadata rates, nor its storage, so each is varied one at a
 //! time around the base point (1 socket of 8 CPUs, no madvise, 4 GiB (then 8 and 16), a
 //! slab page per 3 files, a metadata page per 64 files, no storage model (then 1024 and 256
-//! MiB/s of writeback and refault reads)) for the presets of the seed's goal rows: vanilla-4.20, lowzone
+//! MiB/s of writeback and refault reads), 20 us to create a file (then 5 and 80) and 500 ns
+//! to copy a page (then 250 and 1000)) for the presets of the seed's goal rows: vanilla-4.20, lowzone
 //! (patch 1), boost (patches 1-4) and stall (patch 5). `speedup_pct` is the change of
 //! `extfrag_events` against vanilla-4.20 at the same point; every metric is the median of
 //! three seeds (one with --quick, which also runs at a quarter of the memory).
@@ -27,13 +28,26 @@ struct Point {
     files_per_metadata_page: u64,
     /// 0: writers dirty pages at memory speed.
     storage_mib_per_s: u64,
+    create_ns: u64,
+    copy_page_ns: u64,
+}
+
+/// The base point at full size: frag-thpfioscale's 1-socket machine without madvise.
+fn base_point() -> Point {
+    Point {
+        memory_gib: 4,
+        files_per_slab_page: 3,
+        files_per_metadata_page: 64,
+        storage_mib_per_s: 0,
+        create_ns: 20_000,
+        copy_page_ns: 500,
+    }
 }
 
 /// The base point, then each parameter at a lower and a higher value with the others at base.
 fn points(quick: bool) -> Vec<Point> {
     let scale = if quick { 4 } else { 1 };
-    let base =
-        Point { memory_gib: 4 / scale, files_per_slab_page: 3, files_per_metadata_page: 64, storage_mib_per_s: 0 };
+    let base = Point { memory_gib: 4 / scale, ..base_point() };
     let mut points = vec![base];
     // Below 4 GiB node 0 is all DMA32, and patch 1 (lowzone) has no higher zone to spare.
     for memory_gib in [8, 16] {
@@ -50,6 +64,13 @@ fn points(quick: bool) -> Vec<Point> {
     for storage_mib_per_s in [1024, 256] {
         points.push(Point { storage_mib_per_s, ..base });
     }
+    // The writers' own CPU time per file and per page (ours: no source gives them).
+    for create_ns in [5_000, 80_000] {
+        points.push(Point { create_ns, ..base });
+    }
+    for copy_page_ns in [250, 1_000] {
+        points.push(Point { copy_page_ns, ..base });
+    }
     points
 }
 
@@ -61,10 +82,17 @@ pub(super) fn frag_thpfioscale_sweep(
 ) -> Result<Vec<Row>, String> {
     let mut rows = Vec::new();
     for point in points(quick) {
-        let Point { memory_gib, files_per_slab_page, files_per_metadata_page, storage_mib_per_s } = point;
+        let Point {
+            memory_gib,
+            files_per_slab_page,
+            files_per_metadata_page,
+            storage_mib_per_s,
+            create_ns,
+            copy_page_ns,
+        } = point;
         bar.set_message(format!(
             "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per \
-             {files_per_metadata_page}, storage {storage_mib_per_s} MiB/s"
+             {files_per_metadata_page}, storage {storage_mib_per_s} MiB/s, create {create_ns} ns, copy {copy_page_ns} ns"
         ));
         let setup = Setup {
             workload: WorkloadKind::Thpfioscale,
@@ -77,6 +105,8 @@ pub(super) fn frag_thpfioscale_sweep(
             files_per_slab_page,
             files_per_metadata_page,
             storage_mib_per_s,
+            create_ns,
+            copy_page_ns,
             ..ThpFioScale::new(memory_gib << 18, 8, false)
         };
         let seeds = if quick { 1 } else { SEEDS };
@@ -90,10 +120,20 @@ pub(super) fn frag_thpfioscale_sweep(
             "files_per_slab_page": files_per_slab_page,
             "files_per_metadata_page": files_per_metadata_page,
             "storage_mib_per_s": storage_mib_per_s,
+            "create_ns": create_ns,
+            "copy_page_ns": copy_page_ns,
             "seeds": seeds,
         });
-        let storage = if storage_mib_per_s > 0 { format!(" io{storage_mib_per_s}") } else { String::new() };
-        let label = format!("{preset} {memory_gib}G s{files_per_slab_page} m{files_per_metadata_page}{storage}");
+        let mut label = format!("{preset} {memory_gib}G s{files_per_slab_page} m{files_per_metadata_page}");
+        if storage_mib_per_s > 0 {
+            label += &format!(" io{storage_mib_per_s}");
+        }
+        if create_ns != base_point().create_ns {
+            label += &format!(" create{}us", create_ns / 1_000);
+        }
+        if copy_page_ns != base_point().copy_page_ns {
+            label += &format!(" copy{copy_page_ns}ns");
+        }
         rows.push(Row { preset: label, params, metrics: medians(&runs) });
     }
     Ok(rows)
@@ -114,10 +154,12 @@ mod tests {
                     point.files_per_slab_page != base.files_per_slab_page,
                     point.files_per_metadata_page != base.files_per_metadata_page,
                     point.storage_mib_per_s != base.storage_mib_per_s,
+                    point.create_ns != base.create_ns,
+                    point.copy_page_ns != base.copy_page_ns,
                 ];
                 assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{point:?} against {base:?}");
             }
         }
-        assert_eq!(points(false).len(), 9);
+        assert_eq!(points(false).len(), 13);
     }
 }
