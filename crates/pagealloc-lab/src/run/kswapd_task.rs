@@ -35,6 +35,16 @@ impl KswapdTasks {
         }
     }
 
+    /// Gives kswapd back to the periodic work (the run is over, or stopped at its time
+    /// limit with tasks still running): an open pass finishes there.
+    pub(super) fn release(&self, allocator: &PageAllocator<SimPlatform>) {
+        for (node, &taken) in self.node_has_cpu.iter().enumerate() {
+            if taken {
+                allocator.set_kswapd_task(node as u16, false);
+            }
+        }
+    }
+
     pub(super) fn runs_kswapd(&self, cpu: usize) -> bool {
         self.kswapd_of_cpu[cpu].is_some()
     }

@@ -225,6 +225,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     // A run with a reclaim client runs each node's kswapd as a task of its own.
     let mut kswapd = KswapdTasks::new(page_cache.is_some(), args.cpus, allocator.nodes().len());
     let pcp_pages_avg = drive(&allocator, sim, &mut tasks, &mut envs, duration_ns, observer.as_mut(), &mut kswapd);
+    kswapd.release(&allocator);
     let host_seconds = host_start.elapsed().as_secs_f64();
     if let Some(error) = envs.iter().find_map(|env| env.failures.rejected) {
         return Err(format!("the workload's allocation was rejected: {error}"));
