@@ -120,7 +120,7 @@ pub fn machine_spec(args: &ZoneinfoArgs) -> Result<MachineSpec, String> {
         percpu_pagelist_high_fraction: args.percpu_pagelist_high_fraction,
         ..Tunables::default()
     };
-    Ok(MachineSpec { nodes, tunables, kernel })
+    Ok(MachineSpec { nodes: nodes.into(), tunables, kernel })
 }
 
 pub fn run_zoneinfo(args: &ZoneinfoArgs) -> Result<(), String> {

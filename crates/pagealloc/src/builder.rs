@@ -1,15 +1,19 @@
 //! Describing physical memory (nodes, zones, holes, boot reservations) and building an
 //! allocator from it. Mirrors what free_area_init() and memblock_free_all() set up at boot.
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::fmt;
 use core::ops::Range;
 
+use crate::client::Client;
 use crate::events::EventSink;
 use crate::policy::Policy;
-use crate::sizing::{LinuxVersion, MachineSizing, MachineSpec, NodeSpec, SizingError, Tunables};
+use crate::sizing::{LinuxVersion, MachineSpec, NodeSpec, SizingError, Tunables};
+use crate::table::{Table, TableFull, FIXED_CPUS, FIXED_NODES, FIXED_RANGES, FIXED_ZONES};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
+
+/// Holes and reservations of one zone, clipped to it, and the managed ranges between them.
+const CLIPPED_RANGES: usize = 2 * FIXED_RANGES + 1;
+type Ranges = Table<Range<Pfn>, CLIPPED_RANGES>;
 
 #[derive(Clone, Debug)]
 pub(crate) struct ZoneLayout {
@@ -18,18 +22,27 @@ pub(crate) struct ZoneLayout {
     pub span: Range<Pfn>,
 }
 
+impl Default for ZoneLayout {
+    /// A fixed table's unused entry.
+    fn default() -> Self {
+        ZoneLayout { node: 0, zone_type: ZoneType::Dma, span: 0..0 }
+    }
+}
+
 /// Builds a [`crate::PageAllocator`].
 pub struct AllocatorBuilder {
-    pub(crate) node_cpus: Vec<u32>,
-    pub(crate) zones: Vec<ZoneLayout>,
-    pub(crate) holes: Vec<Range<Pfn>>,
-    pub(crate) reserved: Vec<Range<Pfn>>,
+    pub(crate) node_cpus: Table<u32, FIXED_NODES>,
+    pub(crate) zones: Table<ZoneLayout, FIXED_ZONES>,
+    pub(crate) holes: Table<Range<Pfn>, FIXED_RANGES>,
+    pub(crate) reserved: Table<Range<Pfn>, FIXED_RANGES>,
     pub(crate) tunables: Tunables,
-    pub(crate) sink: Option<Box<dyn EventSink>>,
+    pub(crate) sink: Option<Client<dyn EventSink>>,
     pub(crate) policy: Policy,
     pub(crate) llc: Option<LastLevelCache>,
     /// Node of each CPU, when CPUs are not numbered node by node.
-    pub(crate) cpu_nodes: Option<Vec<u16>>,
+    pub(crate) cpu_nodes: Option<Table<u16, FIXED_CPUS>>,
+    /// The first description table that was full (without the `alloc` feature).
+    pub(crate) overflow: Option<BuildError>,
 }
 
 /// The last-level cache as the PCP sees it (mirrors the per-CPU data cache slice of
@@ -99,6 +112,12 @@ pub enum BuildError {
     /// A policy switch outside what the pagesets support.
     InvalidPolicy(&'static str),
     Sizing(SizingError),
+    /// More entries than a description table holds without the `alloc` feature (`table`
+    /// names it: "nodes", "zones", "holes", "reservations" or "CPU-to-node map").
+    TableFull {
+        table: &'static str,
+        capacity: usize,
+    },
     /// The memory given for the metadata ([`crate::PageAllocator::build_in`]) is too small.
     MetadataMemoryTooSmall {
         needed_bytes: u64,
@@ -143,6 +162,9 @@ impl fmt::Display for BuildError {
             }
             BuildError::Sizing(error) => write!(f, "{error}"),
             BuildError::InvalidPolicy(what) => write!(f, "invalid policy: {what}"),
+            BuildError::TableFull { table, capacity } => {
+                write!(f, "more {table} than the {capacity} a table holds without the alloc feature")
+            }
             BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes } => {
                 write!(f, "the metadata needs at least {needed_bytes} bytes, {given_bytes} were given")
             }
@@ -162,22 +184,31 @@ impl Default for AllocatorBuilder {
 impl AllocatorBuilder {
     pub fn new() -> AllocatorBuilder {
         AllocatorBuilder {
-            node_cpus: Vec::new(),
-            zones: Vec::new(),
-            holes: Vec::new(),
-            reserved: Vec::new(),
+            node_cpus: Table::new(),
+            zones: Table::new(),
+            holes: Table::new(),
+            reserved: Table::new(),
             tunables: Tunables::default(),
             sink: None,
             policy: Policy::default(),
             llc: None,
             cpu_nodes: None,
+            overflow: None,
+        }
+    }
+
+    /// Keeps the first table overflow for `build` to report.
+    fn note_full(&mut self, table: &'static str, pushed: Result<(), TableFull>) {
+        if let (Err(TableFull { capacity }), None) = (pushed, &self.overflow) {
+            self.overflow = Some(BuildError::TableFull { table, capacity });
         }
     }
 
     /// Declares the next node (ids count from 0) with `cpus` CPUs; CPU ids are assigned to
     /// nodes in declaration order. Without any declaration, node 0 gets every CPU.
     pub fn node(mut self, cpus: u32) -> Self {
-        self.node_cpus.push(cpus);
+        let pushed = self.node_cpus.push(cpus);
+        self.note_full("nodes", pushed);
         self
     }
 
@@ -185,14 +216,18 @@ impl AllocatorBuilder {
     /// (Linux on 2-socket Intel servers interleaves SMT siblings: socket = (cpu % cores) /
     /// cores_per_socket). Replaces `node()` declarations: nodes are 0..=max(map), each with the
     /// CPUs mapped to it.
-    pub fn cpu_node_map(mut self, map: Vec<u16>) -> Self {
-        self.cpu_nodes = Some(map);
+    pub fn cpu_node_map(mut self, map: impl IntoIterator<Item = u16>) -> Self {
+        let mut table = Table::new();
+        let pushed = map.into_iter().try_for_each(|node| table.push(node));
+        self.note_full("CPU-to-node map", pushed);
+        self.cpu_nodes = Some(table);
         self
     }
 
     /// Adds a zone spanning `span` on `node`.
     pub fn zone(mut self, node: u16, zone_type: ZoneType, span: Range<Pfn>) -> Self {
-        self.zones.push(ZoneLayout { node, zone_type, span });
+        let pushed = self.zones.push(ZoneLayout { node, zone_type, span });
+        self.note_full("zones", pushed);
         self
     }
 
@@ -210,14 +245,16 @@ impl AllocatorBuilder {
     /// assert_eq!(allocator.managed_pages(), 4096 - 256 - 16);
     /// ```
     pub fn hole(mut self, range: Range<Pfn>) -> Self {
-        self.holes.push(range);
+        let pushed = self.holes.push(range);
+        self.note_full("holes", pushed);
         self
     }
 
     /// Frames that exist but are kept from the allocator (firmware, kernel image); see
     /// [`Self::hole`] for overlapping and out-of-zone ranges.
     pub fn reserve(mut self, range: Range<Pfn>) -> Self {
-        self.reserved.push(range);
+        let pushed = self.reserved.push(range);
+        self.note_full("reservations", pushed);
         self
     }
 
@@ -248,8 +285,16 @@ impl AllocatorBuilder {
     }
 
     /// Receives extfrag events (called under the zone lock; keep it cheap).
-    pub fn event_sink(mut self, sink: Box<dyn EventSink>) -> Self {
-        self.sink = Some(sink);
+    #[cfg(feature = "alloc")]
+    pub fn event_sink(mut self, sink: alloc::boxed::Box<dyn EventSink>) -> Self {
+        self.sink = Some(Client::Shared(sink.into()));
+        self
+    }
+
+    /// [`Self::event_sink`] for a sink that lives as long as the allocator (no `alloc`
+    /// feature needed).
+    pub fn event_sink_static(mut self, sink: &'static dyn EventSink) -> Self {
+        self.sink = Some(Client::Static(sink));
         self
     }
 
@@ -296,6 +341,9 @@ impl AllocatorBuilder {
     }
 
     pub(crate) fn validate(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
+        if let Some(overflow) = self.overflow.take() {
+            return Err(overflow);
+        }
         if self.zones.is_empty() {
             return Err(BuildError::NoZones);
         }
@@ -304,11 +352,11 @@ impl AllocatorBuilder {
                 return Err(BuildError::CpuMismatch { node_cpus: map.len() as u32, platform_cpus });
             }
             let nodes = map.iter().copied().max().map_or(0, |max| max as usize + 1);
-            self.node_cpus =
-                (0..nodes).map(|node| map.iter().filter(|&&n| n as usize == node).count() as u32).collect();
+            self.node_cpus = Table::from_fn(nodes, |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
+                .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
         }
         if self.node_cpus.is_empty() {
-            self.node_cpus.push(platform_cpus as u32);
+            self.node_cpus.push(platform_cpus as u32).expect("room for one node");
         }
         let node_cpus: u32 = self.node_cpus.iter().sum();
         if node_cpus as usize != platform_cpus {
@@ -355,7 +403,7 @@ impl AllocatorBuilder {
                 return Err(BuildError::InvertedRange { kind, range: range.clone() });
             }
         }
-        self.zones.sort_by_key(|zone| (zone.node, zone.zone_type));
+        sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
         for (i, zone) in self.zones.iter().enumerate() {
             if zone.node as usize >= self.node_cpus.len() {
                 return Err(BuildError::UnknownNode { node: zone.node });
@@ -394,32 +442,41 @@ impl AllocatorBuilder {
         Ok(())
     }
 
-    /// Node of every CPU: the map if given, else CPUs numbered node by node.
-    pub(crate) fn cpu_to_node(&self) -> Vec<u16> {
+    /// Nodes the build makes: the CPU map's, else the declared ones, else one.
+    pub(crate) fn node_count(&self) -> usize {
+        let mapped = self.cpu_nodes.as_ref().map(|map| map.iter().copied().max().map_or(0, |max| max as usize + 1));
+        mapped.unwrap_or(self.node_cpus.len()).max(1)
+    }
+
+    /// Node of `cpu` (validated): the map if given, else CPUs numbered node by node.
+    pub(crate) fn node_of_cpu(&self, cpu: usize) -> u16 {
         match &self.cpu_nodes {
-            Some(map) => map.clone(),
-            None => self
-                .node_cpus
-                .iter()
-                .enumerate()
-                .flat_map(|(node, &cpus)| core::iter::repeat_n(node as u16, cpus as usize))
-                .collect(),
+            Some(map) => map[cpu],
+            None => {
+                let mut first_cpu = 0;
+                let node = self.node_cpus.iter().position(|&cpus| {
+                    first_cpu += cpus as usize;
+                    cpu < first_cpu
+                });
+                node.expect("a validated CPU") as u16
+            }
         }
     }
 
-    /// Managed sub-ranges of `span`: the span minus holes and reservations.
-    pub(crate) fn managed_ranges(&self, span: &Range<Pfn>) -> Vec<Range<Pfn>> {
-        let excluded = clipped_sorted(self.holes.iter().chain(&self.reserved), span);
-        let mut ranges = Vec::new();
+    /// Managed sub-ranges of `span`: the span minus holes and reservations. Between k
+    /// excluded ranges lie at most k + 1 managed ones, so the table never overflows.
+    pub(crate) fn managed_ranges(&self, span: &Range<Pfn>) -> Ranges {
+        let excluded = clipped_sorted(self.holes.iter().chain(self.reserved.iter()), span);
+        let mut ranges = Ranges::new();
         let mut cursor = span.start;
-        for range in excluded {
+        for range in excluded.iter() {
             if range.start > cursor {
-                ranges.push(cursor..range.start);
+                ranges.push(cursor..range.start).expect("k + 1 managed ranges");
             }
             cursor = cursor.max(range.end);
         }
         if cursor < span.end {
-            ranges.push(cursor..span.end);
+            ranges.push(cursor..span.end).expect("k + 1 managed ranges");
         }
         ranges
     }
@@ -429,7 +486,7 @@ impl AllocatorBuilder {
         let holes = clipped_sorted(self.holes.iter(), span);
         let mut pages = 0;
         let mut cursor = span.start;
-        for hole in holes {
+        for hole in holes.iter() {
             let start = hole.start.max(cursor);
             if hole.end > start {
                 pages += hole.end - start;
@@ -439,29 +496,45 @@ impl AllocatorBuilder {
         pages
     }
 
-    /// Sizing of the described machine, as the kernel would derive it.
-    pub(crate) fn sizing(&self) -> Result<MachineSizing, BuildError> {
-        let mut nodes: Vec<NodeSpec> =
-            self.node_cpus.iter().map(|&cpus| NodeSpec::new(cpus, [0; MAX_NR_ZONES])).collect();
+    /// The described machine as the sizing sees it: CPUs and managed pages per node and zone.
+    pub(crate) fn machine_spec(&self) -> MachineSpec {
+        let mut nodes: Table<NodeSpec, FIXED_NODES> =
+            Table::from_fn(self.node_cpus.len(), |node| NodeSpec::new(self.node_cpus[node], [0; MAX_NR_ZONES]))
+                .expect("as many as the builder's nodes");
         for zone in &self.zones {
             let managed: u64 = self.managed_ranges(&zone.span).iter().map(|r| r.end - r.start).sum();
             let node = &mut nodes[zone.node as usize];
             node.managed_pages[zone.zone_type.index()] = managed;
             node.boot_managed_pages[zone.zone_type.index()] = managed;
         }
-        let spec = MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE };
-        MachineSizing::derive(&spec).map_err(BuildError::Sizing)
+        MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE }
     }
 }
 
-/// The non-empty parts of `ranges` inside `span`, by start (they may still overlap).
-fn clipped_sorted<'a>(ranges: impl Iterator<Item = &'a Range<Pfn>>, span: &Range<Pfn>) -> Vec<Range<Pfn>> {
-    let mut clipped: Vec<Range<Pfn>> = ranges
-        .filter(|r| r.start < r.end && r.start < span.end && span.start < r.end)
-        .map(|r| r.start.max(span.start)..r.end.min(span.end))
-        .collect();
-    clipped.sort_by_key(|r| r.start);
+/// The non-empty parts of `ranges` (holes and reservations) inside `span`, by start (they
+/// may still overlap).
+fn clipped_sorted<'a>(ranges: impl Iterator<Item = &'a Range<Pfn>>, span: &Range<Pfn>) -> Ranges {
+    let mut clipped = Ranges::new();
+    for range in ranges.filter(|r| r.start < r.end && r.start < span.end && span.start < r.end) {
+        clipped.push(range.start.max(span.start)..range.end.min(span.end)).expect("holes and reservations fit");
+    }
+    sort_stable_by_key(&mut clipped, |r| r.start);
     clipped
+}
+
+/// A stable sort of a description table: the slice's own with `alloc`, else an insertion
+/// sort (tables of at most a few hundred entries, sorted once at build), same order.
+fn sort_stable_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> K) {
+    #[cfg(feature = "alloc")]
+    items.sort_by_key(key);
+    #[cfg(not(feature = "alloc"))]
+    for sorted in 1..items.len() {
+        let mut at = sorted;
+        while at > 0 && key(&items[at - 1]) > key(&items[at]) {
+            items.swap(at - 1, at);
+            at -= 1;
+        }
+    }
 }
 
 /// First frame above 16 MiB.

@@ -148,6 +148,7 @@ impl ExtfragCounters {
 }
 
 /// Share one sink between the allocator and the code that reads it.
+#[cfg(feature = "alloc")]
 impl<T: EventSink + ?Sized> EventSink for alloc::sync::Arc<T> {
     fn extfrag(&self, event: &ExtfragEvent) {
         (**self).extfrag(event)

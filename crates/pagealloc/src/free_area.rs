@@ -3,7 +3,6 @@
 
 use crate::list::FrameList;
 use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
-use alloc::boxed::Box;
 
 /// Zone-lock-side counters, kept under the lock (no atomics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,11 +39,11 @@ pub struct FreeArea {
     /// With per-CPU free-count diffs (`FreePagesCount::PerCpuDiffs`): each CPU's part of
     /// NR_FREE_PAGES not yet in the published count (empty otherwise). Kept under the zone
     /// lock, which every change of the count holds anyway.
-    pub(crate) free_diff: Box<[i16]>,
+    pub(crate) free_diff: crate::meta::MetaSlice<i16>,
     /// `free_pages` when the diffs were last charged with its changes.
     pub(crate) free_pages_accounted: u64,
     /// Partly free pageblocks by fullness, for fullest-first placement (`None` otherwise).
-    pub(crate) fullness: Option<Box<crate::fullness::FullnessBuckets>>,
+    pub(crate) fullness: Option<crate::fullness::FullnessBuckets>,
 }
 
 impl Default for FreeArea {
@@ -57,7 +56,7 @@ impl Default for FreeArea {
             free_isolated_pages: 0,
             nonempty_types: [0; NR_ORDERS],
             counters: ZoneCounters::default(),
-            free_diff: Box::new([]),
+            free_diff: crate::meta::MetaSlice::empty(),
             free_pages_accounted: 0,
             fullness: None,
         }

@@ -154,11 +154,13 @@ impl FullnessBuckets {
     }
 
     /// The bucket a pageblock is filed under (`None`: not partly free), for the checker.
+    #[cfg(any(feature = "alloc", test))]
     pub(crate) fn class_of(&self, slot: usize) -> Option<u8> {
         (self.class[slot] != UNLISTED).then_some(self.class[slot])
     }
 
     /// What bucket a free count belongs in, for the checker.
+    #[cfg(any(feature = "alloc", test))]
     pub(crate) fn expected_class(free_pages: u64) -> Option<u8> {
         let class = Self::class_for(free_pages);
         (class != UNLISTED).then_some(class)

@@ -1,7 +1,6 @@
 //! Convenience calls over `alloc_pages`/`free_pages`: `Layout` requests, bulk calls, and an
 //! owning handle that frees on drop.
 
-use alloc::vec::Vec;
 use core::alloc::Layout;
 
 use crate::allocator::PageAllocator;
@@ -103,9 +102,10 @@ impl<P: Platform> PageAllocator<P> {
         Ok(OwnedBlock { allocator: self, block: Some(self.alloc_pages(order, request)?) })
     }
 
-    /// Allocates up to `count` blocks into `out`; returns how many it got, fewer when memory
-    /// runs short (like alloc_pages_bulk()). A malformed request is an error, not zero
-    /// blocks. `out` grows as blocks arrive, so a huge `count` costs only what is allocated.
+    /// Allocates up to `count` blocks into `out` (a `Vec`, or any collection that extends);
+    /// returns how many it got, fewer when memory runs short (like alloc_pages_bulk()). A
+    /// malformed request is an error, not zero blocks. `out` grows as blocks arrive, so a
+    /// huge `count` costs only what is allocated.
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
@@ -120,18 +120,17 @@ impl<P: Platform> PageAllocator<P> {
         order: u8,
         request: AllocRequest,
         count: usize,
-        out: &mut Vec<Block>,
+        out: &mut impl Extend<Block>,
     ) -> Result<usize, AllocError> {
-        let before = out.len();
         // Bounded by `count`, and by memory: each round takes a block or stops.
-        for _ in 0..count {
+        for taken in 0..count {
             match self.alloc_pages(order, request) {
-                Ok(block) => out.push(block),
-                Err(AllocError::OutOfMemory { .. }) => break,
+                Ok(block) => out.extend(core::iter::once(block)),
+                Err(AllocError::OutOfMemory { .. }) => return Ok(taken),
                 Err(error) => return Err(error),
             }
         }
-        Ok(out.len() - before)
+        Ok(count)
     }
 
     /// Frees every block; returns the first error after trying all of them. Each freed
@@ -156,6 +155,7 @@ mod tests {
     use crate::builder::AllocatorBuilder;
     use crate::platform::TestPlatform;
     use crate::types::ZoneType;
+    use alloc::vec::Vec;
 
     #[test]
     #[should_panic(expected = "an owned block failed to free")]

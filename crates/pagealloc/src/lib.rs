@@ -26,6 +26,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_debug_implementations)]
 
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -33,6 +34,7 @@ extern crate std;
 // Layers, bottom up; a module imports only from its own layer or below, and the test
 // `tests/layers.rs` fails on an upward import or a cycle.
 // 0. Foundation: machine abstraction, locks, types, requests, policies, derived sizing.
+pub mod client;
 pub mod error;
 pub mod events;
 pub mod meta;
@@ -42,6 +44,7 @@ pub mod presets;
 pub mod request;
 pub mod sizing;
 pub mod sync;
+pub mod table;
 pub mod types;
 pub mod vmstat;
 // 1. Data: frame records, the index lists linking them, the block handle; the clients' LRU
@@ -49,6 +52,7 @@ pub mod vmstat;
 pub mod block;
 pub mod frame;
 pub mod list;
+#[cfg(any(feature = "alloc", test))]
 pub mod lru;
 // 2. A zone's data: memory, free area, state; no locks taken here.
 pub mod free_area;
@@ -75,9 +79,11 @@ pub mod allocator;
 #[cfg(feature = "std")]
 pub mod background;
 pub mod builder;
+#[cfg(any(feature = "alloc", test))]
 pub mod check;
 pub mod global_alloc;
 pub mod handle;
+#[cfg(any(feature = "alloc", test))]
 pub mod views;
 #[cfg(feature = "x86_64-frames")]
 pub mod x86_64_frames;
@@ -88,6 +94,7 @@ pub mod arceos_pages;
 pub use allocator::PageAllocator;
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
+#[cfg(any(feature = "alloc", test))]
 pub use check::{InvariantViolation, PageCensus};
 pub use error::{AllocError, FreeError, RangeError};
 pub use events::{EventSink, ExtfragEvent, ExtfragStats, FallbackKind, PageEvent};

@@ -3,7 +3,6 @@
 //! records, the pageblock types and counts, and the pagesets go in a [`MetaSlice`], which
 //! reads the same either way: one pointer and a length, no branch on the hot path.
 
-use alloc::boxed::Box;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of, MaybeUninit};
@@ -26,25 +25,89 @@ unsafe impl<T: Send> Send for MetaSlice<T> {}
 unsafe impl<T: Sync> Sync for MetaSlice<T> {}
 
 impl<T> MetaSlice<T> {
-    /// A table of `len` elements made by `init`, in `arena` if given, else on the heap.
+    /// A table of `len` elements made by `init`, in `arena` if given, else on the heap
+    /// (without the `alloc` feature, no arena is an arena of 0 bytes).
     pub(crate) fn new(
         len: usize,
         arena: Option<&mut MetaArena>,
-        init: impl FnMut(usize) -> T,
+        mut init: impl FnMut(usize) -> T,
     ) -> Result<MetaSlice<T>, MetaArenaFull> {
-        match arena {
-            None => Ok(MetaSlice::from_box((0..len).map(init).collect())),
-            Some(arena) => arena.place(len, init),
+        let mut slots = MetaSlots::new(len, arena)?;
+        for index in 0..len {
+            slots.push(init(index));
         }
-    }
-
-    pub(crate) fn from_box(boxed: Box<[T]>) -> MetaSlice<T> {
-        MetaSlice { ptr: NonNull::from(Box::leak(boxed)), heap: true, _owns: PhantomData }
+        Ok(slots.finish())
     }
 
     /// An empty table (no memory).
     pub(crate) fn empty() -> MetaSlice<T> {
-        MetaSlice::from_box(Box::new([]))
+        MetaSlice { ptr: NonNull::slice_from_raw_parts(NonNull::dangling(), 0), heap: false, _owns: PhantomData }
+    }
+}
+
+/// Room for a table whose elements are made one at a time, each free to place its own
+/// tables in the arena meanwhile (a zone's frame records go in the arena while the zones'
+/// table waits for them): reserved first, filled in order, then a [`MetaSlice`].
+pub(crate) struct MetaSlots<T> {
+    first: NonNull<T>,
+    len: usize,
+    filled: usize,
+    heap: bool,
+}
+
+impl<T> MetaSlots<T> {
+    /// Room for `len` elements in `arena`, or on the heap without one.
+    pub(crate) fn new(len: usize, arena: Option<&mut MetaArena>) -> Result<MetaSlots<T>, MetaArenaFull> {
+        match arena {
+            Some(arena) => arena.reserve(len),
+            #[cfg(any(feature = "alloc", test))]
+            None => {
+                let boxed = alloc::boxed::Box::<[T]>::new_uninit_slice(len);
+                let first = NonNull::from(alloc::boxed::Box::leak(boxed)).cast::<T>();
+                Ok(MetaSlots { first, len, filled: 0, heap: true })
+            }
+            #[cfg(not(any(feature = "alloc", test)))]
+            None => {
+                Err(MetaArenaFull { needed_bytes: (size_of::<T>() as u64).saturating_mul(len as u64), given_bytes: 0 })
+            }
+        }
+    }
+
+    /// Writes the next element; more than `len` is a bug of the caller.
+    pub(crate) fn push(&mut self, value: T) {
+        assert!(self.filled < self.len, "more elements than the slots reserved");
+        // SAFETY: slot `filled` lies inside the reserved room (checked above), is aligned
+        // for T, and has not been written: slots are written once, in order.
+        unsafe { self.first.add(self.filled).write(value) };
+        self.filled += 1;
+    }
+
+    /// The filled table; every slot must be written.
+    pub(crate) fn finish(self) -> MetaSlice<T> {
+        assert_eq!(self.filled, self.len, "every reserved slot is written");
+        let this = core::mem::ManuallyDrop::new(self);
+        MetaSlice { ptr: NonNull::slice_from_raw_parts(this.first, this.len), heap: this.heap, _owns: PhantomData }
+    }
+}
+
+impl<T> Drop for MetaSlots<T> {
+    /// An unfinished table (its build failed): drops what was written and frees the heap room.
+    fn drop(&mut self) {
+        // SAFETY: exactly the first `filled` slots were written, and are dropped once here.
+        unsafe { core::ptr::drop_in_place(NonNull::slice_from_raw_parts(self.first, self.filled).as_ptr()) };
+        #[cfg(any(feature = "alloc", test))]
+        if self.heap {
+            let room = NonNull::slice_from_raw_parts(self.first.cast::<MaybeUninit<T>>(), self.len);
+            // SAFETY: the room came from `Box::leak` of a `Box<[MaybeUninit<T>]>` of `len` in
+            // `new`; MaybeUninit has nothing to drop, and the box is freed once, here.
+            drop(unsafe { alloc::boxed::Box::from_raw(room.as_ptr()) });
+        }
+    }
+}
+
+impl<T> fmt::Debug for MetaSlots<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MetaSlots({} of {} written)", self.filled, self.len)
     }
 }
 
@@ -68,14 +131,16 @@ impl<T> core::ops::DerefMut for MetaSlice<T> {
 
 impl<T> Drop for MetaSlice<T> {
     fn drop(&mut self) {
+        #[cfg(any(feature = "alloc", test))]
         if self.heap {
-            // SAFETY: `ptr` came from `Box::leak` in `from_box` and is dropped once, here.
-            drop(unsafe { Box::from_raw(self.ptr.as_ptr()) });
-        } else {
-            // SAFETY: the elements were written by `place` and are dropped once, here; the
-            // memory itself stays the caller's.
-            unsafe { core::ptr::drop_in_place(self.ptr.as_ptr()) };
+            // SAFETY: `ptr` came from `Box::leak` (in `MetaSlots::new`, a box of `len`
+            // MaybeUninit<T>, all written, which has T's layout) and is dropped once, here.
+            drop(unsafe { alloc::boxed::Box::from_raw(self.ptr.as_ptr()) });
+            return;
         }
+        // SAFETY: the elements were written through `MetaSlots` and are dropped once, here;
+        // the memory itself stays the caller's.
+        unsafe { core::ptr::drop_in_place(self.ptr.as_ptr()) };
     }
 }
 
@@ -109,7 +174,8 @@ impl MetaArena {
         self.used_bytes
     }
 
-    fn place<T>(&mut self, len: usize, mut init: impl FnMut(usize) -> T) -> Result<MetaSlice<T>, MetaArenaFull> {
+    /// Room for `len` elements of T, aligned, after what was placed before.
+    fn reserve<T>(&mut self, len: usize) -> Result<MetaSlots<T>, MetaArenaFull> {
         let base = self.memory.as_mut_ptr() as usize;
         let start = (base + self.used_bytes).next_multiple_of(align_of::<T>()) - base;
         let bytes = size_of::<T>().checked_mul(len).and_then(|bytes| bytes.checked_add(start));
@@ -118,18 +184,11 @@ impl MetaArena {
             let needed_bytes = (start as u64).saturating_add((size_of::<T>() as u64).saturating_mul(len as u64));
             return Err(MetaArenaFull { needed_bytes, given_bytes });
         };
-        let first = self.memory[start..].as_mut_ptr().cast::<T>();
-        for index in 0..len {
-            // SAFETY: `first + index` lies in `memory[start..end]` (checked above), is aligned
-            // for T (start is rounded up to T's alignment, and size is a multiple of it), and
-            // is written once before anything reads it.
-            unsafe { first.add(index).write(init(index)) };
-        }
+        // The slots lie in `memory[start..end]` (checked above), aligned for T; the arena
+        // never hands this memory out again, and it lives for 'static.
+        let first = NonNull::new(self.memory[start..].as_mut_ptr().cast::<T>()).expect("a slice is never at null");
         self.used_bytes = end;
-        // SAFETY: the `len` elements from `first` were just initialised; the arena never
-        // hands this memory out again, and it lives for 'static.
-        let slice = unsafe { core::slice::from_raw_parts_mut(first, len) };
-        Ok(MetaSlice { ptr: NonNull::from(slice), heap: false, _owns: PhantomData })
+        Ok(MetaSlots { first, len, filled: 0, heap: false })
     }
 }
 
@@ -145,7 +204,7 @@ mod tests {
     use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
     fn memory(bytes: usize) -> &'static mut [MaybeUninit<u8>] {
-        Box::leak(alloc::vec![MaybeUninit::uninit(); bytes].into_boxed_slice())
+        alloc::boxed::Box::leak(alloc::vec![MaybeUninit::uninit(); bytes].into_boxed_slice())
     }
 
     #[test]
@@ -153,12 +212,11 @@ mod tests {
         let mut arena = MetaArena::new(memory(4096));
         let bytes: MetaSlice<u8> = MetaSlice::new(3, Some(&mut arena), |i| i as u8).unwrap();
         let words: MetaSlice<AtomicU64> = MetaSlice::new(10, Some(&mut arena), |i| AtomicU64::new(i as u64)).unwrap();
-        let heap: MetaSlice<AtomicU64> = MetaSlice::new(10, None, |i| AtomicU64::new(i as u64)).unwrap();
         assert_eq!(&*bytes, &[0, 1, 2]);
         assert_eq!(words.as_ptr() as usize % align_of::<AtomicU64>(), 0);
         assert!(words.as_ptr() as usize >= bytes.as_ptr() as usize + 3);
         words[9].store(99, Relaxed);
-        assert_eq!((words[9].load(Relaxed), heap[9].load(Relaxed), words.len()), (99, 9, 10));
+        assert_eq!((words[9].load(Relaxed), words[8].load(Relaxed), words.len()), (99, 8, 10));
         assert!(arena.used_bytes() <= 3 + 7 + 80);
     }
 

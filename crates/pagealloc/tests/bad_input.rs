@@ -1,5 +1,8 @@
 //! Every bad input returns a typed error and leaves the allocator exactly as it was.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::*;

@@ -1,5 +1,8 @@
 //! Behaviour of the zoned buddy allocator against the kernel's rules.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use std::sync::{Arc, Mutex};

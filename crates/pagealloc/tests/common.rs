@@ -1,5 +1,7 @@
 //! Shared test helpers.
 #![allow(dead_code)]
+// Shared by the tests that need the alloc feature.
+#![cfg(feature = "alloc")]
 
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::NR_ORDERS;

@@ -4,6 +4,9 @@
 //! request that would fail without it; proactive compaction lowers the fragmentation score;
 //! unmovable blocks never move; and refusing or broken clients corrupt nothing.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,9 @@
 //! pages asked for, the rest of the block back at once, any sub-run freed in any number of
 //! calls, and a run that is not wholly allocated refused with nothing freed.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::*;

@@ -3,6 +3,9 @@
 //! boost per rule), mainline's claim-or-steal, and defrag_mode's fallback only after
 //! reclaim has failed.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use std::collections::VecDeque;

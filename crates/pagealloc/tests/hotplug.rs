@@ -4,6 +4,9 @@
 //! the allocator exactly as it was (same /proc/pagetypeinfo, same census), and every
 //! completed one keeps the invariant checker green.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};

@@ -2,6 +2,7 @@
 //! goes through), run on loom's atomics: two frees racing for one block, and the hand-off
 //! of a block's contents from the allocating thread to the one that frees it. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pagealloc --test loom_frames --release`.
+
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;

@@ -4,6 +4,7 @@
 //! trylock) the next holder uses. Data lives in a loom `UnsafeCell`, so a missing
 //! happens-before edge is reported as a race. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pagealloc --test loom_locks --release`.
+
 #![cfg(loom)]
 
 use loom::cell::UnsafeCell;

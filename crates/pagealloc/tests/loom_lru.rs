@@ -7,6 +7,9 @@
 //! are loom atomics too, so loom may switch threads at every link read and write: moving
 //! the splice before the locks fails two of these models (tried).
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod loom_lock;
 
 use std::cell::Cell;

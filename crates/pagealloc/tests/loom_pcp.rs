@@ -4,6 +4,9 @@
 //! lock operation; afterwards the invariant checker and conservation must hold, and no
 //! interleaving may deadlock.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod loom_lock;
 
 use loom::sync::atomic::{AtomicUsize, Ordering};

@@ -2,6 +2,9 @@
 //! on several CPUs in all three commit modes against an independent model (and against each
 //! other), and real threads racing in each mode.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use std::collections::VecDeque;

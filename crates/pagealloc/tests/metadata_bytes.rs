@@ -1,6 +1,10 @@
 //! `PageAllocator::metadata_bytes` against what a build really allocates, measured by a
 //! counting global allocator (this test binary's only allocator), and what a build in
-//! caller memory (`build_in`) still takes from the heap.
+//! caller memory (`build_in`) still takes from the heap with the `alloc` feature (without
+//! it, nothing: tests/no_alloc.rs).
+
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering::SeqCst};
@@ -58,7 +62,7 @@ fn the_prediction_is_what_the_build_allocates_within_a_few_kib() {
         assert!(predicted > 1 << 20, "{name}: {predicted}");
         assert!(difference.abs() < 8 << 10, "{name}: predicted {predicted} bytes, the build kept {net}");
     }
-    a_build_in_caller_memory_keeps_only_a_few_kib_on_the_heap();
+    a_build_in_caller_memory_keeps_nothing_but_zonelists_on_the_heap();
 }
 
 /// The net heap bytes of `build_in` given `metadata_bytes` of memory (allocated before
@@ -78,7 +82,7 @@ fn measured_in_place(builder: AllocatorBuilder, cpus: usize) -> (i64, u64) {
 }
 
 /// Called from the one test, so no other test's allocations run in between.
-fn a_build_in_caller_memory_keeps_only_a_few_kib_on_the_heap() {
+fn a_build_in_caller_memory_keeps_nothing_but_zonelists_on_the_heap() {
     let fullest = pagealloc::presets::find("mainline+fullest-first").unwrap().policy;
     for (name, builder, cpus) in [
         ("pc 1 GiB", AllocatorBuilder::pc_layout(1024), 4),
@@ -87,7 +91,9 @@ fn a_build_in_caller_memory_keeps_only_a_few_kib_on_the_heap() {
     ] {
         let (heap, placed) = measured_in_place(builder, cpus);
         assert!(placed > 1 << 20, "{name}: {placed}");
-        assert!(heap < 16 << 10, "{name}: {heap} heap bytes kept beside {placed} placed");
+        // Net of the builder's own tables, which the build frees: what stays is the
+        // zonelists (2 bytes per zone and node), smaller than the builder's tables.
+        assert!(heap <= 0, "{name}: {heap} heap bytes kept beside {placed} placed");
     }
     // Too little memory: the build says how much it needed.
     let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); 4096].into_boxed_slice());

@@ -5,6 +5,9 @@
 //! must succeed (see `Model::must_succeed`) does; out of memory is accepted only when the
 //! model says memory is short.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use std::collections::BTreeMap;

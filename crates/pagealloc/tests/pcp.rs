@@ -1,6 +1,9 @@
 //! Per-CPU pageset behaviour: refill, LIFO reuse, drains, trylock fallback, remote drains,
 //! free_high per seed stage, decay, THP lists.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::*;

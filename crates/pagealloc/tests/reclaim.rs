@@ -3,6 +3,9 @@
 //! lists are empty, a client with nothing to give ends a pass after the priority rounds,
 //! and no page is lost or handed out twice on the way.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 

@@ -2,6 +2,9 @@
 //! the old handle, a stale copy, a freed block and a foreign one are refused and change
 //! nothing.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::*;

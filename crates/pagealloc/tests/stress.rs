@@ -5,6 +5,9 @@
 //! conservation must hold. Short by default; `cargo test --release -- --ignored` runs the
 //! long version.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,5 +1,8 @@
 //! The kernel-format views, byte for byte on a small known state.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::*;

@@ -3,6 +3,9 @@
 //! fold past their threshold and on the periodic pass; the pressure threshold holds while
 //! background reclaim is awake; and the /proc/vmstat dump.
 
+// The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
+#![cfg(feature = "alloc")]
+
 mod common;
 
 use common::preset;

@@ -30,8 +30,7 @@ fn machine_memory(topology: &pagealloc_sim::Topology, pages: u64, dma32: bool) -
     const DMA32_PFNS: core::ops::Range<u64> = 0x1000..0xC0000;
     let sockets = topology.sockets.max(1) as u64;
     let node_pages = pages / sockets;
-    let mut builder =
-        AllocatorBuilder::new().cpu_node_map((0..topology.cpus()).map(|cpu| topology.socket(cpu) as u16).collect());
+    let mut builder = AllocatorBuilder::new().cpu_node_map((0..topology.cpus()).map(|cpu| topology.socket(cpu) as u16));
     let mut next_normal = NORMAL_BASE_PFN;
     for node in 0..sockets {
         let mut normal_pages = node_pages;

@@ -2,8 +2,6 @@
 //! nodes' zonelists (mirrors free_area_init(), memblock_free_all(), build_zonelists() and
 //! setup_zone_pageset()).
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use super::{periodic, Node, PageAllocator, NEXT_ALLOCATOR_ID};
@@ -11,11 +9,12 @@ use crate::buddy::BuddyCore;
 use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
 use crate::fullness::{FullnessBuckets, PageblockFree};
-use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
+use crate::meta::{MetaArena, MetaArenaFull, MetaSlice, MetaSlots};
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
-use crate::types::{Pfn, ZoneType, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
+use crate::table::{Table, FIXED_NODES, FIXED_ZONES};
+use crate::types::{Pfn, ZoneType, MAX_NR_ZONES, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
 use crate::zone::{Zone, ZoneParams, ZoneState};
 use crate::zone_mem::ZoneMem;
 
@@ -23,10 +22,9 @@ impl<P: Platform> PageAllocator<P> {
     /// Bytes of metadata an allocator built from `builder` takes on this platform type with
     /// `nr_cpus` CPUs: per zone, a record per spanned frame ([`crate::FRAME_METADATA_BYTES`]),
     /// a type per pageblock (with fullest-first placement also its free count and bucket
-    /// links), a pageset per CPU and the zone itself. The build allocates this much, and a
-    /// few hundred bytes of node and zonelist tables besides; [`Self::build_in`] places all
-    /// but the zone structures in the memory it is given, this much being enough (each
-    /// table's alignment included).
+    /// links), a pageset per CPU and the zone itself; per node its zonelist and counters; per
+    /// CPU its node and its next vmstat pass. [`Self::build_in`] places all of it in the
+    /// memory it is given, this much being enough (each table's alignment included).
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
@@ -36,7 +34,13 @@ impl<P: Platform> PageAllocator<P> {
     /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
     /// ```
     pub fn metadata_bytes(builder: &AllocatorBuilder, nr_cpus: usize) -> u64 {
-        use core::mem::size_of;
+        use core::mem::{align_of, size_of};
+        // Per zone with per-CPU free-count diffs: an i16 per CPU.
+        let free_diffs = if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
+            (nr_cpus.max(1) * 2 + 2) as u64
+        } else {
+            0
+        };
         builder
             .zones
             .iter()
@@ -62,12 +66,18 @@ impl<P: Platform> PageAllocator<P> {
                     + pagesets as u64
                     + alignment_slack as u64
                     + size_of::<crate::zone::Zone<P>>() as u64
+                    + free_diffs
             })
-            .sum()
+            .sum::<u64>()
+            + (builder.node_count() * size_of::<Node>() + align_of::<Node>()) as u64
+            + (builder.node_count() * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
+                + align_of::<crate::sizing::ZoneSizing>()) as u64
+            + (align_of::<crate::zone::Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64
     }
 
     /// Builds the zones, derives their parameters and frees every managed frame into the
-    /// buddy in the largest aligned blocks (as memblock_free_all() does at boot).
+    /// buddy in the largest aligned blocks (as memblock_free_all() does at boot), with the
+    /// tables on the heap (the `alloc` feature; [`Self::build_in`] needs none).
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
@@ -81,16 +91,17 @@ impl<P: Platform> PageAllocator<P> {
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     /// assert_eq!(allocator.managed_pages(), 0x13_f000 - 0x100);
     /// ```
+    #[cfg(any(feature = "alloc", test))]
     pub fn build(builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {
         Self::build_with(builder, platform, None)
     }
 
-    /// [`Self::build`] with the large tables (frame records, pageblock types and counts,
-    /// pagesets: all of [`Self::metadata_bytes`] but the zone structures) placed in
-    /// `memory`, given for the allocator's lifetime, as a kernel carves its memmap out of
-    /// early memory before it has a heap. What stays on the heap is a few hundred bytes
-    /// per zone and node (zone structures, zonelists, counters), measured in
-    /// `tests/metadata_in_place.rs`. `memory` too small is
+    /// [`Self::build`] with every table (all of [`Self::metadata_bytes`]: frame records,
+    /// pageblock types and counts, pagesets, zones, nodes, per-CPU tables, the derived
+    /// sizing) placed in `memory`, given for the allocator's lifetime, as a kernel carves
+    /// its memmap out of early memory before it has a heap. Without the `alloc` feature it
+    /// takes nothing from a heap (`tests/no_alloc.rs`); with it, the zonelists are `Vec`s
+    /// of a few bytes (`tests/metadata_bytes.rs`). `memory` too small is
     /// [`BuildError::MetadataMemoryTooSmall`], with the bytes needed.
     ///
     /// ```
@@ -119,12 +130,15 @@ impl<P: Platform> PageAllocator<P> {
         mut arena: Option<&mut MetaArena>,
     ) -> Result<PageAllocator<P>, BuildError> {
         builder.validate(platform.nr_cpus())?;
-        let sizing = builder.sizing()?;
-        let mut zones = Vec::with_capacity(builder.zones.len());
-        let sink: Option<alloc::sync::Arc<dyn crate::events::EventSink>> = builder.sink.take().map(Into::into);
+        let spec = builder.machine_spec();
+        let boot_sizing = crate::sizing::BootSizing::derive(&spec).map_err(BuildError::Sizing)?;
+        let nr_cpus = platform.nr_cpus();
+        // Reserved before the zones are made, which place their own tables meanwhile.
+        let mut zones = MetaSlots::new(builder.zones.len(), arena.as_deref_mut())?;
+        let sink = builder.sink.take();
         for (index, layout) in builder.zones.iter().enumerate() {
-            let zone_sizing = sizing.zone(layout.node as usize, layout.zone_type).expect("sized zone");
-            let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(zone_sizing));
+            let zone_sizing = boot_sizing.zone(&spec, layout.node as usize, layout.zone_type);
+            let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(&zone_sizing));
             state.present_pages =
                 AtomicU64::new((layout.span.end - layout.span.start) - builder.hole_pages(&layout.span));
             let managed_ranges = builder.managed_ranges(&layout.span);
@@ -136,30 +150,36 @@ impl<P: Platform> PageAllocator<P> {
             let mut zone = Zone::new(BuddyCore::new(state, mem));
             if builder.policy.frag.fullest_first {
                 let buckets = FullnessBuckets::new(zone.mem.pageblock_count(), arena.as_deref_mut())?;
-                zone.buddy(&platform).lock().area.fullness = Some(Box::new(buckets));
+                zone.buddy(&platform).lock().area.fullness = Some(buckets);
             }
             seed_free_memory(&zone, &platform, &managed_ranges);
             // Boot's frees are not events: the sink sees the allocator from here on.
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
-                zone.buddy(&platform).lock().use_free_diffs(platform.nr_cpus());
+                zone.buddy(&platform).lock().use_free_diffs(nr_cpus, arena.as_deref_mut())?;
                 zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), platform.nr_cpus()));
             }
             zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus(), arena.as_deref_mut())?;
             zones.push(zone);
         }
-        let nodes = build_nodes(&zones, &builder.node_cpus);
+        let mut zones = zones.finish();
+        let nodes = build_nodes(&zones, &builder.node_cpus, arena.as_deref_mut())?;
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.managed_pages()).sum();
-        let nr_cpus = platform.nr_cpus();
+        let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
+        let boot_zone_sizings = MetaSlice::new(spec.nodes.len() * MAX_NR_ZONES, arena.as_deref_mut(), |index| {
+            boot_sizing.zone(&spec, index / MAX_NR_ZONES, ZoneType::ALL[index % MAX_NR_ZONES])
+        })?;
+        let periodic = periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms, arena)?;
         Ok(PageAllocator {
             id: NEXT_ALLOCATOR_ID.fetch_add(1, Relaxed),
             platform,
-            zones: zones.into_boxed_slice(),
-            nodes: nodes.into_boxed_slice(),
-            cpu_node: builder.cpu_to_node().into_boxed_slice(),
-            sizing,
-            periodic: periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms),
+            zones,
+            nodes,
+            cpu_node,
+            boot_sizing,
+            boot_zone_sizings,
+            periodic,
             vmstat: crate::vmstat::GlobalVmstat::new(builder.policy.vmstat.numa),
             tunables: builder.tunables,
             policy: builder.policy,
@@ -173,16 +193,19 @@ impl<P: Platform> PageAllocator<P> {
 }
 
 /// Each node with its zonelist and the O(1) start per highest zone type.
-fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
-    let mut nodes = Vec::new();
-    for (node_id, &cpus) in node_cpus.iter().enumerate() {
+fn build_nodes<P: Platform>(
+    zones: &[Zone<P>],
+    node_cpus: &[u32],
+    arena: Option<&mut MetaArena>,
+) -> Result<MetaSlice<Node>, MetaArenaFull> {
+    MetaSlice::new(node_cpus.len(), arena, |node_id| {
         let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len());
         let zonelist_start = core::array::from_fn(|highest| {
             let start = zonelist.iter().position(|&index| zones[index as usize].zone_type.index() <= highest);
             start.unwrap_or(zonelist.len()) as u16
         });
-        nodes.push(Node {
-            cpu_count: cpus,
+        Node {
+            cpu_count: node_cpus[node_id],
             zonelist,
             zonelist_start,
             kswapd_pending: AtomicBool::new(false),
@@ -196,9 +219,8 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
             next_proactive_ns: AtomicU64::new(crate::compaction::FRAG_CHECK_INTERVAL_MS * 1_000_000),
             proactive_defer: core::sync::atomic::AtomicU32::new(0),
             fragment_stalls: AtomicU64::new(0),
-        });
-    }
-    nodes
+        }
+    })
 }
 
 /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on
@@ -206,11 +228,13 @@ fn build_nodes<P: Platform>(zones: &[Zone<P>], node_cpus: &[u32]) -> Vec<Node> {
 /// Under defrag_mode every zone starts with NOFRAGMENT; with neither switch, none does.
 fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize, frag: &crate::policy::FragPolicy) {
     let single_node = node_count == 1;
-    let has_dma32: Vec<bool> = (0..node_count)
-        .map(|node| zones.iter().any(|z| z.node as usize == node && z.zone_type == ZoneType::Dma32 && z.is_populated()))
-        .collect();
-    for zone in zones.iter_mut() {
-        let lowzone = zone.zone_type == ZoneType::Normal && (single_node || has_dma32[zone.node as usize]);
+    let has_dma32 = |zones: &[Zone<P>], node: u16| {
+        zones.iter().any(|z| z.node == node && z.zone_type == ZoneType::Dma32 && z.is_populated())
+    };
+    for index in 0..zones.len() {
+        let lowzone =
+            zones[index].zone_type == ZoneType::Normal && (single_node || has_dma32(zones, zones[index].node));
+        let zone = &mut zones[index];
         zone.core.state.nofragment_when_preferred = frag.defrag_mode || (frag.nofragment_lowzone && lowzone);
         zone.core.state.free_lists_match_pageblocks = frag.fallback == crate::policy::FallbackDesign::ClaimOrSteal;
     }
@@ -293,14 +317,21 @@ pub(crate) fn percpu_drift_mark(params: &ZoneParams, nr_cpus: usize) -> u64 {
 
 /// Node-ordered zonelist: local zones highest type first, then other nodes by distance
 /// (|a - b|, ties to the lower id), skipping unpopulated zones.
-fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Box<[u16]> {
-    let mut node_order: Vec<u16> = (0..node_count as u16).collect();
-    node_order.sort_by_key(|&other| (other.abs_diff(node), other));
-    let mut zonelist = Vec::new();
-    for other in node_order {
-        let mut local: Vec<&Zone<P>> = zones.iter().filter(|zone| zone.node == other && zone.is_populated()).collect();
-        local.sort_by_key(|zone| core::cmp::Reverse(zone.zone_type));
-        zonelist.extend(local.iter().map(|zone| zone.index));
+fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Table<u16, FIXED_ZONES> {
+    let mut node_order: Table<u16, FIXED_NODES> =
+        Table::from_fn(node_count, |other| other as u16).expect("as many nodes as the builder's");
+    // Keys are distinct (the id breaks ties), so an unstable sort orders them fully.
+    node_order.sort_unstable_by_key(|&other| (other.abs_diff(node), other));
+    let mut zonelist = Table::new();
+    for &other in node_order.iter() {
+        // This node's zones, highest type first (one zone per type and node).
+        for zone_type in ZoneType::ALL.into_iter().rev() {
+            let local =
+                zones.iter().find(|zone| zone.node == other && zone.zone_type == zone_type && zone.is_populated());
+            if let Some(zone) = local {
+                zonelist.push(zone.index).expect("at most every zone once");
+            }
+        }
     }
-    zonelist.into_boxed_slice()
+    zonelist
 }

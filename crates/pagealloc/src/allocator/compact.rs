@@ -87,8 +87,15 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.compact_node(0), 0); // nothing allocated, nothing to move
     /// assert_eq!(allocator.compaction_stats(0).pgmigrate_success, 0);
     /// ```
+    #[cfg(feature = "alloc")]
     pub fn set_migrate(&mut self, client: alloc::sync::Arc<dyn Migrate<P>>) {
-        self.migrate = Some(client);
+        self.migrate = Some(crate::client::Client::Shared(client));
+    }
+
+    /// [`Self::set_migrate`] for a client that lives as long as the allocator (no `alloc`
+    /// feature needed).
+    pub fn set_migrate_static(&mut self, client: &'static dyn Migrate<P>) {
+        self.migrate = Some(crate::client::Client::Static(client));
     }
 
     /// The node's compaction counters.

@@ -34,14 +34,14 @@ mod split;
 mod stats;
 mod watermarks;
 
-use alloc::boxed::Box;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
 use crate::fallback::FallbackEnv;
+use crate::meta::MetaSlice;
 use crate::platform::Platform;
 use crate::policy::Policy;
-use crate::sizing::{MachineSizing, Tunables};
+use crate::sizing::{BootSizing, MachineSizing, Tunables, ZoneSizing};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
 use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
@@ -60,7 +60,7 @@ pub struct Node {
     pub(crate) cpu_count: u32,
     /// Zones to try, best first: this node's zones from the highest type down, then other
     /// nodes' by distance (node-ordered zonelist).
-    pub(crate) zonelist: Box<[u16]>,
+    pub(crate) zonelist: crate::table::Table<u16, { crate::table::FIXED_ZONES }>,
     /// Per highest usable zone type: where in `zonelist` the first zone at or below it
     /// stands (`zonelist.len()` if none), so an allocation finds its preferred zone in O(1).
     pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
@@ -108,19 +108,22 @@ impl Node {
 pub struct PageAllocator<P: Platform> {
     id: u32,
     platform: P,
-    zones: Box<[Zone<P>]>,
-    nodes: Box<[Node]>,
-    cpu_node: Box<[u16]>,
-    sizing: MachineSizing,
+    zones: MetaSlice<Zone<P>>,
+    nodes: MetaSlice<Node>,
+    cpu_node: MetaSlice<u16>,
+    /// What the build derived: min_free_kbytes and CPUs, and every zone type of every
+    /// node, node-major (zones' live parameters follow memory online and offline).
+    boot_sizing: BootSizing,
+    boot_zone_sizings: MetaSlice<ZoneSizing>,
     tunables: Tunables,
     policy: Policy,
     /// Mobility grouping off (tiny machine): every request is treated as unmovable.
     grouping_disabled: bool,
     sink: crate::buddy::SinkSlot,
     /// The client that reclaim asks for pages ([`PageAllocator::set_reclaim`]).
-    reclaim: Option<alloc::sync::Arc<dyn Reclaim<P>>>,
+    reclaim: Option<crate::client::Client<dyn Reclaim<P>>>,
     /// The client compaction asks to move blocks ([`PageAllocator::set_migrate`]).
-    migrate: Option<alloc::sync::Arc<dyn Migrate<P>>>,
+    migrate: Option<crate::client::Client<dyn Migrate<P>>>,
     periodic: periodic::Schedule,
     /// The machine-wide vmstat counters.
     vmstat: GlobalVmstat,
@@ -161,8 +164,15 @@ impl<P: Platform> PageAllocator<P> {
         &self.nodes
     }
 
-    pub fn sizing(&self) -> &MachineSizing {
-        &self.sizing
+    /// The machine's sizing as the build derived it (a copy: the allocator keeps the
+    /// zones' in its metadata).
+    pub fn sizing(&self) -> MachineSizing {
+        let zones = crate::table::Table::from_slice(&self.boot_zone_sizings).expect("the build's zones fit again");
+        MachineSizing {
+            min_free_kbytes: self.boot_sizing.min_free_kbytes,
+            online_cpus: self.boot_sizing.online_cpus,
+            zones,
+        }
     }
 
     pub fn tunables(&self) -> &Tunables {

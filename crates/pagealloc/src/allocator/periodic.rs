@@ -3,8 +3,6 @@
 //! background reclaim (kswapd) once woken. Harnesses only call [`PageAllocator::run_due_work`]:
 //! the simulator before each step of a CPU, the real-thread worker on a timer.
 
-use alloc::boxed::Box;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::PageAllocator;
@@ -14,15 +12,19 @@ use crate::policy::FreePagesCount;
 
 /// When each CPU's next vmstat pass is due.
 pub(crate) struct Schedule {
-    next_vmstat_ns: Box<[AtomicU64]>,
+    next_vmstat_ns: crate::meta::MetaSlice<AtomicU64>,
     interval_ns: u64,
 }
 
 impl Schedule {
-    pub(crate) fn new(nr_cpus: usize, interval_ms: u32) -> Schedule {
+    pub(crate) fn new(
+        nr_cpus: usize,
+        interval_ms: u32,
+        arena: Option<&mut crate::meta::MetaArena>,
+    ) -> Result<Schedule, crate::meta::MetaArenaFull> {
         let interval_ns = u64::from(interval_ms.max(1)) * 1_000_000;
-        let next: Vec<AtomicU64> = (0..nr_cpus).map(|_| AtomicU64::new(interval_ns)).collect();
-        Schedule { next_vmstat_ns: next.into_boxed_slice(), interval_ns }
+        let next_vmstat_ns = crate::meta::MetaSlice::new(nr_cpus, arena, |_| AtomicU64::new(interval_ns))?;
+        Ok(Schedule { next_vmstat_ns, interval_ns })
     }
 
     /// Claims `cpu`'s pass if due at `now_ns`. Passes stay on the grid of whole intervals,

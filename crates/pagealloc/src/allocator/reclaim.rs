@@ -81,8 +81,15 @@ impl<P: Platform> PageAllocator<P> {
     /// allocator.set_reclaim(Arc::new(Empty));
     /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
     /// ```
+    #[cfg(feature = "alloc")]
     pub fn set_reclaim(&mut self, client: alloc::sync::Arc<dyn Reclaim<P>>) {
-        self.reclaim = Some(client);
+        self.reclaim = Some(crate::client::Client::Shared(client));
+    }
+
+    /// [`Self::set_reclaim`] for a client that lives as long as the allocator, as a kernel
+    /// without a heap gives it (no `alloc` feature needed).
+    pub fn set_reclaim_static(&mut self, client: &'static dyn Reclaim<P>) {
+        self.reclaim = Some(crate::client::Client::Static(client));
     }
 
     /// The node's reclaim counters.

@@ -4,13 +4,11 @@
 //! zone_pcp_update(). The derivation is the build's (`sizing`), so memory taken offline
 //! and brought back leaves every parameter as it was.
 
-use alloc::vec::Vec;
-
 use super::build::{pageset_bounds, percpu_drift_mark};
 use super::PageAllocator;
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
-use crate::sizing::{LinuxVersion, MachineSizing, MachineSpec, NodeSpec};
+use crate::sizing::{BootSizing, LinuxVersion, MachineSpec, NodeSpec};
 use crate::types::MAX_NR_ZONES;
 use crate::zone_state::ZoneParams;
 
@@ -18,23 +16,21 @@ impl<P: Platform> PageAllocator<P> {
     /// Re-derives every zone's parameters from its managed pages now (mirrors
     /// init_per_zone_wmark_min(), then zone_pcp_update() for each zone).
     pub(super) fn resize_zones(&self) {
-        let mut nodes: Vec<NodeSpec> = (0..self.nodes.len())
-            .map(|node| {
-                let cpus = self.cpu_node.iter().filter(|&&cpu_node| usize::from(cpu_node) == node).count();
-                NodeSpec::new(cpus as u32, [0; MAX_NR_ZONES])
-            })
-            .collect();
+        let mut nodes = crate::table::Table::from_fn(self.nodes.len(), |node| {
+            let cpus = self.cpu_node.iter().filter(|&&cpu_node| usize::from(cpu_node) == node).count();
+            NodeSpec::new(cpus as u32, [0; MAX_NR_ZONES])
+        })
+        .expect("as many nodes as the build's");
         for zone in self.zones.iter() {
             let node = &mut nodes[zone.node as usize];
             node.managed_pages[zone.zone_type.index()] = zone.managed_pages();
             node.boot_managed_pages[zone.zone_type.index()] = zone.managed_pages();
         }
         let spec = MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE };
-        let sizing = MachineSizing::derive(&spec).expect("the machine derived at build derives again");
+        let boot = BootSizing::derive(&spec).expect("the machine derived at build derives again");
         let nr_cpus = self.platform.nr_cpus();
         for zone in self.zones.iter() {
-            let zone_sizing = sizing.zone(zone.node as usize, zone.zone_type).expect("a derived zone");
-            let after = ZoneParams::from(zone_sizing);
+            let after = ZoneParams::from(&boot.zone(&spec, zone.node as usize, zone.zone_type));
             // The drift mark first: a reader between the two stores compares the old
             // marks against the new mark, never the new marks against an old one.
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {

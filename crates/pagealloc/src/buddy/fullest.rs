@@ -20,7 +20,7 @@ impl<P: Platform> LockedZone<'_, P> {
     pub(super) fn account_pageblock_free(&mut self, pfn: Pfn, order: u8, added: bool) {
         let counts = &self.mem.pageblock_free;
         let first = self.mem.pageblock_index(pfn);
-        let Some(buckets) = self.area.fullness.as_deref_mut() else { return };
+        let Some(buckets) = self.area.fullness.as_mut() else { return };
         if order >= PAGEBLOCK_ORDER {
             for slot in first..first + (1usize << (order - PAGEBLOCK_ORDER)) {
                 let pages = if added { PAGEBLOCK_PAGES } else { 0 };
@@ -46,7 +46,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// `max_pages` (its head, and its order), the rest of the block split back; `None`
     /// leaves the take to the free lists.
     pub(crate) fn take_fullest(&mut self, migratetype: MigrateType, max_pages: u32) -> Option<(Pfn, u8)> {
-        let buckets = self.area.fullness.as_deref()?;
+        let buckets = self.area.fullness.as_ref()?;
         let mut found = None;
         for slot in buckets.fullest(FULLEST_CANDIDATES) {
             let block_start = self.mem.pageblock_start(slot);
@@ -61,7 +61,7 @@ impl<P: Platform> LockedZone<'_, P> {
             }
         }
         let (slot, (pfn, order)) = found?;
-        if let Some(buckets) = self.area.fullness.as_deref_mut() {
+        if let Some(buckets) = self.area.fullness.as_mut() {
             buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
         }
         let run_order = order.min(max_pages.max(1).ilog2() as u8);

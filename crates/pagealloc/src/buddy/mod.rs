@@ -53,7 +53,7 @@ pub struct BuddyCore<P: Platform> {
 
 /// An optional shared [`EventSink`](crate::events::EventSink).
 #[derive(Clone, Default)]
-pub(crate) struct SinkSlot(pub Option<alloc::sync::Arc<dyn crate::events::EventSink>>);
+pub(crate) struct SinkSlot(pub Option<crate::client::Client<dyn crate::events::EventSink>>);
 
 impl core::fmt::Debug for SinkSlot {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -221,9 +221,14 @@ impl<P: Platform> LockedZone<'_, P> {
     }
 
     /// Starts keeping the free count in per-CPU diffs (at build, after the boot frees).
-    pub(crate) fn use_free_diffs(&mut self, nr_cpus: usize) {
-        self.area.free_diff = alloc::vec![0; nr_cpus.max(1)].into_boxed_slice();
+    pub(crate) fn use_free_diffs(
+        &mut self,
+        nr_cpus: usize,
+        arena: Option<&mut crate::meta::MetaArena>,
+    ) -> Result<(), crate::meta::MetaArenaFull> {
+        self.area.free_diff = crate::meta::MetaSlice::new(nr_cpus.max(1), arena, |_| 0)?;
         self.area.free_pages_accounted = self.area.free_pages;
+        Ok(())
     }
 
     #[inline]

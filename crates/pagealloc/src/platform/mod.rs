@@ -82,8 +82,9 @@ impl SharedLine {
     }
 }
 
-/// The machine abstraction the allocator is generic over.
-pub trait Platform: Send + Sync {
+/// The machine abstraction the allocator is generic over. A platform owns what it refers to
+/// (`'static`), so clients given as `&'static` references can name it.
+pub trait Platform: Send + Sync + 'static {
     /// Raw lock for zone and LRU locks (contended; FIFO is fairest).
     type RawLock: lock_api::RawMutex + Send + Sync;
 

@@ -2,13 +2,13 @@
 //! kernel derives from it, in boot order: min_free_kbytes, watermarks, the THP raise,
 //! lowmem reserves, per-CPU pageset bounds, vmstat thresholds.
 
-use alloc::vec::Vec;
 use core::fmt;
 
 use super::{
     lowmem_reserves, min_free_kbytes_for_lowmem, normal_stat_threshold, pcp_high_bounds, pressure_stat_threshold,
     thp_recommended_min_free_kbytes, zone_watermarks, LinuxVersion, PcpBounds, Tunables, Watermarks,
 };
+use crate::table::{Table, FIXED_NODES, FIXED_ZONES};
 use crate::types::{ZoneType, MAX_NR_ZONES};
 
 /// One NUMA node: its CPUs and the managed pages of each zone type (index = `ZoneType`).
@@ -31,7 +31,8 @@ impl NodeSpec {
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MachineSpec {
-    pub nodes: Vec<NodeSpec>,
+    /// At most [`FIXED_NODES`] without the `alloc` feature.
+    pub nodes: Table<NodeSpec, FIXED_NODES>,
     pub tunables: Tunables,
     /// Whose rules to follow where Linux releases differ.
     pub kernel: LinuxVersion,
@@ -82,6 +83,21 @@ pub struct ZoneSizing {
     pub pressure_stat_threshold: u32,
 }
 
+impl Default for ZoneSizing {
+    fn default() -> Self {
+        ZoneSizing {
+            node: 0,
+            zone_type: ZoneType::Dma,
+            managed_pages: 0,
+            watermarks: Watermarks::default(),
+            lowmem_reserve: [0; MAX_NR_ZONES],
+            pcp: PcpBounds::default(),
+            stat_threshold: 0,
+            pressure_stat_threshold: 0,
+        }
+    }
+}
+
 impl ZoneSizing {
     pub fn is_populated(&self) -> bool {
         self.managed_pages > 0
@@ -93,19 +109,75 @@ pub struct MachineSizing {
     pub min_free_kbytes: u64,
     pub online_cpus: u32,
     /// Every zone type of every node, node-major, in zone-type order (as /proc/zoneinfo).
-    pub zones: Vec<ZoneSizing>,
+    pub zones: Table<ZoneSizing, FIXED_ZONES>,
 }
 
 impl MachineSizing {
     pub fn derive(spec: &MachineSpec) -> Result<MachineSizing, SizingError> {
-        let online_cpus = validate(spec)?;
-        let (min_free_kbytes, watermarks) = boot_watermarks(spec);
-        let zones = zone_sizings(spec, online_cpus, &watermarks);
-        Ok(MachineSizing { min_free_kbytes, online_cpus, zones })
+        let boot = BootSizing::derive(spec)?;
+        let mut sizing =
+            MachineSizing { min_free_kbytes: boot.min_free_kbytes, online_cpus: boot.online_cpus, zones: Table::new() };
+        for node in 0..spec.nodes.len() {
+            for zone_type in ZoneType::ALL {
+                let pushed = sizing.zones.push(boot.zone(spec, node, zone_type));
+                pushed.expect("the zones of at most FIXED_NODES nodes");
+            }
+        }
+        Ok(sizing)
     }
 
     pub fn zone(&self, node: usize, zone_type: ZoneType) -> Option<&ZoneSizing> {
         self.zones.get(node * MAX_NR_ZONES + zone_type.index())
+    }
+}
+
+/// What the whole machine's sizing starts from; each zone's follows from it alone
+/// ([`Self::zone`]), so a build places the zones' sizings one at a time, with no table of
+/// them on the stack.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BootSizing {
+    pub min_free_kbytes: u64,
+    pub online_cpus: u32,
+}
+
+impl BootSizing {
+    pub fn derive(spec: &MachineSpec) -> Result<BootSizing, SizingError> {
+        let online_cpus = validate(spec)?;
+        Ok(BootSizing { min_free_kbytes: boot_min_free_kbytes(spec), online_cpus })
+    }
+
+    /// One zone's sizing beside its watermarks: lowmem reserves, per-CPU pageset bounds and
+    /// vmstat thresholds (`node` must be one of `spec`'s).
+    pub fn zone(&self, spec: &MachineSpec, node_index: usize, zone_type: ZoneType) -> ZoneSizing {
+        let tunables = &spec.tunables;
+        let kernel = spec.kernel;
+        let online_cpus = self.online_cpus;
+        let node = &spec.nodes[node_index];
+        let reserve_basis =
+            if kernel.lowmem_reserve_tracks_managed() { &node.managed_pages } else { &node.boot_managed_pages };
+        let reserves =
+            lowmem_reserves(reserve_basis, &tunables.lowmem_reserve_ratio, kernel.lowmem_reserve_skips_empty_upper());
+        let boot_managed = node.boot_managed_pages[zone_type.index()];
+        let zone_watermarks = zone_watermarks_of(spec, self.min_free_kbytes, node_index, zone_type);
+        let mut pcp = pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
+        if !kernel.pcp_high_autotuned() {
+            // One static high: the low-watermark (or fraction) share.
+            pcp.high_max_pages = pcp.high_min_pages;
+        }
+        ZoneSizing {
+            node: node_index,
+            zone_type,
+            managed_pages: node.managed_pages[zone_type.index()],
+            watermarks: zone_watermarks,
+            lowmem_reserve: reserves[zone_type.index()],
+            pcp,
+            stat_threshold: normal_stat_threshold(boot_managed, online_cpus),
+            pressure_stat_threshold: pressure_stat_threshold(
+                zone_watermarks.low_pages,
+                zone_watermarks.min_pages,
+                online_cpus,
+            ),
+        }
     }
 }
 
@@ -128,107 +200,70 @@ fn validate(spec: &MachineSpec) -> Result<u32, SizingError> {
     Ok(online_cpus)
 }
 
-/// min_free_kbytes (the sysctl, or computed from lowmem, then the THP raise) and the
-/// watermarks it gives every zone, node-major in zone-type order, from boot managed pages.
-fn boot_watermarks(spec: &MachineSpec) -> (u64, Vec<Watermarks>) {
+/// min_free_kbytes (the sysctl, or computed from lowmem, then the THP raise), from boot
+/// managed pages; [`zone_watermarks_of`] gives each zone's watermarks from it. No table of
+/// watermarks is kept: without `alloc` each would be a fixed array on the stack.
+fn boot_min_free_kbytes(spec: &MachineSpec) -> u64 {
     let tunables = &spec.tunables;
-    let kernel = spec.kernel;
-    let shares_min_free = |zone_type: ZoneType| {
-        zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
-    };
     let boot_pages = |node: usize, zone_type: ZoneType| spec.nodes[node].boot_managed_pages[zone_type.index()];
     let all_zones =
         || (0..spec.nodes.len()).flat_map(|node| ZoneType::ALL.into_iter().map(move |zone_type| (node, zone_type)));
-    let lowmem_managed_pages: u64 =
-        all_zones().filter(|&(_, zone_type)| shares_min_free(zone_type)).map(|(n, z)| boot_pages(n, z)).sum();
-    let watermarks_for = |min_free_kbytes: u64| -> Vec<Watermarks> {
-        all_zones()
-            .map(|(node, zone_type)| {
-                zone_watermarks(
-                    min_free_kbytes,
-                    zone_type,
-                    boot_pages(node, zone_type),
-                    lowmem_managed_pages,
-                    tunables.watermark_scale_factor,
-                    kernel.movable_shares_min_free(),
-                )
-            })
-            .collect()
-    };
     // nr_free_buffer_pages(): zones up to Normal, less their high watermark.
-    let free_buffer_pages = |watermarks: &[Watermarks]| -> u64 {
+    let free_buffer_pages = |min_free_kbytes: Option<u64>| -> u64 {
         all_zones()
-            .zip(watermarks)
-            .filter(|((_, zone_type), _)| zone_type.is_lowmem())
-            .map(|((node, zone_type), marks)| boot_pages(node, zone_type).saturating_sub(marks.high_pages))
+            .filter(|&(_, zone_type)| zone_type.is_lowmem())
+            .map(|(node, zone_type)| {
+                let high_pages =
+                    min_free_kbytes.map_or(0, |kbytes| zone_watermarks_of(spec, kbytes, node, zone_type).high_pages);
+                boot_pages(node, zone_type).saturating_sub(high_pages)
+            })
             .sum()
     };
 
     // At boot the watermarks are still zero.
-    let unset = [Watermarks::default(); MAX_NR_ZONES].repeat(spec.nodes.len());
-    let mut min_free_kbytes =
-        tunables.min_free_kbytes.unwrap_or_else(|| min_free_kbytes_for_lowmem(free_buffer_pages(&unset)));
-    let mut watermarks = watermarks_for(min_free_kbytes);
-
+    let min_free_kbytes =
+        tunables.min_free_kbytes.unwrap_or_else(|| min_free_kbytes_for_lowmem(free_buffer_pages(None)));
     if tunables.thp && tunables.min_free_kbytes.is_none() {
         // khugepaged starts after the first watermark setup, so its 5% cap sees lowmem
         // minus each zone's high watermark.
         let populated_lowmem_zones = all_zones().filter(|&(n, z)| z.is_lowmem() && boot_pages(n, z) > 0).count() as u64;
-        let recommended = thp_recommended_min_free_kbytes(populated_lowmem_zones, free_buffer_pages(&watermarks));
-        if recommended > min_free_kbytes {
-            min_free_kbytes = recommended;
-            watermarks = watermarks_for(min_free_kbytes);
-        }
+        let recommended =
+            thp_recommended_min_free_kbytes(populated_lowmem_zones, free_buffer_pages(Some(min_free_kbytes)));
+        return recommended.max(min_free_kbytes);
     }
-    (min_free_kbytes, watermarks)
+    min_free_kbytes
 }
 
-/// Every zone's sizing beside its watermarks: lowmem reserves, per-CPU pageset bounds and
-/// vmstat thresholds, node-major in zone-type order.
-fn zone_sizings(spec: &MachineSpec, online_cpus: u32, watermarks: &[Watermarks]) -> Vec<ZoneSizing> {
-    let tunables = &spec.tunables;
+/// A zone's watermarks under `min_free_kbytes`, from boot managed pages.
+fn zone_watermarks_of(spec: &MachineSpec, min_free_kbytes: u64, node: usize, zone_type: ZoneType) -> Watermarks {
     let kernel = spec.kernel;
-    let mut zones = Vec::with_capacity(spec.nodes.len() * MAX_NR_ZONES);
-    for (node_index, node) in spec.nodes.iter().enumerate() {
-        let reserve_basis =
-            if kernel.lowmem_reserve_tracks_managed() { &node.managed_pages } else { &node.boot_managed_pages };
-        let reserves =
-            lowmem_reserves(reserve_basis, &tunables.lowmem_reserve_ratio, kernel.lowmem_reserve_skips_empty_upper());
-        for zone_type in ZoneType::ALL {
-            let boot_managed = node.boot_managed_pages[zone_type.index()];
-            let zone_watermarks = watermarks[node_index * MAX_NR_ZONES + zone_type.index()];
-            let mut pcp = pcp_high_bounds(tunables, boot_managed, zone_watermarks.low_pages, node.cpus, online_cpus);
-            if !kernel.pcp_high_autotuned() {
-                // One static high: the low-watermark (or fraction) share.
-                pcp.high_max_pages = pcp.high_min_pages;
-            }
-            zones.push(ZoneSizing {
-                node: node_index,
-                zone_type,
-                managed_pages: node.managed_pages[zone_type.index()],
-                watermarks: zone_watermarks,
-                lowmem_reserve: reserves[zone_type.index()],
-                pcp,
-                stat_threshold: normal_stat_threshold(boot_managed, online_cpus),
-                pressure_stat_threshold: pressure_stat_threshold(
-                    zone_watermarks.low_pages,
-                    zone_watermarks.min_pages,
-                    online_cpus,
-                ),
-            });
-        }
-    }
-    zones
+    let shares_min_free = |zone_type: ZoneType| {
+        zone_type.is_lowmem() || (zone_type == ZoneType::Movable && kernel.movable_shares_min_free())
+    };
+    let lowmem_managed_pages: u64 = spec
+        .nodes
+        .iter()
+        .flat_map(|node| {
+            ZoneType::ALL.into_iter().filter(|&z| shares_min_free(z)).map(|z| node.boot_managed_pages[z.index()])
+        })
+        .sum();
+    zone_watermarks(
+        min_free_kbytes,
+        zone_type,
+        spec.nodes[node].boot_managed_pages[zone_type.index()],
+        lowmem_managed_pages,
+        spec.tunables.watermark_scale_factor,
+        kernel.movable_shares_min_free(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::vec;
 
     fn one_node(cpus: u32, dma: u64, dma32: u64, normal: u64) -> MachineSpec {
         MachineSpec {
-            nodes: vec![NodeSpec::new(cpus, [dma, dma32, normal, 0, 0])],
+            nodes: Table::from_slice(&[NodeSpec::new(cpus, [dma, dma32, normal, 0, 0])]).unwrap(),
             tunables: Tunables::default(),
             kernel: LinuxVersion::MAINLINE,
         }

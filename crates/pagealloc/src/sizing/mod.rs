@@ -16,7 +16,7 @@ mod version;
 mod watermarks;
 
 pub use lowmem_reserve::lowmem_reserves;
-pub use machine::{MachineSizing, MachineSpec, NodeSpec, SizingError, ZoneSizing};
+pub use machine::{BootSizing, MachineSizing, MachineSpec, NodeSpec, SizingError, ZoneSizing};
 pub use min_free::{min_free_kbytes_for_lowmem, thp_recommended_min_free_kbytes};
 pub use pcp::{pcp_high_bounds, zone_batch_pages, zone_high_pages, PcpBounds};
 pub use stat_threshold::{normal_stat_threshold, pressure_stat_threshold};

@@ -28,7 +28,7 @@ pub fn zone_high_pages(
     (total_pages / split_cpus as u64).max(batch_pages * 4)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PcpBounds {
     pub batch_pages: u64,
     pub high_min_pages: u64,

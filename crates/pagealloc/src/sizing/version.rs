@@ -38,11 +38,13 @@ impl LinuxVersion {
         if text.eq_ignore_ascii_case("mainline") {
             return Some(LinuxVersion::MAINLINE);
         }
-        let parts: alloc::vec::Vec<&str> = text.split('.').collect();
-        if !(2..=3).contains(&parts.len()) || parts.iter().any(|part| part.parse::<u16>().is_err()) {
+        let mut parts = text.split('.').map(|part| part.parse::<u16>().ok());
+        let (major, minor) = (parts.next()??, parts.next()??);
+        // An optional third number (the stable release), nothing after it.
+        if parts.next().is_some_and(|patch| patch.is_none()) || parts.next().is_some() {
             return None;
         }
-        Some(LinuxVersion { major: parts[0].parse().ok()?, minor: parts[1].parse().ok()? })
+        Some(LinuxVersion { major, minor })
     }
 
     /// Whether the rules here cover this release: [`Self::OLDEST`] to [`Self::MAINLINE`].

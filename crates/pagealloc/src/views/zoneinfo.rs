@@ -100,7 +100,7 @@ impl ZoneinfoZone {
 
     /// Zones of a live allocator, every zone type of every node as the kernel prints them.
     pub fn from_allocator<P: Platform>(allocator: &PageAllocator<P>) -> Vec<ZoneinfoZone> {
-        let mut zones = Self::from_sizing(allocator.sizing());
+        let mut zones = Self::from_sizing(&allocator.sizing());
         for zone in allocator.zones() {
             let Some(row) =
                 zones.iter_mut().find(|r| r.node == zone.node() as usize && r.zone_type == zone.zone_type())
@@ -187,11 +187,10 @@ mod tests {
     use super::*;
     use crate::sizing::{MachineSpec, NodeSpec, Tunables};
     use alloc::string::String;
-    use alloc::vec;
 
     fn sizing() -> MachineSizing {
         let spec = MachineSpec {
-            nodes: vec![NodeSpec::new(1, [0, 262_144, 0, 0, 0])],
+            nodes: crate::table::Table::from_slice(&[NodeSpec::new(1, [0, 262_144, 0, 0, 0])]).unwrap(),
             tunables: Tunables::default(),
             kernel: LinuxVersion::MAINLINE,
         };

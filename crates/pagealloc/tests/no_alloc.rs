@@ -1,0 +1,206 @@
+//! The core without the `alloc` feature, as a kernel uses it before it has a heap: the
+//! allocator is built in memory the caller gives (`build_in`), its clients are `&'static`
+//! references, and its description tables are fixed arrays. A counting global allocator
+//! shows that building it, allocating and freeing at every order, draining, the periodic
+//! work, kswapd, reclaim through a reclaim client and compaction with a migration client
+//! take nothing from the heap. Run with `cargo test -p pagealloc --no-default-features --test no_alloc`.
+#![cfg(not(feature = "alloc"))]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::mem::MaybeUninit;
+use std::sync::Mutex;
+
+use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimRequest};
+use pagealloc::platform::TestPlatform;
+use pagealloc::table::{FIXED_NODES, FIXED_RANGES};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, BuildError, PageAllocator, ZoneType};
+
+/// Counts the heap allocations this thread makes while `COUNTING` is on.
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; the counters are
+// const-initialised thread-locals without destructors, so touching them never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        }
+        // SAFETY: the caller's contract for `alloc`, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract for `dealloc`, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Heap allocations `work` made on this thread.
+fn heap_allocations_of<R>(work: impl FnOnce() -> R) -> (R, u64) {
+    ALLOCATIONS.with(|count| count.set(0));
+    COUNTING.with(|on| on.set(true));
+    let result = work();
+    COUNTING.with(|on| on.set(false));
+    (result, ALLOCATIONS.with(Cell::get))
+}
+
+/// Memory for the metadata, as a boot allocator hands it out (leaked here for 'static,
+/// before counting starts).
+fn boot_memory(bytes: usize) -> &'static mut [MaybeUninit<u8>] {
+    Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice())
+}
+
+/// A page cache without a heap: blocks it holds in a fixed array, which reclaim frees.
+struct FixedCache {
+    blocks: Mutex<[Option<Block>; 64]>,
+}
+
+static CACHE: FixedCache = FixedCache { blocks: Mutex::new([const { None }; 64]) };
+
+impl Reclaim<TestPlatform> for FixedCache {
+    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
+        let mut blocks = self.blocks.lock().unwrap();
+        let mut freed = 0;
+        for slot in blocks.iter_mut().filter(|slot| slot.is_some()) {
+            if freed >= request.pages {
+                break;
+            }
+            let block = slot.take().expect("a held block");
+            freed += block.pages();
+            allocator.free_pages(block).expect("the cache's own block");
+        }
+        freed
+    }
+}
+
+/// Moves any block it is asked to (no contents to copy in this test).
+struct MovesAll;
+
+static MOVER: MovesAll = MovesAll;
+
+impl Migrate<TestPlatform> for MovesAll {
+    fn migrate(&self, _: &PageAllocator<TestPlatform>, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        let mut blocks = CACHE.blocks.lock().unwrap();
+        match blocks.iter_mut().find(|slot| slot.as_ref().is_some_and(|held| held.pfn() == source.pfn)) {
+            Some(slot) => Ok(slot.replace(target).expect("the source")),
+            None => Err(target),
+        }
+    }
+}
+
+#[test]
+fn built_in_caller_memory_the_core_runs_without_a_heap() {
+    // A PC layout of 1 GiB (DMA, DMA32, the legacy and PCI holes), 4 CPUs.
+    let builder = AllocatorBuilder::pc_layout(1024);
+    let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4) as usize;
+    let memory = boot_memory(bytes);
+    let platform = TestPlatform::new(4);
+    let (allocator, built_allocations) = heap_allocations_of(|| PageAllocator::build_in(builder, platform, memory));
+    let mut allocator = allocator.expect("metadata_bytes is enough");
+    assert_eq!(built_allocations, 0, "the build took heap memory");
+    allocator.set_reclaim_static(&CACHE);
+    allocator.set_migrate_static(&MOVER);
+    let managed = allocator.managed_pages();
+    assert!(managed > 200_000, "1 GiB less holes and reservations: {managed}");
+
+    let ((), allocations) = heap_allocations_of(|| {
+        // Every order on every CPU, then all of it back.
+        let mut held: [Option<Block>; 44] = [const { None }; 44];
+        for (slot, index) in held.iter_mut().zip(0..) {
+            allocator.platform().set_cpu(index % 4);
+            let order = (index % 11) as u8;
+            *slot = Some(allocator.alloc_pages(order, AllocRequest::KERNEL).expect("memory is free"));
+        }
+        for (slot, index) in held.iter_mut().zip(0..) {
+            allocator.platform().set_cpu((index + 1) % 4);
+            allocator.free_pages(slot.take().unwrap()).expect("a held block");
+        }
+        // Fill the page cache with movable pages, then the rest of memory, largest blocks
+        // first, until allocations fail: reclaim takes the cache, compaction tries.
+        for slot in CACHE.blocks.lock().unwrap().iter_mut() {
+            *slot = Some(allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).expect("memory is free"));
+        }
+        let mut hog: [Option<Block>; 4096] = [const { None }; 4096];
+        let mut slots = hog.iter_mut();
+        for order in (0..=10u8).rev() {
+            while let Ok(block) = allocator.alloc_pages(order, AllocRequest::KERNEL) {
+                *slots.next().expect("room for the hog") = Some(block);
+            }
+        }
+        for cpu in 0..4 {
+            allocator.run_due_work(cpu, 2_000_000_000);
+        }
+        allocator.run_kswapd(0);
+        for block in hog.iter_mut().filter_map(Option::take) {
+            allocator.free_pages(block).expect("a hog block");
+        }
+        allocator.compact_node(0);
+        allocator.drain_all();
+    });
+    assert_eq!(allocations, 0, "the core took heap memory");
+    // The hog's failing attempts reclaimed (directly, before kswapd ran) and compacted
+    // through the static clients.
+    let reclaim = allocator.reclaim_stats(0);
+    assert_eq!(reclaim.pgsteal_direct + reclaim.pgsteal_kswapd, 64, "the whole cache reclaimed: {reclaim:?}");
+    assert!(allocator.compaction_stats(0).compact_stall > 0, "direct compaction ran");
+    let cached: u64 = CACHE.blocks.lock().unwrap().iter().flatten().map(Block::pages).sum();
+    assert_eq!(allocator.buddy_free_pages() + cached, managed, "every page is free or cached");
+    for block in CACHE.blocks.lock().unwrap().iter_mut().filter_map(Option::take) {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.drain_all();
+    assert_eq!(allocator.buddy_free_pages(), managed);
+}
+
+#[test]
+fn a_fixed_description_table_that_overflows_is_a_typed_error() {
+    let mut holes = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0..1 << 16);
+    for hole in 0..=FIXED_RANGES as u64 {
+        holes = holes.hole(hole * 8..hole * 8 + 1);
+    }
+    let mut nodes = AllocatorBuilder::new();
+    for _ in 0..=FIXED_NODES {
+        nodes = nodes.node(1);
+    }
+    for (builder, table, capacity) in [(holes, "holes", FIXED_RANGES), (nodes, "nodes", FIXED_NODES)] {
+        let error = PageAllocator::build_in(builder, TestPlatform::new(FIXED_NODES + 1), boot_memory(1 << 20));
+        assert_eq!(error.unwrap_err(), BuildError::TableFull { table, capacity });
+    }
+}
+
+#[test]
+fn too_little_caller_memory_is_a_typed_error() {
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16);
+    let needed = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2);
+    let error = PageAllocator::build_in(builder, TestPlatform::new(2), boot_memory(needed as usize / 2)).unwrap_err();
+    assert!(matches!(error, BuildError::MetadataMemoryTooSmall { given_bytes, .. } if given_bytes == needed / 2));
+}
+
+/// Linux's boot stack on x86-64 is 16 KiB (THREAD_SIZE): the build and a first allocation
+/// fit in it (a fixed table lives by value in the builder, so its capacities are kept small).
+#[test]
+fn the_build_fits_a_16_kib_stack() {
+    let on_small_stack = std::thread::Builder::new().stack_size(16 << 10).spawn(|| {
+        let builder = AllocatorBuilder::pc_layout(1024);
+        let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4) as usize;
+        let allocator = PageAllocator::build_in(builder, TestPlatform::new(4), boot_memory(bytes)).unwrap();
+        let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+        allocator.free_pages(block).unwrap();
+        std::mem::size_of_val(&allocator)
+    });
+    // An overflow aborts the test binary: the failure is loud.
+    let allocator_bytes = on_small_stack.unwrap().join().unwrap();
+    eprintln!(
+        "AllocatorBuilder {} bytes, PageAllocator {allocator_bytes} bytes",
+        std::mem::size_of::<AllocatorBuilder>()
+    );
+}
