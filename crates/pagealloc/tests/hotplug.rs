@@ -407,3 +407,44 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
     }
     allocator.check_invariants().unwrap();
 }
+
+/// Memory added to a zone that had none at build is used as soon as it is online (Linux
+/// rebuilds its zonelists when a zone becomes populated; ours list every zone and move
+/// where walks start), through the zone's pagesets; taking it all offline again sends
+/// allocations back to the zone below.
+#[test]
+fn a_zone_empty_at_build_serves_memory_added_later_and_stops_when_it_goes() {
+    let normal = 0x10_0000..0x10_4000;
+    let builder = AllocatorBuilder::new()
+        .zone(0, ZoneType::Dma32, 0x1000..0x2000)
+        .zone(0, ZoneType::Normal, normal.clone())
+        .hole(normal.clone());
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let from_normal = |block: &Block| normal.contains(&block.pfn());
+    let before = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    assert!(!from_normal(&before), "nothing in Normal yet");
+    allocator.free_pages(before).unwrap();
+
+    assert_eq!(allocator.add_memory(normal.clone(), ZoneType::Normal).unwrap(), 1 << 14);
+    let first = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    assert!(from_normal(&first), "the added memory is the preferred zone now: {:#x}", first.pfn());
+    allocator.free_pages(first).unwrap();
+    let normal_zone = &allocator.zones()[1];
+    let cached: u32 =
+        normal_zone.pagesets().iter().map(|slot| slot.inspect(allocator.platform(), |pcp| pcp.count_pages())).sum();
+    assert!(cached > 0, "the free went to the new zone's pageset");
+    let mut held = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE) {
+        held.push(block);
+    }
+    let taken_from_normal = held.iter().filter(|block| from_normal(block)).count() as u64;
+    assert!(taken_from_normal > normal_zone.managed_pages() * 9 / 10, "{taken_from_normal} pages from Normal");
+    allocator.free_bulk(held).unwrap();
+    allocator.check_invariants().unwrap();
+
+    assert_eq!(allocator.offline(normal.clone()).unwrap(), 1 << 14);
+    let after = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    assert!(!from_normal(&after), "Normal is empty again");
+    allocator.free_pages(after).unwrap();
+    allocator.check_invariants().unwrap();
+}

@@ -261,7 +261,7 @@ impl<P: Platform> PageAllocator<P> {
             let mut dropped_nofragment = false;
             for &zone_index in &zonelist[start.min(zonelist.len())..] {
                 let zone = &self.zones[zone_index as usize];
-                if zone.zone_type > call.highest_zone {
+                if zone.zone_type > call.highest_zone || !zone.is_populated() {
                     continue;
                 }
                 if call.block.flags.nofragment && !keep_nofragment && zone.node != call.preferred_node {

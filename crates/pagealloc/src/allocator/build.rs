@@ -200,14 +200,10 @@ fn build_nodes<P: Platform>(
 ) -> Result<MetaSlice<Node>, MetaArenaFull> {
     MetaSlice::new(node_cpus.len(), arena, |node_id| {
         let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len());
-        let zonelist_start = core::array::from_fn(|highest| {
-            let start = zonelist.iter().position(|&index| zones[index as usize].zone_type.index() <= highest);
-            start.unwrap_or(zonelist.len()) as u16
-        });
-        Node {
+        let node = Node {
             cpu_count: node_cpus[node_id],
             zonelist,
-            zonelist_start,
+            zonelist_start: Default::default(),
             kswapd_pending: AtomicBool::new(false),
             kswapd_runs: AtomicU64::new(0),
             kswapd: Default::default(),
@@ -219,7 +215,9 @@ fn build_nodes<P: Platform>(
             next_proactive_ns: AtomicU64::new(crate::compaction::FRAG_CHECK_INTERVAL_MS * 1_000_000),
             proactive_defer: core::sync::atomic::AtomicU32::new(0),
             fragment_stalls: AtomicU64::new(0),
-        }
+        };
+        node.set_zonelist_starts(zones);
+        node
     })
 }
 
@@ -249,7 +247,9 @@ fn build_pagesets<P: Platform>(
     arena: Option<&mut MetaArena>,
 ) -> Result<MetaSlice<PcpSlot<P>>, MetaArenaFull> {
     let policy = &builder.policy.pcp;
-    if !policy.enabled || !zone.is_populated() {
+    // A zone empty at build gets its pagesets too: memory added later fills it (its bounds
+    // follow the managed pages then).
+    if !policy.enabled {
         return Ok(MetaSlice::empty());
     }
     let (batch, high_min, high_max) = pageset_bounds(zone, policy, nr_cpus);
@@ -316,7 +316,7 @@ pub(crate) fn percpu_drift_mark(params: &ZoneParams, nr_cpus: usize) -> u64 {
 }
 
 /// Node-ordered zonelist: local zones highest type first, then other nodes by distance
-/// (|a - b|, ties to the lower id), skipping unpopulated zones.
+/// (|a - b|, ties to the lower id); zones empty at build too, for memory added later.
 fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Table<u16, FIXED_ZONES> {
     let mut node_order: Table<u16, FIXED_NODES> =
         Table::from_fn(node_count, |other| other as u16).expect("as many nodes as the builder's");
@@ -326,8 +326,7 @@ fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) 
     for &other in node_order.iter() {
         // This node's zones, highest type first (one zone per type and node).
         for zone_type in ZoneType::ALL.into_iter().rev() {
-            let local =
-                zones.iter().find(|zone| zone.node == other && zone.zone_type == zone_type && zone.is_populated());
+            let local = zones.iter().find(|zone| zone.node == other && zone.zone_type == zone_type);
             if let Some(zone) = local {
                 zonelist.push(zone.index).expect("at most every zone once");
             }

@@ -4,7 +4,9 @@
 //! added later fills holes of that span. Offline memory stays in the span as holes whose
 //! pageblocks are ISOLATE, which is how `online` tells it from a hole never added.
 //! Each change re-derives watermarks, lowmem reserves and pageset bounds from the
-//! managed pages (`resize`), as Linux does after onlining and offlining.
+//! managed pages (`resize`), as Linux does after onlining and offlining, and where each
+//! zonelist walk starts: a zone declared empty (a hot-pluggable range) serves memory added
+//! to it at once, as Linux's build_all_zonelists() on the first online makes it.
 
 use core::ops::Range;
 

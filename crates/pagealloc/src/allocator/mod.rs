@@ -34,7 +34,7 @@ mod split;
 mod stats;
 mod watermarks;
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
 use crate::fallback::FallbackEnv;
@@ -59,11 +59,14 @@ static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 pub struct Node {
     pub(crate) cpu_count: u32,
     /// Zones to try, best first: this node's zones from the highest type down, then other
-    /// nodes' by distance (node-ordered zonelist).
+    /// nodes' by distance (node-ordered zonelist). Every zone of the description is listed,
+    /// populated or not, so memory added to a zone empty at build is used without
+    /// rebuilding the list (Linux rebuilds its zonelists then); walks skip empty zones.
     pub(crate) zonelist: crate::table::Table<u16, { crate::table::FIXED_ZONES }>,
-    /// Per highest usable zone type: where in `zonelist` the first zone at or below it
-    /// stands (`zonelist.len()` if none), so an allocation finds its preferred zone in O(1).
-    pub(crate) zonelist_start: [u16; MAX_NR_ZONES],
+    /// Per highest usable zone type: where in `zonelist` the first populated zone at or
+    /// below it stands (`zonelist.len()` if none), so an allocation finds its preferred
+    /// zone in O(1). Set at build and whenever memory goes online or offline.
+    pub(crate) zonelist_start: [AtomicU16; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
     pub(crate) kswapd_runs: AtomicU64,
     /// kswapd's pass in progress.
@@ -89,7 +92,21 @@ impl Node {
     /// first_zones_zonelist()); empty if no zone qualifies.
     #[inline]
     pub(crate) fn zonelist_from(&self, highest_zone: ZoneType) -> &[u16] {
-        &self.zonelist[self.zonelist_start[highest_zone.index()] as usize..]
+        // Relaxed: a walk that sees the start from before a zone was populated or emptied
+        // only prefers another zone; every entry is a valid zone either way.
+        // Never past the end: `set_zonelist_starts` stores at most the length.
+        &self.zonelist[usize::from(self.zonelist_start[highest_zone.index()].load(Relaxed))..]
+    }
+
+    /// Points each highest zone type at the first populated zone at or below it.
+    pub(crate) fn set_zonelist_starts<P: Platform>(&self, zones: &[Zone<P>]) {
+        for (highest, start) in self.zonelist_start.iter().enumerate() {
+            let first = self.zonelist.iter().position(|&index| {
+                let zone = &zones[index as usize];
+                zone.zone_type.index() <= highest && zone.is_populated()
+            });
+            start.store(first.unwrap_or(self.zonelist.len()) as u16, Relaxed);
+        }
     }
 
     /// CPUs whose local memory this node is.

@@ -45,5 +45,9 @@ impl<P: Platform> PageAllocator<P> {
                 crate::pcp::set_bounds(zone.buddy(&self.platform), slot, bounds);
             }
         }
+        // A zone that gained its first memory, or lost its last, changes where walks start.
+        for node in self.nodes.iter() {
+            node.set_zonelist_starts(&self.zones);
+        }
     }
 }
