@@ -293,6 +293,25 @@ impl AllocatorBuilder {
 
     /// [`Self::event_sink`] for a sink that lives as long as the allocator (no `alloc`
     /// feature needed).
+    ///
+    /// ```
+    /// use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, EventSink, ExtfragEvent, PageAllocator, PageEvent, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// struct Counter(AtomicU64);
+    /// impl EventSink for Counter {
+    ///     fn extfrag(&self, _: &ExtfragEvent) {}
+    ///     fn page(&self, _: &PageEvent) {
+    ///         self.0.fetch_add(1, Relaxed);
+    ///     }
+    /// }
+    /// static EVENTS: Counter = Counter(AtomicU64::new(0));
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).event_sink_static(&EVENTS);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// assert!(EVENTS.0.load(Relaxed) >= 2); // the allocation and the free, at least
+    /// ```
     pub fn event_sink_static(mut self, sink: &'static dyn EventSink) -> Self {
         self.sink = Some(Client::Static(sink));
         self

@@ -42,6 +42,15 @@ pub struct Table<T, const CAP: usize> {
 
 impl<T: Default, const CAP: usize> Table<T, CAP> {
     /// An empty table. `T: Default` fills a fixed table's unused entries.
+    ///
+    /// ```
+    /// use pagealloc::table::Table;
+    /// let mut holes: Table<core::ops::Range<u64>, 2> = Table::new();
+    /// holes.push(0..1).unwrap();
+    /// holes.push(0xa0..0x100).unwrap();
+    /// assert_eq!((holes.len(), holes[1].clone()), (2, 0xa0..0x100));
+    /// // A third is `Err(TableFull { capacity: 2 })` without the alloc feature.
+    /// ```
     pub fn new() -> Self {
         Table {
             #[cfg(feature = "alloc")]

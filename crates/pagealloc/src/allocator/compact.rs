@@ -94,6 +94,22 @@ impl<P: Platform> PageAllocator<P> {
 
     /// [`Self::set_migrate`] for a client that lives as long as the allocator (no `alloc`
     /// feature needed).
+    ///
+    /// ```
+    /// use pagealloc::allocator::{Migrate, MigrateSource};
+    /// use pagealloc::platform::TestPlatform;
+    /// use pagealloc::{AllocatorBuilder, Block, PageAllocator, ZoneType};
+    /// struct Pinned;
+    /// impl Migrate<TestPlatform> for Pinned {
+    ///     fn migrate(&self, _: &PageAllocator<TestPlatform>, _: MigrateSource, target: Block) -> Result<Block, Block> {
+    ///         Err(target)
+    ///     }
+    /// }
+    /// static PINNED: Pinned = Pinned;
+    /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// allocator.set_migrate_static(&PINNED);
+    /// assert_eq!(allocator.compact_node(0), 0); // nothing allocated, nothing to move
+    /// ```
     pub fn set_migrate_static(&mut self, client: &'static dyn Migrate<P>) {
         self.migrate = Some(crate::client::Client::Static(client));
     }

@@ -88,6 +88,22 @@ impl<P: Platform> PageAllocator<P> {
 
     /// [`Self::set_reclaim`] for a client that lives as long as the allocator, as a kernel
     /// without a heap gives it (no `alloc` feature needed).
+    ///
+    /// ```
+    /// use pagealloc::allocator::{Reclaim, ReclaimRequest};
+    /// use pagealloc::platform::TestPlatform;
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// struct Empty;
+    /// impl Reclaim<TestPlatform> for Empty {
+    ///     fn reclaim(&self, _: &PageAllocator<TestPlatform>, _: ReclaimRequest) -> u64 {
+    ///         0
+    ///     }
+    /// }
+    /// static CACHE: Empty = Empty;
+    /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// allocator.set_reclaim_static(&CACHE);
+    /// assert_eq!(allocator.reclaim_stats(0).pgsteal_direct, 0);
+    /// ```
     pub fn set_reclaim_static(&mut self, client: &'static dyn Reclaim<P>) {
         self.reclaim = Some(crate::client::Client::Static(client));
     }

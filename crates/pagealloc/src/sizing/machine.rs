@@ -141,6 +141,19 @@ pub struct BootSizing {
 }
 
 impl BootSizing {
+    /// min_free_kbytes and the online CPUs of `spec`, checked; [`Self::zone`] gives each
+    /// zone's sizing from them, as [`MachineSizing::derive`] does for all of them.
+    ///
+    /// ```
+    /// use pagealloc::sizing::{BootSizing, MachineSizing, MachineSpec, NodeSpec};
+    /// use pagealloc::table::Table;
+    /// use pagealloc::ZoneType;
+    /// let nodes = Table::from_slice(&[NodeSpec::new(4, [3_977, 765_000, 7_400_000, 0, 0])]).unwrap();
+    /// let spec = MachineSpec { nodes, ..Default::default() };
+    /// let boot = BootSizing::derive(&spec).unwrap();
+    /// let normal = boot.zone(&spec, 0, ZoneType::Normal);
+    /// assert_eq!(Some(&normal), MachineSizing::derive(&spec).unwrap().zone(0, ZoneType::Normal));
+    /// ```
     pub fn derive(spec: &MachineSpec) -> Result<BootSizing, SizingError> {
         let online_cpus = validate(spec)?;
         Ok(BootSizing { min_free_kbytes: boot_min_free_kbytes(spec), online_cpus })
