@@ -370,9 +370,9 @@ impl AllocatorBuilder {
             if map.len() != platform_cpus {
                 return Err(BuildError::CpuMismatch { node_cpus: map.len() as u32, platform_cpus });
             }
-            let nodes = map.iter().copied().max().map_or(0, |max| max as usize + 1);
-            self.node_cpus = Table::from_fn(nodes, |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
-                .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
+            self.node_cpus =
+                Table::from_fn(mapped_nodes(map), |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
+                    .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
         }
         if self.node_cpus.is_empty() {
             self.node_cpus.push(platform_cpus as u32).expect("room for one node");
@@ -463,8 +463,7 @@ impl AllocatorBuilder {
 
     /// Nodes the build makes: the CPU map's, else the declared ones, else one.
     pub(crate) fn node_count(&self) -> usize {
-        let mapped = self.cpu_nodes.as_ref().map(|map| map.iter().copied().max().map_or(0, |max| max as usize + 1));
-        mapped.unwrap_or(self.node_cpus.len()).max(1)
+        self.cpu_nodes.as_deref().map_or(self.node_cpus.len(), mapped_nodes).max(1)
     }
 
     /// Node of `cpu` (validated): the map if given, else CPUs numbered node by node.
@@ -528,6 +527,11 @@ impl AllocatorBuilder {
         }
         MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE }
     }
+}
+
+/// Nodes a CPU-to-node map names: 0..=its largest node id.
+fn mapped_nodes(map: &[u16]) -> usize {
+    map.iter().copied().max().map_or(0, |max| max as usize + 1)
 }
 
 /// The non-empty parts of `ranges` (holes and reservations) inside `span`, by start (they

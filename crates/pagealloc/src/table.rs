@@ -30,7 +30,7 @@ pub struct TableFull {
 
 /// A growable table of at most `CAP` entries without `alloc`, unbounded with it. Reads as a
 /// slice either way.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Table<T, const CAP: usize> {
     #[cfg(feature = "alloc")]
     items: alloc::vec::Vec<T>,
@@ -117,6 +117,15 @@ impl<T, const CAP: usize> DerefMut for Table<T, CAP> {
         return &mut self.items[..self.len];
     }
 }
+
+/// Equal when the entries are: a fixed table's unused room does not count.
+impl<T: PartialEq, const CAP: usize> PartialEq for Table<T, CAP> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq, const CAP: usize> Eq for Table<T, CAP> {}
 
 impl<T: fmt::Debug, const CAP: usize> fmt::Debug for Table<T, CAP> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -129,10 +129,10 @@ impl<P: Platform> PageAllocator<P> {
         platform: P,
         mut arena: Option<&mut MetaArena>,
     ) -> Result<PageAllocator<P>, BuildError> {
-        builder.validate(platform.nr_cpus())?;
+        let nr_cpus = platform.nr_cpus();
+        builder.validate(nr_cpus)?;
         let spec = builder.machine_spec();
         let boot_sizing = crate::sizing::BootSizing::derive(&spec).map_err(BuildError::Sizing)?;
-        let nr_cpus = platform.nr_cpus();
         // Reserved before the zones are made, which place their own tables meanwhile.
         let mut zones = MetaSlots::new(builder.zones.len(), arena.as_deref_mut())?;
         let sink = builder.sink.take();
@@ -157,9 +157,9 @@ impl<P: Platform> PageAllocator<P> {
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&platform).lock().use_free_diffs(nr_cpus, arena.as_deref_mut())?;
-                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), platform.nr_cpus()));
+                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), nr_cpus));
             }
-            zone.pcp = build_pagesets(&zone, &builder, platform.nr_cpus(), arena.as_deref_mut())?;
+            zone.pcp = build_pagesets(&zone, &builder, nr_cpus, arena.as_deref_mut())?;
             zones.push(zone);
         }
         let mut zones = zones.finish();
