@@ -4,10 +4,11 @@
 //! and a free is checked page by page.
 //!
 //! ArceOS hands its allocator the first region with `init` and the others with
-//! `add_memory` before allocating. pagealloc's zone spans are fixed when built, so the
-//! regions are gathered and the allocator is built (one Normal zone over them, the gaps as
-//! holes) on the first allocation; `add_memory` after that fills whole pageblocks of those
-//! gaps ([`PageAllocator::add_memory`]) and refuses anything else (`InvalidParam`). Runs
+//! `add_memory` before allocating. The regions are gathered and the allocator is built (one
+//! Normal zone over them, the gaps as holes) on the first allocation; `add_memory` after
+//! that takes whole pageblocks, of those gaps or past the zone's end, which the zone grows
+//! to take ([`PageAllocator::add_memory`]; the feature implies `memory-growth`), and
+//! refuses anything else (`InvalidParam`). Runs
 //! beyond MAX_ORDER, or aligned beyond it (1 GiB pages), are contiguous runs
 //! ([`PageAllocator::alloc_contig`]) split into pages.
 
@@ -87,7 +88,7 @@ impl<P: Platform> ArceosPages<P> {
         }
         let pfns = (start >> PAGE_SHIFT) as u64..((start + size) >> PAGE_SHIFT) as u64;
         if let Some(allocator) = &self.allocator {
-            // Built: only whole pageblocks of a gap between the regions can be added.
+            // Built: whole pageblocks of a gap between the regions, or past the zone's end.
             return match allocator.add_memory(pfns, ZoneType::Normal) {
                 Ok(_) => Ok(()),
                 Err(crate::RangeError::NotOffline { .. }) => Err(AllocError::MemoryOverlap),
@@ -220,10 +221,14 @@ mod tests {
         assert_eq!(aligned % (1 << 20), 0, "aligned to 1 MiB");
         assert!(five >= BASE && aligned >= BASE);
         assert_eq!(pages.used_pages(), 8);
-        // Built by now: the gap between the regions can be added, nothing past the span.
+        // Built by now: the gap between the regions can be added, and memory past the span
+        // in whole pageblocks (the zone grows); a lone page cannot.
         assert!(matches!(pages.add_memory(BASE + (256 << 20), 4096), Err(AllocError::InvalidParam)));
         pages.add_memory(BASE + (64 << 20), 64 << 20).unwrap();
         assert_eq!(pages.total_pages(), (192 << 20) / PAGE_BYTES);
+        pages.add_memory(BASE + (256 << 20), 32 << 20).unwrap();
+        assert_eq!(pages.total_pages(), (224 << 20) / PAGE_BYTES);
+        pages.allocator().unwrap().check_invariants().unwrap();
         assert!(matches!(pages.add_memory(BASE + (64 << 20), 2 << 20), Err(AllocError::MemoryOverlap)));
         pages.dealloc_pages(five + 2 * PAGE_BYTES, 3);
         pages.dealloc_pages(five, 2);

@@ -433,11 +433,7 @@ impl AllocatorBuilder {
             if zone.span.start >= zone.span.end {
                 return Err(BuildError::EmptySpan { zone_type: zone.zone_type });
             }
-            let limit_pfn = match zone.zone_type {
-                ZoneType::Dma => DMA32_START_PFN,
-                ZoneType::Dma32 => NORMAL_START_PFN,
-                _ => crate::types::PFN_LIMIT,
-            };
+            let limit_pfn = zone_type_limit_pfn(zone.zone_type);
             if zone.span.end > limit_pfn {
                 return Err(BuildError::ZoneAboveLimit {
                     zone_type: zone.zone_type,
@@ -562,6 +558,15 @@ fn sort_stable_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> K) {
 
 /// First frame above 16 MiB.
 pub const DMA32_START_PFN: Pfn = 1 << 12;
+
+/// The first pfn above a zone type's addresses (Linux's MAX_DMA_PFN, MAX_DMA32_PFN).
+pub fn zone_type_limit_pfn(zone_type: ZoneType) -> Pfn {
+    match zone_type {
+        ZoneType::Dma => DMA32_START_PFN,
+        ZoneType::Dma32 => NORMAL_START_PFN,
+        _ => crate::types::PFN_LIMIT,
+    }
+}
 /// First frame above 4 GiB.
 pub const NORMAL_START_PFN: Pfn = 1 << 20;
 

@@ -159,6 +159,52 @@ pub enum RangeError {
     Busy { pfn: Pfn },
     /// Another range operation is running on this allocator.
     Concurrent,
+    /// The range lies past every zone's span of the type, and no zone could grow to take it.
+    Grow { pfn: Pfn, reason: GrowError },
+}
+
+/// Why no zone's span could grow to take a range ([`PageAllocator::add_memory`] past the
+/// spans built).
+///
+/// [`PageAllocator::add_memory`]: crate::PageAllocator::add_memory
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrowError {
+    /// Built without the `memory-growth` feature.
+    Disabled,
+    /// No zone of the type starts at or below the range.
+    NoZone,
+    /// Another zone's span lies between the zone's end and the range's end.
+    Overlap { other_start: Pfn },
+    /// The range ends above the zone type's address limit (16 MiB for DMA, 4 GiB for DMA32).
+    AboveLimit { limit_pfn: Pfn },
+    /// The span would need more frames than 32-bit indices name.
+    IndexSpace,
+    /// The zone grew [`MAX_GROWTHS`](crate::growable::MAX_GROWTHS) times already.
+    Exhausted,
+    /// No room for the new records: the heap is absent, or the memory given is too small.
+    Metadata(crate::meta::MetaArenaFull),
+}
+
+impl From<crate::meta::MetaArenaFull> for GrowError {
+    fn from(full: crate::meta::MetaArenaFull) -> GrowError {
+        GrowError::Metadata(full)
+    }
+}
+
+impl fmt::Display for GrowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GrowError::Disabled => write!(f, "built without the memory-growth feature"),
+            GrowError::NoZone => write!(f, "no zone of the type starts below the range"),
+            GrowError::Overlap { other_start } => write!(f, "the zone at {other_start:#x} is in the way"),
+            GrowError::AboveLimit { limit_pfn } => write!(f, "the zone type ends at pfn {limit_pfn:#x}"),
+            GrowError::IndexSpace => write!(f, "the span would exceed 32-bit frame indices"),
+            GrowError::Exhausted => write!(f, "the zone grew {} times already", crate::growable::MAX_GROWTHS),
+            GrowError::Metadata(full) => {
+                write!(f, "the new records need {} bytes, {} given", full.needed_bytes, full.given_bytes)
+            }
+        }
+    }
 }
 
 impl fmt::Display for RangeError {
@@ -179,6 +225,7 @@ impl fmt::Display for RangeError {
             RangeError::MigrationFailed { pfn } => write!(f, "the block at {pfn:#x} could not be moved"),
             RangeError::Busy { pfn } => write!(f, "the range stayed busy at {pfn:#x}"),
             RangeError::Concurrent => write!(f, "another range operation is running"),
+            RangeError::Grow { pfn, reason } => write!(f, "no zone could grow to pfn {pfn:#x}: {reason}"),
         }
     }
 }

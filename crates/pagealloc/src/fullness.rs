@@ -4,8 +4,10 @@
 //! order-0 take can start at the fullest. Bucket moves cost O(1) per free-list change,
 //! made under the zone lock. 11 bytes per pageblock, 0.02 bytes per frame.
 
+use core::mem::size_of;
 use core::sync::atomic::{AtomicU16, Ordering::Relaxed};
 
+use crate::growable::{GrowableTable, GrowthsExhausted};
 use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
 use crate::types::PAGEBLOCK_PAGES;
 
@@ -18,24 +20,57 @@ const UNLISTED: u8 = u8::MAX;
 
 /// Free pages per pageblock, readable without the zone lock (written under it).
 #[derive(Debug)]
-pub struct PageblockFree(MetaSlice<AtomicU16>);
+pub struct PageblockFree(GrowableTable<AtomicU16>);
 
 impl Default for PageblockFree {
     /// Not tracked.
     fn default() -> Self {
-        PageblockFree(MetaSlice::empty())
+        PageblockFree(GrowableTable::new(MetaSlice::empty()))
     }
 }
 
 impl PageblockFree {
+    /// Bytes per pageblock that tracking takes: this count and the buckets' links.
+    pub(crate) const BYTES_PER_SLOT: u64 = (size_of::<AtomicU16>() + FullnessBuckets::BYTES_PER_SLOT) as u64;
+
     pub(crate) fn new(pageblocks: usize, arena: Option<&mut MetaArena>) -> Result<PageblockFree, MetaArenaFull> {
-        Ok(PageblockFree(MetaSlice::new(pageblocks, arena, |_| AtomicU16::new(0))?))
+        Ok(PageblockFree(GrowableTable::new(Self::extension(pageblocks, arena)?)))
+    }
+
+    /// Counts for `pageblocks` more slots, to [`Self::grow`] by.
+    pub(crate) fn extension(
+        pageblocks: usize,
+        arena: Option<&mut MetaArena>,
+    ) -> Result<MetaSlice<AtomicU16>, MetaArenaFull> {
+        MetaSlice::new(pageblocks, arena, |_| AtomicU16::new(0))
+    }
+
+    pub(crate) fn grow(&self, counts: MetaSlice<AtomicU16>) -> Result<(), GrowthsExhausted> {
+        self.0.grow(counts)
+    }
+
+    /// Makes room for the counts' extensions (before a first growth).
+    pub(crate) fn reserve(&self, arena: Option<&mut MetaArena>) -> Result<(), MetaArenaFull> {
+        self.0.reserve(arena)
+    }
+
+    /// Bytes the first growth's directories take for the counts and the buckets.
+    pub(crate) fn directory_bytes(&self) -> u64 {
+        match self.0.directory_bytes() {
+            0 => 0,
+            counts => {
+                counts
+                    + 2 * crate::growable::directory_bytes_of::<u32>()
+                    + crate::growable::directory_bytes_of::<u8>()
+                    + crate::growable::directory_bytes_of::<u16>()
+            }
+        }
     }
 
     /// Tracking is on (fullest-first placement).
     #[inline]
     pub(crate) fn is_tracked(&self) -> bool {
-        !self.0.is_empty()
+        self.0.built_len() != 0
     }
 
     #[inline]
@@ -53,23 +88,69 @@ impl PageblockFree {
 #[derive(Debug)]
 pub struct FullnessBuckets {
     heads: [u32; FULLNESS_CLASSES],
+    next: GrowableTable<u32>,
+    prev: GrowableTable<u32>,
+    class: GrowableTable<u8>,
+    /// Per pageblock, the offset below which no block is free: where a take's search for a
+    /// free block starts, so taking a pageblock page by page walks it once, not once a page.
+    scan_from: GrowableTable<u16>,
+}
+
+/// The buckets' tables for more pageblock slots, made before the zone lock is taken.
+#[derive(Debug)]
+pub(crate) struct BucketSlots {
     next: MetaSlice<u32>,
     prev: MetaSlice<u32>,
     class: MetaSlice<u8>,
-    /// Per pageblock, the offset below which no block is free: where a take's search for a
-    /// free block starts, so taking a pageblock page by page walks it once, not once a page.
     scan_from: MetaSlice<u16>,
 }
 
-impl FullnessBuckets {
-    pub(crate) fn new(pageblocks: usize, mut arena: Option<&mut MetaArena>) -> Result<FullnessBuckets, MetaArenaFull> {
-        Ok(FullnessBuckets {
-            heads: [NIL; FULLNESS_CLASSES],
+impl BucketSlots {
+    pub(crate) fn new(pageblocks: usize, mut arena: Option<&mut MetaArena>) -> Result<BucketSlots, MetaArenaFull> {
+        Ok(BucketSlots {
             next: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
             prev: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| NIL)?,
             class: MetaSlice::new(pageblocks, arena.as_deref_mut(), |_| UNLISTED)?,
             scan_from: MetaSlice::new(pageblocks, arena, |_| 0)?,
         })
+    }
+}
+
+impl FullnessBuckets {
+    /// Bytes per pageblock slot: two links, the class and the scan start.
+    pub(crate) const BYTES_PER_SLOT: usize = 2 * size_of::<u32>() + size_of::<u8>() + size_of::<u16>();
+
+    pub(crate) fn new(pageblocks: usize, arena: Option<&mut MetaArena>) -> Result<FullnessBuckets, MetaArenaFull> {
+        let slots = BucketSlots::new(pageblocks, arena)?;
+        Ok(FullnessBuckets {
+            heads: [NIL; FULLNESS_CLASSES],
+            next: GrowableTable::new(slots.next),
+            prev: GrowableTable::new(slots.prev),
+            class: GrowableTable::new(slots.class),
+            scan_from: GrowableTable::new(slots.scan_from),
+        })
+    }
+
+    /// Makes room for the extensions of the buckets' tables (before a first growth).
+    pub(crate) fn reserve(&self, mut arena: Option<&mut MetaArena>) -> Result<(), MetaArenaFull> {
+        self.next.reserve(arena.as_deref_mut())?;
+        self.prev.reserve(arena.as_deref_mut())?;
+        self.class.reserve(arena.as_deref_mut())?;
+        self.scan_from.reserve(arena)
+    }
+
+    /// Appends pageblock slots (a zone's span grew), none of them in a bucket.
+    pub(crate) fn grow(&mut self, slots: BucketSlots) -> Result<(), GrowthsExhausted> {
+        self.next.grow(slots.next)?;
+        self.prev.grow(slots.prev)?;
+        self.class.grow(slots.class)?;
+        self.scan_from.grow(slots.scan_from)
+    }
+
+    /// Pageblock slots covered, for the checker.
+    #[cfg(any(feature = "alloc", test))]
+    pub(crate) fn slots(&self) -> usize {
+        self.class.len()
     }
 
     /// Where a search for a free block in pageblock `slot` may start (an offset in it).

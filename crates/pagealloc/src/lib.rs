@@ -37,6 +37,7 @@ extern crate std;
 pub mod client;
 pub mod error;
 pub mod events;
+pub mod growable;
 pub mod meta;
 pub mod platform;
 pub mod policy;
@@ -96,7 +97,7 @@ pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 #[cfg(any(feature = "alloc", test))]
 pub use check::{InvariantViolation, PageCensus};
-pub use error::{AllocError, FreeError, RangeError};
+pub use error::{AllocError, FreeError, GrowError, RangeError};
 pub use events::{EventSink, ExtfragEvent, ExtfragStats, FallbackKind, PageEvent};
 pub use frame::FRAME_METADATA_BYTES;
 pub use handle::OwnedBlock;

@@ -7,10 +7,39 @@
 //! the cost of list maintenance is charged where the links change, not worked out by each
 //! caller. On real hardware the cost sink is empty and compiles away.
 
+use core::ops::Index;
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{Frame, NIL};
+use crate::growable::{GrowableTable, GrowableView};
 use crate::platform::{Platform, SharedLine};
+
+/// Where a list's links live: a zone's frame records (a [`GrowableTable`]), or a slice in
+/// tests. Indexing panics past the end; `get_frame` does not (for checkers).
+pub trait FrameTable: Index<usize, Output = Frame> {
+    fn get_frame(&self, index: usize) -> Option<&Frame>;
+}
+
+impl FrameTable for [Frame] {
+    #[inline(always)]
+    fn get_frame(&self, index: usize) -> Option<&Frame> {
+        self.get(index)
+    }
+}
+
+impl FrameTable for GrowableTable<Frame> {
+    #[inline(always)]
+    fn get_frame(&self, index: usize) -> Option<&Frame> {
+        self.get(index)
+    }
+}
+
+impl FrameTable for GrowableView<'_, Frame> {
+    #[inline(always)]
+    fn get_frame(&self, index: usize) -> Option<&Frame> {
+        self.get(index)
+    }
+}
 
 /// Receives the frame records (by zone-relative index) an operation reads or writes.
 pub trait RecordCost {
@@ -82,7 +111,7 @@ impl FrameList {
 
     /// Adds `index` at the head (the hot end): writes its record and the old head's.
     #[inline]
-    pub fn push_head(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+    pub fn push_head(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
         if own == Own::Cold {
             cost.touch(index, true);
         }
@@ -100,7 +129,7 @@ impl FrameList {
 
     /// Adds `index` at the tail (the cold end): writes its record and the old tail's.
     #[inline]
-    pub fn push_tail(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+    pub fn push_tail(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
         if own == Own::Cold {
             cost.touch(index, true);
         }
@@ -119,7 +148,7 @@ impl FrameList {
     /// Unlinks `index`, which the caller knows is on this list: writes its record, then its
     /// predecessor's and its successor's.
     #[inline]
-    pub fn remove(&mut self, frames: &[Frame], index: u32, own: Own, cost: &impl RecordCost) {
+    pub fn remove(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
         if own == Own::Cold {
             cost.touch(index, true);
         }
@@ -145,14 +174,14 @@ impl FrameList {
     }
 
     #[inline]
-    pub fn pop_head(&mut self, frames: &[Frame], own: Own, cost: &impl RecordCost) -> Option<u32> {
+    pub fn pop_head(&mut self, frames: &(impl FrameTable + ?Sized), own: Own, cost: &impl RecordCost) -> Option<u32> {
         let index = self.head()?;
         self.remove(frames, index, own, cost);
         Some(index)
     }
 
     #[inline]
-    pub fn pop_tail(&mut self, frames: &[Frame], own: Own, cost: &impl RecordCost) -> Option<u32> {
+    pub fn pop_tail(&mut self, frames: &(impl FrameTable + ?Sized), own: Own, cost: &impl RecordCost) -> Option<u32> {
         let index = self.tail()?;
         self.remove(frames, index, own, cost);
         Some(index)
@@ -160,19 +189,19 @@ impl FrameList {
 
     /// Walks the list head to tail. At most `bound` steps, so a corrupted (cyclic) list cannot
     /// hang a checker: the iterator stops and the caller's count comparison reports it.
-    pub fn iter<'a>(&self, frames: &'a [Frame], bound: usize) -> FrameListIter<'a> {
+    pub fn iter<'a, F: FrameTable + ?Sized>(&self, frames: &'a F, bound: usize) -> FrameListIter<'a, F> {
         FrameListIter { frames, next: self.head, steps_left: bound }
     }
 }
 
 #[derive(Debug)]
-pub struct FrameListIter<'a> {
-    frames: &'a [Frame],
+pub struct FrameListIter<'a, F: ?Sized> {
+    frames: &'a F,
     next: u32,
     steps_left: usize,
 }
 
-impl Iterator for FrameListIter<'_> {
+impl<F: FrameTable + ?Sized> Iterator for FrameListIter<'_, F> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
@@ -181,7 +210,7 @@ impl Iterator for FrameListIter<'_> {
         }
         self.steps_left -= 1;
         let index = self.next;
-        self.next = self.frames.get(index as usize)?.next.load(Relaxed);
+        self.next = self.frames.get_frame(index as usize)?.next.load(Relaxed);
         Some(index)
     }
 }
@@ -218,18 +247,18 @@ mod tests {
         let frames = frames(8);
         let log = Log::default();
         let mut list = FrameList::EMPTY;
-        list.push_tail(&frames, 5, Own::Cold, &log);
+        list.push_tail(&frames[..], 5, Own::Cold, &log);
         assert_eq!(log.take(), [5], "first link: only its own record");
-        list.push_tail(&frames, 6, Own::Cold, &log);
-        list.push_tail(&frames, 7, Own::Warm, &log);
+        list.push_tail(&frames[..], 6, Own::Cold, &log);
+        list.push_tail(&frames[..], 7, Own::Warm, &log);
         assert_eq!(log.take(), [6, 5, 6], "own record (unless warm), then the old tail");
-        list.remove(&frames, 6, Own::Cold, &log);
+        list.remove(&frames[..], 6, Own::Cold, &log);
         assert_eq!(log.take(), [6, 5, 7], "own record, predecessor, successor");
-        assert_eq!(list.pop_head(&frames, Own::Warm, &log), Some(5));
+        assert_eq!(list.pop_head(&frames[..], Own::Warm, &log), Some(5));
         assert_eq!(log.take(), [7], "the new head");
-        list.push_head(&frames, 2, Own::Cold, &log);
+        list.push_head(&frames[..], 2, Own::Cold, &log);
         assert_eq!(log.take(), [2, 7], "own record, then the old head");
-        assert_eq!(list.pop_tail(&frames, Own::Cold, &log), Some(7));
+        assert_eq!(list.pop_tail(&frames[..], Own::Cold, &log), Some(7));
         assert_eq!(log.take(), [7, 2], "own record, then the new tail");
     }
 
@@ -237,19 +266,19 @@ mod tests {
     fn push_pop_both_ends_and_remove_middle() {
         let frames = frames(8);
         let mut list = FrameList::EMPTY;
-        list.push_head(&frames, 1, Own::Cold, &NoCost);
-        list.push_head(&frames, 2, Own::Cold, &NoCost);
-        list.push_tail(&frames, 3, Own::Cold, &NoCost);
-        list.push_tail(&frames, 4, Own::Cold, &NoCost);
-        let order: Vec<u32> = list.iter(&frames, 100).collect();
+        list.push_head(&frames[..], 1, Own::Cold, &NoCost);
+        list.push_head(&frames[..], 2, Own::Cold, &NoCost);
+        list.push_tail(&frames[..], 3, Own::Cold, &NoCost);
+        list.push_tail(&frames[..], 4, Own::Cold, &NoCost);
+        let order: Vec<u32> = list.iter(&frames[..], 100).collect();
         assert_eq!(order, [2, 1, 3, 4]);
-        list.remove(&frames, 3, Own::Cold, &NoCost);
-        assert_eq!(list.iter(&frames, 100).collect::<Vec<_>>(), [2, 1, 4]);
-        assert_eq!(list.pop_tail(&frames, Own::Cold, &NoCost), Some(4));
-        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), Some(2));
-        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), Some(1));
+        list.remove(&frames[..], 3, Own::Cold, &NoCost);
+        assert_eq!(list.iter(&frames[..], 100).collect::<Vec<_>>(), [2, 1, 4]);
+        assert_eq!(list.pop_tail(&frames[..], Own::Cold, &NoCost), Some(4));
+        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), Some(2));
+        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), Some(1));
         assert!(list.is_empty());
-        assert_eq!(list.pop_head(&frames, Own::Cold, &NoCost), None);
+        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), None);
         assert_eq!(list.tail(), None);
     }
 }

@@ -26,7 +26,7 @@ impl<P: Platform> core::fmt::Debug for Zone<P> {
         f.debug_struct("Zone")
             .field("state", &self.core.state)
             .field("start_pfn", &self.mem.start_pfn)
-            .field("end_pfn", &self.mem.end_pfn)
+            .field("end_pfn", &self.mem.end_pfn())
             .field("free_pages", &self.free_pages())
             .field("pagesets", &self.pcp.len())
             .finish()
@@ -53,7 +53,7 @@ impl<P: Platform> Zone<P> {
     }
 
     pub fn spanned_pages(&self) -> u64 {
-        self.mem.end_pfn - self.mem.start_pfn
+        self.mem.end_pfn() - self.mem.start_pfn
     }
 
     /// Free pages in the buddy (racy read, like zone_page_state(NR_FREE_PAGES)).

@@ -1,10 +1,13 @@
 //! A zone's memory as data: its frame records, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Release};
 
+use crate::error::GrowError;
 use crate::frame::Frame;
+use crate::fullness::BucketSlots;
 use crate::fullness::PageblockFree;
+use crate::growable::{GrowableTable, MAX_GROWTHS};
 use crate::list::ZoneRecords;
 use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
 use crate::platform::Platform;
@@ -17,14 +20,30 @@ pub struct ZoneMem {
     /// Global zone index: names the zone's records to the platform.
     pub(crate) zone_index: u16,
     pub(crate) start_pfn: Pfn,
-    pub(crate) end_pfn: Pfn,
-    pub(crate) frames: MetaSlice<Frame>,
+    /// One past the last pfn of the span; grows with memory hot-added past it.
+    end_pfn: AtomicU64,
+    pub(crate) frames: GrowableTable<Frame>,
     /// Migratetype per pageblock; written under the zone lock, read locklessly on free.
-    pub(crate) pageblock_types: MetaSlice<AtomicU8>,
+    pub(crate) pageblock_types: GrowableTable<AtomicU8>,
     /// What watermark checks read without the lock, published once per lock hold.
     pub(crate) summary: CacheAligned<FreeSummary>,
     /// Free pages per pageblock, tracked for fullest-first placement only (empty otherwise).
     pub(crate) pageblock_free: PageblockFree,
+}
+
+/// Pageblock slots a span `[start, end)` touches (partial pageblocks at either edge count).
+pub(crate) fn pageblock_slots(start_pfn: Pfn, end_pfn: Pfn) -> usize {
+    (((end_pfn - 1) >> PAGEBLOCK_ORDER) - (start_pfn >> PAGEBLOCK_ORDER) + 1) as usize
+}
+
+/// The records a growth of a zone's span adds, made before the zone lock is taken.
+#[derive(Debug)]
+pub(crate) struct ZoneGrowth {
+    new_end: Pfn,
+    frames: MetaSlice<Frame>,
+    types: MetaSlice<AtomicU8>,
+    free: Option<MetaSlice<core::sync::atomic::AtomicU16>>,
+    buckets: Option<BucketSlots>,
 }
 
 /// Lockless view of a zone's free area: read by every allocation on every CPU, so it lives
@@ -51,15 +70,14 @@ impl ZoneMem {
         let spanned = end_pfn - start_pfn;
         assert!(spanned < u32::MAX as u64, "zone spans more frames than 32-bit links can name");
         let frames = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| Frame::reserved())?;
-        let pageblocks = ((end_pfn - 1) >> PAGEBLOCK_ORDER) - (start_pfn >> PAGEBLOCK_ORDER) + 1;
-        let pageblock_types =
-            MetaSlice::new(pageblocks as usize, arena, |_| AtomicU8::new(MigrateType::Movable as u8))?;
+        let pageblocks = pageblock_slots(start_pfn, end_pfn);
+        let pageblock_types = MetaSlice::new(pageblocks, arena, |_| AtomicU8::new(MigrateType::Movable as u8))?;
         Ok(ZoneMem {
             zone_index,
             start_pfn,
-            end_pfn,
-            frames,
-            pageblock_types,
+            end_pfn: AtomicU64::new(end_pfn),
+            frames: GrowableTable::new(frames),
+            pageblock_types: GrowableTable::new(pageblock_types),
             summary: CacheAligned::default(),
             pageblock_free: PageblockFree::default(),
         })
@@ -71,9 +89,85 @@ impl ZoneMem {
         ZoneRecords { platform, zone: self.zone_index }
     }
 
+    /// One past the span's last pfn. Relaxed: a caller holding a pfn past the old end
+    /// got it through the zone lock or an allocation, both after the growth published it,
+    /// and the records themselves are published by their tables (Release/Acquire).
+    #[inline]
+    pub(crate) fn end_pfn(&self) -> Pfn {
+        self.end_pfn.load(Relaxed)
+    }
+
     #[inline]
     pub(crate) fn contains(&self, pfn: Pfn) -> bool {
-        pfn >= self.start_pfn && pfn < self.end_pfn
+        pfn >= self.start_pfn && pfn < self.end_pfn()
+    }
+
+    /// Bytes the records of a growth of the span to `new_end` take (frames, pageblock
+    /// types, and the fullness tracking if on), alignment included, for callers placing them.
+    pub(crate) fn growth_bytes(&self, new_end: Pfn) -> u64 {
+        let frames = (new_end - self.end_pfn()) * core::mem::size_of::<Frame>() as u64;
+        let slots = (pageblock_slots(self.start_pfn, new_end) - self.pageblock_types.len()) as u64;
+        let tracked = self.pageblock_free.is_tracked();
+        let slot_bytes = 1 + if tracked { PageblockFree::BYTES_PER_SLOT } else { 0 };
+        let directories = self.frames.directory_bytes()
+            + self.pageblock_types.directory_bytes()
+            + if tracked { self.pageblock_free.directory_bytes() } else { 0 };
+        // Up to 7 tables and 7 directories, each padded to its alignment (at most 8 bytes).
+        frames + slots * slot_bytes + directories + 14 * 8
+    }
+
+    /// The records a growth of the span to `new_end` adds: hole frames (each
+    /// [`FrameState::Reserved`]) and MOVABLE pageblock slots, in `arena` if given. Made
+    /// before the zone lock is taken; [`Self::publish_growth`] then adds them.
+    ///
+    /// [`FrameState::Reserved`]: crate::frame::FrameState::Reserved
+    pub(crate) fn prepare_growth(
+        &self,
+        new_end: Pfn,
+        mut arena: Option<&mut MetaArena>,
+    ) -> Result<ZoneGrowth, GrowError> {
+        let end = self.end_pfn();
+        assert!(new_end > end, "a growth extends the span");
+        if MAX_GROWTHS == 0 {
+            return Err(GrowError::Disabled);
+        }
+        if new_end - self.start_pfn >= u32::MAX as u64 {
+            return Err(GrowError::IndexSpace);
+        }
+        if self.frames.growths() == MAX_GROWTHS {
+            return Err(GrowError::Exhausted);
+        }
+        let slots = pageblock_slots(self.start_pfn, new_end) - self.pageblock_types.len();
+        let tracked = self.pageblock_free.is_tracked();
+        self.frames.reserve(arena.as_deref_mut())?;
+        self.pageblock_types.reserve(arena.as_deref_mut())?;
+        if tracked {
+            self.pageblock_free.reserve(arena.as_deref_mut())?;
+        }
+        Ok(ZoneGrowth {
+            new_end,
+            frames: MetaSlice::new((new_end - end) as usize, arena.as_deref_mut(), |_| Frame::reserved())?,
+            types: MetaSlice::new(slots, arena.as_deref_mut(), |_| AtomicU8::new(MigrateType::Movable as u8))?,
+            free: tracked.then(|| PageblockFree::extension(slots, arena.as_deref_mut())).transpose()?,
+            buckets: tracked.then(|| BucketSlots::new(slots, arena)).transpose()?,
+        })
+    }
+
+    /// Adds a prepared growth's records, then moves the end: a reader that sees the new end
+    /// finds them. The range lock (one grower) and the zone lock (the caller grows the
+    /// buckets it returns, which the lock covers) are held.
+    pub(crate) fn publish_growth(&self, growth: ZoneGrowth) -> Option<BucketSlots> {
+        assert_eq!(self.frames.len() as u64, self.end_pfn() - self.start_pfn, "frames cover the span");
+        let exhausted = "growths were counted when the growth was prepared";
+        self.frames.grow(growth.frames).expect(exhausted);
+        self.pageblock_types.grow(growth.types).expect(exhausted);
+        if let Some(free) = growth.free {
+            self.pageblock_free.grow(free).expect(exhausted);
+        }
+        self.end_pfn.store(growth.new_end, Release);
+        assert_eq!(self.frames.len() as u64, growth.new_end - self.start_pfn, "frames cover the grown span");
+        assert_eq!(self.pageblock_types.len(), pageblock_slots(self.start_pfn, growth.new_end));
+        growth.buckets
     }
 
     #[inline]

@@ -204,3 +204,36 @@ fn the_build_fits_a_16_kib_stack() {
         std::mem::size_of::<AllocatorBuilder>()
     );
 }
+
+/// A zone grown past its span without a heap: the new records go in memory the caller
+/// gives (`add_memory_in`); without it, the growth is refused as a typed error.
+#[cfg(feature = "memory-growth")]
+#[test]
+fn memory_added_past_the_span_without_a_heap() {
+    use pagealloc::{GrowError, RangeError};
+    let base = 1u64 << 20;
+    let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, base..base + 4096);
+    let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2) as usize;
+    let allocator = PageAllocator::build_in(builder, TestPlatform::new(2), boot_memory(bytes)).unwrap();
+    let dimm = base + 8192..base + 16384;
+    assert!(matches!(
+        allocator.add_memory(dimm.clone(), ZoneType::Normal),
+        Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
+    ));
+    let needed = allocator.add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap() as usize;
+    let memory = boot_memory(needed);
+    let (added, allocations) = heap_allocations_of(|| allocator.add_memory_in(dimm.clone(), ZoneType::Normal, memory));
+    assert_eq!((added, allocations), (Ok(8192), 0));
+    let ((), allocations) = heap_allocations_of(|| {
+        let mut held: [Option<Block>; 16] = [const { None }; 16];
+        for slot in held.iter_mut() {
+            *slot = Some(allocator.alloc_pages(9, AllocRequest::KERNEL).expect("memory is free"));
+        }
+        assert!(held.iter().flatten().any(|block| dimm.contains(&block.pfn())), "the added memory serves");
+        for slot in held.iter_mut() {
+            allocator.free_pages(slot.take().unwrap()).expect("a held block");
+        }
+    });
+    assert_eq!(allocations, 0);
+    assert_eq!(allocator.managed_pages(), 4096 + 8192);
+}

@@ -189,11 +189,11 @@ impl<P: Platform> PageAllocator<P> {
         let Some(client) = self.migrate.as_deref() else { return (CompactResult::Skipped, run) };
         let mem = &zone.mem;
         let cursors = &zone.compact;
-        let last_block = (mem.end_pfn - 1) & !(PAGEBLOCK_PAGES - 1);
+        let last_block = (mem.end_pfn() - 1) & !(PAGEBLOCK_PAGES - 1);
         let migrate_pfn = cursors.migrate_pfn.load(core::sync::atomic::Ordering::Relaxed);
         let free_block = cursors.free_pfn.load(core::sync::atomic::Ordering::Relaxed);
         let mut scanners = Scanners {
-            migrate_pfn: if migrate_pfn == 0 { mem.start_pfn } else { migrate_pfn.clamp(mem.start_pfn, mem.end_pfn) },
+            migrate_pfn: if migrate_pfn == 0 { mem.start_pfn } else { migrate_pfn.clamp(mem.start_pfn, mem.end_pfn()) },
             free_block: if free_block == 0 { last_block } else { free_block.min(last_block) },
         };
         let mut pool = FreePool::new();
@@ -205,7 +205,7 @@ impl<P: Platform> PageAllocator<P> {
             if scanners.met() {
                 break CompactResult::Complete;
             }
-            let block_end = ((scanners.migrate_pfn | (PAGEBLOCK_PAGES - 1)) + 1).min(mem.end_pfn);
+            let block_end = ((scanners.migrate_pfn | (PAGEBLOCK_PAGES - 1)) + 1).min(mem.end_pfn());
             if !suitable_source(mem.pageblock_type(scanners.migrate_pfn), mode) {
                 scanners.migrate_pfn = block_end;
                 continue;
@@ -326,7 +326,7 @@ impl<P: Platform> PageAllocator<P> {
                 return None;
             }
             let start = scanners.free_block.max(mem.start_pfn);
-            let end = (scanners.free_block + PAGEBLOCK_PAGES).min(mem.end_pfn);
+            let end = (scanners.free_block + PAGEBLOCK_PAGES).min(mem.end_pfn());
             let mut block_done = true;
             if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
                 let mut locked = zone.buddy(&self.platform).lock();

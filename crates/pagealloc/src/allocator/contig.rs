@@ -92,11 +92,11 @@ impl<P: Platform> PageAllocator<P> {
     /// Tries each aligned candidate of `zone` in turn; the run's first pfn on success.
     fn contig_in_zone(&self, zone: &Zone<P>, pages: u64, align_pages: u64) -> Option<Pfn> {
         let mut start = zone.mem.start_pfn.next_multiple_of(align_pages);
-        while start.checked_add(pages)? <= zone.mem.end_pfn {
+        while start.checked_add(pages)? <= zone.mem.end_pfn() {
             let end = start + pages;
             let unit_start = start - start % RANGE_UNIT_PAGES;
             let unit_end = end.next_multiple_of(RANGE_UNIT_PAGES);
-            let blocker = if unit_start < zone.mem.start_pfn || unit_end > zone.mem.end_pfn {
+            let blocker = if unit_start < zone.mem.start_pfn || unit_end > zone.mem.end_pfn() {
                 Some(start)
             } else {
                 match self

@@ -1,7 +1,7 @@
 //! Memory added, taken offline and brought back at run time, in whole pageblocks of a
-//! zone's span (mirrors add_memory(), offline_pages() and online_pages()). A zone's span
-//! is fixed when it is built, as firmware declares hot-pluggable ranges at boot: memory
-//! added later fills holes of that span. Offline memory stays in the span as holes whose
+//! zone's span (mirrors add_memory(), offline_pages() and online_pages()). Memory added
+//! fills holes of a zone's span (hot-pluggable ranges firmware declares at boot), or, with
+//! the `memory-growth` feature, grows a span past its end (`grow.rs`). Offline memory stays in the span as holes whose
 //! pageblocks are ISOLATE, which is how `online` tells it from a hole never added.
 //! Each change re-derives watermarks, lowmem reserves and pageset bounds from the
 //! managed pages (`resize`), as Linux does after onlining and offlining, and where each
@@ -13,6 +13,7 @@ use core::ops::Range;
 use super::PageAllocator;
 use crate::error::RangeError;
 use crate::frame::FrameState;
+use crate::meta::MetaArena;
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
@@ -67,8 +68,11 @@ impl<P: Platform> PageAllocator<P> {
         self.admit(zone, range, true)
     }
 
-    /// Adds memory to the zone of type `zone_type` whose span holds `range` (whole
-    /// pageblocks of holes, or of offline memory), as free MOVABLE memory.
+    /// Adds `range` (whole pageblocks) as free MOVABLE memory to the zone of type
+    /// `zone_type`: holes (or offline memory) of the zone's span, or, with the
+    /// `memory-growth` feature, memory past every span of the type, which the zone starting
+    /// nearest below it grows to take ([`Self::add_memory_in`] places the new records in
+    /// caller memory instead of the heap).
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
@@ -80,11 +84,17 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.managed_pages(), 4096);
     /// ```
     pub fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+        self.add_memory_placing(range, zone_type, None)
+    }
+
+    pub(super) fn add_memory_placing(
+        &self,
+        range: Range<Pfn>,
+        zone_type: ZoneType,
+        arena: Option<&mut MetaArena>,
+    ) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
-        let zone = self.range_zone(range.start, range.end)?;
-        if zone.zone_type != zone_type {
-            return Err(RangeError::OutsideZone { pfn: range.start });
-        }
+        let zone = self.zone_for_added(&range, zone_type, arena)?;
         self.admit(zone, range, false)
     }
 

@@ -23,6 +23,7 @@ mod contig;
 mod drains;
 mod exact;
 mod free_path;
+mod grow;
 mod hotplug;
 mod kcompactd;
 mod kswapd;

@@ -43,7 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let zone = self.zone_of_pfn(start).ok_or(RangeError::OutsideZone { pfn: start })?;
         if !zone.mem.contains(end - 1) {
-            return Err(RangeError::OutsideZone { pfn: zone.mem.end_pfn });
+            return Err(RangeError::OutsideZone { pfn: zone.mem.end_pfn() });
         }
         Ok(zone)
     }

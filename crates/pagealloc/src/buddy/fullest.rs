@@ -73,7 +73,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// The first free block on `migratetype`'s lists in the pageblock holding `start`, at or
     /// after `start`.
     fn first_free_in(&self, start: Pfn, migratetype: MigrateType) -> Option<(Pfn, u8)> {
-        let end = ((start | (PAGEBLOCK_PAGES - 1)) + 1).min(self.mem.end_pfn);
+        let end = ((start | (PAGEBLOCK_PAGES - 1)) + 1).min(self.mem.end_pfn());
         let mut pfn = start;
         while pfn < end {
             let info = self.mem.frame(pfn).info();

@@ -254,9 +254,9 @@ impl<P: Platform> LockedZone<'_, P> {
         let records = self.mem.records(self.platform);
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
-            list.push_tail(&self.mem.frames, index, Own::Cold, &records);
+            list.push_tail(&self.mem.frames.view(), index, Own::Cold, &records);
         } else {
-            list.push_head(&self.mem.frames, index, Own::Cold, &records);
+            list.push_head(&self.mem.frames.view(), index, Own::Cold, &records);
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
@@ -278,7 +278,12 @@ impl<P: Platform> LockedZone<'_, P> {
         debug_assert_eq!(frame.info().without_generation(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
         debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
         let records = self.mem.records(self.platform);
-        self.area.lists[order as usize][migratetype.index()].remove(&self.mem.frames, index, Own::Cold, &records);
+        self.area.lists[order as usize][migratetype.index()].remove(
+            &self.mem.frames.view(),
+            index,
+            Own::Cold,
+            &records,
+        );
         frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);
         self.area.nr_free[order as usize][migratetype.index()] -= 1;
         // Before the subtraction: an ISOLATE block's pages come back into the count first.

@@ -26,7 +26,7 @@ impl<P: Platform> LockedZone<'_, P> {
     pub(crate) fn whole_pageblock(&self, pfn: Pfn) -> Option<(Pfn, Pfn)> {
         let start = pfn & !(PAGEBLOCK_PAGES - 1);
         let end = start + PAGEBLOCK_PAGES;
-        (start >= self.mem.start_pfn && end <= self.mem.end_pfn).then_some((start, end))
+        (start >= self.mem.start_pfn && end <= self.mem.end_pfn()).then_some((start, end))
     }
 
     /// Counts free pages and pages of allocated movable blocks in a pageblock (mirrors

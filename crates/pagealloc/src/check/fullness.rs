@@ -21,9 +21,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 Ok(())
             };
         };
+        if buckets.slots() != mem.pageblock_count() {
+            let (slots, pageblocks) = (buckets.slots(), mem.pageblock_count());
+            return self.fail(None, alloc::format!("buckets cover {slots} pageblocks of {pageblocks}"));
+        }
         let mut free_pages = vec![0u64; mem.pageblock_count()];
         let mut pfn = mem.start_pfn;
-        while pfn < mem.end_pfn {
+        while pfn < mem.end_pfn() {
             let info = mem.frame(pfn).info();
             let block_pages = 1u64 << info.order();
             if info.state() == FrameState::FreeHead {

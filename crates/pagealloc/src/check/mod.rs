@@ -97,7 +97,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
         if !self.mark_listed(index) {
             return self.fail(Some(pfn), String::from("on two free lists (or twice on one)"));
         }
-        if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn {
+        if pfn & ((1 << order) - 1) != 0 || pfn + (1 << order) > mem.end_pfn() {
             return self.fail(Some(pfn), alloc::format!("order-{order} block misaligned or past the zone"));
         }
         // Under the 2018 fallback design a steal moves free pages to the requester's lists
@@ -245,7 +245,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
         let mem = &self.zone.mem;
         let mut census = PageCensus::default();
         let mut pfn = mem.start_pfn;
-        while pfn < mem.end_pfn {
+        while pfn < mem.end_pfn() {
             let info = mem.frame(pfn).info();
             let pages = 1u64 << info.order();
             match info.state() {
@@ -271,7 +271,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     census.pcp_pages += pages;
                 }
             }
-            if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn {
+            if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn() {
                 return self.fail(Some(pfn), alloc::format!("{info:?} misaligned or past the zone"));
             }
             for interior in pfn + 1..pfn + pages {
@@ -326,6 +326,20 @@ impl<P: Platform> ZoneChecker<'_, P> {
     }
 }
 
+impl<P: Platform> ZoneChecker<'_, P> {
+    /// The frame records and pageblock tables cover the span exactly, grown or not.
+    fn check_tables_cover_span(&self) -> Result<(), InvariantViolation> {
+        let mem = &self.zone.mem;
+        let spanned = mem.end_pfn() - mem.start_pfn;
+        let slots = crate::zone_mem::pageblock_slots(mem.start_pfn, mem.end_pfn());
+        if mem.frames.len() as u64 != spanned || mem.pageblock_count() != slots {
+            let (frames, types) = (mem.frames.len(), mem.pageblock_count());
+            return self.fail(None, alloc::format!("{frames} frames, {types} pageblocks for a span of {spanned}"));
+        }
+        Ok(())
+    }
+}
+
 impl<P: Platform> PageAllocator<P> {
     /// Checks every invariant of every zone; returns the page census on success.
     pub fn check_invariants(&self) -> Result<PageCensus, InvariantViolation> {
@@ -336,6 +350,7 @@ impl<P: Platform> PageAllocator<P> {
             let locked = zone.buddy(self.platform()).lock();
             let mut checker =
                 ZoneChecker { zone, area: &locked.area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
+            checker.check_tables_cover_span()?;
             let listed_free = checker.check_free_lists()?;
             let mut listed_pcp = 0;
             for (cpu, pageset) in pagesets.iter().enumerate() {

@@ -22,7 +22,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.buddy_bound.push_head(&mem.frames, index, Own::Cold, &mem.records(zone.platform));
+    pcp.buddy_bound.push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order);
     if pcp.buddy_bound_pages >= pcp.batch_pages {
@@ -40,7 +40,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let mem = &zone.core.mem;
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
-    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames, Own::Cold, &records) {
+    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
         locked.release(pfn, order, FrameState::PcpHead);

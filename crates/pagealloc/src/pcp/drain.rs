@@ -64,7 +64,7 @@ fn select_blocks(
     mut count: i64,
     start_pindex: usize,
     policy: &PcpPolicy,
-    frames: &[crate::frame::Frame],
+    frames: &crate::growable::GrowableView<crate::frame::Frame>,
     records: &impl RecordCost,
     mut take: impl FnMut(u32, u8),
 ) {
@@ -145,7 +145,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
     }
     let before = pcp.count_pages;
     let (mem, records) = (&zone.core.mem, zone.core.mem.records(zone.platform));
-    let frames = &mem.frames;
+    let frames = &mem.frames.view();
     if policy.drain.two_pass {
         // Pass 1 under the PCP lock only: unlink into a private list (the frames keep their
         // PCP state, which records the order), prefetching buddies.

@@ -73,7 +73,7 @@ fn rmqueue_bulk<P: Platform>(
         let head = FrameInfo::new(FrameState::PcpHead, request.order, request.migratetype);
         mem.frames[index as usize].change(&[FrameState::Interior], head);
         // The take just wrote the block's record.
-        list.push_tail(&mem.frames, index, Own::Warm, &records);
+        list.push_tail(&mem.frames.view(), index, Own::Warm, &records);
     })
 }
 
@@ -128,7 +128,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
         pcp.counters.alloc_hits += 1;
     }
     let mem = &zone.core.mem;
-    let index = pcp.lists[list_index].pop_head(&mem.frames, Own::Cold, &mem.records(zone.platform))?;
+    let index = pcp.lists[list_index].pop_head(&mem.frames.view(), Own::Cold, &mem.records(zone.platform))?;
     debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
@@ -158,7 +158,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     let list_index = pindex(order, pcp_type, policy.thp_lists);
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.lists[list_index].push_head(&mem.frames, index, Own::Cold, &mem.records(zone.platform));
+    pcp.lists[list_index].push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
     pcp.count_pages += 1 << order;
     pcp.note_peak();
     pcp.stats.count_free(1 << order);

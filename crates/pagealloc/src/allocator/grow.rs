@@ -1,0 +1,113 @@
+//! Memory added past every zone's span: the zone of the type that starts nearest below the
+//! range grows its span up to the range's end, with records for the new frames placed on
+//! the heap or in memory the caller gives (mirrors add_memory() with sparse sections:
+//! sparse_add_section() makes the new memmap, move_pfn_range_to_zone() widens the zone).
+//! Frames between the old end and the range stay holes, which a later `add_memory` can fill.
+//! Needs the `memory-growth` feature; without it, [`GrowError::Disabled`].
+
+use core::mem::MaybeUninit;
+use core::ops::Range;
+
+use super::PageAllocator;
+use crate::builder::zone_type_limit_pfn;
+use crate::error::{GrowError, RangeError};
+use crate::meta::MetaArena;
+use crate::platform::Platform;
+use crate::types::{Pfn, ZoneType};
+use crate::zone::Zone;
+
+impl<P: Platform> PageAllocator<P> {
+    /// Adds `range` (whole pageblocks) as free MOVABLE memory of the zone of `zone_type`,
+    /// placing the records a growth of the zone's span needs in `metadata` (which the
+    /// allocator keeps for its lifetime). For builds without a heap; with one,
+    /// [`Self::add_memory`] places them on the heap. [`Self::add_memory_metadata_bytes`]
+    /// says how much to give.
+    ///
+    /// ```
+    /// # #[cfg(feature = "memory-growth")] {
+    /// use core::mem::MaybeUninit;
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x100000..0x100000 + 4096);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// let dimm = 0x100000 + 8192..0x100000 + 16384;
+    /// let bytes = allocator.add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap();
+    /// let memory = Box::leak(vec![MaybeUninit::uninit(); bytes as usize].into_boxed_slice());
+    /// assert_eq!(allocator.add_memory_in(dimm, ZoneType::Normal, memory).unwrap(), 8192);
+    /// assert_eq!(allocator.zones()[0].spanned_pages(), 16384);
+    /// # }
+    /// ```
+    pub fn add_memory_in(
+        &self,
+        range: Range<Pfn>,
+        zone_type: ZoneType,
+        metadata: &'static mut [MaybeUninit<u8>],
+    ) -> Result<u64, RangeError> {
+        let mut arena = MetaArena::new(metadata);
+        self.add_memory_placing(range, zone_type, Some(&mut arena))
+    }
+
+    /// Bytes [`Self::add_memory_in`] needs for `range`: 0 when it lies in a span already.
+    pub fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+        let _guard = self.lock_ranges()?;
+        match self.range_zone(range.start, range.end) {
+            Ok(_) => Ok(0),
+            Err(RangeError::OutsideZone { .. }) => {
+                let zone = self.zone_to_grow(&range, zone_type)?;
+                Ok(zone.mem.growth_bytes(range.end))
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The zone `range` belongs to, grown to take it if it lies past the span.
+    pub(super) fn zone_for_added(
+        &self,
+        range: &Range<Pfn>,
+        zone_type: ZoneType,
+        arena: Option<&mut MetaArena>,
+    ) -> Result<&Zone<P>, RangeError> {
+        match self.range_zone(range.start, range.end) {
+            Ok(zone) if zone.zone_type != zone_type => Err(RangeError::OutsideZone { pfn: range.start }),
+            Ok(zone) => Ok(zone),
+            Err(RangeError::OutsideZone { .. }) => {
+                let zone = self.zone_to_grow(range, zone_type)?;
+                let refuse = |reason| RangeError::Grow { pfn: range.end, reason };
+                let mut arena = arena;
+                let growth = zone.mem.prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;
+                let mut locked = zone.buddy(&self.platform).lock();
+                if let Some(buckets) = locked.area.fullness.as_ref() {
+                    // Bump or heap room for two words and the slots, once per zone.
+                    buckets.reserve(arena).map_err(|full| refuse(GrowError::Metadata(full)))?;
+                }
+                if let Some(slots) = zone.mem.publish_growth(growth) {
+                    let buckets = locked.area.fullness.as_mut().expect("tracked counts come with buckets");
+                    buckets.grow(slots).expect("growths were counted when the growth was prepared");
+                }
+                Ok(zone)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// The zone of `zone_type` starting nearest below `range`, if its span can grow to the
+    /// range's end: below the type's limit, with no other zone's span in the way.
+    fn zone_to_grow(&self, range: &Range<Pfn>, zone_type: ZoneType) -> Result<&Zone<P>, RangeError> {
+        let refuse = |reason| RangeError::Grow { pfn: range.start, reason };
+        let limit_pfn = zone_type_limit_pfn(zone_type);
+        if range.end > limit_pfn {
+            return Err(refuse(GrowError::AboveLimit { limit_pfn }));
+        }
+        let zone = self
+            .zones
+            .iter()
+            .filter(|zone| zone.zone_type == zone_type && zone.mem.start_pfn <= range.start)
+            .max_by_key(|zone| zone.mem.start_pfn)
+            .ok_or(refuse(GrowError::NoZone))?;
+        let (from, to) = (zone.mem.end_pfn(), range.end);
+        if let Some(other) = self.zones.iter().find(|other| other.mem.start_pfn < to && from < other.mem.end_pfn()) {
+            return Err(refuse(GrowError::Overlap { other_start: other.mem.start_pfn }));
+        }
+        Ok(zone)
+    }
+}

@@ -1,0 +1,228 @@
+//! Memory added past every zone's span (feature `memory-growth`): the zone starting nearest
+//! below the range grows to take it, its new frames serve allocations at once (through
+//! the pagesets too), merge with the old ones into MAX_ORDER blocks, go offline and online
+//! like built memory, and the invariant checker stays green throughout. Every refusal (type
+//! limit, another zone in the way, no zone below, growths used up, too little metadata
+//! memory) leaves the allocator as it was.
+
+#![cfg(all(feature = "alloc", feature = "memory-growth"))]
+
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+
+use pagealloc::growable::MAX_GROWTHS;
+use pagealloc::platform::{StdPlatform, TestPlatform};
+use pagealloc::views::{write_buddyinfo, write_pagetypeinfo};
+use pagealloc::{
+    AllocRequest, AllocatorBuilder, Block, GrowError, PageAllocator, Pfn, RangeError, ZoneType, MAX_ORDER,
+};
+
+const UNIT: u64 = 1 << MAX_ORDER;
+const HOLD: AllocRequest = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+/// Normal memory starts at 4 GiB on a PC.
+const BASE: Pfn = 1 << 20;
+
+fn normal(pages: u64, policy: Option<&str>) -> PageAllocator<TestPlatform> {
+    let mut builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, BASE..BASE + pages);
+    if let Some(name) = policy {
+        builder = builder.policy(pagealloc::presets::find(name).expect("a preset").policy);
+    }
+    PageAllocator::build(builder, TestPlatform::new(2)).unwrap()
+}
+
+/// What a refused operation must leave unchanged.
+fn snapshot(allocator: &PageAllocator<TestPlatform>) -> (String, u64, u64) {
+    let mut text = String::new();
+    write_buddyinfo(&mut text, allocator).unwrap();
+    write_pagetypeinfo(&mut text, allocator).unwrap();
+    (text, allocator.managed_pages(), allocator.zones()[0].spanned_pages())
+}
+
+/// Allocates order-`order` blocks until the zone is out, then frees them; returns them.
+fn drain_and_refill(allocator: &PageAllocator<TestPlatform>, order: u8) -> Vec<Pfn> {
+    let mut blocks: Vec<Block> = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(order, HOLD) {
+        blocks.push(block);
+    }
+    let pfns = blocks.iter().map(Block::pfn).collect();
+    for block in blocks {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.drain_all();
+    pfns
+}
+
+#[test]
+fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
+    for preset in [None, Some("mainline+fullest-first")] {
+        let allocator = normal(8 * UNIT, preset);
+        // 8 MiB past the end stays a hole between the old end and the added range.
+        let added = BASE + 10 * UNIT..BASE + 16 * UNIT;
+        assert_eq!(allocator.add_memory(added.clone(), ZoneType::Normal).unwrap(), 6 * UNIT);
+        let zone = &allocator.zones()[0];
+        assert_eq!((zone.spanned_pages(), allocator.managed_pages()), (16 * UNIT, 14 * UNIT));
+        allocator.check_invariants().unwrap();
+        // Allocations without reclaim stop between the low and high watermarks: all the
+        // rest, the added range included, is handed out.
+        let kept_back = |order: u8| zone.params().watermarks.high_pages + (2 << order);
+        for order in [0, 3, 9, MAX_ORDER] {
+            let pfns = drain_and_refill(&allocator, order);
+            let in_added = pfns.iter().filter(|pfn| added.contains(pfn)).count() as u64;
+            assert!(
+                (pfns.len() as u64) << order >= allocator.managed_pages() - kept_back(order),
+                "order {order}: {} blocks",
+                pfns.len()
+            );
+            assert!(in_added << order >= 6 * UNIT - kept_back(order), "order {order}: {in_added} added blocks");
+            allocator.check_invariants().unwrap();
+        }
+        // The hole between fills later through the span, and merges across the old end.
+        assert_eq!(allocator.add_memory(BASE + 8 * UNIT..BASE + 10 * UNIT, ZoneType::Normal).unwrap(), 2 * UNIT);
+        let whole = zone.with_free_area(allocator.platform(), |area| area.blocks_of_order(MAX_ORDER as usize));
+        assert_eq!(whole, 16, "{preset:?}: all memory free as MAX_ORDER blocks");
+        allocator.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn grown_memory_goes_offline_and_online_like_built_memory() {
+    let allocator = normal(4 * UNIT, None);
+    let added = BASE + 4 * UNIT..BASE + 8 * UNIT;
+    allocator.add_memory(added.clone(), ZoneType::Normal).unwrap();
+    assert_eq!(allocator.offline(added.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.managed_pages(), 4 * UNIT);
+    allocator.check_invariants().unwrap();
+    assert!(matches!(allocator.add_memory(added.clone(), ZoneType::Normal), Ok(pages) if pages == 4 * UNIT));
+    allocator.check_invariants().unwrap();
+    assert_eq!(allocator.managed_pages(), 8 * UNIT);
+}
+
+#[test]
+fn refused_growths_leave_the_allocator_as_it_was() {
+    let builder = AllocatorBuilder::new().zone(0, ZoneType::Dma32, 0x80000..0x80000 + 4 * UNIT).zone(
+        0,
+        ZoneType::Normal,
+        BASE + 16 * UNIT..BASE + 20 * UNIT,
+    );
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let before = snapshot(&allocator);
+    let refusal = |range: std::ops::Range<Pfn>, zone_type| match allocator.add_memory(range, zone_type) {
+        Err(RangeError::Grow { reason, .. }) => reason,
+        other => panic!("expected a refused growth, got {other:?}"),
+    };
+    // DMA32 ends at 4 GiB.
+    assert_eq!(refusal(BASE - UNIT..BASE + UNIT, ZoneType::Dma32), GrowError::AboveLimit { limit_pfn: BASE });
+    // No Normal zone starts at or below 4 GiB.
+    assert_eq!(refusal(BASE..BASE + UNIT, ZoneType::Normal), GrowError::NoZone);
+    // No Movable zone at all; DMA32 grows, leaving a 4 MiB hole.
+    let dma32_end = 0x80000 + 4 * UNIT;
+    assert_eq!(refusal(BASE - UNIT..BASE, ZoneType::Movable), GrowError::NoZone);
+    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(allocator.add_memory(dma32_end + UNIT..dma32_end + 2 * UNIT, ZoneType::Dma32).unwrap(), UNIT);
+    allocator.check_invariants().unwrap();
+    // Too little metadata memory: nothing changes.
+    let grown = snapshot(&allocator);
+    let range = BASE + 20 * UNIT..BASE + 24 * UNIT;
+    let needed = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    assert!(needed >= 4 * UNIT * 8, "{needed} bytes for 4096 frames");
+    let small = Box::leak(vec![MaybeUninit::uninit(); needed as usize / 2].into_boxed_slice());
+    assert!(matches!(
+        allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
+        Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
+    ));
+    assert_eq!(snapshot(&allocator), grown);
+    let enough = Box::leak(vec![MaybeUninit::uninit(); needed as usize].into_boxed_slice());
+    assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, enough).unwrap(), 4 * UNIT);
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn another_zone_in_the_way_stops_a_growth() {
+    let builder = AllocatorBuilder::new().node(1).node(1).zone(0, ZoneType::Normal, BASE..BASE + 4 * UNIT).zone(
+        1,
+        ZoneType::Normal,
+        BASE + 8 * UNIT..BASE + 12 * UNIT,
+    );
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let before = snapshot(&allocator);
+    // From node 0's zone, reaching into node 1's.
+    match allocator.add_memory(BASE + 6 * UNIT..BASE + 9 * UNIT, ZoneType::Normal) {
+        Err(RangeError::Grow { reason: GrowError::Overlap { other_start }, .. }) => {
+            assert_eq!(other_start, BASE + 8 * UNIT)
+        }
+        other => panic!("expected an overlap, got {other:?}"),
+    }
+    assert_eq!(snapshot(&allocator), before);
+    // Below node 1's zone, node 0's grows; above it, node 1's.
+    allocator.add_memory(BASE + 6 * UNIT..BASE + 8 * UNIT, ZoneType::Normal).unwrap();
+    allocator.add_memory(BASE + 12 * UNIT..BASE + 13 * UNIT, ZoneType::Normal).unwrap();
+    let spans: Vec<u64> = allocator.zones().iter().map(|zone| zone.spanned_pages()).collect();
+    assert_eq!(spans, [8 * UNIT, 5 * UNIT]);
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn growths_run_out_cleanly() {
+    let allocator = normal(UNIT, None);
+    for step in 1..=MAX_GROWTHS as u64 {
+        allocator.add_memory(BASE + step * UNIT..BASE + (step + 1) * UNIT, ZoneType::Normal).unwrap();
+    }
+    let before = snapshot(&allocator);
+    let next = BASE + (MAX_GROWTHS as u64 + 1) * UNIT;
+    assert!(matches!(
+        allocator.add_memory(next..next + UNIT, ZoneType::Normal),
+        Err(RangeError::Grow { reason: GrowError::Exhausted, .. })
+    ));
+    assert_eq!(snapshot(&allocator), before);
+    let pfns = drain_and_refill(&allocator, 0);
+    let high_pages = allocator.zones()[0].params().watermarks.high_pages;
+    assert!(pfns.len() as u64 + high_pages + 2 >= (MAX_GROWTHS as u64 + 1) * UNIT);
+    assert!(pfns.iter().any(|&pfn| pfn >= next - UNIT), "the last growth's memory is handed out");
+    allocator.check_invariants().unwrap();
+}
+
+/// Growths while other threads allocate and free: the new records are published before
+/// any pfn in them can be handed out, and the old ones never move.
+#[test]
+fn growing_while_other_cpus_allocate_and_free() {
+    let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, BASE..BASE + 4 * UNIT);
+    let allocator = Arc::new(PageAllocator::build(builder, StdPlatform::with_cpus(4)).unwrap());
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (allocator, stop) = (Arc::clone(&allocator), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut held: Vec<Block> = Vec::new();
+                let mut round = 0u64;
+                while !stop.load(Relaxed) {
+                    round += 1;
+                    let order = (round % 4) as u8 * 3;
+                    if let Ok(block) = allocator.alloc_pages(order, HOLD) {
+                        held.push(block);
+                    }
+                    if held.len() > 64 || round.is_multiple_of(7) {
+                        if let Some(block) = held.pop() {
+                            allocator.free_pages(block).unwrap();
+                        }
+                    }
+                }
+                for block in held {
+                    allocator.free_pages(block).unwrap();
+                }
+            })
+        })
+        .collect();
+    for step in 0..MAX_GROWTHS as u64 {
+        let start = BASE + (4 + 2 * step) * UNIT;
+        allocator.add_memory(start..start + 2 * UNIT, ZoneType::Normal).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    stop.store(true, Relaxed);
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    allocator.drain_all();
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.free_pages, (4 + 2 * MAX_GROWTHS as u64) * UNIT);
+}
