@@ -42,9 +42,23 @@ pub fn build(preset: &Preset, memory_mib: u64) -> Result<PageAllocator<StdPlatfo
     PageAllocator::build(builder, StdPlatform::new()).map_err(|error| format!("building the machine: {error}"))
 }
 
-/// Every zone's pfn span, for the ownership shadow.
+/// Every zone's pfn span, for the ownership shadow; with `memory-growth`, the highest zone's
+/// reaches as far as the growths the workers make can take it.
 pub fn spans(allocator: &PageAllocator<StdPlatform>) -> Vec<Range<Pfn>> {
-    allocator.zones().iter().map(|zone| zone.start_pfn()..zone.start_pfn() + zone.spanned_pages()).collect()
+    let highest = allocator.zones().iter().map(|zone| zone.start_pfn()).max();
+    let room = |zone: &pagealloc::zone::Zone<StdPlatform>| {
+        let grows = cfg!(feature = "memory-growth") && Some(zone.start_pfn()) == highest;
+        if grows {
+            super::ranges::GROWTH_ROOM_PAGES
+        } else {
+            0
+        }
+    };
+    allocator
+        .zones()
+        .iter()
+        .map(|zone| zone.start_pfn()..zone.start_pfn() + zone.spanned_pages() + room(zone))
+        .collect()
 }
 
 #[cfg(test)]

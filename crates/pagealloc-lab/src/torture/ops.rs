@@ -38,6 +38,8 @@ impl Worker<'_> {
             983 => self.offline_range(),
             984 => self.online_range(),
             985 => self.alloc_contig(),
+            #[cfg(feature = "memory-growth")]
+            986 => self.grow_memory(),
             _ => self.periodic_work(),
         }
     }

@@ -15,6 +15,12 @@ use super::worker::Worker;
 /// Most pageblocks one offline takes; most pages of a contiguous run.
 const OFFLINE_MAX_PAGEBLOCKS: u64 = 4;
 const CONTIG_MAX_PAGES: u64 = 3 * PAGEBLOCK_PAGES;
+/// Most pageblocks one growth skips (left as holes) and adds past the highest zone's end.
+const GROWTH_MAX_GAP_PAGEBLOCKS: u64 = 2;
+const GROWTH_MAX_PAGEBLOCKS: u64 = 4;
+/// Pages past the highest zone's built end that growths can reach (the shadow covers them).
+pub const GROWTH_ROOM_PAGES: u64 =
+    pagealloc::growable::MAX_GROWTHS as u64 * (GROWTH_MAX_GAP_PAGEBLOCKS + GROWTH_MAX_PAGEBLOCKS + 1) * PAGEBLOCK_PAGES;
 
 impl Worker<'_> {
     /// Offlines 1 to OFFLINE_MAX_PAGEBLOCKS pageblocks of a random zone.
@@ -90,6 +96,25 @@ impl Worker<'_> {
         }
         if let Err(error) = self.shared.allocator.free_contig(run) {
             self.report_range("free_contig", &(pfn..pfn + pages), &error.to_string());
+        }
+    }
+
+    /// Adds 1 to GROWTH_MAX_PAGEBLOCKS pageblocks past the highest zone's end, after a gap
+    /// of up to GROWTH_MAX_GAP_PAGEBLOCKS; refused once the zone has grown its most.
+    #[cfg(feature = "memory-growth")]
+    pub(super) fn grow_memory(&mut self) {
+        self.tally.count(Op::Grow);
+        let allocator = self.shared.allocator;
+        let Some(zone) = allocator.zones().iter().max_by_key(|zone| zone.start_pfn()) else { return };
+        let end = (zone.start_pfn() + zone.spanned_pages()).next_multiple_of(PAGEBLOCK_PAGES);
+        let start = end + self.rng.below(GROWTH_MAX_GAP_PAGEBLOCKS + 1) * PAGEBLOCK_PAGES;
+        let range = start..start + (1 + self.rng.below(GROWTH_MAX_PAGEBLOCKS)) * PAGEBLOCK_PAGES;
+        match allocator.add_memory(range.clone(), zone.zone_type()) {
+            Ok(pages) => self.tally.grown_pages += pages,
+            Err(RangeError::Grow { reason: pagealloc::GrowError::Exhausted, .. } | RangeError::Concurrent) => {
+                self.tally.range_refusals += 1
+            }
+            Err(error) => self.report_range("add_memory", &range, &error.to_string()),
         }
     }
 

@@ -55,8 +55,8 @@ pub fn preset_summary(run: &PresetRun) -> String {
         tally.cache_pages_read, run.reclaimed_pages.0, run.reclaimed_pages.1, run.allocstalls
     );
     text += &format!(
-        "  ranges      {} pages taken offline, {} pages in contiguous runs, {} range operations refused\n",
-        tally.offlined_pages, tally.contig_pages, tally.range_refusals
+        "  ranges      {} pages taken offline, {} pages in contiguous runs, {} pages added past a zone, {} range operations refused\n",
+        tally.offlined_pages, tally.contig_pages, tally.grown_pages, tally.range_refusals
     );
     let compaction = &run.compaction;
     text += &format!(
@@ -116,6 +116,7 @@ pub fn preset_json(run: &PresetRun) -> serde_json::Value {
         "offlined_pages": tally.offlined_pages,
         "contig_pages": tally.contig_pages,
         "range_refusals": tally.range_refusals,
+        "grown_pages": tally.grown_pages,
         "migrated_pages": run.migrated_pages.0,
         "refused_moves": run.migrated_pages.1,
         "compact_stall": compaction.compact_stall,

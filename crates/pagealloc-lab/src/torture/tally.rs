@@ -30,10 +30,12 @@ pub enum Op {
     Online,
     /// A contiguous run (`alloc_contig`), freed at once (`free_contig`).
     Contig,
+    /// Memory added past the highest zone's end (`add_memory`, feature `memory-growth`).
+    Grow,
 }
 
 impl Op {
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 15;
     pub const NAMES: [&'static str; Op::COUNT] = [
         "alloc",
         "free",
@@ -49,6 +51,7 @@ impl Op {
         "offline",
         "online",
         "contig",
+        "grow",
     ];
 }
 
@@ -101,6 +104,8 @@ pub struct Tally {
     pub offlined_pages: u64,
     pub contig_pages: u64,
     pub range_refusals: u64,
+    /// Pages added past the highest zone's end.
+    pub grown_pages: u64,
 }
 
 impl Tally {
@@ -137,6 +142,7 @@ impl AddAssign<&Tally> for Tally {
         self.drained_pages += other.drained_pages;
         self.cache_pages_read += other.cache_pages_read;
         self.offlined_pages += other.offlined_pages;
+        self.grown_pages += other.grown_pages;
         self.contig_pages += other.contig_pages;
         self.range_refusals += other.range_refusals;
     }
