@@ -226,3 +226,27 @@ fn growing_while_other_cpus_allocate_and_free() {
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.free_pages, (4 + 2 * MAX_GROWTHS as u64) * UNIT);
 }
+
+/// A zone type with no memory at boot (as every Linux node has its ZONE_MOVABLE, empty until
+/// memory is onlined to it): declared as one pageblock of hole, it takes memory added
+/// anywhere above, and allocations that may use it are served from it.
+#[test]
+fn a_zone_declared_empty_takes_memory_added_anywhere_above_it() {
+    let movable_start = BASE + 64 * UNIT;
+    let builder = AllocatorBuilder::new()
+        .zone(0, ZoneType::Normal, BASE..BASE + 4 * UNIT)
+        .zone(0, ZoneType::Movable, movable_start..movable_start + UNIT / 2)
+        .hole(movable_start..movable_start + UNIT / 2);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    assert_eq!(allocator.zones()[1].managed_pages(), 0);
+    let far = movable_start + 1024 * UNIT..movable_start + 1280 * UNIT; // 1 GiB, 4 GiB above
+    assert_eq!(allocator.add_memory(far.clone(), ZoneType::Movable).unwrap(), 256 * UNIT);
+    assert_eq!(allocator.zones()[1].spanned_pages(), 1280 * UNIT);
+    let block = allocator.alloc_pages(MAX_ORDER, HOLD).unwrap();
+    assert!(far.contains(&block.pfn()), "movable requests take the added zone first");
+    let kernel = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    assert!(kernel.pfn() < BASE + 4 * UNIT, "kernel requests stay out of ZONE_MOVABLE");
+    allocator.free_pages(block).unwrap();
+    allocator.free_pages(kernel).unwrap();
+    allocator.check_invariants().unwrap();
+}
