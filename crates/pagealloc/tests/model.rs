@@ -43,7 +43,16 @@ enum Op {
 }
 
 const CPUS: usize = 3;
-const PRESETS: [&str; 6] = ["global-lock", "vanilla-5.17", "highpcp-full", "base", "patch7", "mainline"];
+const PRESETS: [&str; 8] = [
+    "global-lock",
+    "vanilla-5.17",
+    "highpcp-full",
+    "base",
+    "patch7",
+    "mainline",
+    "mainline+fullest-first",
+    "pagealloc",
+];
 /// vmstat variants over any preset: the presets' own, NUMA counters folding at small
 /// thresholds, and the free count in per-CPU diffs.
 const VMSTAT: [VmstatPolicy; 4] = [
