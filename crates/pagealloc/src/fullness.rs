@@ -54,17 +54,9 @@ impl PageblockFree {
         self.0.reserve(arena)
     }
 
-    /// Bytes the first growth's directories take for the counts and the buckets.
+    /// Bytes a growth would place for the counts' directory (0 once made).
     pub(crate) fn directory_bytes(&self) -> u64 {
-        match self.0.directory_bytes() {
-            0 => 0,
-            counts => {
-                counts
-                    + 2 * crate::growable::directory_bytes_of::<u32>()
-                    + crate::growable::directory_bytes_of::<u8>()
-                    + crate::growable::directory_bytes_of::<u16>()
-            }
-        }
+        self.0.directory_bytes()
     }
 
     /// Tracking is on (fullest-first placement).
@@ -129,6 +121,14 @@ impl FullnessBuckets {
             class: GrowableTable::new(slots.class),
             scan_from: GrowableTable::new(slots.scan_from),
         })
+    }
+
+    /// Bytes a growth would place for the buckets' directories (0 once made).
+    pub(crate) fn directory_bytes(&self) -> u64 {
+        self.next.directory_bytes()
+            + self.prev.directory_bytes()
+            + self.class.directory_bytes()
+            + self.scan_from.directory_bytes()
     }
 
     /// Makes room for the extensions of the buckets' tables (before a first growth).

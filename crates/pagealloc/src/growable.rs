@@ -177,6 +177,12 @@ impl<T> GrowableTable<T> {
             return Ok(());
         }
         assert!(!self.grown.growing.swap(true, Ordering::Acquire), "two growths of one table at once");
+        // Again with `growing` held: a reserve that finished since the check above made it,
+        // and readers may hold it, so it must not be replaced.
+        if self.directory().is_some() {
+            self.grown.growing.store(false, Ordering::Release);
+            return Ok(());
+        }
         let made = MetaSlice::new(1, arena, |_| Directory {
             published: AtomicUsize::new(0),
             extensions: core::array::from_fn(|_| Extension { end: AtomicU32::new(0), entries: UnsafeCell::new(None) }),
@@ -266,11 +272,10 @@ impl<T> Index<usize> for GrowableTable<T> {
 impl<T> IndexMut<usize> for GrowableTable<T> {
     #[inline(always)]
     fn index_mut(&mut self, index: usize) -> &mut T {
-        let len = self.len();
-        match self.get_mut(index) {
-            Some(entry) => entry,
-            None => out_of_bounds(index, len),
+        if index < self.built.len() {
+            return &mut self.built[index];
         }
+        self.grown_mut_or_panic(index)
     }
 }
 
@@ -289,6 +294,16 @@ impl<T> GrowableTable<T> {
 
     #[cold]
     #[inline(never)]
+    fn grown_mut_or_panic(&mut self, index: usize) -> &mut T {
+        let len = self.len();
+        match self.get_mut(index) {
+            Some(entry) => entry,
+            None => out_of_bounds(index, len),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
     fn grown_or_panic(&self, index: usize) -> &T {
         match self.grown(index) {
             Some(entry) => entry,
@@ -298,7 +313,7 @@ impl<T> GrowableTable<T> {
 }
 
 /// Bytes the directory of a table of `T` takes when placed, alignment included.
-pub(crate) const fn directory_bytes_of<T>() -> u64 {
+const fn directory_bytes_of<T>() -> u64 {
     (core::mem::size_of::<Directory<T>>() + core::mem::align_of::<Directory<T>>()) as u64
 }
 
@@ -365,7 +380,9 @@ impl<T> fmt::Debug for GrowableTable<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use core::sync::atomic::AtomicU64;
+    #[cfg(feature = "memory-growth")]
+    use core::sync::atomic::Ordering::Relaxed;
 
     fn slice(values: core::ops::Range<u64>) -> MetaSlice<AtomicU64> {
         let start = values.start;

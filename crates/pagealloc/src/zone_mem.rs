@@ -1,7 +1,7 @@
 //! A zone's memory as data: its frame records, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::Release};
+use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
 use crate::error::GrowError;
 use crate::frame::Frame;
@@ -89,12 +89,12 @@ impl ZoneMem {
         ZoneRecords { platform, zone: self.zone_index }
     }
 
-    /// One past the span's last pfn. Relaxed: a caller holding a pfn past the old end
-    /// got it through the zone lock or an allocation, both after the growth published it,
-    /// and the records themselves are published by their tables (Release/Acquire).
+    /// One past the span's last pfn. Acquire, pairing with the growth's Release: the
+    /// compaction scanners and the checker derive pfns from the end itself, so a reader that
+    /// sees a grown end must find the tables grown (one plain load on x86).
     #[inline]
     pub(crate) fn end_pfn(&self) -> Pfn {
-        self.end_pfn.load(Relaxed)
+        self.end_pfn.load(Acquire)
     }
 
     #[inline]
@@ -109,6 +109,7 @@ impl ZoneMem {
         let slots = (pageblock_slots(self.start_pfn, new_end) - self.pageblock_types.len()) as u64;
         let tracked = self.pageblock_free.is_tracked();
         let slot_bytes = 1 + if tracked { PageblockFree::BYTES_PER_SLOT } else { 0 };
+        // The fullness buckets' directories live under the zone lock; the caller adds them.
         let directories = self.frames.directory_bytes()
             + self.pageblock_types.directory_bytes()
             + if tracked { self.pageblock_free.directory_bytes() } else { 0 };

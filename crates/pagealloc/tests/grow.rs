@@ -250,3 +250,43 @@ fn a_zone_declared_empty_takes_memory_added_anywhere_above_it() {
     allocator.free_pages(kernel).unwrap();
     allocator.check_invariants().unwrap();
 }
+
+/// With fullest-first, the growth also places the bucket tables' directories: the bytes
+/// said are enough, also after an attempt with too little memory made part of them.
+#[test]
+fn the_metadata_bytes_said_suffice_with_fullest_first_and_after_a_failed_attempt() {
+    let allocator = normal(4 * UNIT, Some("mainline+fullest-first"));
+    let range = BASE + 4 * UNIT..BASE + 6 * UNIT;
+    let before = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    // Enough for the first directories, not for the frames.
+    let small = Box::leak(vec![MaybeUninit::uninit(); 4096].into_boxed_slice());
+    assert!(matches!(
+        allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
+        Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
+    ));
+    let after = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    assert!(after <= before, "{after} bytes after the failed attempt, {before} before");
+    let exact = Box::leak(vec![MaybeUninit::uninit(); after as usize].into_boxed_slice());
+    assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, exact).unwrap(), 2 * UNIT);
+    allocator.check_invariants().unwrap();
+    // The next growth needs no directories: fewer bytes per frame.
+    let next = BASE + 6 * UNIT..BASE + 8 * UNIT;
+    assert!(allocator.add_memory_metadata_bytes(next, ZoneType::Normal).unwrap() < before);
+}
+
+/// A range reaching from inside the span past it: its inner part must be holes, and when
+/// it is not, the zone does not grow for an add that fails.
+#[test]
+fn a_range_across_the_end_grows_the_zone_only_if_its_inner_part_is_holes() {
+    let allocator = normal(4 * UNIT, None);
+    let before = snapshot(&allocator);
+    assert_eq!(
+        allocator.add_memory(BASE + 2 * UNIT..BASE + 6 * UNIT, ZoneType::Normal),
+        Err(RangeError::NotOffline { pfn: BASE + 2 * UNIT })
+    );
+    assert_eq!(snapshot(&allocator), before, "no growth for an add that failed");
+    allocator.offline(BASE + 3 * UNIT..BASE + 4 * UNIT).unwrap();
+    assert_eq!(allocator.add_memory(BASE + 3 * UNIT..BASE + 6 * UNIT, ZoneType::Normal).unwrap(), 3 * UNIT);
+    assert_eq!((allocator.zones()[0].spanned_pages(), allocator.managed_pages()), (6 * UNIT, 6 * UNIT));
+    allocator.check_invariants().unwrap();
+}

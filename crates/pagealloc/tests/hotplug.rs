@@ -198,10 +198,11 @@ fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
     );
     // Past the span: a growth, which only the memory-growth feature makes (tests/grow.rs).
     #[cfg(not(feature = "memory-growth"))]
-    assert!(matches!(
-        allocator.add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal),
-        Err(RangeError::Grow { reason: pagealloc::GrowError::Disabled, .. })
-    ));
+    {
+        let disabled = |result| matches!(result, Err(RangeError::Grow { reason: pagealloc::GrowError::Disabled, .. }));
+        assert!(disabled(allocator.add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal)));
+        assert!(disabled(allocator.add_memory_metadata_bytes(32 * UNIT..40 * UNIT, ZoneType::Normal)));
+    }
     assert_eq!(snapshot(&allocator), before);
 
     assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);

@@ -111,9 +111,12 @@ impl Worker<'_> {
         let range = start..start + (1 + self.rng.below(GROWTH_MAX_PAGEBLOCKS)) * PAGEBLOCK_PAGES;
         match allocator.add_memory(range.clone(), zone.zone_type()) {
             Ok(pages) => self.tally.grown_pages += pages,
-            Err(RangeError::Grow { reason: pagealloc::GrowError::Exhausted, .. } | RangeError::Concurrent) => {
-                self.tally.range_refusals += 1
-            }
+            // Another worker's growth since the end was read may have added this range.
+            Err(
+                RangeError::Grow { reason: pagealloc::GrowError::Exhausted, .. }
+                | RangeError::Concurrent
+                | RangeError::NotOffline { .. },
+            ) => self.tally.range_refusals += 1,
             Err(error) => self.report_range("add_memory", &range, &error.to_string()),
         }
     }

@@ -11,6 +11,7 @@ use core::ops::Range;
 use super::PageAllocator;
 use crate::builder::zone_type_limit_pfn;
 use crate::error::{GrowError, RangeError};
+use crate::frame::FrameState;
 use crate::meta::MetaArena;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
@@ -54,7 +55,9 @@ impl<P: Platform> PageAllocator<P> {
             Ok(_) => Ok(0),
             Err(RangeError::OutsideZone { .. }) => {
                 let zone = self.zone_to_grow(&range, zone_type)?;
-                Ok(zone.mem.growth_bytes(range.end))
+                let locked = zone.buddy(&self.platform).lock();
+                let buckets = locked.area.fullness.as_ref().map_or(0, |buckets| buckets.directory_bytes());
+                Ok(zone.mem.growth_bytes(range.end) + buckets)
             }
             Err(other) => Err(other),
         }
@@ -72,6 +75,14 @@ impl<P: Platform> PageAllocator<P> {
             Ok(zone) => Ok(zone),
             Err(RangeError::OutsideZone { .. }) => {
                 let zone = self.zone_to_grow(range, zone_type)?;
+                // The part inside the span must be holes, or the growth would outlive the
+                // add it was for (the range lock keeps holes holes meanwhile).
+                let old_end = zone.mem.end_pfn();
+                if let Some(pfn) =
+                    (range.start..old_end).find(|&pfn| zone.mem.frame(pfn).info().state() != FrameState::Reserved)
+                {
+                    return Err(RangeError::NotOffline { pfn });
+                }
                 let refuse = |reason| RangeError::Grow { pfn: range.end, reason };
                 let mut arena = arena;
                 let growth = zone.mem.prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;
@@ -94,6 +105,9 @@ impl<P: Platform> PageAllocator<P> {
     /// range's end: below the type's limit, with no other zone's span in the way.
     fn zone_to_grow(&self, range: &Range<Pfn>, zone_type: ZoneType) -> Result<&Zone<P>, RangeError> {
         let refuse = |reason| RangeError::Grow { pfn: range.start, reason };
+        if crate::growable::MAX_GROWTHS == 0 {
+            return Err(refuse(GrowError::Disabled));
+        }
         let limit_pfn = zone_type_limit_pfn(zone_type);
         if range.end > limit_pfn {
             return Err(refuse(GrowError::AboveLimit { limit_pfn }));
