@@ -260,12 +260,7 @@ impl<T> Index<usize> for GrowableTable<T> {
     /// A built entry costs what a slice index does: one compare, one branch.
     #[inline(always)]
     fn index(&self, index: usize) -> &T {
-        if index < self.built.len() {
-            // SAFETY: just checked against the built table's length.
-            unsafe { self.built.get_unchecked(index) }
-        } else {
-            self.grown_entry(index)
-        }
+        self.view().at(index)
     }
 }
 
@@ -352,16 +347,24 @@ impl<'a, T> GrowableView<'a, T> {
     }
 }
 
-impl<T> Index<usize> for GrowableView<'_, T> {
-    type Output = T;
+impl<'a, T> GrowableView<'a, T> {
+    /// Entry `index`, panicking past the end as a slice index does.
     #[inline(always)]
-    fn index(&self, index: usize) -> &T {
+    fn at(self, index: usize) -> &'a T {
         if index < self.built.len() {
             // SAFETY: just checked against the built part's length.
             unsafe { self.built.get_unchecked(index) }
         } else {
             self.table.grown_entry(index)
         }
+    }
+}
+
+impl<T> Index<usize> for GrowableView<'_, T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, index: usize) -> &T {
+        self.at(index)
     }
 }
 
