@@ -248,11 +248,6 @@ impl<T> GrowableTable<T> {
     pub fn view(&self) -> GrowableView<'_, T> {
         GrowableView { built: &self.built, table: self }
     }
-
-    /// Every entry in index order.
-    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        (0..self.len()).filter_map(move |index| self.get(index))
-    }
 }
 
 impl<T> Index<usize> for GrowableTable<T> {
@@ -404,7 +399,7 @@ mod tests {
         table.grow(slice(4..7)).unwrap();
         table.grow(slice(7..8)).unwrap();
         assert_eq!((table.len(), table.built_len(), table.growths()), (8, 4, 2));
-        let values: alloc::vec::Vec<u64> = table.iter().map(|v| v.load(Relaxed)).collect();
+        let values: alloc::vec::Vec<u64> = (0..table.len()).map(|i| table[i].load(Relaxed)).collect();
         assert_eq!(values, [0, 1, 2, 3, 4, 5, 6, 7]);
         assert!(core::ptr::eq(before, &table[3]));
         assert!(table.get(8).is_none());

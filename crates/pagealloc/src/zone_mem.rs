@@ -102,6 +102,13 @@ impl ZoneMem {
         pfn >= self.start_pfn && pfn < self.end_pfn()
     }
 
+    /// The first frame of `[start, end)` that is not a hole (an online or allocated frame),
+    /// for range operations that need holes; read locklessly, as only range operations
+    /// (one at a time) turn holes into anything else.
+    pub(crate) fn first_not_hole(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
+        (start..end).find(|&pfn| self.frame(pfn).info().state() != crate::frame::FrameState::Reserved)
+    }
+
     /// Bytes the records of a growth of the span to `new_end` take (frames, pageblock
     /// types, and the fullness tracking if on), alignment included, for callers placing them.
     pub(crate) fn growth_bytes(&self, new_end: Pfn) -> u64 {
@@ -129,9 +136,6 @@ impl ZoneMem {
     ) -> Result<ZoneGrowth, GrowError> {
         let end = self.end_pfn();
         assert!(new_end > end, "a growth extends the span");
-        if MAX_GROWTHS == 0 {
-            return Err(GrowError::Disabled);
-        }
         if new_end - self.start_pfn >= u32::MAX as u64 {
             return Err(GrowError::IndexSpace);
         }

@@ -11,7 +11,6 @@ use core::ops::Range;
 use super::PageAllocator;
 use crate::builder::zone_type_limit_pfn;
 use crate::error::{GrowError, RangeError};
-use crate::frame::FrameState;
 use crate::meta::MetaArena;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
@@ -68,7 +67,7 @@ impl<P: Platform> PageAllocator<P> {
         &self,
         range: &Range<Pfn>,
         zone_type: ZoneType,
-        arena: Option<&mut MetaArena>,
+        mut arena: Option<&mut MetaArena>,
     ) -> Result<&Zone<P>, RangeError> {
         match self.range_zone(range.start, range.end) {
             Ok(zone) if zone.zone_type != zone_type => Err(RangeError::OutsideZone { pfn: range.start }),
@@ -78,13 +77,10 @@ impl<P: Platform> PageAllocator<P> {
                 // The part inside the span must be holes, or the growth would outlive the
                 // add it was for (the range lock keeps holes holes meanwhile).
                 let old_end = zone.mem.end_pfn();
-                if let Some(pfn) =
-                    (range.start..old_end).find(|&pfn| zone.mem.frame(pfn).info().state() != FrameState::Reserved)
-                {
+                if let Some(pfn) = zone.mem.first_not_hole(range.start, old_end) {
                     return Err(RangeError::NotOffline { pfn });
                 }
                 let refuse = |reason| RangeError::Grow { pfn: range.end, reason };
-                let mut arena = arena;
                 let growth = zone.mem.prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;
                 let mut locked = zone.buddy(&self.platform).lock();
                 if let Some(buckets) = locked.area.fullness.as_ref() {

@@ -12,7 +12,6 @@ use core::ops::Range;
 
 use super::PageAllocator;
 use crate::error::RangeError;
-use crate::frame::FrameState;
 use crate::meta::MetaArena;
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
@@ -102,10 +101,8 @@ impl<P: Platform> PageAllocator<P> {
     /// [`Self::offline`] took.
     fn admit(&self, zone: &Zone<P>, range: Range<Pfn>, offline_only: bool) -> Result<u64, RangeError> {
         let mut locked = zone.buddy(&self.platform).lock();
-        for pfn in range.clone() {
-            if locked.mem.frame(pfn).info().state() != FrameState::Reserved {
-                return Err(RangeError::NotOffline { pfn });
-            }
+        if let Some(pfn) = locked.mem.first_not_hole(range.start, range.end) {
+            return Err(RangeError::NotOffline { pfn });
         }
         if offline_only {
             let hole = range
