@@ -41,6 +41,42 @@ impl<P: Platform> LockedZone<'_, P> {
         buckets.update(first, pages);
     }
 
+    /// A block of `order` at `pfn` was freed and merged into the free block of `merged_order`
+    /// at `merged_pfn`: its pageblocks gain its pages. Buddies merged at pageblock order or
+    /// more were wholly free pageblocks, whose counts stay full.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn account_pageblock_freed(&mut self, pfn: Pfn, order: u8, merged_pfn: Pfn, merged_order: u8) {
+        debug_assert!(merged_order >= order && merged_pfn <= pfn);
+        if order >= PAGEBLOCK_ORDER {
+            return self.account_pageblock_free(pfn, order, true);
+        }
+        let counts = &self.mem.pageblock_free;
+        let slot = self.mem.pageblock_index(pfn);
+        let Some(buckets) = self.area.fullness.as_mut() else { return };
+        let pages = counts.get(slot) + (1 << order);
+        debug_assert!(merged_order < PAGEBLOCK_ORDER || pages == PAGEBLOCK_PAGES);
+        counts.set(slot, pages);
+        buckets.update(slot, pages);
+        buckets.freed_at(slot, merged_pfn.max(self.mem.pageblock_start(slot)) & (PAGEBLOCK_PAGES - 1));
+    }
+
+    /// The block of `order` at `pfn` left the buddy, split off a free block of its
+    /// pageblocks whose other parts are still free: its pageblocks lose its pages.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn account_pageblock_taken(&mut self, pfn: Pfn, order: u8) {
+        if order >= PAGEBLOCK_ORDER {
+            return self.account_pageblock_free(pfn, order, false);
+        }
+        let counts = &self.mem.pageblock_free;
+        let slot = self.mem.pageblock_index(pfn);
+        let Some(buckets) = self.area.fullness.as_mut() else { return };
+        let pages = counts.get(slot) - (1 << order);
+        counts.set(slot, pages);
+        buckets.update(slot, pages);
+    }
+
     /// Takes order-0 pages of `migratetype` from the fullest partly free pageblock that has
     /// one: from the first free block found there, the largest aligned run of at most
     /// `max_pages` (its head, and its order), the rest of the block split back; `None`
@@ -65,8 +101,7 @@ impl<P: Platform> LockedZone<'_, P> {
             buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
         }
         let run_order = order.min(max_pages.max(1).ilog2() as u8);
-        self.del_free(pfn, order, migratetype);
-        self.expand(pfn, run_order, order, migratetype);
+        self.del_and_expand(pfn, run_order, order, migratetype);
         Some((pfn, run_order))
     }
 

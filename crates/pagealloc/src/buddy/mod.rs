@@ -7,6 +7,7 @@
 
 mod fullest;
 mod isolate;
+mod merge;
 mod pageblock;
 
 pub(crate) use isolate::RANGE_UNIT_PAGES;
@@ -16,10 +17,10 @@ use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{FrameInfo, FrameState};
 use crate::free_area::FreeArea;
-use crate::list::{Own, RecordCost};
+use crate::list::Own;
 use crate::platform::{LockId, Platform, SharedLine};
 use crate::sync::{CacheAligned, PlatformGuard, PlatformMutex};
-use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS, PAGEBLOCK_ORDER};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS};
 use crate::zone_mem::ZoneMem;
 use crate::zone_state::ZoneState;
 
@@ -247,6 +248,15 @@ impl<P: Platform> LockedZone<'_, P> {
     /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
     #[inline]
     pub(crate) fn add_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
+        self.list_free(pfn, order, migratetype, to_tail);
+        if self.mem.pageblock_free.is_tracked() {
+            self.account_pageblock_free(pfn, order, true);
+        }
+    }
+
+    /// [`Self::add_free`] but for the pageblock free counts, which the caller keeps.
+    #[inline]
+    fn list_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
         debug_assert!(order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0, "block {pfn:#x} of order {order}");
         let index = self.mem.index(pfn);
         self.mem.frames[index as usize]
@@ -260,9 +270,6 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
-        if self.mem.pageblock_free.is_tracked() {
-            self.account_pageblock_free(pfn, order, true);
-        }
         if migratetype.index() >= MigrateType::HighAtomic.index() {
             self.account_reserved_free(order, migratetype, true);
         }
@@ -273,6 +280,15 @@ impl<P: Platform> LockedZone<'_, P> {
     /// its next state (mirrors __del_page_from_free_list()).
     #[inline]
     pub(crate) fn del_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
+        self.unlist_free(pfn, order, migratetype);
+        if self.mem.pageblock_free.is_tracked() {
+            self.account_pageblock_free(pfn, order, false);
+        }
+    }
+
+    /// [`Self::del_free`] but for the pageblock free counts, which the caller keeps.
+    #[inline]
+    fn unlist_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
         let index = self.mem.index(pfn);
         let frame = &self.mem.frames[index as usize];
         debug_assert_eq!(frame.info().without_generation(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
@@ -291,9 +307,6 @@ impl<P: Platform> LockedZone<'_, P> {
             self.account_reserved_free(order, migratetype, false);
         }
         self.area.free_pages -= 1 << order;
-        if self.mem.pageblock_free.is_tracked() {
-            self.account_pageblock_free(pfn, order, false);
-        }
         self.publish_counts(order, migratetype);
     }
 
@@ -342,6 +355,27 @@ impl<P: Platform> LockedZone<'_, P> {
         returned_pages
     }
 
+    /// Takes the free block of `high` at `pfn` off its list and splits it down to `low`,
+    /// the upper halves listed again; returns the pages put back (mirrors
+    /// page_del_and_expand()). With fullest-first, the pageblock free counts change once,
+    /// by the pages taken: the halves go back to the pageblocks they left.
+    #[inline]
+    pub(crate) fn del_and_expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
+        debug_assert!(low <= high && high <= MAX_ORDER);
+        self.unlist_free(pfn, high, migratetype);
+        let mut order = high;
+        let mut returned_pages = 0;
+        while order > low {
+            order -= 1;
+            self.list_free(pfn + (1 << order), order, migratetype, false);
+            returned_pages += 1 << order;
+        }
+        if self.mem.pageblock_free.is_tracked() {
+            self.account_pageblock_taken(pfn, low);
+        }
+        returned_pages
+    }
+
     /// Takes the smallest free block of `migratetype` that fits `order`, splits it and
     /// returns the head pfn, interior until the caller marks it (mirrors __rmqueue_smallest()).
     #[inline]
@@ -349,80 +383,10 @@ impl<P: Platform> LockedZone<'_, P> {
         for current in order as usize..NR_ORDERS {
             if let Some(index) = self.area.lists[current][migratetype.index()].head() {
                 let pfn = self.mem.pfn(index);
-                self.del_free(pfn, current as u8, migratetype);
-                self.expand(pfn, order, current as u8, migratetype);
+                self.del_and_expand(pfn, order, current as u8, migratetype);
                 return Some(pfn);
             }
         }
         None
-    }
-
-    /// True if `pfn` heads a free block of exactly `order` (mirrors page_is_buddy()).
-    #[inline]
-    fn is_free_buddy(&self, pfn: Pfn, order: u8) -> bool {
-        if !self.mem.contains(pfn) {
-            return false;
-        }
-        self.mem.records(self.platform).touch(self.mem.index(pfn), false);
-        self.mem.frame(pfn).info().is_free_head_of_order(order)
-    }
-
-    /// Merging is likely to continue if the block's buddy one order up is free: then the
-    /// merged block goes to the list tail so it is not reallocated before that merge
-    /// (mirrors buddy_merge_likely()).
-    fn merge_likely(&self, pfn: Pfn, order: u8) -> bool {
-        if order >= MAX_ORDER - 1 {
-            return false;
-        }
-        let higher_pfn = pfn & !((2u64 << order) - 1);
-        self.is_free_buddy(higher_pfn ^ (2 << order), order + 1)
-    }
-
-    /// Frees an interior block into the buddy, merging with free buddies of the same order
-    /// while allowed, and lists the result under `migratetype`, the type of its pageblock
-    /// (mirrors __free_one_page()).
-    pub(crate) fn free_one(&mut self, mut pfn: Pfn, mut order: u8, migratetype: MigrateType) {
-        debug_assert_eq!(pfn & ((1 << order) - 1), 0, "misaligned block");
-        debug_assert_eq!(self.mem.frame(pfn).info().state(), FrameState::Interior);
-        let free_before = self.area.free_pages + self.area.free_isolated_pages;
-        while order < MAX_ORDER {
-            let buddy_pfn = pfn ^ (1 << order);
-            if !self.is_free_buddy(buddy_pfn, order) {
-                break;
-            }
-            let buddy_type = self.mem.frame(buddy_pfn).info().migratetype();
-            if order >= PAGEBLOCK_ORDER
-                && buddy_type != migratetype
-                && (!migratetype.is_mergeable() || !buddy_type.is_mergeable())
-            {
-                break;
-            }
-            self.del_free(buddy_pfn, order, buddy_type);
-            if buddy_type != migratetype {
-                // Only whole pageblocks differ here; re-type them so the merged block's
-                // pageblocks all match the list it goes on.
-                self.set_pageblock_range_type(buddy_pfn, order, migratetype);
-            }
-            pfn &= buddy_pfn;
-            order += 1;
-        }
-        let to_tail = self.merge_likely(pfn, order);
-        self.add_free(pfn, order, migratetype, to_tail);
-        debug_assert!(self.area.free_pages + self.area.free_isolated_pages > free_before);
-    }
-
-    /// Returns a block to the buddy, the one path for frees and pageset drains: the head
-    /// leaves state `from` (PCP head for drains, interior for a claimed free), merges under
-    /// its pageblock's type read now under the lock, and counts as freed to the zone.
-    #[inline]
-    pub(crate) fn release(&mut self, pfn: Pfn, order: u8, from: FrameState) {
-        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
-        if from != FrameState::Interior {
-            self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
-        }
-        // Read under the zone lock: a concurrent claim may be re-typing this pageblock.
-        let migratetype = self.mem.pageblock_type(pfn);
-        self.free_one(pfn, order, migratetype);
-        self.area.counters.freed_to_zone_pages += 1 << order;
     }
 }

@@ -160,8 +160,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
-        ctx.del_free(pfn, current_order, block_type);
-        ctx.expand(pfn, order, current_order, block_type);
+        ctx.del_and_expand(pfn, order, current_order, block_type);
         debug_assert_eq!(ctx.mem.pageblock_type(pfn), block_type, "a steal leaves the pageblock's type");
         if env.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
             boost_and_flag(ctx.state, env, want.flags.kswapd);
