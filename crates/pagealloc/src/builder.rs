@@ -401,8 +401,8 @@ impl AllocatorBuilder {
         {
             return Err(BuildError::InvalidPolicy("batch override must be 1..=2^24, high override at most 2^24"));
         }
-        if pcp.thp_batch_shift > 8 || pcp.high_max_zone_share == Some(0) {
-            return Err(BuildError::InvalidPolicy("thp_batch_shift is 0..=8, high_max_zone_share at least 1"));
+        if pcp.thp_batch_shift > 8 || pcp.high_max == crate::policy::HighMaxRule::ZoneShare(0) {
+            return Err(BuildError::InvalidPolicy("thp_batch_shift is 0..=8, a high_max zone share at least 1"));
         }
         match self.policy.vmstat.numa {
             crate::policy::NumaStats::ZoneStat { threshold: Some(threshold) }

@@ -86,11 +86,24 @@ pub struct PcpPolicy {
     /// pages per zone-lock hold, several blocks (Linux's `max(batch >> order, 2)` refills
     /// 2 and drains one per hold). 0 in every Linux preset.
     pub thp_batch_shift: u8,
-    /// Beyond Linux: high_max is the zone's managed pages / `zone_share` / CPUs, so the
-    /// pagesets together hold at most 1/`zone_share` of the zone (when larger than
-    /// Linux's high_max); high still auto-tunes up to it and decays when idle. `None` in
-    /// every Linux preset.
-    pub high_max_zone_share: Option<u16>,
+    /// How far auto-tuning may raise high: Linux's high_max in every Linux preset.
+    pub high_max: HighMaxRule,
+}
+
+/// The bound auto-tuning raises a pageset's high to (with `autotune_high`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum HighMaxRule {
+    /// The kernel's: the zone's managed pages / 8 / the node's CPUs
+    /// (MIN_PERCPU_PAGELIST_HIGH_FRACTION, zone_highsize()).
+    Linux,
+    /// Beyond Linux: the zone's managed pages / `share` / CPUs, so the pagesets together
+    /// hold at most 1/`share` of the zone (used where larger than Linux's).
+    ZoneShare(u16),
+    /// Beyond Linux: high stays at high_min (the low watermark over the CPUs). Pages a
+    /// pageset holds are hidden from placement: with fullest-first, a pageset auto-tuned
+    /// to 1/16 of memory made every pageblock look fuller than it was, so frees stayed in
+    /// the pageset and no pageblock drained (README, "A default for embedders").
+    HighMin,
 }
 
 /// How the NUMA event counters (numa_hit, numa_miss, numa_foreign, interleave_hit, local,

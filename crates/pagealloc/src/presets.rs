@@ -8,7 +8,8 @@
 //! 2018, "lru_lock scalability" RFC: `lru-k1` .. `lru-k4`, cumulative.
 
 use crate::policy::{
-    BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy,
+    BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, HighMaxRule, LruCommit, LruConfig, PcpPolicy, Policy,
+    VmstatPolicy,
 };
 
 /// A named policy with what it reproduces.
@@ -42,7 +43,7 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
     batch_override: None,
     high_override: None,
     thp_batch_shift: 0,
-    high_max_zone_share: None,
+    high_max: HighMaxRule::Linux,
 };
 
 const fn with_drain(base: PcpPolicy, drain: DrainPolicy) -> PcpPolicy {
@@ -87,6 +88,8 @@ const MAINLINE: PcpPolicy = PcpPolicy {
     ..PATCH9
 };
 const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
+/// Fullest-first's pagesets: mainline's, with high kept at high_min (see `HighMaxRule::HighMin`).
+const MAINLINE_HIGH_MIN: PcpPolicy = PcpPolicy { high_max: HighMaxRule::HighMin, ..MAINLINE };
 
 /// A preset of the v5.17 .. v6.8 era (LRU add batches of 15).
 const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
@@ -147,12 +150,12 @@ const fn frag_2018(
 }
 
 /// Mainline with another fragmentation-avoidance policy.
-const fn mainline_frag(name: &'static str, summary: &'static str, frag: FragPolicy) -> Preset {
+const fn mainline_frag(name: &'static str, summary: &'static str, pcp: PcpPolicy, frag: FragPolicy) -> Preset {
     Preset {
         name,
         aliases: &[],
         summary,
-        policy: Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag },
+        policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag },
     }
 }
 
@@ -164,10 +167,11 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// The embedder default (issue 18), measured against mainline one change at a time (README,
 /// "A default for embedders"): fullest-first placement keeps free memory in whole
 /// pageblocks, as LLFree does; pageblock-order blocks move 64 batches per zone-lock hold
-/// (Linux: 2 per refill, 1 per drain). Every Linux rule else is mainline's; raising
-/// high_max to 1/8 of the zone (`high_max_zone_share`) measured no gain and is left out.
+/// (Linux: 2 per refill, 1 per drain); pagesets stay at high_min, as fullest-first needs.
+/// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
+/// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
-    pcp: PcpPolicy { thp_batch_shift: 6, ..MAINLINE },
+    pcp: PcpPolicy { thp_batch_shift: 6, ..MAINLINE_HIGH_MIN },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
     frag: FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
@@ -232,11 +236,14 @@ pub const PRESETS: &[Preset] = &[
     mainline_frag(
         "mainline+defrag-mode",
         "vm.defrag_mode (v6.15): fall back to another type only after reclaim and compaction",
+        MAINLINE,
         FragPolicy { defrag_mode: true, ..FragPolicy::MAINLINE },
     ),
     mainline_frag(
         "mainline+fullest-first",
-        "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the pageset",
+        "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the \
+         pageset, which stays at high_min",
+        MAINLINE_HIGH_MIN,
         FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
     ),
     Preset {

@@ -12,7 +12,7 @@ use crate::fullness::{FullnessBuckets, PageblockFree};
 use crate::meta::{MetaArena, MetaArenaFull, MetaSlice, MetaSlots};
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
-use crate::policy::FreePagesCount;
+use crate::policy::{FreePagesCount, HighMaxRule};
 use crate::table::{Table, FIXED_NODES, FIXED_ZONES};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
 use crate::zone::{Zone, ZoneParams, ZoneState};
@@ -268,15 +268,20 @@ pub(crate) fn pageset_bounds<P: Platform>(
 ) -> (u32, u32, u32) {
     let bounds = zone.params().pcp;
     let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
-    // The embedder bound: all pagesets together at most 1/share of the zone.
-    let share_max = policy
-        .high_max_zone_share
-        .map(|share| (zone.managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64).min(1 << 24) as u32);
     let (high_min, high_max) = match policy.high_override {
         Some(high) => (high, high),
         None if policy.autotune_high => {
-            let linux_max = bounds.high_max_pages as u32;
-            (bounds.high_min_pages as u32, share_max.map_or(linux_max, |max| max.max(linux_max)))
+            let (linux_min, linux_max) = (bounds.high_min_pages as u32, bounds.high_max_pages as u32);
+            let high_max = match policy.high_max {
+                HighMaxRule::Linux => linux_max,
+                // All pagesets together at most 1/share of the zone.
+                HighMaxRule::ZoneShare(share) => {
+                    let share_max = zone.managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64;
+                    (share_max.min(1 << 24) as u32).max(linux_max)
+                }
+                HighMaxRule::HighMin => linux_min,
+            };
+            (linux_min, high_max)
         }
         None => (bounds.high_min_pages as u32, bounds.high_min_pages as u32),
     };

@@ -1,0 +1,143 @@
+//! Fullest-first placement over LLFree's frag pattern (`pagelab bench frag`, after its
+//! eval/src/bin/frag.rs): fill memory, free a random half, then churn (free a random page,
+//! allocate one) on two CPUs. Emptier pageblocks must drain into whole free pageblocks,
+//! and the pagesets, whose pages placement cannot see, must stay at high_min.
+
+#![cfg(feature = "alloc")]
+
+mod common;
+
+use common::*;
+use pagealloc::platform::TestPlatform;
+use pagealloc::policy::HighMaxRule;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, Policy, ZoneType, PAGEBLOCK_ORDER};
+
+/// 1 GiB, as `pagelab reproduce --quick llfree-frag`.
+const PAGES: u64 = 1 << 18;
+const CPUS: usize = 2;
+/// LLFree's frag: each round frees and reallocates a tenth of a thread's share.
+const ROUNDS: usize = 100;
+
+/// Allocations a CPU makes before the other takes its turn in the fill.
+const FILL_TURN_PAGES: usize = 1000;
+
+/// xorshift64*: a fixed sequence, so the test is the same every run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
+
+struct FragRun {
+    whole_pageblocks_pct: f64,
+    max_pageset_pages: u32,
+    high_min_pages: u32,
+}
+
+/// Memory free as whole pageblocks in the buddy, percent of the zone.
+fn whole_pageblocks_pct(allocator: &TestAllocator) -> f64 {
+    let huge: u64 = buddyinfo(allocator)[0][PAGEBLOCK_ORDER as usize..]
+        .iter()
+        .enumerate()
+        .map(|(above, blocks)| blocks << (PAGEBLOCK_ORDER as usize + above))
+        .sum();
+    huge as f64 * 100.0 / allocator.managed_pages() as f64
+}
+
+fn max_pageset_pages(allocator: &TestAllocator) -> u32 {
+    let pagesets = allocator.zones()[0].pagesets();
+    pagesets.iter().map(|slot| slot.inspect(allocator.platform(), |p| p.count_pages())).max().unwrap_or(0)
+}
+
+/// LLFree's frag pattern under `policy`, the fill stopping at `fill_pages` if memory lasts.
+fn frag_run(policy: Policy, fill_pages: usize) -> FragRun {
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).policy(policy);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+    let high_min_pages = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_min_pages());
+    // Both CPUs fill memory, as the bench's threads do, a pageset refill's worth at a time.
+    let mut held: Vec<Block> = Vec::new();
+    for cpu in (0..CPUS).cycle() {
+        allocator.platform().set_cpu(cpu);
+        let turn = FILL_TURN_PAGES.min(fill_pages - held.len());
+        let before = held.len();
+        held.extend((0..turn).map_while(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()));
+        if held.len() - before < FILL_TURN_PAGES {
+            break;
+        }
+    }
+    allocator.platform().set_cpu(0);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // One CPU frees the random half, as the bench's main thread does.
+    for _ in 0..held.len() / 2 {
+        let victim = rng.below(held.len());
+        allocator.free_pages(held.swap_remove(victim)).unwrap();
+    }
+    let mut max_pages = max_pageset_pages(&allocator);
+    let churn = held.len() / CPUS / 10;
+    for _ in 0..ROUNDS {
+        for cpu in 0..CPUS {
+            allocator.platform().set_cpu(cpu);
+            for _ in 0..churn {
+                let victim = rng.below(held.len());
+                allocator.free_pages(held.swap_remove(victim)).unwrap();
+                held.push(allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap());
+            }
+        }
+        max_pages = max_pages.max(max_pageset_pages(&allocator));
+    }
+    allocator.check_invariants().unwrap();
+    FragRun { whole_pageblocks_pct: whole_pageblocks_pct(&allocator), max_pageset_pages: max_pages, high_min_pages }
+}
+
+#[test]
+fn fullest_first_drains_pageblocks_whole_with_pagesets_at_high_min() {
+    for name in ["mainline+fullest-first", "pagealloc"] {
+        let policy = preset(name);
+        assert_eq!(policy.pcp.high_max, HighMaxRule::HighMin, "{name}");
+        let run = frag_run(policy, usize::MAX);
+        assert!(
+            run.max_pageset_pages <= run.high_min_pages,
+            "{name}: a pageset held {} pages, above high_min {}",
+            run.max_pageset_pages,
+            run.high_min_pages
+        );
+        // Half of memory is free; LLFree keeps about 48% of memory whole after 100 rounds.
+        assert!(run.whole_pageblocks_pct >= 20.0, "{name}: {:.1}% free as whole pageblocks", run.whole_pageblocks_pct);
+    }
+}
+
+#[test]
+fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
+    // A fill that stops short of the watermarks leaves the zone above its high watermark,
+    // so nothing shrinks the high the fill's refills raised (the state the bench's threads
+    // sometimes leave): the CPU that frees the half keeps up to high_max of it.
+    let fill_pages = PAGES as usize * 9 / 10;
+    let mut policy = preset("mainline+fullest-first");
+    policy.pcp.high_max = HighMaxRule::Linux;
+    let linux = frag_run(policy, fill_pages);
+    let bounded = frag_run(preset("mainline+fullest-first"), fill_pages);
+    assert!(
+        linux.max_pageset_pages > 4 * linux.high_min_pages,
+        "the half-free raised a pageset to {} pages (high_min {})",
+        linux.max_pageset_pages,
+        linux.high_min_pages
+    );
+    assert!(
+        linux.whole_pageblocks_pct * 2.0 < bounded.whole_pageblocks_pct,
+        "Linux's high_max {:.1}% against high_min {:.1}% free as whole pageblocks",
+        linux.whole_pageblocks_pct,
+        bounded.whole_pageblocks_pct
+    );
+}
+
+#[test]
+fn pagealloc_and_mainline_fullest_first_bound_high_and_linux_presets_do_not() {
+    for name in ["mainline", "linux-6.6", "patch9", "mainline+defrag-mode"] {
+        assert_eq!(preset(name).pcp.high_max, HighMaxRule::Linux, "{name}");
+    }
+}
