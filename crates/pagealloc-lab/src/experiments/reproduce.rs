@@ -2,6 +2,7 @@
 //! experiment's tables printed and files written as soon as all its presets are in.
 
 use std::path::Path;
+use std::sync::{PoisonError, RwLock};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -46,11 +47,18 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             .progress_chars("=> "),
     );
     let mut rows = Vec::new();
+    // Simulations share the host; a real-thread run has it to itself, since its threads are
+    // pinned one per CPU and another job beside them would be measured with them.
+    let host = RwLock::new(());
     ordered::run_ordered(
         runs.len(),
         jobs,
         |index| {
             let (_, experiment, preset) = runs[index];
+            // A job that panicked poisons nothing the others read.
+            let real = experiment.real_threads;
+            let _shared = (!real).then(|| host.read().unwrap_or_else(PoisonError::into_inner));
+            let _exclusive = real.then(|| host.write().unwrap_or_else(PoisonError::into_inner));
             bar.set_message(format!("{}: {preset}", experiment.name));
             let per_seed = (seed..seed + seeds.max(1))
                 .map(|run_seed| (experiment.run)(preset, quick, run_seed, &bar))
