@@ -65,6 +65,7 @@ enum Command {
         out: std::path::PathBuf,
         /// Simulations run at once, one per host thread (default: the host's CPUs). Results
         /// do not depend on it; each holds a simulated machine (up to ~0.7 GiB at 224 CPUs).
+        /// A real-thread experiment (llfree-frag) runs alone.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
         jobs: Option<usize>,
     },
