@@ -78,3 +78,18 @@ pub fn fingerprint(allocator: &TestAllocator) -> StateFingerprint {
         free_pages: allocator.zones().iter().map(|z| z.free_pages()).collect(),
     }
 }
+
+/// xorshift64: a fixed sequence for a seed, so a test is the same every run.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound
+    }
+}

@@ -21,18 +21,6 @@ const ROUNDS: usize = 100;
 /// Allocations a CPU makes before the other takes its turn in the fill.
 const FILL_TURN_PAGES: usize = 1000;
 
-/// xorshift64*: a fixed sequence, so the test is the same every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
-    }
-}
-
 struct FragRun {
     whole_pageblocks_pct: f64,
     max_pageset_pages: u32,
@@ -74,7 +62,7 @@ fn frag_run(policy: Policy, fill_pages: usize) -> FragRun {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // One CPU frees the random half, as the bench's main thread does.
     for _ in 0..held.len() / 2 {
-        let victim = rng.below(held.len());
+        let victim = rng.below(held.len() as u64) as usize;
         allocator.free_pages(held.swap_remove(victim)).unwrap();
     }
     let mut max_pages = max_pageset_pages(&allocator);
@@ -83,7 +71,7 @@ fn frag_run(policy: Policy, fill_pages: usize) -> FragRun {
         for cpu in 0..CPUS {
             allocator.platform().set_cpu(cpu);
             for _ in 0..churn {
-                let victim = rng.below(held.len());
+                let victim = rng.below(held.len() as u64) as usize;
                 allocator.free_pages(held.swap_remove(victim)).unwrap();
                 held.push(allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap());
             }

@@ -16,20 +16,6 @@ use common::*;
 use pagealloc::platform::TestPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, FreeError, PageAllocator};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
-
 const REQUESTS: [AllocRequest; 4] =
     [AllocRequest::USER_MOVABLE, AllocRequest::KERNEL, AllocRequest::RECLAIMABLE, AllocRequest::ATOMIC];
 

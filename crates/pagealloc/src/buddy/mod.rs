@@ -343,13 +343,26 @@ impl<P: Platform> LockedZone<'_, P> {
     /// the free lists of `migratetype`; returns the pages put back (mirrors expand()).
     #[inline]
     pub(crate) fn expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
+        self.list_upper_halves(pfn, low, high, migratetype, Self::add_free)
+    }
+
+    /// The split loop: the upper half at each order from `high` down to `low`, put on its
+    /// list by `list` (accounted per half, or not); returns the pages put back.
+    #[inline(always)]
+    fn list_upper_halves(
+        &mut self,
+        pfn: Pfn,
+        low: u8,
+        high: u8,
+        migratetype: MigrateType,
+        list: fn(&mut Self, Pfn, u8, MigrateType, bool),
+    ) -> u64 {
         debug_assert!(low <= high && high <= MAX_ORDER);
         let mut order = high;
         let mut returned_pages = 0;
         while order > low {
             order -= 1;
-            let upper_half = pfn + (1 << order);
-            self.add_free(upper_half, order, migratetype, false);
+            list(self, pfn + (1 << order), order, migratetype, false);
             returned_pages += 1 << order;
         }
         returned_pages
@@ -361,15 +374,8 @@ impl<P: Platform> LockedZone<'_, P> {
     /// by the pages taken: the halves go back to the pageblocks they left.
     #[inline]
     pub(crate) fn del_and_expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
-        debug_assert!(low <= high && high <= MAX_ORDER);
         self.unlist_free(pfn, high, migratetype);
-        let mut order = high;
-        let mut returned_pages = 0;
-        while order > low {
-            order -= 1;
-            self.list_free(pfn + (1 << order), order, migratetype, false);
-            returned_pages += 1 << order;
-        }
+        let returned_pages = self.list_upper_halves(pfn, low, high, migratetype, Self::list_free);
         if self.mem.pageblock_free.is_tracked() {
             self.account_pageblock_taken(pfn, low);
         }
