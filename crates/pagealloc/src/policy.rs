@@ -104,6 +104,20 @@ pub enum HighMaxRule {
     /// to 1/16 of memory made every pageblock look fuller than it was, so frees stayed in
     /// the pageset and no pageblock drained (README, "A default for embedders").
     HighMin,
+    /// Beyond Linux: high auto-tunes up to Linux's high_max, but the pages of orders
+    /// 0..=3 are held to high_min (a small-order free past it drains only those lists).
+    /// Small blocks hidden in a pageset make partly used pageblocks look fuller to
+    /// fullest-first; a whole pageblock-order block hides no partly used pageblock, so a
+    /// THP stream keeps Linux's room (`HighMin` held it to 3 blocks on 4 GiB).
+    SmallOrdersAtHighMin,
+}
+
+impl HighMaxRule {
+    /// The bound on a pageset's pages of orders 0..=3, when the rule has one.
+    #[inline]
+    pub fn bounds_small_orders(self) -> bool {
+        self == HighMaxRule::SmallOrdersAtHighMin
+    }
 }
 
 /// How the NUMA event counters (numa_hit, numa_miss, numa_foreign, interleave_hit, local,

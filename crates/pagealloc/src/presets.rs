@@ -88,8 +88,9 @@ const MAINLINE: PcpPolicy = PcpPolicy {
     ..PATCH9
 };
 const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
-/// Fullest-first's pagesets: mainline's, with high kept at high_min (see `HighMaxRule::HighMin`).
-const MAINLINE_HIGH_MIN: PcpPolicy = PcpPolicy { high_max: HighMaxRule::HighMin, ..MAINLINE };
+/// Fullest-first's pagesets: mainline's, with the pages of orders 0..=3 held to high_min
+/// (see `HighMaxRule::SmallOrdersAtHighMin`).
+const MAINLINE_SMALL_AT_HIGH_MIN: PcpPolicy = PcpPolicy { high_max: HighMaxRule::SmallOrdersAtHighMin, ..MAINLINE };
 
 /// A preset of the v5.17 .. v6.8 era (LRU add batches of 15).
 const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
@@ -171,7 +172,7 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
-    pcp: PcpPolicy { thp_batch_shift: 6, ..MAINLINE_HIGH_MIN },
+    pcp: PcpPolicy { thp_batch_shift: 6, ..MAINLINE_SMALL_AT_HIGH_MIN },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
     frag: FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
@@ -243,7 +244,7 @@ pub const PRESETS: &[Preset] = &[
         "mainline+fullest-first",
         "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the \
          pageset, which stays at high_min",
-        MAINLINE_HIGH_MIN,
+        MAINLINE_SMALL_AT_HIGH_MIN,
         FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
     ),
     Preset {

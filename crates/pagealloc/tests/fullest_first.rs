@@ -39,7 +39,7 @@ fn whole_pageblocks_pct(allocator: &TestAllocator) -> f64 {
 
 fn max_pageset_pages(allocator: &TestAllocator) -> u32 {
     let pagesets = allocator.zones()[0].pagesets();
-    pagesets.iter().map(|slot| slot.inspect(allocator.platform(), |p| p.count_pages())).max().unwrap_or(0)
+    pagesets.iter().map(|slot| slot.inspect(allocator.platform(), |p| p.small_order_pages())).max().unwrap_or(0)
 }
 
 /// LLFree's frag pattern under `policy`, the fill stopping at `fill_pages` if memory lasts.
@@ -86,7 +86,7 @@ fn frag_run(policy: Policy, fill_pages: usize) -> FragRun {
 fn fullest_first_drains_pageblocks_whole_with_pagesets_at_high_min() {
     for name in ["mainline+fullest-first", "pagealloc"] {
         let policy = preset(name);
-        assert_eq!(policy.pcp.high_max, HighMaxRule::HighMin, "{name}");
+        assert_eq!(policy.pcp.high_max, HighMaxRule::SmallOrdersAtHighMin, "{name}");
         let run = frag_run(policy, usize::MAX);
         assert!(
             run.max_pageset_pages <= run.high_min_pages,

@@ -9,7 +9,7 @@ mod common;
 use common::*;
 use pagealloc::pcp::{pcp_flags, DrainCause};
 use pagealloc::platform::TestPlatform;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAllocator, ZoneType, PAGEBLOCK_ORDER};
 
 /// 1 GiB Normal zone on `cpus` CPUs under a preset: batch 63.
 fn normal_zone(preset_name: &str, cpus: usize) -> TestAllocator {
@@ -290,4 +290,46 @@ fn out_of_range_policy_switches_are_rejected() {
         let result = PageAllocator::build(builder, TestPlatform::new(1));
         assert!(matches!(result, Err(pagealloc::BuildError::InvalidPolicy(_))), "{what}");
     }
+}
+
+#[test]
+fn pagealloc_holds_small_orders_to_high_min_but_lets_thp_blocks_use_linux_high() {
+    // One CPU frees 3000 order-0 pages, then 40 pageblock-order blocks, mixed in.
+    let allocator = normal_zone("pagealloc", 1);
+    let slot = &allocator.zones()[0].pagesets()[0];
+    let high_min = slot.inspect(allocator.platform(), |p| p.high_min_pages());
+    let thp = |a: &TestAllocator| a.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::USER_MOVABLE).unwrap();
+    let small: Vec<Block> = (0..3000).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    let huge: Vec<Block> = (0..40).map(|_| thp(&allocator)).collect();
+    let mut small = small.into_iter();
+    let mut max_thp_pages = 0;
+    for block in huge {
+        allocator.free_pages(block).unwrap();
+        for block in small.by_ref().take(75) {
+            allocator.free_pages(block).unwrap();
+            let (small_pages, thp_pages) =
+                slot.inspect(allocator.platform(), |p| (p.small_order_pages(), p.thp_pages()));
+            assert!(small_pages < high_min, "{small_pages} small-order pages, high_min {high_min}");
+            assert_eq!(small_pages + thp_pages, pageset_count(&allocator, 0));
+            max_thp_pages = max_thp_pages.max(thp_pages);
+        }
+    }
+    // Auto-tuning raised high above high_min (the refills of the 3000 pages), and the
+    // pageblock-order blocks may use that room.
+    let high = slot.inspect(allocator.platform(), |p| p.high_pages());
+    assert!(
+        max_thp_pages > 2 * high_min,
+        "the pageset held at most {max_thp_pages} pages in pageblock-order blocks (high {high}, high_min {high_min})"
+    );
+    allocator.check_invariants().unwrap();
+
+    // mainline bounds them all by one high: the small-order pages share it.
+    let mainline = normal_zone("mainline", 1);
+    let blocks: Vec<Block> = (0..3000).map(|_| mainline.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    for block in blocks {
+        mainline.free_pages(block).unwrap();
+    }
+    let small_pages = mainline.zones()[0].pagesets()[0].inspect(mainline.platform(), |p| p.small_order_pages());
+    assert!(small_pages > high_min, "mainline keeps {small_pages} order-0 pages, above high_min {high_min}");
+    mainline.check_invariants().unwrap();
 }

@@ -273,7 +273,7 @@ pub(crate) fn pageset_bounds<P: Platform>(
         None if policy.autotune_high => {
             let (linux_min, linux_max) = (bounds.high_min_pages as u32, bounds.high_max_pages as u32);
             let high_max = match policy.high_max {
-                HighMaxRule::Linux => linux_max,
+                HighMaxRule::Linux | HighMaxRule::SmallOrdersAtHighMin => linux_max,
                 // All pagesets together at most 1/share of the zone.
                 HighMaxRule::ZoneShare(share) => {
                     let share_max = zone.managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64;

@@ -184,7 +184,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
     /// match; high lies within its bounds.
     fn check_pageset(&mut self, cpu: usize, pcp: &PerCpuPages, thp_lists: u8) -> Result<u64, InvariantViolation> {
         let mem = &self.zone.mem;
-        let mut pages = 0u64;
+        let (mut pages, mut thp_pages) = (0u64, 0u64);
         for list_index in 0..NR_PCP_LISTS {
             let order = pindex_order(list_index);
             for index in pcp.lists[list_index].iter(&mem.frames, mem.frames.len()) {
@@ -198,7 +198,16 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     return self.fail(Some(pfn), alloc::format!("cpu {cpu}: on a pageset list and another list"));
                 }
                 pages += 1 << order;
+                if order >= PAGEBLOCK_ORDER {
+                    thp_pages += 1 << order;
+                }
             }
+        }
+        if thp_pages != u64::from(pcp.thp_pages) {
+            return self.fail(
+                None,
+                alloc::format!("cpu {cpu}: pageblock-order lists hold {thp_pages} pages, count {}", pcp.thp_pages),
+            );
         }
         if pages != pcp.count_pages as u64 {
             return self

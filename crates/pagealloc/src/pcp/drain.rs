@@ -3,7 +3,7 @@
 //! or whole-list round robin, two passes or one under the zone lock, one lock hold or
 //! batch-sized chunks.
 
-use super::{decay_high, pindex_order, PcpSlot, PerCpuPages, NR_PCP_LISTS};
+use super::{decay_high, pindex_order, thp_part, PcpSlot, PerCpuPages, FIRST_THP_LIST, NR_PCP_LISTS};
 use crate::buddy::BuddyZone;
 use crate::frame::FrameState;
 use crate::list::{FrameList, Own, RecordCost};
@@ -55,6 +55,35 @@ impl DrainCause {
     }
 }
 
+/// Which of a pageset's lists a drain takes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DrainLists {
+    /// Every list, as Linux drains.
+    All,
+    /// Only the order 0..=3 lists (`HighMaxRule::SmallOrdersAtHighMin`).
+    BelowPageblock,
+}
+
+impl DrainLists {
+    /// One past the last list index drained.
+    #[inline]
+    fn end(self) -> usize {
+        match self {
+            DrainLists::All => NR_PCP_LISTS,
+            DrainLists::BelowPageblock => FIRST_THP_LIST,
+        }
+    }
+
+    /// Pages the drained lists hold.
+    #[inline]
+    fn pages(self, pcp: &PerCpuPages) -> u32 {
+        match self {
+            DrainLists::All => pcp.count_pages,
+            DrainLists::BelowPageblock => pcp.small_order_pages(),
+        }
+    }
+}
+
 pub(crate) type PcpGuard<'a, P> = PlatformGuard<'a, P, PerCpuPages, <P as Platform>::PcpLock>;
 
 /// Walks the lists in the policy's order, unlinking blocks from their tails and calling
@@ -62,22 +91,24 @@ pub(crate) type PcpGuard<'a, P> = PlatformGuard<'a, P, PerCpuPages, <P as Platfo
 fn select_blocks(
     pcp: &mut PerCpuPages,
     mut count: i64,
-    start_pindex: usize,
+    (start_pindex, lists): (usize, DrainLists),
     policy: &PcpPolicy,
     frames: &crate::growable::GrowableView<crate::frame::Frame>,
     records: &impl RecordCost,
     mut take: impl FnMut(u32, u8),
 ) {
     let drain = policy.drain;
-    let mut pindex = if drain.start_at_freed_list { start_pindex + NR_PCP_LISTS - 1 } else { start_pindex };
-    let (mut min_pindex, mut max_pindex) = (0usize, NR_PCP_LISTS - 1);
+    let nr_lists = lists.end();
+    debug_assert!(start_pindex < nr_lists);
+    let mut pindex = if drain.start_at_freed_list { start_pindex + nr_lists - 1 } else { start_pindex };
+    let (mut min_pindex, mut max_pindex) = (0usize, nr_lists - 1);
     let mut batch_free = 0i64;
     while count > 0 {
-        debug_assert!(pcp.count_pages > 0, "count was capped at pcp.count_pages");
+        debug_assert!(lists.pages(pcp) > 0, "count was capped at the pages of the lists drained");
         // Next non-empty list; at most one full turn since some list holds pages.
-        for _ in 0..NR_PCP_LISTS {
+        for _ in 0..nr_lists {
             batch_free += 1;
-            pindex = (pindex + 1) % NR_PCP_LISTS;
+            pindex = (pindex + 1) % nr_lists;
             if !pcp.lists[pindex].is_empty() {
                 break;
             }
@@ -94,7 +125,7 @@ fn select_blocks(
             let only_list_left = if drain.track_active_range {
                 batch_free >= max_pindex.saturating_sub(min_pindex) as i64
             } else {
-                batch_free >= NR_PCP_LISTS as i64
+                batch_free >= nr_lists as i64
             };
             if only_list_left {
                 batch_free = count;
@@ -104,6 +135,7 @@ fn select_blocks(
         let pages = 1i64 << order;
         while let Some(index) = pcp.lists[pindex].pop_tail(frames, Own::Cold, records) {
             pcp.count_pages -= pages as u32;
+            pcp.thp_pages -= thp_part(pages as u32, order);
             count -= pages;
             take(index, order);
             if drain.proportional {
@@ -129,17 +161,17 @@ fn prefetch_buddy(frames: usize, records: &impl RecordCost, index: u32, order: u
     }
 }
 
-/// Frees up to `count` pages from the pageset into the buddy under one zone-lock hold,
-/// starting with list `start_pindex`; returns pages freed.
+/// Frees up to `count` pages from the pageset's `lists` into the buddy under one zone-lock
+/// hold, starting with list `start_pindex`; returns pages freed.
 pub(crate) fn free_pcppages_bulk<P: Platform>(
     zone: BuddyZone<'_, P>,
     pcp: &mut PerCpuPages,
     count: u32,
-    start_pindex: usize,
+    (start_pindex, lists): (usize, DrainLists),
     policy: &PcpPolicy,
     cause: DrainCause,
 ) -> u32 {
-    let count = count.min(pcp.count_pages);
+    let count = count.min(lists.pages(pcp));
     if count == 0 {
         return 0;
     }
@@ -151,7 +183,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         // PCP state, which records the order), prefetching buddies.
         let mut collected = FrameList::EMPTY;
         let mut prefetch_left = pcp.batch_pages;
-        select_blocks(pcp, count as i64, start_pindex, policy, frames, &records, |index, order| {
+        select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             // The unlink just wrote the block's own record.
             collected.push_tail(frames, index, Own::Warm, &records);
             if prefetch_left > 0 {
@@ -170,7 +202,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         }
     } else {
         let mut locked = zone.lock();
-        select_blocks(pcp, count as i64, start_pindex, policy, frames, &records, |index, order| {
+        select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             let pfn = mem.pfn(index);
             trace_drain(&zone, pfn, order);
             locked.release(pfn, order, FrameState::PcpHead)
@@ -204,13 +236,14 @@ pub(crate) enum DrainTarget {
 }
 
 /// One drain: what to free, in zone-lock holds of at most `chunk_pages` (`None`: a single
-/// hold), starting at list `start_pindex`.
+/// hold), starting at list `start_pindex`, from `lists`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DrainPlan {
     pub target: DrainTarget,
     pub chunk_pages: Option<u32>,
     pub start_pindex: usize,
     pub cause: DrainCause,
+    pub lists: DrainLists,
 }
 
 /// The one chunked-drain loop. Between chunks the pageset lock is dropped, so a remote
@@ -232,7 +265,7 @@ pub(crate) fn drain_chunked<'a, P: Platform>(
     };
     loop {
         let chunk = plan.chunk_pages.map_or(to_free, |chunk| to_free.min(chunk));
-        let freed = free_pcppages_bulk(zone, &mut pcp, chunk, plan.start_pindex, policy, plan.cause);
+        let freed = free_pcppages_bulk(zone, &mut pcp, chunk, (plan.start_pindex, plan.lists), policy, plan.cause);
         freed_pages += freed;
         let counted = if let DrainTarget::RequestedChunks(_) = plan.target { chunk } else { freed };
         to_free = to_free.saturating_sub(counted);
@@ -304,7 +337,7 @@ pub(crate) fn drain_pcp<P: Platform>(
         return flushed;
     }
     let chunk_pages = policy.batch_scale_max.map(|scale| pcp.batch_pages << scale);
-    let plan = DrainPlan { target: DrainTarget::All, chunk_pages, start_pindex: 0, cause };
+    let plan = DrainPlan { target: DrainTarget::All, chunk_pages, start_pindex: 0, cause, lists: DrainLists::All };
     let (freed, _) = drain_chunked(zone, pcp, plan, policy, || Some(lock_remote(slot, platform)));
     flushed + freed
 }
@@ -344,6 +377,7 @@ pub(crate) fn vmstat_update<P: Platform>(
             chunk_pages,
             start_pindex: 0,
             cause: DrainCause::Decay,
+            lists: DrainLists::All,
         };
         let (freed, guard) = drain_chunked(zone, pageset, plan, policy, || Some(slot.pageset.lock(platform)));
         drained += freed as u64;
@@ -356,7 +390,8 @@ pub(crate) fn vmstat_update<P: Platform>(
     pageset.expire -= 1;
     if pageset.expire == 0 {
         let batch = pageset.batch_pages;
-        drained += free_pcppages_bulk(zone, &mut pageset, batch, 0, policy, DrainCause::RemoteExpire) as u64;
+        drained += free_pcppages_bulk(zone, &mut pageset, batch, (0, DrainLists::All), policy, DrainCause::RemoteExpire)
+            as u64;
     }
     drained
 }

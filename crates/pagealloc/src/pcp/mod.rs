@@ -25,7 +25,7 @@ use crate::vmstat::CpuZoneStats;
 
 /// Order 0..=3 lists per PCP type, plus up to two pageblock-order (THP) lists.
 pub const NR_PCP_LISTS: usize = (COSTLY_ORDER as usize + 1) * NR_PCP_TYPES + 2;
-const FIRST_THP_LIST: usize = NR_PCP_LISTS - 2;
+pub(crate) const FIRST_THP_LIST: usize = NR_PCP_LISTS - 2;
 
 /// Pageset flag bits.
 pub mod pcp_flags {
@@ -54,6 +54,17 @@ pub fn pindex_order(index: usize) -> u8 {
         (index / NR_PCP_TYPES) as u8
     } else {
         PAGEBLOCK_ORDER
+    }
+}
+
+/// The part of `pages`, moved in blocks of `order`, that `PerCpuPages::thp_pages` counts:
+/// all of them for pageblock-order blocks, none else.
+#[inline(always)]
+pub(crate) fn thp_part(pages: u32, order: u8) -> u32 {
+    if order >= PAGEBLOCK_ORDER {
+        pages
+    } else {
+        0
     }
 }
 
@@ -103,6 +114,9 @@ pub struct PerCpuPages {
     pub(crate) lists: [FrameList; NR_PCP_LISTS],
     /// Pages cached (an order-n block counts 2^n).
     pub(crate) count_pages: u32,
+    /// The part of `count_pages` in pageblock-order blocks (`HighMaxRule::SmallOrdersAtHighMin`
+    /// bounds the rest).
+    pub(crate) thp_pages: u32,
     /// Drain when a free brings `count_pages` to this (auto-tuned between the bounds).
     pub(crate) high_pages: u32,
     pub(crate) high_min_pages: u32,
@@ -135,6 +149,7 @@ impl PerCpuPages {
         PerCpuPages {
             lists: [FrameList::EMPTY; NR_PCP_LISTS],
             count_pages: 0,
+            thp_pages: 0,
             high_pages: high_min,
             high_min_pages: high_min,
             high_max_pages: high_max,
@@ -153,6 +168,14 @@ impl PerCpuPages {
 
     pub fn count_pages(&self) -> u32 {
         self.count_pages
+    }
+    /// Pages cached in blocks of orders 0..=3.
+    pub fn small_order_pages(&self) -> u32 {
+        self.count_pages - self.thp_pages
+    }
+    /// Pages cached in pageblock-order blocks.
+    pub fn thp_pages(&self) -> u32 {
+        self.thp_pages
     }
     /// Pages waiting on the buddy-bound list (fullest-first placement).
     pub fn buddy_bound_pages(&self) -> u32 {
@@ -229,6 +252,16 @@ mod tests {
         assert_eq!(pindex(PAGEBLOCK_ORDER, MigrateType::Movable, 2), 13);
         assert_eq!(pindex(PAGEBLOCK_ORDER, MigrateType::Movable, 1), 12);
         assert_eq!(pindex_order(13), PAGEBLOCK_ORDER);
+    }
+
+    #[test]
+    fn thp_part_counts_only_pageblock_order_blocks() {
+        for order in 0..=COSTLY_ORDER {
+            assert_eq!(thp_part(1 << order, order), 0);
+            assert_eq!(thp_part(63 << order, order), 0);
+        }
+        assert_eq!(thp_part(1 << PAGEBLOCK_ORDER, PAGEBLOCK_ORDER), 1 << PAGEBLOCK_ORDER);
+        assert_eq!(thp_part(7 << PAGEBLOCK_ORDER, PAGEBLOCK_ORDER), 7 << PAGEBLOCK_ORDER);
     }
 
     #[test]

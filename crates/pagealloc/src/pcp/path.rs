@@ -2,10 +2,10 @@
 //! free_frozen_page_commit()). Cost of a hit: one trylock, one list pop or push, one frame
 //! record store; everything else is out of line.
 
-use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard, REMOTE_EXPIRE_TICKS};
+use super::drain::{drain_chunked, DrainLists, DrainPlan, DrainTarget, PcpGuard, REMOTE_EXPIRE_TICKS};
 use super::{
-    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, thp_batch_pages, DrainCause, PcpSlot,
-    PerCpuPages,
+    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, thp_batch_pages, thp_part,
+    DrainCause, PcpSlot, PerCpuPages, FIRST_THP_LIST,
 };
 use crate::buddy::BuddyZone;
 use crate::fallback::FallbackEnv;
@@ -93,6 +93,7 @@ fn refill<P: Platform>(
     let taken = rmqueue_bulk(call, env, pcp, list_index, request, blocks);
     debug_assert!(taken <= blocks && pcp.lists[list_index].is_empty() == (taken == 0));
     pcp.count_pages += taken << request.order;
+    pcp.thp_pages += thp_part(taken << request.order, request.order);
     pcp.counters.refills += 1;
     pcp.counters.refill_pages += (taken as u64) << request.order;
     pcp.note_peak();
@@ -132,6 +133,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
+    pcp.thp_pages -= thp_part(1 << order, order);
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
     mem.frames[index as usize].hand_out(&[FrameState::PcpHead], allocated);
     let placement = NumaPlacement { hit, local: !remote };
@@ -160,6 +162,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
     pcp.lists[list_index].push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
     pcp.count_pages += 1 << order;
+    pcp.thp_pages += thp_part(1 << order, order);
     pcp.note_peak();
     pcp.stats.count_free(1 << order);
 
@@ -174,8 +177,9 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
     // At most the larger bound (a tiny zone's high_min may exceed high_max; high is then
     // re-clamped on its next use, as in the kernel).
     debug_assert!(pcp.high_pages <= pcp.high_max_pages.max(pcp.high_min_pages));
-    if pcp.count_pages >= high {
-        drain_over_high(call, pcp, (list_index, order), high, free_high);
+    let over_high = pcp.count_pages >= high;
+    if over_high || (policy.high_max.bounds_small_orders() && pcp.small_order_pages() >= pcp.high_min_pages) {
+        drain_over_high(call, pcp, (list_index, order), high, free_high, !over_high);
         // Only a drain can lift the zone back over its high watermark.
         if policy.below_high && zone.state.flags() & zone_flags::BELOW_HIGH != 0 {
             clear_below_high_if_recovered(zone);
@@ -186,6 +190,8 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) 
 
 /// Drains a pageset that a free pushed over its effective high (the slow half of the free
 /// fast path): batch-sized chunks between which the lock is retried, or one hold.
+/// `small_orders`: only the order 0..=3 lists were over their bound (high_min, under
+/// `HighMaxRule::SmallOrdersAtHighMin`), and only they drain.
 #[cold]
 #[inline(never)]
 fn drain_over_high<'a, P: Platform>(
@@ -194,8 +200,25 @@ fn drain_over_high<'a, P: Platform>(
     (list_index, order): (usize, u8),
     high: u32,
     free_high: bool,
+    small_orders: bool,
 ) {
     let PcpCall { zone, slot, policy, .. } = *call;
+    if small_orders {
+        debug_assert!(!free_high && pcp.small_order_pages() >= pcp.high_min_pages);
+        let high_min = pcp.high_min_pages;
+        let to_free = nr_pcp_free(&mut pcp, policy, high_min, false).min(pcp.small_order_pages());
+        let chunk_pages = policy.drain.chunked.then_some(pcp.batch_pages.max(1));
+        let start_pindex = if list_index < FIRST_THP_LIST { list_index } else { 0 };
+        let plan = DrainPlan {
+            target: DrainTarget::Pages(to_free),
+            chunk_pages,
+            start_pindex,
+            cause: DrainCause::High,
+            lists: DrainLists::BelowPageblock,
+        };
+        drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
+        return;
+    }
     let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
     debug_assert!(to_free <= pcp.count_pages.max(pcp.batch_pages << policy.scale_max()));
     let mut chunk_pages = pcp.batch_pages.max(1);
@@ -206,7 +229,13 @@ fn drain_over_high<'a, P: Platform>(
     }
     let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
     let chunk_pages = policy.drain.chunked.then_some(chunk_pages);
-    let plan = DrainPlan { target: DrainTarget::Pages(to_free), chunk_pages, start_pindex: list_index, cause };
+    let plan = DrainPlan {
+        target: DrainTarget::Pages(to_free),
+        chunk_pages,
+        start_pindex: list_index,
+        cause,
+        lists: DrainLists::All,
+    };
     drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
 }
 

@@ -34,7 +34,13 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
             pcp.high_pages = high;
         }
         if order == 0 {
-            let max_nr_alloc = high.saturating_sub(pcp.count_pages + base_batch).max(base_batch);
+            // Under SmallOrdersAtHighMin an order-0 refill fills the small-order room only.
+            let (high, count) = if policy.high_max.bounds_small_orders() {
+                (high.min(pcp.high_min_pages), pcp.small_order_pages())
+            } else {
+                (high, pcp.count_pages)
+            };
+            let max_nr_alloc = high.saturating_sub(count + base_batch).max(base_batch);
             if batch <= max_nr_alloc && pcp.alloc_factor < policy.scale_max() {
                 pcp.alloc_factor += 1;
             }
