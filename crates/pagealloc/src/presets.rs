@@ -167,12 +167,14 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
 /// The embedder default (issue 18), measured against mainline one change at a time (README,
 /// "A default for embedders"): fullest-first placement keeps free memory in whole
-/// pageblocks, as LLFree does; pageblock-order blocks move 64 batches per zone-lock hold
-/// (Linux: 2 per refill, 1 per drain); pagesets stay at high_min, as fullest-first needs.
+/// pageblocks, as LLFree does; pageblock-order blocks move 256 batches per zone-lock hold,
+/// at most Linux's high_max
+/// (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3 stay at high_min, as
+/// fullest-first needs, while pageblock-order blocks keep Linux's auto-tuned high.
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
-    pcp: PcpPolicy { thp_batch_shift: 6, ..MAINLINE_SMALL_AT_HIGH_MIN },
+    pcp: PcpPolicy { thp_batch_shift: 8, ..MAINLINE_SMALL_AT_HIGH_MIN },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
     frag: FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
@@ -251,7 +253,7 @@ pub const PRESETS: &[Preset] = &[
         name: "pagealloc",
         aliases: &["embedder"],
         summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
-                  pageblock-order refills and drains of 64 batches",
+                  pageblock-order refills and drains of 256 batches",
         policy: PAGEALLOC,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),

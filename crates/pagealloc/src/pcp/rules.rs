@@ -56,10 +56,14 @@ pub(crate) fn nr_pcp_alloc(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_
 }
 
 /// Pages a pageblock-order refill or drain moves per zone-lock hold: batch, or more with
-/// [`PcpPolicy::thp_batch_shift`].
+/// [`PcpPolicy::thp_batch_shift`], but at most high_max (so that one refill holds no more
+/// than Linux lets a pageset keep: on many CPUs or a small zone, the shift shrinks away).
 #[inline]
 pub(crate) fn thp_batch_pages(pcp: &PerCpuPages, policy: &PcpPolicy) -> u32 {
-    pcp.batch_pages << policy.thp_batch_shift
+    if policy.thp_batch_shift == 0 {
+        return pcp.batch_pages;
+    }
+    (pcp.batch_pages << policy.thp_batch_shift).min(pcp.high_max_pages.max(pcp.batch_pages))
 }
 
 /// Updates the consecutive-high-order-free tracking for a free of `order` and says whether
@@ -219,6 +223,20 @@ mod tests {
         assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 1), 31);
         assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 3), 7);
         assert_eq!(nr_pcp_alloc(&mut pcp, &base, 0, 9), 2, "at least 2 blocks");
+    }
+
+    #[test]
+    fn pageblock_order_refills_scale_with_the_shift_up_to_high_max() {
+        let pagealloc = policy("pagealloc");
+        assert_eq!(pagealloc.thp_batch_shift, 8);
+        // 63 << 8 = 16,128 pages: 31 pageblocks per zone-lock hold, under high_max 32,768.
+        assert_eq!(nr_pcp_alloc(&mut pageset(), &pagealloc, 0, PAGEBLOCK_ORDER), 31);
+        // 224 CPUs on 4 GiB: high_max 585 pages holds one pageblock; the refill is Linux's 2.
+        let mut many_cpus = PerCpuPages::new(63, 390, 585, false);
+        assert_eq!(thp_batch_pages(&many_cpus, &pagealloc), 585);
+        assert_eq!(nr_pcp_alloc(&mut many_cpus, &pagealloc, 0, PAGEBLOCK_ORDER), 2);
+        // Linux presets: no shift, batch >> order and at least 2 blocks.
+        assert_eq!(thp_batch_pages(&pageset(), &policy("mainline")), 63);
     }
 
     #[test]
