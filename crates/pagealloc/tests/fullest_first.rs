@@ -103,12 +103,19 @@ fn fullest_first_drains_pageblocks_whole_with_pagesets_at_high_min() {
 fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
     // A fill that stops short of the watermarks leaves the zone above its high watermark,
     // so nothing shrinks the high the fill's refills raised (the state the bench's threads
-    // sometimes leave): the CPU that frees the half keeps up to high_max of it.
+    // sometimes leave): the CPU that frees the half keeps up to high_max of it. With frees
+    // sent to the buddy only from pageblocks half free (the first threshold), the hidden
+    // pages make every pageblock look fuller than that, and nothing drains.
     let fill_pages = PAGES as usize * 9 / 10;
-    let mut policy = preset("mainline+fullest-first");
-    policy.pcp.high_max = HighMaxRule::Linux;
-    let linux = frag_run(policy, fill_pages);
-    let bounded = frag_run(preset("mainline+fullest-first"), fill_pages);
+    let with = |high_max: HighMaxRule, buddy_bound_free_pages: u16| {
+        let mut policy = preset("mainline+fullest-first");
+        policy.pcp.high_max = high_max;
+        policy.frag.buddy_bound_free_pages = buddy_bound_free_pages;
+        frag_run(policy, fill_pages)
+    };
+    let half = 1u16 << (PAGEBLOCK_ORDER - 1);
+    let linux = with(HighMaxRule::Linux, half);
+    let bounded = with(HighMaxRule::SmallOrdersAtHighMin, half);
     assert!(
         linux.max_pageset_pages > 4 * linux.high_min_pages,
         "the half-free raised a pageset to {} pages (high_min {})",
@@ -120,6 +127,15 @@ fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
         "Linux's high_max {:.1}% against high_min {:.1}% free as whole pageblocks",
         linux.whole_pageblocks_pct,
         bounded.whole_pageblocks_pct
+    );
+    // The preset's quarter-pageblock threshold sees through the hidden pages as well.
+    let quarter = preset("mainline+fullest-first").frag.buddy_bound_free_pages;
+    assert_eq!(quarter, 1u16 << (PAGEBLOCK_ORDER - 2));
+    let linux_quarter = with(HighMaxRule::Linux, quarter);
+    assert!(
+        linux_quarter.whole_pageblocks_pct * 2.0 > bounded.whole_pageblocks_pct,
+        "Linux's high_max with the quarter threshold {:.1}%",
+        linux_quarter.whole_pageblocks_pct
     );
 }
 

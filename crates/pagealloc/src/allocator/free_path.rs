@@ -170,13 +170,14 @@ impl<P: Platform> PageAllocator<P> {
         self.free_to_buddy(zone, pfn, order);
     }
 
-    /// Fullest-first placement: a page of a pageblock at least half free goes to the buddy,
-    /// where it can merge, instead of the pageset, which would hand it out again (batched
-    /// through the pageset's buddy-bound list).
+    /// Fullest-first placement: a page of a pageblock with `buddy_bound_free_pages` free
+    /// goes to the buddy, where it can merge, instead of the pageset, which would hand it
+    /// out again (batched through the pageset's buddy-bound list).
     #[inline(always)]
     fn drains_to_buddy(&self, zone: &Zone<P>, pfn: Pfn) -> bool {
-        self.policy.frag.fullest_first
-            && zone.mem.pageblock_free.get(zone.mem.pageblock_index(pfn)) >= crate::types::PAGEBLOCK_PAGES / 2
+        let frag = &self.policy.frag;
+        frag.fullest_first
+            && zone.mem.pageblock_free.get(zone.mem.pageblock_index(pfn)) >= u64::from(frag.buddy_bound_free_pages)
     }
 
     #[inline(never)]
