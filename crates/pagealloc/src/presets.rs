@@ -168,9 +168,9 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// The embedder default (issue 18), measured against mainline one change at a time (README,
 /// "A default for embedders"): fullest-first placement keeps free memory in whole
 /// pageblocks, as LLFree does; pageblock-order blocks move 256 batches per zone-lock hold,
-/// at most Linux's high_max
-/// (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3 stay at high_min, as
-/// fullest-first needs, while pageblock-order blocks keep Linux's auto-tuned high.
+/// at most high_max (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3
+/// stay at high_min, as fullest-first needs, while pageblock-order blocks keep Linux's
+/// auto-tuned high.
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {

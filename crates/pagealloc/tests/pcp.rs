@@ -294,7 +294,7 @@ fn out_of_range_policy_switches_are_rejected() {
 
 #[test]
 fn pagealloc_holds_small_orders_to_high_min_but_lets_thp_blocks_use_linux_high() {
-    // One CPU frees 3000 order-0 pages, then 40 pageblock-order blocks, mixed in.
+    // One CPU frees 40 pageblock-order blocks, each followed by 75 of 3000 order-0 pages.
     let allocator = normal_zone("pagealloc", 1);
     let slot = &allocator.zones()[0].pagesets()[0];
     let high_min = slot.inspect(allocator.platform(), |p| p.high_min_pages());

@@ -3,7 +3,7 @@
 //! reach the buddy, where it can merge, rather than be handed out again from the pageset;
 //! but a zone-lock hold per such free makes two CPUs queue on the lock. So these frees wait
 //! on a list of their own in the pageset, which allocations never take from, and go to the
-//! buddy a batch per lock hold.
+//! buddy a few per lock hold (`FLUSH_PAGES`).
 
 use super::path::PcpCall;
 use super::{pcp_type_for, PerCpuPages};
