@@ -203,38 +203,29 @@ fn drain_over_high<'a, P: Platform>(
     small_orders: bool,
 ) {
     let PcpCall { zone, slot, policy, .. } = *call;
-    if small_orders {
+    let mut chunk_pages = pcp.batch_pages.max(1);
+    let (to_free, start_pindex, lists) = if small_orders {
         debug_assert!(!free_high && pcp.small_order_pages() >= pcp.high_min_pages);
         let high_min = pcp.high_min_pages;
         let to_free = nr_pcp_free(&mut pcp, policy, high_min, false).min(pcp.small_order_pages());
-        let chunk_pages = policy.drain.chunked.then_some(pcp.batch_pages.max(1));
         let start_pindex = if list_index < FIRST_THP_LIST { list_index } else { 0 };
-        let plan = DrainPlan {
-            target: DrainTarget::Pages(to_free),
-            chunk_pages,
-            start_pindex,
-            cause: DrainCause::High,
-            lists: DrainLists::BelowPageblock,
-        };
-        drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
-        return;
-    }
-    let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
-    debug_assert!(to_free <= pcp.count_pages.max(pcp.batch_pages << policy.scale_max()));
-    let mut chunk_pages = pcp.batch_pages.max(1);
-    if order >= PAGEBLOCK_ORDER && policy.thp_batch_shift > 0 {
-        // Several pageblock-order blocks per hold, as their refills take them.
-        chunk_pages = thp_batch_pages(&pcp, policy);
-        to_free = to_free.max(chunk_pages).min(pcp.count_pages);
-    }
-    let cause = if free_high { DrainCause::FreeHigh } else { DrainCause::High };
-    let chunk_pages = policy.drain.chunked.then_some(chunk_pages);
+        (to_free, start_pindex, DrainLists::BelowPageblock)
+    } else {
+        let mut to_free = nr_pcp_free(&mut pcp, policy, high, free_high);
+        debug_assert!(to_free <= pcp.count_pages.max(pcp.batch_pages << policy.scale_max()));
+        if order >= PAGEBLOCK_ORDER && policy.thp_batch_shift > 0 {
+            // Several pageblock-order blocks per hold, as their refills take them.
+            chunk_pages = thp_batch_pages(&pcp, policy);
+            to_free = to_free.max(chunk_pages).min(pcp.count_pages);
+        }
+        (to_free, list_index, DrainLists::All)
+    };
     let plan = DrainPlan {
         target: DrainTarget::Pages(to_free),
-        chunk_pages,
-        start_pindex: list_index,
-        cause,
-        lists: DrainLists::All,
+        chunk_pages: policy.drain.chunked.then_some(chunk_pages),
+        start_pindex,
+        cause: if free_high { DrainCause::FreeHigh } else { DrainCause::High },
+        lists,
     };
     drain_chunked(zone, pcp, plan, policy, || slot.pageset.try_lock(zone.platform));
 }
