@@ -44,6 +44,8 @@ pub struct FreeArea {
     pub(crate) free_pages_accounted: u64,
     /// Partly free pageblocks by fullness, for fullest-first placement (`None` otherwise).
     pub(crate) fullness: Option<crate::fullness::FullnessBuckets>,
+    /// `FragPolicy::merge_likely_to_tail`.
+    pub(crate) merge_likely_to_tail: bool,
 }
 
 impl Default for FreeArea {
@@ -59,6 +61,7 @@ impl Default for FreeArea {
             free_diff: crate::meta::MetaSlice::empty(),
             free_pages_accounted: 0,
             fullness: None,
+            merge_likely_to_tail: true,
         }
     }
 }

@@ -177,7 +177,7 @@ pub const PAGEALLOC: Policy = Policy {
     pcp: PcpPolicy { thp_batch_shift: 8, ..MAINLINE_SMALL_AT_HIGH_MIN },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
-    frag: FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
+    frag: FragPolicy { fullest_first: true, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },
 };
 
 pub const PRESETS: &[Preset] = &[

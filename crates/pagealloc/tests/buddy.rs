@@ -48,6 +48,33 @@ fn split_takes_smallest_block_and_free_merges_back() {
     allocator.check_invariants().unwrap();
 }
 
+/// buddy_merge_likely(): a freed block whose buddy one order up is free waits at its list's
+/// tail; `FragPolicy::merge_likely_to_tail` off (the `pagealloc` preset) lists it at the head.
+#[test]
+fn a_block_likely_to_merge_goes_to_the_list_tail_unless_the_policy_says_head() {
+    for (to_tail, expected_first) in [(true, 6), (false, 8)] {
+        let mut policy = preset("global-lock");
+        policy.frag.merge_likely_to_tail = to_tail;
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 10).policy(policy);
+        let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(1)).unwrap();
+        // Order-1 blocks at 0, 2, .., 10; pages 12-15 stay free as one order-2 block.
+        let mut blocks: Vec<_> =
+            (0..6).map(|_| allocator.alloc_pages(1, AllocRequest::USER_MOVABLE).unwrap()).collect();
+        let base = blocks[0].pfn();
+        assert_eq!(blocks.iter().map(|b| b.pfn() - base).collect::<Vec<_>>(), [0, 2, 4, 6, 8, 10]);
+        let at = |blocks: &mut Vec<pagealloc::Block>, pfn| {
+            blocks.remove(blocks.iter().position(|b| b.pfn() == base + pfn).unwrap())
+        };
+        // 6's order-2 buddy (0-3) is allocated: head. 8's (12-15) is free: merge likely.
+        allocator.free_pages(at(&mut blocks, 6)).unwrap();
+        allocator.free_pages(at(&mut blocks, 8)).unwrap();
+        assert_eq!(buddyinfo(&allocator)[0][1], 2);
+        let first = allocator.alloc_pages(1, AllocRequest::USER_MOVABLE).unwrap();
+        assert_eq!(first.pfn(), base + expected_first, "merge_likely_to_tail = {to_tail}");
+        allocator.check_invariants().unwrap();
+    }
+}
+
 #[test]
 fn every_order_allocates_aligned_blocks() {
     let allocator = single_zone(ZoneType::Normal, 8 << 10);

@@ -72,7 +72,7 @@ impl<P: Platform> LockedZone<'_, P> {
             pfn &= buddy_pfn;
             order += 1;
         }
-        let to_tail = self.merge_likely(pfn, order);
+        let to_tail = self.area.merge_likely_to_tail && self.merge_likely(pfn, order);
         self.list_free(pfn, order, migratetype, to_tail);
         (pfn, order)
     }
