@@ -49,6 +49,13 @@ pub struct DrainPolicy {
     /// Drain in `batch`-sized chunks, dropping and retaking the PCP lock in between
     /// (mainline, 2025).
     pub chunked: bool,
+    /// Beyond Linux (the `pagealloc` preset): before a flush of the buddy-bound list
+    /// (fullest-first) takes the zone lock, read the records its merges will touch, so that
+    /// the hold finds them cached instead of missing in it while other CPUs wait. Random
+    /// frees are where it pays; `pageset` drains, mostly of sequential frees, are left
+    /// alone: warming them too cost 5.7% more instructions in bulk order-0 frees for
+    /// nothing measurable.
+    pub warm_merges: bool,
 }
 
 /// Per-CPU pageset behaviour. The builder rejects values outside what Linux allows

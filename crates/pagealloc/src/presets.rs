@@ -32,6 +32,7 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
         prefetch_correct_buddy: false,
         start_at_freed_list: false,
         chunked: false,
+        warm_merges: false,
     },
     free_high: FreeHighRule::Off,
     free_high_capped: false,
@@ -174,7 +175,11 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
-    pcp: PcpPolicy { thp_batch_shift: 8, ..MAINLINE_SMALL_AT_HIGH_MIN },
+    pcp: PcpPolicy {
+        thp_batch_shift: 8,
+        drain: DrainPolicy { warm_merges: true, ..MAINLINE_SMALL_AT_HIGH_MIN.drain },
+        ..MAINLINE_SMALL_AT_HIGH_MIN
+    },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
     frag: FragPolicy { fullest_first: true, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },

@@ -145,3 +145,34 @@ fn pagealloc_and_mainline_fullest_first_bound_high_and_linux_presets_do_not() {
         assert_eq!(preset(name).pcp.high_max, HighMaxRule::Linux, "{name}");
     }
 }
+
+/// `DrainPolicy::warm_merges` only reads ahead: random frees on two CPUs leave the same
+/// state with it as without it, buddy-bound flushes included.
+#[test]
+fn warming_buddy_bound_merges_changes_no_outcome() {
+    let run = |warm_merges: bool| {
+        let mut policy = preset("pagealloc");
+        policy.pcp.drain.warm_merges = warm_merges;
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14).policy(policy);
+        let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+        let mut held: Vec<Block> =
+            std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
+        let mut rng = Rng(7);
+        let drained = |allocator: &TestAllocator| -> u64 {
+            let pagesets = allocator.zones()[0].pagesets();
+            pagesets
+                .iter()
+                .map(|s| s.inspect(allocator.platform(), |p| p.counters().drained_pages.iter().sum::<u64>()))
+                .sum()
+        };
+        let drained_before = drained(&allocator);
+        while !held.is_empty() {
+            allocator.platform().set_cpu(rng.below(CPUS as u64) as usize);
+            let victim = rng.below(held.len() as u64) as usize;
+            allocator.free_pages(held.swap_remove(victim)).unwrap();
+        }
+        assert!(drained(&allocator) > drained_before, "the frees reached the buddy through the pagesets");
+        fingerprint(&allocator)
+    };
+    assert_eq!(run(true), run(false));
+}

@@ -9,8 +9,10 @@ mod fullest;
 mod isolate;
 mod merge;
 mod pageblock;
+mod warm;
 
 pub(crate) use isolate::RANGE_UNIT_PAGES;
+pub(crate) use warm::warm_merge;
 
 use core::ops::Deref;
 use core::sync::atomic::Ordering::Relaxed;
