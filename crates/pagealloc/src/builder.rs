@@ -11,6 +11,10 @@ use crate::sizing::{LinuxVersion, MachineSpec, NodeSpec, SizingError, Tunables};
 use crate::table::{Table, TableFull, FIXED_CPUS, FIXED_NODES, FIXED_RANGES, FIXED_ZONES};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
 
+mod arenas;
+pub(crate) use arenas::arena_layout;
+pub use arenas::MIN_ARENA_PAGES;
+
 /// Holes and reservations of one zone, clipped to it, and the managed ranges between them.
 const CLIPPED_RANGES: usize = 2 * FIXED_RANGES + 1;
 type Ranges = Table<Range<Pfn>, CLIPPED_RANGES>;
@@ -454,6 +458,26 @@ impl AllocatorBuilder {
                 }
             }
         }
+        self.cut_into_arenas(platform_cpus)
+    }
+
+    /// Replaces a valid single-node description by its per-CPU arenas when the policy asks
+    /// for them (`ArenaRule::PerCpu`): sub-spans of valid zones, one node per arena.
+    fn cut_into_arenas(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
+        if self.policy.arenas != crate::policy::ArenaRule::PerCpu {
+            return Ok(());
+        }
+        let table_full = |table| move |TableFull { capacity }| BuildError::TableFull { table, capacity };
+        let Some(layout) = arena_layout(self, platform_cpus).map_err(table_full("arena zones"))? else {
+            return Ok(());
+        };
+        self.zones = layout.zones;
+        sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
+        self.node_cpus = Table::from_fn(mapped_nodes(&layout.cpu_nodes), |node| {
+            layout.cpu_nodes.iter().filter(|&&n| n as usize == node).count() as u32
+        })
+        .map_err(table_full("nodes"))?;
+        self.cpu_nodes = Some(layout.cpu_nodes);
         Ok(())
     }
 

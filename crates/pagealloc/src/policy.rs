@@ -355,6 +355,19 @@ pub struct Policy {
     pub vmstat: VmstatPolicy,
     pub lru: LruConfig,
     pub frag: FragPolicy,
+    pub arenas: ArenaRule,
+}
+
+/// How a machine's memory is divided among its CPUs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArenaRule {
+    /// Each node's zones serve all its CPUs, one zone lock each (Linux).
+    PerNode,
+    /// Beyond Linux (the `pagealloc` preset): a single-node machine's zones are cut into one
+    /// arena per CPU (at most one per `builder::MIN_ARENA_PAGES`), each arena a node of its
+    /// own, as `numa=fake` cuts them. A CPU allocates from its arena first; each arena has
+    /// its own zone lock. Multi-node descriptions keep their nodes.
+    PerCpu,
 }
 
 impl PcpPolicy {

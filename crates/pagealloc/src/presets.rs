@@ -8,8 +8,8 @@
 //! 2018, "lru_lock scalability" RFC: `lru-k1` .. `lru-k4`, cumulative.
 
 use crate::policy::{
-    BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, HighMaxRule, LruCommit, LruConfig, PcpPolicy, Policy,
-    VmstatPolicy,
+    ArenaRule, BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, HighMaxRule, LruCommit, LruConfig,
+    PcpPolicy, Policy, VmstatPolicy,
 };
 
 /// A named policy with what it reproduces.
@@ -109,7 +109,13 @@ const fn with_lru(
         name,
         aliases,
         summary,
-        policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru, frag: FragPolicy::MAINLINE },
+        policy: Policy {
+            pcp,
+            vmstat: VmstatPolicy::MAINLINE,
+            lru,
+            frag: FragPolicy::MAINLINE,
+            arenas: ArenaRule::PerNode,
+        },
     }
 }
 
@@ -119,7 +125,13 @@ const fn lru_rfc(name: &'static str, summary: &'static str, pcp: PcpPolicy, lru:
         name,
         aliases: &[],
         summary,
-        policy: Policy { pcp, vmstat: VmstatPolicy::LINUX_4_14, lru, frag: FragPolicy::MAINLINE },
+        policy: Policy {
+            pcp,
+            vmstat: VmstatPolicy::LINUX_4_14,
+            lru,
+            frag: FragPolicy::MAINLINE,
+            arenas: ArenaRule::PerNode,
+        },
     }
 }
 
@@ -147,7 +159,13 @@ const fn frag_2018(
         name,
         aliases,
         summary,
-        policy: Policy { pcp: LINUX_4_20, vmstat: VmstatPolicy::LINUX_4_14, lru: LruConfig::LINUX_15, frag },
+        policy: Policy {
+            pcp: LINUX_4_20,
+            vmstat: VmstatPolicy::LINUX_4_14,
+            lru: LruConfig::LINUX_15,
+            frag,
+            arenas: ArenaRule::PerNode,
+        },
     }
 }
 
@@ -157,7 +175,13 @@ const fn mainline_frag(name: &'static str, summary: &'static str, pcp: PcpPolicy
         name,
         aliases: &[],
         summary,
-        policy: Policy { pcp, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag },
+        policy: Policy {
+            pcp,
+            vmstat: VmstatPolicy::MAINLINE,
+            lru: LruConfig::MAINLINE,
+            frag,
+            arenas: ArenaRule::PerNode,
+        },
     }
 }
 
@@ -183,6 +207,7 @@ pub const PAGEALLOC: Policy = Policy {
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
     frag: FragPolicy { fullest_first: true, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },
+    arenas: ArenaRule::PerCpu,
 };
 
 pub const PRESETS: &[Preset] = &[
@@ -275,7 +300,13 @@ pub fn find(name: &str) -> Option<&'static Preset> {
 impl Default for Policy {
     /// Mainline behaviour.
     fn default() -> Self {
-        Policy { pcp: MAINLINE, vmstat: VmstatPolicy::MAINLINE, lru: LruConfig::MAINLINE, frag: FragPolicy::MAINLINE }
+        Policy {
+            pcp: MAINLINE,
+            vmstat: VmstatPolicy::MAINLINE,
+            lru: LruConfig::MAINLINE,
+            frag: FragPolicy::MAINLINE,
+            arenas: ArenaRule::PerNode,
+        }
     }
 }
 

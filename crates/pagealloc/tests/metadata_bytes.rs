@@ -54,9 +54,16 @@ fn the_prediction_is_what_the_build_allocates_within_a_few_kib() {
     let fullest =
         AllocatorBuilder::pc_layout(512).policy(pagealloc::presets::find("mainline+fullest-first").unwrap().policy);
     let no_pcp = AllocatorBuilder::pc_layout(512).policy(pagealloc::presets::find("global-lock").unwrap().policy);
-    for (name, builder, cpus) in
-        [("pc 1 GiB", pc, 4), ("2 nodes", two_nodes, 4), ("fullest-first", fullest, 8), ("no pagesets", no_pcp, 8)]
-    {
+    // Per-CPU arenas: 4 GiB of Normal cut in 4 zones on 4 nodes.
+    let arenas = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 20)
+        .policy(pagealloc::presets::find("pagealloc").unwrap().policy);
+    for (name, builder, cpus) in [
+        ("pc 1 GiB", pc, 4),
+        ("2 nodes", two_nodes, 4),
+        ("fullest-first", fullest, 8),
+        ("no pagesets", no_pcp, 8),
+        ("pagealloc arenas", arenas, 4),
+    ] {
         let (predicted, net) = measured(builder, cpus);
         let difference = net - predicted as i64;
         assert!(predicted > 1 << 20, "{name}: {predicted}");
@@ -88,6 +95,12 @@ fn a_build_in_caller_memory_keeps_nothing_but_zonelists_on_the_heap() {
         ("pc 1 GiB", AllocatorBuilder::pc_layout(1024), 4),
         ("pc 4 GiB, 64 CPUs", AllocatorBuilder::pc_layout(4096), 64),
         ("fullest-first", AllocatorBuilder::pc_layout(512).policy(fullest), 8),
+        (
+            "pagealloc arenas",
+            AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 19)
+                .policy(pagealloc::presets::find("pagealloc").unwrap().policy),
+            4,
+        ),
     ] {
         let (heap, placed) = measured_in_place(builder, cpus);
         assert!(placed > 1 << 20, "{name}: {placed}");

@@ -52,12 +52,18 @@ impl FrameSource for Pagealloc {
 
     fn free_huge_pct(&self) -> f64 {
         // Only buddy blocks of pageblock order or more count: pages parked in per-CPU
-        // pagesets are not free huge pages.
-        let zone = &self.allocator.zones()[0];
-        let huge_pages: u64 = zone.with_free_area(self.allocator.platform(), |area| {
-            (PAGEBLOCK_ORDER as usize..=MAX_ORDER as usize).map(|order| area.blocks_of_order(order) << order).sum()
-        });
-        huge_pages as f64 * 100.0 / zone.managed_pages() as f64
+        // pagesets are not free huge pages. Every zone: per-CPU arenas are zones of their own.
+        let platform = self.allocator.platform();
+        let huge_pages: u64 = (self.allocator.zones().iter())
+            .map(|zone| {
+                zone.with_free_area(platform, |area| {
+                    (PAGEBLOCK_ORDER as usize..=MAX_ORDER as usize)
+                        .map(|order| area.blocks_of_order(order) << order)
+                        .sum::<u64>()
+                })
+            })
+            .sum();
+        huge_pages as f64 * 100.0 / self.allocator.managed_pages() as f64
     }
 
     fn metadata_bytes_per_frame(&self) -> Option<usize> {

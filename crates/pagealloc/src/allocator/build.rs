@@ -41,8 +41,14 @@ impl<P: Platform> PageAllocator<P> {
         } else {
             0
         };
-        builder
-            .zones
+        // Per-CPU arenas (`ArenaRule::PerCpu`) are zones and nodes of their own.
+        let arenas = match builder.policy.arenas {
+            crate::policy::ArenaRule::PerCpu => crate::builder::arena_layout(builder, nr_cpus).ok().flatten(),
+            crate::policy::ArenaRule::PerNode => None,
+        };
+        let zones = arenas.as_ref().map_or(&builder.zones[..], |layout| &layout.zones[..]);
+        let node_count = arenas.as_ref().map_or(builder.node_count(), |layout| layout.node_count());
+        zones
             .iter()
             .map(|zone| {
                 let spanned = zone.span.end.saturating_sub(zone.span.start);
@@ -69,8 +75,8 @@ impl<P: Platform> PageAllocator<P> {
                     + free_diffs
             })
             .sum::<u64>()
-            + (builder.node_count() * size_of::<Node>() + align_of::<Node>()) as u64
-            + (builder.node_count() * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
+            + (node_count * size_of::<Node>() + align_of::<Node>()) as u64
+            + (node_count * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
                 + align_of::<crate::sizing::ZoneSizing>()) as u64
             + (align_of::<crate::zone::Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64
     }

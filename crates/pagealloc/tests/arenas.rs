@@ -1,0 +1,103 @@
+//! Per-CPU arenas (`ArenaRule::PerCpu`, the `pagealloc` preset): a single node's zones cut
+//! into one arena per CPU, each a node of its own.
+
+#![cfg(feature = "alloc")]
+
+mod common;
+
+use common::*;
+use pagealloc::builder::MIN_ARENA_PAGES;
+use pagealloc::platform::TestPlatform;
+use pagealloc::policy::ArenaRule;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+
+const GIB_PAGES: u64 = 1 << 18;
+
+fn build(builder: AllocatorBuilder, cpus: usize) -> TestAllocator {
+    PageAllocator::build(builder.policy(preset("pagealloc")), TestPlatform::new(cpus)).unwrap()
+}
+
+fn arena_of(allocator: &TestAllocator, block: &Block) -> u16 {
+    let zone = allocator
+        .zones()
+        .iter()
+        .find(|zone| (zone.start_pfn()..zone.start_pfn() + zone.spanned_pages()).contains(&block.pfn()));
+    zone.expect("a block lies in a zone").node()
+}
+
+#[test]
+fn each_cpu_allocates_from_its_own_arena_and_frees_go_home() {
+    assert_eq!(preset("pagealloc").arenas, ArenaRule::PerCpu);
+    let allocator = build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 2);
+    assert_eq!(allocator.zones().len(), 2);
+    assert_eq!(allocator.nodes().len(), 2);
+    assert_eq!(allocator.managed_pages(), GIB_PAGES);
+    let spans: Vec<_> = allocator.zones().iter().map(|z| (z.start_pfn(), z.spanned_pages())).collect();
+    assert_eq!(spans[0].0 + spans[0].1, spans[1].0, "arenas are consecutive");
+    let mut held = Vec::new();
+    for cpu in 0..2 {
+        allocator.platform().set_cpu(cpu);
+        assert_eq!(allocator.node_of_cpu(cpu), cpu as u16);
+        let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+        assert_eq!(arena_of(&allocator, &block), cpu as u16);
+        held.push(block);
+    }
+    // A free from the other CPU returns the page to its own arena.
+    allocator.platform().set_cpu(1);
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, GIB_PAGES);
+}
+
+#[test]
+fn an_exhausted_arena_falls_back_to_its_neighbour() {
+    let allocator = build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 2);
+    allocator.platform().set_cpu(0);
+    let held: Vec<Block> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
+    assert!(held.iter().any(|block| arena_of(&allocator, block) == 1), "CPU 0 went on into arena 1");
+    assert!(held.len() as u64 > GIB_PAGES * 9 / 10, "{} of {GIB_PAGES} pages", held.len());
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn arenas_are_at_least_the_minimum_and_at_most_one_per_cpu() {
+    // Too small to cut: one zone.
+    let small = build(AllocatorBuilder::single_zone(ZoneType::Normal, 2 * MIN_ARENA_PAGES - 1), 4);
+    assert_eq!(small.zones().len(), 1);
+    // 3 arenas' worth on 8 CPUs: 3 arenas, CPUs round robin.
+    let three = build(AllocatorBuilder::single_zone(ZoneType::Normal, 3 * MIN_ARENA_PAGES), 8);
+    assert_eq!(three.zones().len(), 3);
+    assert!(three.zones().iter().all(|zone| zone.spanned_pages() >= MIN_ARENA_PAGES));
+    assert_eq!((0..8).map(|cpu| three.node_of_cpu(cpu)).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2, 0, 1]);
+    // One CPU: nothing to cut.
+    assert_eq!(build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 1).zones().len(), 1);
+    three.check_invariants().unwrap();
+}
+
+#[test]
+fn small_zones_stay_whole_in_the_first_arena_and_numa_layouts_keep_their_nodes() {
+    // PC layout, 4 GiB: DMA (16 MiB) stays whole; DMA32 and Normal are cut.
+    let pc = build(AllocatorBuilder::pc_layout(4096), 2);
+    let per_node: Vec<Vec<ZoneType>> =
+        (0..2).map(|node| pc.zones().iter().filter(|z| z.node() == node).map(|z| z.zone_type()).collect()).collect();
+    assert_eq!(per_node[0], [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
+    assert_eq!(per_node[1], [ZoneType::Dma32, ZoneType::Normal]);
+    assert_eq!(pc.managed_pages(), build_linux(AllocatorBuilder::pc_layout(4096)).managed_pages());
+    pc.check_invariants().unwrap();
+    // Two real nodes: left as described.
+    let numa = AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, 1 << 20..(1 << 20) + GIB_PAGES).zone(
+        1,
+        ZoneType::Normal,
+        (1 << 20) + GIB_PAGES..(1 << 20) + 2 * GIB_PAGES,
+    );
+    assert_eq!(build(numa, 4).zones().len(), 2);
+}
+
+fn build_linux(builder: AllocatorBuilder) -> TestAllocator {
+    PageAllocator::build(builder.policy(preset("mainline")), TestPlatform::new(2)).unwrap()
+}
