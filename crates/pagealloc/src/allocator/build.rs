@@ -158,7 +158,11 @@ impl<P: Platform> PageAllocator<P> {
                 let buckets = FullnessBuckets::new(zone.mem.pageblock_count(), arena.as_deref_mut())?;
                 zone.buddy(&platform).lock().area.fullness = Some(buckets);
             }
-            zone.buddy(&platform).lock().area.merge_likely_to_tail = builder.policy.frag.merge_likely_to_tail;
+            // Only when it departs from Linux's default: a simulated platform counts every
+            // zone-lock hold, and the Linux presets' reproductions stay byte-identical.
+            if !builder.policy.frag.merge_likely_to_tail {
+                zone.buddy(&platform).lock().area.merge_likely_to_tail = false;
+            }
             seed_free_memory(&zone, &platform, &managed_ranges);
             // Boot's frees are not events: the sink sees the allocator from here on.
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
