@@ -366,7 +366,9 @@ pub enum ArenaRule {
     /// Beyond Linux (the `pagealloc` preset): a single-node machine's zones are cut into one
     /// arena per CPU (at most one per `builder::MIN_ARENA_PAGES`), each arena a node of its
     /// own, as `numa=fake` cuts them. A CPU allocates from its arena first; each arena has
-    /// its own zone lock. Multi-node descriptions keep their nodes.
+    /// its own zone lock; with fullest-first, a free into another CPU's arena goes to that
+    /// arena's buddy (batched on the buddy-bound list), not to a remote pageset. Multi-node
+    /// descriptions keep their nodes.
     PerCpu,
 }
 

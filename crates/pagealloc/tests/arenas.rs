@@ -101,3 +101,22 @@ fn small_zones_stay_whole_in_the_first_arena_and_numa_layouts_keep_their_nodes()
 fn build_linux(builder: AllocatorBuilder) -> TestAllocator {
     PageAllocator::build(builder.policy(preset("mainline")), TestPlatform::new(2)).unwrap()
 }
+
+/// A free into another CPU's arena waits on the buddy-bound list, not in a remote pageset
+/// that would keep it from merging until the pageset expires.
+#[test]
+fn frees_into_another_arena_go_to_its_buddy_not_to_a_remote_pageset() {
+    let allocator = build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 2);
+    allocator.platform().set_cpu(0);
+    let held: Vec<Block> = (0..64).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    assert!(held.iter().all(|block| arena_of(&allocator, block) == 0));
+    allocator.platform().set_cpu(1);
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    let remote = &allocator.zones()[0].pagesets()[1];
+    let (listed, waiting) = remote.inspect(allocator.platform(), |p| (p.count_pages(), p.buddy_bound_pages()));
+    assert_eq!(listed, 0, "CPU 1's pageset of arena 0 lists nothing");
+    assert!(waiting < 8, "at most a flush's worth waits: {waiting}");
+    allocator.check_invariants().unwrap();
+}
