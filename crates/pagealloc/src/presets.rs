@@ -195,7 +195,9 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// pageblocks, as LLFree does; pageblock-order blocks move 256 batches per zone-lock hold,
 /// at most high_max (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3
 /// stay at high_min, as fullest-first needs, while pageblock-order blocks keep Linux's
-/// auto-tuned high.
+/// auto-tuned high; a single node is cut into per-CPU arenas, each with its own zone lock;
+/// buddy-bound flushes read their merges' records before the zone lock; a freed block
+/// likely to merge is listed at the head (Linux: the tail).
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
@@ -283,7 +285,7 @@ pub const PRESETS: &[Preset] = &[
         name: "pagealloc",
         aliases: &["embedder"],
         summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
-                  pageblock-order refills and drains of 256 batches",
+                  pageblock-order refills and drains of 256 batches, per-CPU arenas",
         policy: PAGEALLOC,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
