@@ -120,3 +120,37 @@ fn frees_into_another_arena_go_to_its_buddy_not_to_a_remote_pageset() {
     assert!(waiting < 8, "at most a flush's worth waits: {waiting}");
     allocator.check_invariants().unwrap();
 }
+
+/// Random allocations and frees of orders 0-9 from both CPUs across two arenas, with the
+/// invariant checker between rounds: no page lost or doubled, every arena consistent.
+#[test]
+fn random_traffic_across_arenas_keeps_every_invariant() {
+    let pages = 4 * MIN_ARENA_PAGES;
+    let allocator = build(AllocatorBuilder::single_zone(ZoneType::Normal, pages), 2);
+    assert_eq!(allocator.zones().len(), 2);
+    let mut rng = Rng(0x5eed);
+    let mut held: Vec<Block> = Vec::new();
+    for round in 0..20 {
+        for _ in 0..2_000 {
+            allocator.platform().set_cpu(rng.below(2) as usize);
+            if held.is_empty() || rng.below(3) != 0 {
+                let order = [0, 0, 0, 1, 3, 9][rng.below(6) as usize];
+                if let Ok(block) = allocator.alloc_pages(order, AllocRequest::USER_MOVABLE) {
+                    held.push(block);
+                }
+            } else {
+                let victim = rng.below(held.len() as u64) as usize;
+                allocator.free_pages(held.swap_remove(victim)).unwrap();
+            }
+        }
+        let census = allocator.check_invariants().unwrap_or_else(|v| panic!("round {round}: {v:?}"));
+        let held_pages: u64 = held.iter().map(|block| block.pages()).sum();
+        assert_eq!(census.allocated_pages, held_pages, "round {round}");
+        assert_eq!(census.free_pages + census.pcp_pages + held_pages, pages, "round {round}");
+    }
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, pages);
+}
