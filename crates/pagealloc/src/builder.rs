@@ -374,9 +374,7 @@ impl AllocatorBuilder {
             if map.len() != platform_cpus {
                 return Err(BuildError::CpuMismatch { node_cpus: map.len() as u32, platform_cpus });
             }
-            self.node_cpus =
-                Table::from_fn(mapped_nodes(map), |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
-                    .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
+            self.node_cpus = cpus_per_node(map)?;
         }
         if self.node_cpus.is_empty() {
             self.node_cpus.push(platform_cpus as u32).expect("room for one node");
@@ -467,16 +465,12 @@ impl AllocatorBuilder {
         if self.policy.arenas != crate::policy::ArenaRule::PerCpu {
             return Ok(());
         }
-        let table_full = |table| move |TableFull { capacity }| BuildError::TableFull { table, capacity };
-        let Some(layout) = arena_layout(self, platform_cpus).map_err(table_full("arena zones"))? else {
-            return Ok(());
-        };
+        let layout = arena_layout(self, platform_cpus)
+            .map_err(|TableFull { capacity }| BuildError::TableFull { table: "arena zones", capacity })?;
+        let Some(layout) = layout else { return Ok(()) };
         self.zones = layout.zones;
         sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
-        self.node_cpus = Table::from_fn(mapped_nodes(&layout.cpu_nodes), |node| {
-            layout.cpu_nodes.iter().filter(|&&n| n as usize == node).count() as u32
-        })
-        .map_err(table_full("nodes"))?;
+        self.node_cpus = cpus_per_node(&layout.cpu_nodes)?;
         self.cpu_nodes = Some(layout.cpu_nodes);
         Ok(())
     }
@@ -547,6 +541,12 @@ impl AllocatorBuilder {
         }
         MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE }
     }
+}
+
+/// CPUs per node of a CPU-to-node map.
+fn cpus_per_node(map: &[u16]) -> Result<Table<u32, FIXED_NODES>, BuildError> {
+    Table::from_fn(mapped_nodes(map), |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
+        .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })
 }
 
 /// Nodes a CPU-to-node map names: 0..=its largest node id.

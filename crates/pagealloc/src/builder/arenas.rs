@@ -59,11 +59,12 @@ pub(crate) fn arena_layout(builder: &AllocatorBuilder, nr_cpus: usize) -> Result
 fn cut(span: core::ops::Range<Pfn>, parts: u64) -> impl Iterator<Item = core::ops::Range<Pfn>> {
     debug_assert!(parts >= 1);
     let step = ((span.end - span.start) / parts) & !((1 << MAX_ORDER) - 1);
-    (0..parts).map(move |part| {
-        let start = if part == 0 { span.start } else { (span.start + part * step) & !((1 << MAX_ORDER) - 1) };
-        let end = if part + 1 == parts { span.end } else { (span.start + (part + 1) * step) & !((1 << MAX_ORDER) - 1) };
-        start..end
-    })
+    let boundary = move |part: u64| match part {
+        0 => span.start,
+        _ if part == parts => span.end,
+        _ => (span.start + part * step) & !((1 << MAX_ORDER) - 1),
+    };
+    (0..parts).map(move |part| boundary(part)..boundary(part + 1))
 }
 
 #[cfg(test)]
