@@ -56,6 +56,10 @@ pub struct DrainPolicy {
     /// alone: warming them too cost 5.7% more instructions in bulk order-0 frees for
     /// nothing measurable.
     pub warm_merges: bool,
+    /// Beyond Linux (the `pagealloc` preset): a drain or buddy-bound flush gives each run of
+    /// address-contiguous blocks to the buddy as its largest aligned blocks, instead of one
+    /// block at a time (`buddy/runs.rs`). Same buddy blocks after the drain; fewer merges.
+    pub coalesce_runs: bool,
 }
 
 /// Per-CPU pageset behaviour. The builder rejects values outside what Linux allows

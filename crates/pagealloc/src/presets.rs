@@ -33,6 +33,7 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
         start_at_freed_list: false,
         chunked: false,
         warm_merges: false,
+        coalesce_runs: false,
     },
     free_high: FreeHighRule::Off,
     free_high_capped: false,
@@ -203,7 +204,7 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 pub const PAGEALLOC: Policy = Policy {
     pcp: PcpPolicy {
         thp_batch_shift: 8,
-        drain: DrainPolicy { warm_merges: true, ..MAINLINE_SMALL_AT_HIGH_MIN.drain },
+        drain: DrainPolicy { warm_merges: true, coalesce_runs: true, ..MAINLINE_SMALL_AT_HIGH_MIN.drain },
         ..MAINLINE_SMALL_AT_HIGH_MIN
     },
     vmstat: VmstatPolicy::MAINLINE,

@@ -52,6 +52,12 @@ impl<P: Platform> Zone<P> {
         self.mem.start_pfn
     }
 
+    /// The migratetype of the pageblock holding `pfn`; `None` outside the zone (mirrors
+    /// get_pageblock_migratetype()).
+    pub fn pageblock_type(&self, pfn: Pfn) -> Option<crate::types::MigrateType> {
+        self.mem.contains(pfn).then(|| self.mem.pageblock_type(pfn))
+    }
+
     pub fn spanned_pages(&self) -> u64 {
         self.mem.end_pfn() - self.mem.start_pfn
     }

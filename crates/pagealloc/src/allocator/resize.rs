@@ -42,7 +42,7 @@ impl<P: Platform> PageAllocator<P> {
             zone.set_pressure_threshold(false);
             let bounds = pageset_bounds(zone, &self.policy.pcp, nr_cpus);
             for slot in zone.pcp.iter() {
-                crate::pcp::set_bounds(zone.buddy(&self.platform), slot, bounds);
+                crate::pcp::set_bounds(zone.buddy(&self.platform), slot, bounds, &self.policy.pcp);
             }
         }
         // A zone that gained its first memory, or lost its last, changes where walks start.

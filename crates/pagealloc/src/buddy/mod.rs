@@ -9,9 +9,11 @@ mod fullest;
 mod isolate;
 mod merge;
 mod pageblock;
+mod runs;
 mod warm;
 
 pub(crate) use isolate::RANGE_UNIT_PAGES;
+pub(crate) use runs::PendingRun;
 pub(crate) use warm::warm_merge;
 
 use core::ops::Deref;

@@ -7,11 +7,12 @@
 
 use super::path::PcpCall;
 use super::{pcp_type_for, PerCpuPages};
-use crate::buddy::BuddyZone;
+use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::{FrameInfo, FrameState};
 use crate::list::Own;
 use crate::platform::Platform;
-use crate::types::Pfn;
+use crate::policy::PcpPolicy;
+use crate::types::{Pfn, PAGEBLOCK_ORDER};
 
 /// Puts a claimed block on this CPU's buddy-bound list; a batch of them goes to the buddy at
 /// once. False (the caller frees to the buddy directly) when the pageset is busy or the
@@ -30,7 +31,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
         if call.policy.drain.warm_merges {
             warm_buddy_bound(zone, &pcp);
         }
-        flush_buddy_bound(zone, &mut pcp);
+        flush_buddy_bound(zone, &mut pcp, call.policy);
     }
     true
 }
@@ -53,19 +54,25 @@ fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
 }
 
 /// Returns every buddy-bound block to the buddy in one zone-lock hold (each a
-/// `mm_page_pcpu_drain`); the pages returned.
-pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) -> u32 {
+/// `mm_page_pcpu_drain`), contiguous runs coalesced if the policy says so; the pages returned.
+pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages, policy: &PcpPolicy) -> u32 {
     if pcp.buddy_bound_pages == 0 {
         return 0;
     }
     let mem = &zone.core.mem;
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
+    let mut run = PendingRun::EMPTY;
     while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
-        locked.release(pfn, order, FrameState::PcpHead);
+        if policy.drain.coalesce_runs && order < PAGEBLOCK_ORDER {
+            locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+        } else {
+            locked.release(pfn, order, FrameState::PcpHead);
+        }
     }
+    locked.release_run(&mut run);
     drop(locked);
     let flushed = core::mem::take(&mut pcp.buddy_bound_pages);
     pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(flushed);

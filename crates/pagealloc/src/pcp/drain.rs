@@ -4,12 +4,13 @@
 //! batch-sized chunks.
 
 use super::{decay_high, pindex_order, thp_part, PcpSlot, PerCpuPages, FIRST_THP_LIST, NR_PCP_LISTS};
-use crate::buddy::BuddyZone;
+use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::FrameState;
 use crate::list::{FrameList, Own, RecordCost};
 use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
 use crate::sync::PlatformGuard;
+use crate::types::PAGEBLOCK_ORDER;
 use crate::vmstat::FoldTarget;
 
 /// vmstat ticks a remote node's pageset may idle before it is drained.
@@ -202,11 +203,18 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         }
     } else {
         let mut locked = zone.lock();
+        let mut run = PendingRun::EMPTY;
+        let coalesce = policy.drain.coalesce_runs;
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             let pfn = mem.pfn(index);
             trace_drain(&zone, pfn, order);
-            locked.release(pfn, order, FrameState::PcpHead)
+            if coalesce && order < PAGEBLOCK_ORDER {
+                locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+            } else {
+                locked.release(pfn, order, FrameState::PcpHead);
+            }
         });
+        locked.release_run(&mut run);
     }
     let freed = before - pcp.count_pages;
     debug_assert!(freed >= count, "took {freed} of {count} pages");
@@ -310,6 +318,7 @@ pub(crate) fn set_bounds<P: Platform>(
     zone: BuddyZone<'_, P>,
     slot: &PcpSlot<P>,
     (batch, high_min, high_max): (u32, u32, u32),
+    policy: &PcpPolicy,
 ) {
     debug_assert!(batch >= 1, "a zero batch would never refill");
     let mut pcp = lock_remote(slot, zone.platform);
@@ -318,7 +327,7 @@ pub(crate) fn set_bounds<P: Platform>(
     pcp.high_max_pages = high_max;
     super::rules::clamped_high(&mut pcp);
     if pcp.buddy_bound_pages >= batch {
-        super::buddy_bound::flush_buddy_bound(zone, &mut pcp);
+        super::buddy_bound::flush_buddy_bound(zone, &mut pcp, policy);
     }
 }
 
@@ -332,7 +341,7 @@ pub(crate) fn drain_pcp<P: Platform>(
 ) -> u32 {
     let platform = zone.platform;
     let mut pcp = lock_remote(slot, platform);
-    let flushed = super::buddy_bound::flush_buddy_bound(zone, &mut pcp);
+    let flushed = super::buddy_bound::flush_buddy_bound(zone, &mut pcp, policy);
     if pcp.count_pages == 0 {
         return flushed;
     }
@@ -356,7 +365,7 @@ pub(crate) fn vmstat_update<P: Platform>(
     let mut pageset = slot.pageset.lock(platform);
     pageset.stats.fold(fold);
     // Buddy-bound frees wait at most a vmstat interval.
-    let mut drained = u64::from(super::buddy_bound::flush_buddy_bound(zone, &mut pageset));
+    let mut drained = u64::from(super::buddy_bound::flush_buddy_bound(zone, &mut pageset, policy));
     let excess = decay_high(&mut pageset, policy);
     // On a tiny zone high_min can exceed high_max; high then stays at high_max, as the
     // kernel's clamp() leaves it.

@@ -1,0 +1,83 @@
+//! Coalescing drains (beyond Linux; `DrainPolicy::coalesce_runs`, the `pagealloc` preset).
+//! Sequential frees come back out of a pageset as address-contiguous blocks in a row: in the
+//! order they were freed (a drain takes list tails) or its reverse (a buddy-bound flush takes
+//! heads). Released one page at a time, a run of n pages costs n merges, each an unlink and
+//! a list insert; released as its largest aligned blocks it costs about log2(n). The buddy
+//! ends in the same blocks either way, since merging does not depend on the order of frees;
+//! only the order within the free lists differs.
+
+use super::LockedZone;
+use crate::frame::{FrameInfo, FrameState};
+use crate::platform::Platform;
+use crate::types::{Pfn, PAGEBLOCK_ORDER};
+
+/// Pages released into a drain but not yet given to the buddy: `[start, start + pages)`,
+/// their heads already interior.
+#[derive(Debug)]
+pub(crate) struct PendingRun {
+    start: Pfn,
+    pages: u64,
+}
+
+impl PendingRun {
+    pub(crate) const EMPTY: PendingRun = PendingRun { start: 0, pages: 0 };
+}
+
+impl<P: Platform> LockedZone<'_, P> {
+    /// Releases the block of `order` at `pfn`, in state `from`, into `run`: it extends the run
+    /// at either end, or the run goes to the buddy and the block starts the next one. The
+    /// caller ends with [`Self::release_run`]. Blocks below pageblock order only: a run
+    /// releases blocks of at most that order, so a larger block would gain nothing. Cost per
+    /// block: the state change and two compares.
+    #[inline(always)]
+    pub(crate) fn release_into_run(&mut self, run: &mut PendingRun, pfn: Pfn, order: u8, from: FrameState) {
+        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
+        debug_assert!(order < PAGEBLOCK_ORDER);
+        let pages = 1u64 << order;
+        if from != FrameState::Interior {
+            self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
+        }
+        if run.pages != 0 {
+            if pfn == run.start + run.pages {
+                run.pages += pages;
+                return;
+            }
+            if pfn + pages == run.start {
+                run.start = pfn;
+                run.pages += pages;
+                return;
+            }
+            self.release_run(run);
+        }
+        *run = PendingRun { start: pfn, pages };
+    }
+
+    /// Gives `run` to the buddy as its largest aligned blocks, each at most a pageblock (so
+    /// that a block's pages share one pageblock type, which `release` reads), and empties it.
+    /// A run of one block (the usual case when frees are random) is released as it is,
+    /// inline, as a drain without runs would release it.
+    #[inline(always)]
+    pub(crate) fn release_run(&mut self, run: &mut PendingRun) {
+        let (start, pages) = (run.start, run.pages);
+        run.pages = 0;
+        if pages == 0 {
+            return;
+        }
+        // One aligned block: a power of two no larger than a pageblock, aligned to itself.
+        if (start & (pages - 1)) | (pages & (pages - 1)) == 0 && pages <= 1 << PAGEBLOCK_ORDER {
+            return self.release(start, pages.trailing_zeros() as u8, FrameState::Interior);
+        }
+        self.release_blocks(start, start + pages);
+    }
+
+    /// Releases `[pfn, end)` as its largest aligned blocks of at most pageblock order.
+    #[inline(never)]
+    fn release_blocks(&mut self, mut pfn: Pfn, end: Pfn) {
+        while pfn < end {
+            let order = pfn.trailing_zeros().min(PAGEBLOCK_ORDER as u32).min((end - pfn).ilog2()) as u8;
+            self.release(pfn, order, FrameState::Interior);
+            pfn += 1 << order;
+        }
+        debug_assert_eq!(pfn, end, "aligned blocks tile the run exactly");
+    }
+}
