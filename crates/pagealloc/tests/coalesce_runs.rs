@@ -100,6 +100,15 @@ fn runs_of_mixed_orders_leave_the_same_buddy() {
 }
 
 #[test]
+fn runs_of_pageblocks_leave_the_same_buddy() {
+    // Neighbouring pageblocks of one type go to the buddy as one block of the order above.
+    let huge =
+        |allocator: &TestAllocator, _: usize| allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::USER_MOVABLE).ok();
+    same_state_either_way(huge, |_| {}, |_| 0);
+    same_state_either_way(huge, |held| held.reverse(), |at| at % CPUS);
+}
+
+#[test]
 fn runs_across_pageblocks_of_different_types_keep_each_pageblock_on_its_own_lists() {
     // Unmovable and movable requests in turn claim pageblocks of both types side by side;
     // ascending frees then make runs that cross from one type's pageblock into the other's.

@@ -9,7 +9,7 @@
 use super::LockedZone;
 use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
-use crate::types::{Pfn, PAGEBLOCK_ORDER};
+use crate::types::{Pfn, MAX_ORDER, PAGEBLOCK_ORDER};
 
 /// Pages released into a drain but not yet given to the buddy: `[start, start + pages)`,
 /// their heads already interior.
@@ -26,13 +26,11 @@ impl PendingRun {
 impl<P: Platform> LockedZone<'_, P> {
     /// Releases the block of `order` at `pfn`, in state `from`, into `run`: it extends the run
     /// at either end, or the run goes to the buddy and the block starts the next one. The
-    /// caller ends with [`Self::release_run`]. Blocks below pageblock order only: a run
-    /// releases blocks of at most that order, so a larger block would gain nothing. Cost per
-    /// block: the state change and two compares.
+    /// caller ends with [`Self::release_run`]. Cost per block: the state change and two
+    /// compares.
     #[inline(always)]
     pub(crate) fn release_into_run(&mut self, run: &mut PendingRun, pfn: Pfn, order: u8, from: FrameState) {
         debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
-        debug_assert!(order < PAGEBLOCK_ORDER);
         let pages = 1u64 << order;
         if from != FrameState::Interior {
             self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
@@ -52,10 +50,10 @@ impl<P: Platform> LockedZone<'_, P> {
         *run = PendingRun { start: pfn, pages };
     }
 
-    /// Gives `run` to the buddy as its largest aligned blocks, each at most a pageblock (so
-    /// that a block's pages share one pageblock type, which `release` reads), and empties it.
-    /// A run of one block (the usual case when frees are random) is released as it is,
-    /// inline, as a drain without runs would release it.
+    /// Gives `run` to the buddy as its largest aligned blocks, and empties it. A block larger
+    /// than a pageblock is released whole only if its pageblocks share one type (`release`
+    /// lists it under its first pageblock's). A run of one block (the usual case when frees
+    /// are random) is released as it is, inline, as a drain without runs would release it.
     #[inline(always)]
     pub(crate) fn release_run(&mut self, run: &mut PendingRun) {
         let (start, pages) = (run.start, run.pages);
@@ -63,21 +61,31 @@ impl<P: Platform> LockedZone<'_, P> {
         if pages == 0 {
             return;
         }
-        // One aligned block: a power of two no larger than a pageblock, aligned to itself.
+        // One aligned block no larger than a pageblock: a power of two, aligned to itself.
         if (start & (pages - 1)) | (pages & (pages - 1)) == 0 && pages <= 1 << PAGEBLOCK_ORDER {
             return self.release(start, pages.trailing_zeros() as u8, FrameState::Interior);
         }
         self.release_blocks(start, start + pages);
     }
 
-    /// Releases `[pfn, end)` as its largest aligned blocks of at most pageblock order.
+    /// Releases `[pfn, end)` as its largest aligned blocks; above pageblock order, only
+    /// blocks whose pageblocks share one type.
     #[inline(never)]
     fn release_blocks(&mut self, mut pfn: Pfn, end: Pfn) {
         while pfn < end {
-            let order = pfn.trailing_zeros().min(PAGEBLOCK_ORDER as u32).min((end - pfn).ilog2()) as u8;
+            let mut order = pfn.trailing_zeros().min(MAX_ORDER as u32).min((end - pfn).ilog2()) as u8;
+            if order > PAGEBLOCK_ORDER && !self.one_pageblock_type(pfn, order) {
+                order = PAGEBLOCK_ORDER;
+            }
             self.release(pfn, order, FrameState::Interior);
             pfn += 1 << order;
         }
         debug_assert_eq!(pfn, end, "aligned blocks tile the run exactly");
+    }
+
+    /// Whether every pageblock of the block of `order` at `pfn` has the first one's type.
+    fn one_pageblock_type(&self, pfn: Pfn, order: u8) -> bool {
+        let first = self.mem.pageblock_type(pfn);
+        (1..1u64 << (order - PAGEBLOCK_ORDER)).all(|at| self.mem.pageblock_type(pfn + (at << PAGEBLOCK_ORDER)) == first)
     }
 }

@@ -12,7 +12,7 @@ use crate::frame::{FrameInfo, FrameState};
 use crate::list::Own;
 use crate::platform::Platform;
 use crate::policy::PcpPolicy;
-use crate::types::{Pfn, PAGEBLOCK_ORDER};
+use crate::types::Pfn;
 
 /// Puts a claimed block on this CPU's buddy-bound list; a batch of them goes to the buddy at
 /// once. False (the caller frees to the buddy directly) when the pageset is busy or the
@@ -66,7 +66,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
-        if policy.drain.coalesce_runs && order < PAGEBLOCK_ORDER {
+        if policy.drain.coalesce_runs {
             locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
         } else {
             locked.release(pfn, order, FrameState::PcpHead);

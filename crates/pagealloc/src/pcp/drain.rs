@@ -10,7 +10,6 @@ use crate::list::{FrameList, Own, RecordCost};
 use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
 use crate::sync::PlatformGuard;
-use crate::types::PAGEBLOCK_ORDER;
 use crate::vmstat::FoldTarget;
 
 /// vmstat ticks a remote node's pageset may idle before it is drained.
@@ -208,7 +207,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             let pfn = mem.pfn(index);
             trace_drain(&zone, pfn, order);
-            if coalesce && order < PAGEBLOCK_ORDER {
+            if coalesce {
                 locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
             } else {
                 locked.release(pfn, order, FrameState::PcpHead);
