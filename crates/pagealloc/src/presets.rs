@@ -198,7 +198,8 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// stay at high_min, as fullest-first needs, while pageblock-order blocks keep Linux's
 /// auto-tuned high; a single node is cut into per-CPU arenas, each with its own zone lock;
 /// buddy-bound flushes read their merges' records before the zone lock; a freed block
-/// likely to merge is listed at the head (Linux: the tail).
+/// likely to merge is listed at the head (Linux: the tail); drains give runs of
+/// contiguous blocks to the buddy as aligned blocks (Linux: one block at a time).
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
@@ -286,7 +287,7 @@ pub const PRESETS: &[Preset] = &[
         name: "pagealloc",
         aliases: &["embedder"],
         summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
-                  pageblock-order refills and drains of 256 batches, per-CPU arenas",
+                  pageblock-order refills and drains of 256 batches, per-CPU arenas, coalesced drains",
         policy: PAGEALLOC,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
