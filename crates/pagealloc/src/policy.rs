@@ -371,8 +371,8 @@ pub enum ArenaRule {
     /// arena per CPU (at most 8, and at most one per `builder::MIN_ARENA_PAGES`; more CPUs
     /// share them round robin), each arena a node of its
     /// own, as `numa=fake` cuts them. A CPU allocates from its arena first; each arena has
-    /// its own zone lock; with fullest-first, a free into another CPU's arena goes to that
-    /// arena's buddy (batched on the buddy-bound list), not to a remote pageset. Multi-node
+    /// its own zone lock; a free into another CPU's arena goes to that arena's buddy
+    /// (batched on the buddy-bound list), not to a remote pageset. Multi-node
     /// descriptions keep their nodes.
     PerCpu,
 }

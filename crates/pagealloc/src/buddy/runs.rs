@@ -12,24 +12,32 @@ use crate::platform::Platform;
 use crate::types::{Pfn, MAX_ORDER, PAGEBLOCK_ORDER};
 
 /// Pages released into a drain but not yet given to the buddy: `[start, start + pages)`,
-/// their heads already interior.
+/// their heads already interior. Without coalescing (`enabled` off, Linux) it stays empty
+/// and every block goes to the buddy as it comes.
 #[derive(Debug)]
 pub(crate) struct PendingRun {
     start: Pfn,
     pages: u64,
+    enabled: bool,
 }
 
 impl PendingRun {
-    pub(crate) const EMPTY: PendingRun = PendingRun { start: 0, pages: 0 };
+    /// An empty run for one drain; `coalesce` is `DrainPolicy::coalesce_runs`.
+    pub(crate) const fn new(coalesce: bool) -> PendingRun {
+        PendingRun { start: 0, pages: 0, enabled: coalesce }
+    }
 }
 
 impl<P: Platform> LockedZone<'_, P> {
     /// Releases the block of `order` at `pfn`, in state `from`, into `run`: it extends the run
-    /// at either end, or the run goes to the buddy and the block starts the next one. The
-    /// caller ends with [`Self::release_run`]. Cost per block: the state change and two
-    /// compares.
+    /// at either end, or the run goes to the buddy and the block starts the next one; without
+    /// coalescing, the block goes to the buddy at once (`release`). The caller ends with
+    /// [`Self::release_run`]. Cost per block: the state change and two compares.
     #[inline(always)]
     pub(crate) fn release_into_run(&mut self, run: &mut PendingRun, pfn: Pfn, order: u8, from: FrameState) {
+        if !run.enabled {
+            return self.release(pfn, order, from);
+        }
         debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
         let pages = 1u64 << order;
         if from != FrameState::Interior {
@@ -47,7 +55,7 @@ impl<P: Platform> LockedZone<'_, P> {
             }
             self.release_run(run);
         }
-        *run = PendingRun { start: pfn, pages };
+        (run.start, run.pages) = (pfn, pages);
     }
 
     /// Gives `run` to the buddy as its largest aligned blocks, and empties it. A block larger

@@ -1,6 +1,7 @@
-//! Frees bound for the buddy, batched (beyond Linux; fullest-first placement only): a page
-//! of a pageblock with `FragPolicy::buddy_bound_free_pages` free (a quarter pageblock) must
-//! reach the buddy, where it can merge, rather than be handed out again from the pageset;
+//! Frees bound for the buddy, batched (beyond Linux; fullest-first placement and per-CPU
+//! arenas): a page of a pageblock with `FragPolicy::buddy_bound_free_pages` free (a quarter
+//! pageblock), or of another CPU's arena, must reach the buddy, where it can merge, rather
+//! than be handed out again from (or held in) a pageset;
 //! but a zone-lock hold per such free makes two CPUs queue on the lock. So these frees wait
 //! on a list of their own in the pageset, which allocations never take from, and go to the
 //! buddy a few per lock hold (`FLUSH_PAGES`).
@@ -62,15 +63,11 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let mem = &zone.core.mem;
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
-    let mut run = PendingRun::EMPTY;
+    let mut run = PendingRun::new(policy.drain.coalesce_runs);
     while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
-        if policy.drain.coalesce_runs {
-            locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
-        } else {
-            locked.release(pfn, order, FrameState::PcpHead);
-        }
+        locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
     }
     locked.release_run(&mut run);
     drop(locked);

@@ -202,16 +202,11 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         }
     } else {
         let mut locked = zone.lock();
-        let mut run = PendingRun::EMPTY;
-        let coalesce = policy.drain.coalesce_runs;
+        let mut run = PendingRun::new(policy.drain.coalesce_runs);
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             let pfn = mem.pfn(index);
             trace_drain(&zone, pfn, order);
-            if coalesce {
-                locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
-            } else {
-                locked.release(pfn, order, FrameState::PcpHead);
-            }
+            locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
         });
         locked.release_run(&mut run);
     }
