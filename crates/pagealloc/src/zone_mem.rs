@@ -208,6 +208,13 @@ impl ZoneMem {
         MigrateType::from_index(self.pageblock_slot(pfn).load(Relaxed) as usize)
     }
 
+    /// Migratetype of pageblock `slot` (a [`Self::pageblock_index`]), for a caller that has
+    /// the index already.
+    #[inline]
+    pub(crate) fn pageblock_type_at(&self, slot: usize) -> MigrateType {
+        MigrateType::from_index(self.pageblock_types[slot].load(Relaxed) as usize)
+    }
+
     /// Zone lock held (mirrors set_pageblock_migratetype()).
     #[inline]
     pub(crate) fn set_pageblock_type(&self, pfn: Pfn, migratetype: MigrateType) {

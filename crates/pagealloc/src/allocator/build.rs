@@ -266,7 +266,8 @@ fn build_pagesets<P: Platform>(
     let (batch, high_min, high_max) = pageset_bounds(zone, policy, nr_cpus);
     let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
     MetaSlice::new(nr_cpus, arena, |cpu| {
-        PcpSlot::new(zone.index, cpu as u32, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
+        let remote = builder.node_of_cpu(cpu) != zone.node;
+        PcpSlot::new(zone.index, cpu as u32, remote, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
     })
 }
 

@@ -245,12 +245,14 @@ impl<P: Platform> PageAllocator<P> {
     /// The calling CPU's pageset of `zone`, if pagesets are on for it.
     #[inline]
     fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> Option<crate::pcp::PcpCall<'a, P>> {
+        let slot = zone.pcp.get(cpu)?;
+        debug_assert_eq!(slot.remote, self.node_of_cpu(cpu) != zone.node);
         Some(crate::pcp::PcpCall {
             zone: zone.buddy(&self.platform),
-            slot: zone.pcp.get(cpu)?,
+            slot,
             policy: &self.policy.pcp,
             cpu,
-            remote: self.node_of_cpu(cpu) != zone.node,
+            remote: slot.remote,
             global: &self.vmstat,
         })
     }

@@ -15,13 +15,14 @@ use crate::platform::Platform;
 use crate::policy::PcpPolicy;
 use crate::types::Pfn;
 
-/// Puts a claimed block on this CPU's buddy-bound list; a batch of them goes to the buddy at
-/// once. False (the caller frees to the buddy directly) when the pageset is busy or the
+/// Puts a claimed block (of pageblock index `pageblock`) on this CPU's buddy-bound list; a
+/// batch of them goes to the buddy at once. False (the caller frees to the buddy directly) when the pageset is busy or the
 /// pageblock is isolated.
-pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
+pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
     let PcpCall { zone, slot, .. } = *call;
     let mem = &zone.core.mem;
-    let Some(pcp_type) = pcp_type_for(mem.pageblock_type(pfn)) else { return false };
+    debug_assert_eq!(pageblock, mem.pageblock_index(pfn));
+    let Some(pcp_type) = pcp_type_for(mem.pageblock_type_at(pageblock)) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));

@@ -220,11 +220,14 @@ impl PerCpuPages {
 #[repr(align(64))]
 pub struct PcpSlot<P: Platform> {
     pub(crate) pageset: PlatformMutex<P, PerCpuPages, P::PcpLock>,
+    /// The CPU is on another node than the zone: fixed at build, read on every fast-path
+    /// call without a lookup of the CPU's node.
+    pub(crate) remote: bool,
 }
 
 impl<P: Platform> PcpSlot<P> {
-    pub(crate) fn new(zone_index: u16, cpu: u32, pageset: PerCpuPages) -> PcpSlot<P> {
-        PcpSlot { pageset: PlatformMutex::new(LockId::Pcp { zone: zone_index, cpu }, pageset) }
+    pub(crate) fn new(zone_index: u16, cpu: u32, remote: bool, pageset: PerCpuPages) -> PcpSlot<P> {
+        PcpSlot { pageset: PlatformMutex::new(LockId::Pcp { zone: zone_index, cpu }, pageset), remote }
     }
 
     /// Runs `f` on the pageset under its lock (views, tests).

@@ -141,14 +141,15 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     Some(mem.pfn(index))
 }
 
-/// Frees a block (already claimed from its allocated state by the caller) into this CPU's
-/// pageset, draining if over high. Returns false if the block must go to the buddy
+/// Frees a block (already claimed from its allocated state by the caller; `pageblock` is
+/// its pageblock's index) into this CPU's pageset, draining if over high. Returns false if the block must go to the buddy
 /// instead (pageset busy, or an isolated pageblock).
 #[inline]
-pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, order: u8) -> bool {
+pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
     let PcpCall { zone, slot, policy, remote, .. } = *call;
     let mem = &zone.core.mem;
-    let Some(pcp_type) = pcp_type_for(mem.pageblock_type(pfn)) else { return false };
+    debug_assert_eq!(pageblock, mem.pageblock_index(pfn));
+    let Some(pcp_type) = pcp_type_for(mem.pageblock_type_at(pageblock)) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     call.touch_header();
     if policy.alloc_factor {
