@@ -46,6 +46,7 @@ impl CacheKey {
             SharedLine::GlobalCounters => (9, 0, 0),
             SharedLine::GlobalNumaCounters => (10, 0, 0),
             SharedLine::LruHead { node, list } => (11, node, u32::from(list)),
+            SharedLine::RemoteFrees(zone) => (12, zone, 0),
         };
         CacheKey(LINE_TAG | kind << 56 | (zone as u64) << 32 | number as u64)
     }

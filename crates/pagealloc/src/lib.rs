@@ -58,6 +58,7 @@ pub mod lru;
 // 2. A zone's data: memory, free area, state; no locks taken here.
 pub mod free_area;
 pub mod fullness;
+pub mod remote_frees;
 pub mod zone_mem;
 pub mod zone_state;
 // 3. Buddy operations under the zone lock.

@@ -187,6 +187,16 @@ impl FrameList {
         Some(index)
     }
 
+    /// Empties the list and returns its (head, tail): the blocks stay linked head to tail
+    /// through `next` (the tail's NIL), as a chain to hand over whole; their `prev` links
+    /// are stale, and whoever lists them again rewrites both.
+    #[inline]
+    pub fn take_all(&mut self) -> Option<(u32, u32)> {
+        let ends = (self.head(), self.tail());
+        *self = FrameList::EMPTY;
+        Some((ends.0?, ends.1?))
+    }
+
     /// Walks the list head to tail. At most `bound` steps, so a corrupted (cyclic) list cannot
     /// hang a checker: the iterator stops and the caller's count comparison reports it.
     pub fn iter<'a, F: FrameTable + ?Sized>(&self, frames: &'a F, bound: usize) -> FrameListIter<'a, F> {

@@ -60,6 +60,11 @@ pub struct DrainPolicy {
     /// address-contiguous blocks to the buddy as its largest aligned blocks, instead of one
     /// block at a time (`buddy/runs.rs`). Same buddy blocks after the drain; fewer merges.
     pub coalesce_runs: bool,
+    /// Beyond Linux (the `pagealloc` preset, with per-CPU arenas): a buddy-bound flush of
+    /// frees into another CPU's arena hands them to that arena with one compare-and-swap
+    /// (`remote_frees`) instead of taking its zone lock; the arena's next lock holder, usually
+    /// its owner, releases them.
+    pub hand_remote_frees: bool,
 }
 
 /// Per-CPU pageset behaviour. The builder rejects values outside what Linux allows

@@ -34,6 +34,7 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
         chunked: false,
         warm_merges: false,
         coalesce_runs: false,
+        hand_remote_frees: false,
     },
     free_high: FreeHighRule::Off,
     free_high_capped: false,
@@ -205,7 +206,12 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 pub const PAGEALLOC: Policy = Policy {
     pcp: PcpPolicy {
         thp_batch_shift: 8,
-        drain: DrainPolicy { warm_merges: true, coalesce_runs: true, ..MAINLINE_SMALL_AT_HIGH_MIN.drain },
+        drain: DrainPolicy {
+            warm_merges: true,
+            coalesce_runs: true,
+            hand_remote_frees: true,
+            ..MAINLINE_SMALL_AT_HIGH_MIN.drain
+        },
         ..MAINLINE_SMALL_AT_HIGH_MIN
     },
     vmstat: VmstatPolicy::MAINLINE,

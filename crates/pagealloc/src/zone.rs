@@ -89,6 +89,12 @@ impl<P: Platform> Zone<P> {
         &self.pcp
     }
 
+    /// Pages other arenas' CPUs handed to this zone that no lock holder has released yet
+    /// (`DrainPolicy::hand_remote_frees`; racy read).
+    pub fn handed_over_pages(&self) -> u32 {
+        self.remote_frees.pending_pages()
+    }
+
     /// Zone lock statistics.
     pub fn lock_stats(&self) -> crate::sync::LockStats {
         self.lock.stats()

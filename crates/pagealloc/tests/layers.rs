@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     // records its head frame's word).
     &["block", "frame", "list", "lru"],
     // A zone's data, no locks taken.
-    &["free_area", "fullness", "zone_mem", "zone_state"],
+    &["free_area", "fullness", "remote_frees", "zone_mem", "zone_state"],
     // Buddy operations under the zone lock.
     &["buddy"],
     // Policies over the buddy.

@@ -42,7 +42,12 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
     /// ```
     pub fn drain_all(&self) -> u64 {
-        (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum()
+        let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
+        // Frees handed over between arenas (`remote_frees`): taking the lock releases them.
+        for zone in self.zones.iter().filter(|zone| zone.remote_frees.is_pending()) {
+            drop(zone.buddy(&self.platform).lock());
+        }
+        drained
     }
 
     /// Sets `cpu`'s pageset high in zone `zone_index` to `high_pages`, clamped to the

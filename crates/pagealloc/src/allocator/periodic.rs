@@ -119,6 +119,10 @@ impl<P: Platform> PageAllocator<P> {
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&self.platform).lock().fold_free_diff(cpu);
             }
+            // Frees handed to an owner that took no lock since: the lock releases them.
+            if zone.remote_frees.is_pending() {
+                drop(zone.buddy(&self.platform).lock());
+            }
             let Some(slot) = zone.pcp.get(cpu) else { continue };
             let remote = zone.node != cpu_node;
             let fold = self.fold_target(zone);

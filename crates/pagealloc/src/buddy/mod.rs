@@ -9,6 +9,7 @@ mod fullest;
 mod isolate;
 mod merge;
 mod pageblock;
+mod remote;
 mod runs;
 mod warm;
 
@@ -17,12 +18,14 @@ pub(crate) use runs::PendingRun;
 pub(crate) use warm::warm_merge;
 
 use core::ops::Deref;
+use core::sync::atomic::AtomicU32;
 use core::sync::atomic::Ordering::Relaxed;
 
 use crate::frame::{FrameInfo, FrameState};
 use crate::free_area::FreeArea;
 use crate::list::Own;
 use crate::platform::{LockId, Platform, SharedLine};
+use crate::remote_frees::RemoteFrees;
 use crate::sync::{CacheAligned, PlatformGuard, PlatformMutex};
 use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS};
 use crate::zone_mem::ZoneMem;
@@ -54,6 +57,9 @@ pub struct BuddyCore<P: Platform> {
     /// The allocator's event subscriber, for the tracepoints below the allocator (zone-locked
     /// takes, pageset drains).
     pub(crate) sink: SinkSlot,
+    /// Frees other arenas' CPUs handed over (`DrainPolicy::hand_remote_frees`), released by
+    /// the next holder of the zone lock; on a line of its own, written by those CPUs.
+    pub(crate) remote_frees: CacheAligned<RemoteFrees<AtomicU32>>,
 }
 
 /// An optional shared [`EventSink`](crate::events::EventSink).
@@ -88,7 +94,7 @@ impl<P: Platform> BuddyCore<P> {
     pub(crate) fn new(state: ZoneState, mem: ZoneMem) -> BuddyCore<P> {
         debug_assert_eq!(state.index, mem.zone_index);
         let lock = ZoneLock::new(state.index);
-        BuddyCore { state, mem, lock, sink: SinkSlot::default() }
+        BuddyCore { state, mem, lock, sink: SinkSlot::default(), remote_frees: CacheAligned(RemoteFrees::default()) }
     }
 }
 
@@ -128,13 +134,20 @@ impl<'a, P: Platform> BuddyZone<'a, P> {
     #[inline]
     pub fn lock(self) -> LockedZone<'a, P> {
         let core = self.core;
-        LockedZone {
+        let mut locked = LockedZone {
             mem: &core.mem,
             state: &core.state,
             area: core.lock.0.lock(self.platform),
             platform: self.platform,
             sink: &core.sink,
+        };
+        // Every holder releases what other CPUs handed over: one load when nothing was. The
+        // summary goes out at once, as if that were a hold of its own.
+        if core.remote_frees.is_pending() {
+            locked.release_remote_frees(&core.remote_frees);
+            locked.publish_summary();
         }
+        locked
     }
 }
 
@@ -153,6 +166,15 @@ pub(crate) struct LockedZone<'a, P: Platform> {
 /// NR_FREE_PAGES in per-CPU diffs).
 impl<P: Platform> Drop for LockedZone<'_, P> {
     fn drop(&mut self) {
+        self.publish_summary();
+        // `area` drops after this body: the lock is released once the summary is out.
+    }
+}
+
+impl<P: Platform> LockedZone<'_, P> {
+    /// Publishes the lockless summary of the free area (on drop, before the unlock).
+    #[inline]
+    fn publish_summary(&mut self) {
         // Writers hold the zone lock, so plain stores keep the summary exact; stores only
         // when something changed keep the line shared in the readers' caches.
         let summary = &self.mem.summary;
@@ -175,7 +197,6 @@ impl<P: Platform> Drop for LockedZone<'_, P> {
         if wrote {
             self.platform.touch_shared(SharedLine::ZoneCounters(self.mem.zone_index), true);
         }
-        // `area` drops after this body: the lock is released once the summary is out.
     }
 }
 

@@ -360,6 +360,12 @@ impl<P: Platform> PageAllocator<P> {
             let mut checker =
                 ZoneChecker { zone, area: &locked.area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
             checker.check_tables_cover_span()?;
+            // Taking the lock released every handed-over free; at a quiescent point none
+            // can have come since.
+            if zone.remote_frees.is_pending() || zone.remote_frees.pending_pages() != 0 {
+                let pending = zone.remote_frees.pending_pages();
+                return checker.fail(None, alloc::format!("{pending} handed-over pages pending under the zone lock"));
+            }
             let listed_free = checker.check_free_lists()?;
             let mut listed_pcp = 0;
             for (cpu, pageset) in pagesets.iter().enumerate() {

@@ -11,8 +11,9 @@ use super::{pcp_type_for, PerCpuPages};
 use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::{FrameInfo, FrameState};
 use crate::list::Own;
-use crate::platform::Platform;
+use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
+use crate::remote_frees::Chain;
 use crate::types::Pfn;
 
 /// Puts a claimed block (of pageblock index `pageblock`) on this CPU's buddy-bound list; a
@@ -30,6 +31,10 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
+        if call.remote && call.policy.drain.hand_remote_frees {
+            hand_buddy_bound(zone, &mut pcp);
+            return true;
+        }
         if call.policy.drain.warm_merges {
             warm_buddy_bound(zone, &pcp);
         }
@@ -52,6 +57,21 @@ fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
     let (frames, records) = (mem.frames.view(), mem.records(zone.platform));
     for index in pcp.buddy_bound.iter(&frames, FLUSH_PAGES as usize) {
         crate::buddy::warm_merge(mem, &records, mem.pfn(index), frames[index as usize].info().order());
+    }
+}
+
+/// Hands the buddy-bound list, frees into another CPU's arena, to that arena's next zone-lock
+/// holder (`DrainPolicy::hand_remote_frees`): one push, no lock. With a batch's worth
+/// pending (an owner that took no lock since), this CPU takes the lock, which releases them.
+#[inline(never)]
+fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) {
+    let Some((head, tail)) = pcp.buddy_bound.take_all() else { return };
+    let pages = core::mem::take(&mut pcp.buddy_bound_pages);
+    pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(pages);
+    zone.platform.touch_shared(SharedLine::RemoteFrees(zone.mem.zone_index), true);
+    let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.core.mem.frames);
+    if pending >= pcp.batch_pages.max(1) {
+        drop(zone.lock());
     }
 }
 

@@ -4,12 +4,13 @@
 
 use core::sync::atomic::Ordering;
 
-/// A 32-bit atomic word, for the ticket lock.
+/// A 32-bit atomic word, for the ticket lock and the hand-over stack (`remote_frees`).
 pub trait AtomicWord {
     fn new_word(value: u32) -> Self;
     fn load(&self, order: Ordering) -> u32;
     fn store(&self, value: u32, order: Ordering);
     fn fetch_add(&self, value: u32, order: Ordering) -> u32;
+    fn swap(&self, value: u32, order: Ordering) -> u32;
     fn compare_exchange(&self, current: u32, new: u32, success: Ordering, failure: Ordering) -> Result<u32, u32>;
     /// One turn of a spin-wait (a pause instruction; a yield to the model under loom).
     fn spin_once() {
@@ -46,6 +47,10 @@ macro_rules! word_impl {
             #[inline(always)]
             fn fetch_add(&self, value: u32, order: Ordering) -> u32 {
                 <$atomic>::fetch_add(self, value, order)
+            }
+            #[inline(always)]
+            fn swap(&self, value: u32, order: Ordering) -> u32 {
+                <$atomic>::swap(self, value, order)
             }
             #[inline(always)]
             fn compare_exchange(&self, current: u32, new: u32, success: Ordering, failure: Ordering) -> Result<u32, u32> {

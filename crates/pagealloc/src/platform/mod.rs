@@ -72,6 +72,9 @@ pub enum SharedLine {
     ///
     /// [`FRAME_METADATA_BYTES`]: crate::FRAME_METADATA_BYTES
     FrameMeta { zone: u16, frame: u32 },
+    /// A zone's stack of frees handed over by other arenas' CPUs (`remote_frees`), by global
+    /// zone index.
+    RemoteFrees(u16),
 }
 
 impl SharedLine {

@@ -1,0 +1,40 @@
+//! Releasing frees other CPUs handed over (`crate::remote_frees`): under the zone lock,
+//! whoever holds it next.
+
+use core::sync::atomic::AtomicU32;
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::{LockedZone, PendingRun};
+use crate::frame::{FrameState, NIL};
+use crate::list::RecordCost;
+use crate::platform::Platform;
+use crate::remote_frees::RemoteFrees;
+
+impl<P: Platform> LockedZone<'_, P> {
+    /// Releases every chain pushed to `remote` into the buddy, contiguous runs coalesced
+    /// (each block a `mm_page_pcpu_drain`, as its flush would have made it). Each block
+    /// is a pageset head the pushing CPU claimed and listed; its links are reset here.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn release_remote_frees(&mut self, remote: &RemoteFrees<AtomicU32>) {
+        let Some(mut index) = remote.take() else { return };
+        let records = self.mem.records(self.platform);
+        let mut run = PendingRun::new(true);
+        let mut pages = 0u32;
+        while index != NIL {
+            records.touch(index, true);
+            let frame = &self.mem.frames[index as usize];
+            let next = frame.next.load(Relaxed);
+            frame.next.store(NIL, Relaxed);
+            frame.prev.store(NIL, Relaxed);
+            let (pfn, order) = (self.mem.pfn(index), frame.info().order());
+            let migratetype = self.mem.pageblock_type(pfn);
+            self.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype });
+            self.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+            pages += 1 << order;
+            index = next;
+        }
+        self.release_run(&mut run);
+        remote.released(pages);
+    }
+}

@@ -1,0 +1,154 @@
+//! Frees handed to another arena's owner (`DrainPolicy::hand_remote_frees`, the `pagealloc`
+//! preset): a CPU freeing into another CPU's arena pushes each buddy-bound batch onto that
+//! zone's stack without its zone lock, and the zone's next lock holder releases the batch.
+
+#![cfg(feature = "alloc")]
+
+mod common;
+
+use common::*;
+use pagealloc::builder::MIN_ARENA_PAGES;
+use pagealloc::platform::TestPlatform;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+
+fn build(hand_remote_frees: bool) -> TestAllocator {
+    let mut policy = preset("pagealloc");
+    assert!(policy.pcp.drain.hand_remote_frees, "the preset hands remote frees over");
+    policy.pcp.drain.hand_remote_frees = hand_remote_frees;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4 * MIN_ARENA_PAGES).policy(policy);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    assert_eq!(allocator.zones().len(), 2, "two arenas");
+    allocator
+}
+
+/// CPU 0 allocates `pages` pages from its arena (zone 0).
+fn allocate_on_cpu0(allocator: &TestAllocator, pages: usize) -> Vec<Block> {
+    allocator.platform().set_cpu(0);
+    let held: Vec<Block> = (0..pages).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    assert!(held.iter().all(|block| block.zone_index() == 0));
+    held
+}
+
+/// Pages a pusher leaves pending: whole flushes of 8 below the batch (15 on these 256 MiB
+/// arenas), past which the pusher releases the stack itself.
+fn pending_pushes(allocator: &TestAllocator) -> usize {
+    let batch = allocator.zones()[0].pagesets()[1].inspect(allocator.platform(), |pcp| pcp.batch_pages());
+    (batch as usize - 1) / 8
+}
+
+#[test]
+fn remote_frees_wait_on_the_stack_without_the_owners_lock_until_it_is_taken() {
+    let allocator = build(true);
+    let pages = 8 * pending_pushes(&allocator);
+    assert!(pages >= 8);
+    let held = allocate_on_cpu0(&allocator, pages);
+    let zone = &allocator.zones()[0];
+    let locks_before = zone.lock_stats().acquisitions;
+    allocator.platform().set_cpu(1);
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    // A push per flush of 8; neither CPU took zone 0's lock.
+    assert_eq!(zone.handed_over_pages() as usize, pages);
+    assert_eq!(zone.lock_stats().acquisitions, locks_before, "no zone-0 lock taken by the frees");
+    // The owner's next hold (a refill) releases them into the buddy.
+    allocator.platform().set_cpu(0);
+    let block = allocator.alloc_pages(3, AllocRequest::USER_MOVABLE).unwrap();
+    assert_eq!(zone.handed_over_pages(), 0);
+    assert!(zone.lock_stats().acquisitions > locks_before);
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.allocated_pages, 8);
+    assert_eq!(census.free_pages + census.pcp_pages + 8, allocator.managed_pages());
+    allocator.free_pages(block).unwrap();
+}
+
+#[test]
+fn without_the_switch_each_flush_takes_the_owners_lock() {
+    let allocator = build(false);
+    let held = allocate_on_cpu0(&allocator, 40);
+    let zone = &allocator.zones()[0];
+    let locks_before = zone.lock_stats().acquisitions;
+    allocator.platform().set_cpu(1);
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    assert_eq!(zone.handed_over_pages(), 0);
+    assert_eq!(zone.lock_stats().acquisitions, locks_before + 5, "a hold per flush of 8 (40 frees)");
+    allocator.check_invariants().unwrap();
+}
+
+#[test]
+fn an_idle_owner_strands_less_than_a_batch() {
+    let allocator = build(true);
+    let held = allocate_on_cpu0(&allocator, 2_000);
+    let zone = &allocator.zones()[0];
+    let batch = zone.pagesets()[1].inspect(allocator.platform(), |pcp| pcp.batch_pages());
+    allocator.platform().set_cpu(1);
+    let mut most_pending = 0;
+    for block in held {
+        allocator.free_pages(block).unwrap();
+        most_pending = most_pending.max(zone.handed_over_pages());
+    }
+    assert!(most_pending < batch, "a pusher finding a batch pending releases it: {most_pending} >= {batch}");
+    assert!(zone.lock_stats().acquisitions > 0);
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.allocated_pages, 0);
+}
+
+#[test]
+fn the_vmstat_pass_and_drain_all_release_what_is_pending() {
+    for release in ["vmstat", "drain_all"] {
+        let allocator = build(true);
+        let held = allocate_on_cpu0(&allocator, 8);
+        allocator.platform().set_cpu(1);
+        for block in held {
+            allocator.free_pages(block).unwrap();
+        }
+        let zone = &allocator.zones()[0];
+        assert_eq!(zone.handed_over_pages(), 8);
+        match release {
+            "vmstat" => {
+                allocator.vmstat_tick(1);
+            }
+            _ => {
+                allocator.drain_all();
+            }
+        }
+        assert_eq!(zone.handed_over_pages(), 0, "{release}");
+        allocator.check_invariants().unwrap();
+    }
+}
+
+/// Both CPUs allocate and free at random, half the frees into the other arena, against the
+/// invariant checker and conservation (which take each zone lock, releasing the stacks).
+#[test]
+fn random_cross_arena_traffic_loses_and_doubles_nothing() {
+    let allocator = build(true);
+    let managed = allocator.managed_pages();
+    let mut rng = Rng(0x4a11);
+    let mut held: Vec<Block> = Vec::new();
+    let mut handed = 0u32;
+    for round in 0..10 {
+        for _ in 0..3_000 {
+            allocator.platform().set_cpu(rng.below(2) as usize);
+            if held.is_empty() || rng.below(2) == 0 {
+                let order = [0, 0, 0, 2, 9][rng.below(5) as usize];
+                if let Ok(block) = allocator.alloc_pages(order, AllocRequest::USER_MOVABLE) {
+                    held.push(block);
+                }
+            } else {
+                let victim = rng.below(held.len() as u64) as usize;
+                allocator.free_pages(held.swap_remove(victim)).unwrap();
+            }
+            handed = handed.max(allocator.zones().iter().map(|zone| zone.handed_over_pages()).sum());
+        }
+        let census = allocator.check_invariants().unwrap_or_else(|v| panic!("round {round}: {v}"));
+        let held_pages: u64 = held.iter().map(|block| block.pages()).sum();
+        assert_eq!(census.allocated_pages, held_pages, "round {round}");
+        assert_eq!(census.free_pages + census.pcp_pages + held_pages, managed, "round {round}");
+    }
+    assert!(handed > 0, "the traffic handed frees over");
+    allocator.free_bulk(held).unwrap();
+    allocator.drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, managed);
+}
