@@ -200,7 +200,8 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// auto-tuned high; a single node is cut into per-CPU arenas, each with its own zone lock;
 /// buddy-bound flushes read their merges' records before the zone lock; a freed block
 /// likely to merge is listed at the head (Linux: the tail); drains give runs of
-/// contiguous blocks to the buddy as aligned blocks (Linux: one block at a time).
+/// contiguous blocks to the buddy as aligned blocks (Linux: one block at a time); frees
+/// into another CPU's arena are handed to it through a lock-free stack.
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {
@@ -293,7 +294,8 @@ pub const PRESETS: &[Preset] = &[
         name: "pagealloc",
         aliases: &["embedder"],
         summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
-                  pageblock-order refills and drains of 256 batches, per-CPU arenas, coalesced drains",
+                  pageblock-order refills and drains of 256 batches, per-CPU arenas, coalesced drains, \
+                  remote frees handed to the arena's owner",
         policy: PAGEALLOC,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
