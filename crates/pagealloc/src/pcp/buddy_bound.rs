@@ -17,8 +17,9 @@ use crate::remote_frees::Chain;
 use crate::types::Pfn;
 
 /// Puts a claimed block (of pageblock index `pageblock`) on this CPU's buddy-bound list; a
-/// batch of them goes to the buddy at once. False (the caller frees to the buddy directly) when the pageset is busy or the
-/// pageblock is isolated.
+/// batch of them goes to the buddy at once, or, for another CPU's arena, to its owner.
+/// False (the caller frees to the buddy directly) when the pageset is busy or the pageblock
+/// is isolated.
 pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
     let PcpCall { zone, slot, .. } = *call;
     let mem = &zone.core.mem;
