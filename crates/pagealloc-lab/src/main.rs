@@ -100,79 +100,83 @@ fn main() {
         Command::Run(args) => run::run(&args),
         Command::Trace { command } => trace::run(&command),
         Command::Replay(args) => trace::replay_cli::run(&args),
-        Command::Torture(args) => match torture::run(&args) {
-            Ok(true) => Ok(()),
-            Ok(false) => {
-                eprintln!("pagelab: torture found violations (see above)");
-                std::process::exit(1);
-            }
-            Err(message) => Err(message),
-        },
+        Command::Torture(args) => run_torture(&args),
         Command::Reproduce { experiments, quick, seed, seeds, out, jobs } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
         }
-        Command::Experiments { format: run::RunFormat::Table } => {
-            for experiment in experiments::EXPERIMENTS {
-                println!("{:<24} {}", experiment.name, experiment.summary);
-            }
-            Ok(())
-        }
-        Command::Experiments { format } => print_listing(
-            format,
-            experiments::EXPERIMENTS
-                .iter()
-                .map(|experiment| serde_json::json!({ "name": experiment.name, "summary": experiment.summary }))
-                .collect(),
-        ),
-        Command::Metadata { format: run::RunFormat::Table } => {
-            print!("{}", metadata_line());
-            Ok(())
-        }
-        Command::Metadata { format } => print_listing(
-            format,
-            vec![serde_json::json!({
-                "frame_metadata_bytes": pagealloc::FRAME_METADATA_BYTES,
-                "frame_bytes": 4096,
-                "linux_struct_page_bytes": 64,
-            })],
-        ),
-        Command::Presets { verbose, format } if format != run::RunFormat::Table => print_listing(
-            format,
-            pagealloc::presets::PRESETS
-                .iter()
-                .map(|preset| {
-                    let mut entry = serde_json::json!({
-                        "name": preset.name,
-                        "summary": preset.summary,
-                        "aliases": preset.aliases,
-                    });
-                    if verbose {
-                        entry["pcp"] = format!("{:?}", preset.policy.pcp).into();
-                    }
-                    entry
-                })
-                .collect(),
-        ),
-        Command::Presets { verbose, .. } => {
-            for preset in pagealloc::presets::PRESETS {
-                let aliases = if preset.aliases.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (alias {})", preset.aliases.join(", "))
-                };
-                println!("{:<16} {}{}", preset.name, preset.summary, aliases);
-                if verbose {
-                    println!("{:16} {:?}", "", preset.policy.pcp);
-                }
-            }
-            Ok(())
-        }
+        Command::Experiments { format } => list_experiments(format),
+        Command::Metadata { format } => show_metadata(format),
+        Command::Presets { verbose, format } => list_presets(verbose, format),
     };
     if let Err(message) = result {
         eprintln!("pagelab: {message}");
         std::process::exit(2);
     }
+}
+
+/// `pagelab torture`: exits 1 when the run found violations.
+fn run_torture(args: &torture::TortureArgs) -> Result<(), String> {
+    if torture::run(args)? {
+        return Ok(());
+    }
+    eprintln!("pagelab: torture found violations (see above)");
+    std::process::exit(1);
+}
+
+fn list_experiments(format: run::RunFormat) -> Result<(), String> {
+    if format == run::RunFormat::Table {
+        for experiment in experiments::EXPERIMENTS {
+            println!("{:<24} {}", experiment.name, experiment.summary);
+        }
+        return Ok(());
+    }
+    let entries = experiments::EXPERIMENTS
+        .iter()
+        .map(|experiment| serde_json::json!({ "name": experiment.name, "summary": experiment.summary }))
+        .collect();
+    print_listing(format, entries)
+}
+
+fn show_metadata(format: run::RunFormat) -> Result<(), String> {
+    if format == run::RunFormat::Table {
+        print!("{}", metadata_line());
+        return Ok(());
+    }
+    let entry = serde_json::json!({
+        "frame_metadata_bytes": pagealloc::FRAME_METADATA_BYTES,
+        "frame_bytes": 4096,
+        "linux_struct_page_bytes": 64,
+    });
+    print_listing(format, vec![entry])
+}
+
+fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
+    if format != run::RunFormat::Table {
+        let entries = (pagealloc::presets::PRESETS.iter())
+            .map(|preset| {
+                let mut entry = serde_json::json!({
+                    "name": preset.name,
+                    "summary": preset.summary,
+                    "aliases": preset.aliases,
+                });
+                if verbose {
+                    entry["pcp"] = format!("{:?}", preset.policy.pcp).into();
+                }
+                entry
+            })
+            .collect();
+        return print_listing(format, entries);
+    }
+    for preset in pagealloc::presets::PRESETS {
+        let aliases =
+            if preset.aliases.is_empty() { String::new() } else { format!(" (alias {})", preset.aliases.join(", ")) };
+        println!("{:<16} {}{}", preset.name, preset.summary, aliases);
+        if verbose {
+            println!("{:16} {:?}", "", preset.policy.pcp);
+        }
+    }
+    Ok(())
 }
 
 /// A listing as JSON (an array) or CSV rows.

@@ -17,8 +17,16 @@ fn make_source(kind: AllocatorKind, frames: u64, preset: &pagealloc::presets::Pr
     }
 }
 
-/// Runs every (allocator, thread count) combination.
-pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
+/// What the arguments ask for, checked: the presets, the thread counts, and the frames of
+/// the memory and the blocks each thread takes.
+struct Plan {
+    presets: Vec<&'static pagealloc::presets::Preset>,
+    thread_counts: Vec<usize>,
+    frames: u64,
+    blocks: usize,
+}
+
+fn plan(args: &BenchArgs) -> Result<Plan, String> {
     let presets = args
         .presets
         .iter()
@@ -45,60 +53,77 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
     if blocks == 0 {
         return Err("memory too small for this order and thread count".into());
     }
+    Ok(Plan { presets, thread_counts, frames, blocks })
+}
+
+/// Runs every (allocator, thread count) combination.
+pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
+    let plan = plan(args)?;
     let mut results = Vec::new();
     // Presets apply to pagealloc only: other allocators run once.
     let runs = args.allocator.iter().flat_map(|&kind| {
-        let presets = if kind == AllocatorKind::Pagealloc { presets.clone() } else { presets[..1].to_vec() };
+        let presets = if kind == AllocatorKind::Pagealloc { plan.presets.clone() } else { plan.presets[..1].to_vec() };
         presets.into_iter().map(move |preset| (kind, preset))
     });
     for (kind, preset) in runs {
-        for &threads in &thread_counts {
-            let mut iterations = Vec::with_capacity(args.iterations);
-            let mut metadata = None;
-            let mut name = "";
-            for iteration in 0..args.iterations {
-                let source = make_source(kind, frames, preset);
-                metadata = source.metadata_bytes_per_frame();
-                name = source.name();
-                iterations.push(match args.bench {
-                    BenchKind::Bulk => bulk(source.as_ref(), threads, blocks, args.order),
-                    BenchKind::Repeat => repeat(source.as_ref(), threads, blocks, args.order),
-                    BenchKind::Rand => rand(source.as_ref(), threads, blocks, args.order),
-                    BenchKind::Frag => frag(source.as_ref(), threads, blocks, args.frag_rounds, iteration as u64 + 1),
-                });
-            }
-            let spread = |pick: fn(&Iteration) -> Option<f64>| {
-                let mut values: Vec<f64> = iterations.iter().filter_map(pick).collect();
-                Spread::of(&mut values)
-            };
-            let per_round = |pick: fn(&Iteration, usize) -> f64| -> Vec<f64> {
-                (0..args.frag_rounds)
-                    .map(|round| {
-                        let mut values: Vec<f64> = iterations.iter().map(|it| pick(it, round)).collect();
-                        Spread::of(&mut values).map_or(0.0, |s| s.median)
-                    })
-                    .collect()
-            };
-            let frag = args.bench == BenchKind::Frag;
-            let free_huge_pct = frag.then(|| per_round(|it, round| it.free_huge_pct[round]));
-            let pack_moves = frag.then(|| per_round(|it, round| it.pack_moves[round] as f64));
-            results.push(RunResult {
-                bench: args.bench,
-                allocator: name,
-                preset: (kind == AllocatorKind::Pagealloc).then(|| preset.name.to_string()),
-                order: args.order,
-                threads,
-                threads_max: args.threads_max,
-                memory_gib: args.memory_gib,
-                iterations: args.iterations,
-                alloc_ns: spread(|it| it.alloc_ns),
-                free_ns: spread(|it| it.free_ns),
-                pair_ns: spread(|it| it.pair_ns),
-                free_huge_pct,
-                pack_moves,
-                metadata_bytes_per_frame: metadata,
-            });
+        for &threads in &plan.thread_counts {
+            results.push(run_one(args, &plan, kind, preset, threads));
         }
     }
     Ok(results)
+}
+
+/// The iterations of one (allocator, preset, thread count), each on a fresh frame source,
+/// and their medians.
+fn run_one(
+    args: &BenchArgs,
+    plan: &Plan,
+    kind: AllocatorKind,
+    preset: &pagealloc::presets::Preset,
+    threads: usize,
+) -> RunResult {
+    let mut iterations = Vec::with_capacity(args.iterations);
+    let mut metadata = None;
+    let mut name = "";
+    for iteration in 0..args.iterations {
+        let source = make_source(kind, plan.frames, preset);
+        metadata = source.metadata_bytes_per_frame();
+        name = source.name();
+        let (source, blocks) = (source.as_ref(), plan.blocks);
+        iterations.push(match args.bench {
+            BenchKind::Bulk => bulk(source, threads, blocks, args.order),
+            BenchKind::Repeat => repeat(source, threads, blocks, args.order),
+            BenchKind::Rand => rand(source, threads, blocks, args.order),
+            BenchKind::Frag => frag(source, threads, blocks, args.frag_rounds, iteration as u64 + 1),
+        });
+    }
+    let spread = |pick: fn(&Iteration) -> Option<f64>| {
+        let mut values: Vec<f64> = iterations.iter().filter_map(pick).collect();
+        Spread::of(&mut values)
+    };
+    let per_round = |pick: fn(&Iteration, usize) -> f64| -> Vec<f64> {
+        (0..args.frag_rounds)
+            .map(|round| {
+                let mut values: Vec<f64> = iterations.iter().map(|it| pick(it, round)).collect();
+                Spread::of(&mut values).map_or(0.0, |s| s.median)
+            })
+            .collect()
+    };
+    let frag = args.bench == BenchKind::Frag;
+    RunResult {
+        bench: args.bench,
+        allocator: name,
+        preset: (kind == AllocatorKind::Pagealloc).then(|| preset.name.to_string()),
+        order: args.order,
+        threads,
+        threads_max: args.threads_max,
+        memory_gib: args.memory_gib,
+        iterations: args.iterations,
+        alloc_ns: spread(|it| it.alloc_ns),
+        free_ns: spread(|it| it.free_ns),
+        pair_ns: spread(|it| it.pair_ns),
+        free_huge_pct: frag.then(|| per_round(|it, round| it.free_huge_pct[round])),
+        pack_moves: frag.then(|| per_round(|it, round| it.pack_moves[round] as f64)),
+        metadata_bytes_per_frame: metadata,
+    }
 }
