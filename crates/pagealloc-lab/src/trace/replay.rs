@@ -233,6 +233,49 @@ impl Replayer {
         }
     }
 
+    /// Feeds every event of `trace`, counting the kernel's answer into `counts.0` beside
+    /// ours (`counts.1`); returns the timeline, if asked for, and the zoneinfo samples' log.
+    fn feed(
+        &mut self,
+        trace: &Trace,
+        (kernel, ours): (&Counts, &Counts),
+        timeline_ms: Option<u64>,
+        samples: Vec<Vec<ZoneinfoZone>>,
+    ) -> (Option<Timeline>, super::samples::SampleLog) {
+        let mut sample_log = super::samples::SampleLog::new(samples);
+        let mut timeline = timeline_ms.map(Timeline::new);
+        let mut first_ns = None;
+        let mut last_ns = 0;
+        for event in &trace.events {
+            if let Some(timeline) = timeline.as_mut() {
+                last_ns = event.ts_ns - *first_ns.get_or_insert(event.ts_ns);
+                timeline.observe(last_ns, kernel, ours);
+            }
+            kernel.count_kernel(event);
+            self.step(event);
+            sample_log.observe(event, || ZoneinfoZone::from_allocator(&self.allocator));
+        }
+        if let Some(timeline) = timeline.as_mut() {
+            timeline.finish(last_ns, kernel, ours);
+        }
+        (timeline, sample_log)
+    }
+
+    /// Each CPU's vmstat timer runs from the traced passes (the allocator's own schedule
+    /// then never fires), or in the phase of its first drain by a kernel worker.
+    fn phase_timers(&mut self, start: &super::initial::TraceStart, interval_ns: u64) {
+        let traced = self.traced_timers.is_some();
+        for cpu in 0..self.cpus {
+            let first = start.first_worker_drain_ns.get(cpu).copied().flatten();
+            self.skipped.timers_phased += u64::from(first.is_some());
+            match first {
+                _ if traced => _ = self.allocator.set_vmstat_due(cpu, u64::MAX),
+                Some(first_ns) => _ = self.allocator.set_vmstat_due(cpu, first_ns % interval_ns),
+                None => {}
+            }
+        }
+    }
+
     fn free(&mut self, event: &TraceEvent) {
         let Some(block) = self.blocks.remove(&event.pfn) else {
             self.skipped.free_untracked += 1;
@@ -245,7 +288,6 @@ impl Replayer {
     }
 }
 
-/// Replays `trace` on `machine` under `preset`.
 /// How a replay runs, besides its trace, machine and preset.
 #[derive(Clone, Debug)]
 pub struct ReplayOptions {
@@ -261,14 +303,17 @@ pub struct ReplayOptions {
     pub samples: Vec<Vec<ZoneinfoZone>>,
 }
 
-pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
-    let ReplayOptions { stock, timeline_ms, trace_out, after, timers, samples } = options;
-    let started = std::time::Instant::now();
-    let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
-    let ours = Arc::new(Counts::default());
-    let clock = Arc::new(ReplayClock::default());
+/// Our allocator for `machine` under `preset`, its events counted in `ours` and, with
+/// `trace_out`, written as ftrace text stamped by `clock`.
+fn build_allocator(
+    machine: &Machine,
+    preset: &pagealloc::presets::Preset,
+    trace_out: Option<&PathBuf>,
+    clock: &Arc<ReplayClock>,
+    ours: &Arc<Counts>,
+) -> Result<PageAllocator<ReplayPlatform>, String> {
     let builder = machine.builder()?.policy(preset.policy);
-    let builder = match &trace_out {
+    let builder = match trace_out {
         Some(path) => {
             let seen = clock.clone();
             let writer = FtraceWriter::create(path, Box::new(move || seen.now()))?;
@@ -276,8 +321,17 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         }
         None => builder.event_sink(Box::new(ours.clone())),
     };
-    let allocator = PageAllocator::build(builder, ReplayPlatform::new(machine.cpus))
-        .map_err(|error| format!("building: {error:?}"))?;
+    PageAllocator::build(builder, ReplayPlatform::new(machine.cpus)).map_err(|error| format!("building: {error:?}"))
+}
+
+/// Replays `trace` on `machine` under `preset`.
+pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: ReplayOptions) -> Result<Replay, String> {
+    let ReplayOptions { stock, timeline_ms, trace_out, after, timers, samples } = options;
+    let started = std::time::Instant::now();
+    let preset = pagealloc::presets::find(preset_name).ok_or_else(|| format!("unknown preset '{preset_name}'"))?;
+    let ours = Arc::new(Counts::default());
+    let clock = Arc::new(ReplayClock::default());
+    let allocator = build_allocator(machine, preset, trace_out.as_ref(), &clock, &ours)?;
     let zoneinfo_differences = machine.zoneinfo.as_ref().map_or_else(Vec::new, |file| {
         super::zoneinfo::differences(file, &pagealloc::views::ZoneinfoZone::from_allocator(&allocator))
     });
@@ -318,36 +372,10 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.skipped.ballast_pages = seeded.ballast_pages;
         replayer.ballast = seeded.ballast;
     }
-    // Each CPU's vmstat timer runs from the traced passes (the allocator's own schedule
-    // then never fires), or in the phase of its first drain by a kernel worker.
-    let traced = replayer.traced_timers.is_some();
-    for cpu in 0..machine.cpus {
-        let first = start.first_worker_drain_ns.get(cpu).copied().flatten();
-        replayer.skipped.timers_phased += u64::from(first.is_some());
-        match first {
-            _ if traced => _ = replayer.allocator.set_vmstat_due(cpu, u64::MAX),
-            Some(first_ns) => _ = replayer.allocator.set_vmstat_due(cpu, first_ns % interval_ns),
-            None => {}
-        }
-    }
+    replayer.phase_timers(&start, interval_ns);
     // The start state is not the replay's doing.
     ours.reset();
-    let mut sample_log = super::samples::SampleLog::new(samples);
-    let mut timeline = timeline_ms.map(Timeline::new);
-    let mut first_ns = None;
-    let mut last_ns = 0;
-    for event in &trace.events {
-        if let Some(timeline) = timeline.as_mut() {
-            last_ns = event.ts_ns - *first_ns.get_or_insert(event.ts_ns);
-            timeline.observe(last_ns, &kernel, &ours);
-        }
-        kernel.count_kernel(event);
-        replayer.step(event);
-        sample_log.observe(event, || ZoneinfoZone::from_allocator(&replayer.allocator));
-    }
-    if let Some(timeline) = timeline.as_mut() {
-        timeline.finish(last_ns, &kernel, &ours);
-    }
+    let (timeline, sample_log) = replayer.feed(trace, (&kernel, &ours), timeline_ms, samples);
     Ok(Replay {
         trace: trace.name.clone(),
         lines: trace.lines,
