@@ -202,18 +202,30 @@ fn sum_results(results: &[CpuResult]) -> (u64, u64, BTreeMap<String, f64>) {
     (work_units, calls, recorded)
 }
 
-pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
-    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
-    crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
-    let pages = args.memory_gib << 18;
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(args.policy(preset));
+type SharedPageCache = std::sync::Arc<super::PageCache>;
+
+/// The allocator of a real-thread run, with the workload's page cache as its reclaim and
+/// migrate client if it has one.
+fn build_allocator(
+    workload: &dyn Workload,
+    args: &RunArgs,
+    preset: &'static pagealloc::presets::Preset,
+) -> Result<(std::sync::Arc<PageAllocator<StdPlatform>>, Option<SharedPageCache>), String> {
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, args.memory_gib << 18).policy(args.policy(preset));
     let mut allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?;
     let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
     if let Some(cache) = &page_cache {
         allocator.set_reclaim(cache.clone());
         allocator.set_migrate(cache.clone());
     }
-    let allocator = std::sync::Arc::new(allocator);
+    Ok((std::sync::Arc::new(allocator), page_cache))
+}
+
+pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
+    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
+    let pages = args.memory_gib << 18;
+    let (allocator, page_cache) = build_allocator(workload, args, preset)?;
     // The allocator's periodic work (vmstat passes on its interval, kswapd when woken) runs
     // on its own thread, as it does for any embedder on real threads.
     let background = BackgroundWorker::spawn(allocator.clone(), BACKGROUND_POLL);
@@ -246,18 +258,32 @@ pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, St
     if let Some(error) = results.iter().find_map(|result| result.failures.rejected) {
         return Err(format!("the workload's allocation was rejected: {error}"));
     }
-    let (work_units, calls, recorded) = sum_results(&results);
+    finish(workload, args, preset, &allocator, (&results, host_seconds), lru.as_ref(), page_cache.as_deref())
+}
+
+/// After the threads: the counters read, the LRU and page cache emptied, the allocator
+/// checked, and the report.
+fn finish(
+    workload: &dyn Workload,
+    args: &RunArgs,
+    preset: &'static pagealloc::presets::Preset,
+    allocator: &PageAllocator<StdPlatform>,
+    (results, host_seconds): (&[CpuResult], f64),
+    lru: Option<&LruPages<'_, StdPlatform>>,
+    page_cache: Option<&super::PageCache>,
+) -> Result<RunReport, String> {
+    let (work_units, calls, recorded) = sum_results(results);
     let counters = allocator.pcp_counters();
     let pcp_pages_end = allocator.pcp_pages();
     let lock_stats = allocator.zone_lock_stats();
-    let vmstat = args.vmstat.then(|| super::report::vmstat_text(&allocator));
-    let lru_report = lru.as_ref().map(|lru| lru.report());
-    if let Some(lru) = &lru {
+    let vmstat = args.vmstat.then(|| super::report::vmstat_text(allocator));
+    let lru_report = lru.map(|lru| lru.report());
+    if let Some(lru) = lru {
         lru.check_empty()?;
     }
-    let frag = page_cache.as_ref().map(|cache| super::frag_report::measure(&allocator, cache));
-    if let Some(cache) = &page_cache {
-        cache.free_all(&allocator);
+    let frag = page_cache.map(|cache| super::frag_report::measure(allocator, cache));
+    if let Some(cache) = page_cache {
+        cache.free_all(allocator);
     }
     allocator.drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
