@@ -250,18 +250,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         observer.check_now(&allocator, sim, elapsed_ns + IDLE_TAIL_SECONDS * SECOND_NS);
     }
     let frag = page_cache.as_ref().map(|cache| sim.observe(|| super::frag_report::measure(&allocator, cache)));
-    for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
-        sim.set_cpu(env.cpu);
-        task.finish(env);
-    }
-    if let Some(cache) = &page_cache {
-        cache.free_all(&allocator);
-    }
-    allocator.drain_all();
-    allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
-    if let Some(lru) = &lru {
-        lru.check_empty()?;
-    }
+    wind_down(&allocator, sim, (&mut tasks, &mut envs), page_cache.as_deref(), lru.as_ref())?;
     let faults = observer.map(|observer| observer.report(&args.faults, sim.fault_stats().unwrap_or_default()));
     let out_of_memory = envs.iter().map(|env| env.failures.out_of_memory).sum();
     let measured = Measured {
@@ -281,6 +270,30 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         frag,
     };
     Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
+}
+
+/// After the measurements: each task finishes on its CPU, the page cache and pagesets
+/// empty, and the allocator and LRU lists must be consistent and empty of pages.
+fn wind_down(
+    allocator: &PageAllocator<SimPlatform>,
+    sim: SimHandle,
+    (tasks, envs): (&mut [Box<dyn CpuTask>], &mut [SimEnv<'_>]),
+    page_cache: Option<&super::PageCache>,
+    lru: Option<&LruPages<'_, SimPlatform>>,
+) -> Result<(), String> {
+    for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {
+        sim.set_cpu(env.cpu);
+        task.finish(env);
+    }
+    if let Some(cache) = page_cache {
+        cache.free_all(allocator);
+    }
+    allocator.drain_all();
+    allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
+    if let Some(lru) = lru {
+        lru.check_empty()?;
+    }
+    Ok(())
 }
 
 fn report(
