@@ -43,9 +43,8 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn drain_all(&self) -> u64 {
         let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
-        // Frees handed over between arenas (`remote_frees`): taking the lock releases them.
-        for zone in self.zones.iter().filter(|zone| zone.remote_frees.is_pending()) {
-            drop(zone.buddy(&self.platform).lock());
+        for zone in self.zones.iter() {
+            zone.buddy(&self.platform).release_handed_over();
         }
         drained
     }

@@ -160,7 +160,7 @@ impl<P: Platform> PageAllocator<P> {
                 // Computed once: the atomic claim before and the trylock after make the
                 // compiler reload the zone's start for each use.
                 let pageblock = zone.mem.pageblock_index(pfn);
-                let listed = if self.drains_to_buddy(zone, pageblock, call.remote) {
+                let listed = if self.drains_to_buddy(zone, pageblock, call.slot.remote) {
                     pcp::pcp_free_buddy_bound(&call, pfn, pageblock, order)
                 } else {
                     pcp::pcp_free(&call, pfn, pageblock, order)

@@ -252,7 +252,6 @@ impl<P: Platform> PageAllocator<P> {
             slot,
             policy: &self.policy.pcp,
             cpu,
-            remote: slot.remote,
             global: &self.vmstat,
         })
     }

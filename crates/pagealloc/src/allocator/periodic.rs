@@ -113,20 +113,15 @@ impl<P: Platform> PageAllocator<P> {
     /// allocator.vmstat_tick(0); // fold CPU 0's counters, decay its pagesets' high
     /// ```
     pub fn vmstat_tick(&self, cpu: usize) -> u64 {
-        let cpu_node = self.node_of_cpu(cpu);
         let mut drained = 0;
         for zone in self.zones.iter() {
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&self.platform).lock().fold_free_diff(cpu);
             }
-            // Frees handed to an owner that took no lock since: the lock releases them.
-            if zone.remote_frees.is_pending() {
-                drop(zone.buddy(&self.platform).lock());
-            }
+            zone.buddy(&self.platform).release_handed_over();
             let Some(slot) = zone.pcp.get(cpu) else { continue };
-            let remote = zone.node != cpu_node;
             let fold = self.fold_target(zone);
-            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, remote, &fold);
+            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, slot.remote, &fold);
         }
         drained
     }

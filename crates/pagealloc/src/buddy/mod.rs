@@ -130,6 +130,14 @@ impl<P: Platform> Deref for BuddyZone<'_, P> {
 }
 
 impl<'a, P: Platform> BuddyZone<'a, P> {
+    /// Releases the frees other CPUs handed over, if any, by taking the lock (the allocator's
+    /// periodic work and `drain_all`, for an owner that took no lock since).
+    pub(crate) fn release_handed_over(self) {
+        if self.core.remote_frees.is_pending() {
+            drop(self.lock());
+        }
+    }
+
     /// Takes the zone lock (mirrors spin_lock_irqsave(&zone->lock)).
     #[inline]
     pub fn lock(self) -> LockedZone<'a, P> {

@@ -5,7 +5,7 @@ use core::sync::atomic::AtomicU32;
 use core::sync::atomic::Ordering::Relaxed;
 
 use super::{LockedZone, PendingRun};
-use crate::frame::{FrameState, NIL};
+use crate::frame::NIL;
 use crate::list::RecordCost;
 use crate::platform::Platform;
 use crate::remote_frees::RemoteFrees;
@@ -28,9 +28,7 @@ impl<P: Platform> LockedZone<'_, P> {
             frame.next.store(NIL, Relaxed);
             frame.prev.store(NIL, Relaxed);
             let (pfn, order) = (self.mem.pfn(index), frame.info().order());
-            let migratetype = self.mem.pageblock_type(pfn);
-            self.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype });
-            self.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+            self.drain_into_run(&mut run, pfn, order);
             pages += 1 << order;
             index = next;
         }

@@ -58,6 +58,21 @@ impl<P: Platform> LockedZone<'_, P> {
         (run.start, run.pages) = (pfn, pages);
     }
 
+    /// A pageset block leaves for the buddy (a drain, a buddy-bound flush, a handed-over
+    /// free): its `mm_page_pcpu_drain`, then [`Self::release_into_run`] from the PCP head state.
+    #[inline(always)]
+    pub(crate) fn drain_into_run(&mut self, run: &mut PendingRun, pfn: Pfn, order: u8) {
+        self.trace_pcpu_drain(pfn, order);
+        self.release_into_run(run, pfn, order, FrameState::PcpHead);
+    }
+
+    /// `mm_page_pcpu_drain` for one block: one load and a predicted branch without a subscriber.
+    #[inline(always)]
+    pub(crate) fn trace_pcpu_drain(&self, pfn: Pfn, order: u8) {
+        let mem = self.mem;
+        self.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
+    }
+
     /// Gives `run` to the buddy as its largest aligned blocks, and empties it. A block larger
     /// than a pageblock is released whole only if its pageblocks share one type (`release`
     /// lists it under its first pageblock's). A run of one block (the usual case when frees

@@ -32,7 +32,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
-        if call.remote && call.policy.drain.hand_remote_frees {
+        if slot.remote && call.policy.drain.hand_remote_frees {
             hand_buddy_bound(zone, &mut pcp);
             return true;
         }
@@ -88,8 +88,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let mut run = PendingRun::new(policy.drain.coalesce_runs);
     while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
-        zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: mem.pageblock_type(pfn) });
-        locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+        locked.drain_into_run(&mut run, pfn, order);
     }
     locked.release_run(&mut run);
     drop(locked);

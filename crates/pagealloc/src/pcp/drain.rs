@@ -197,16 +197,14 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
             let pfn = mem.pfn(index);
-            trace_drain(&zone, pfn, info.order());
+            locked.trace_pcpu_drain(pfn, info.order());
             locked.release(pfn, info.order(), FrameState::PcpHead);
         }
     } else {
         let mut locked = zone.lock();
         let mut run = PendingRun::new(policy.drain.coalesce_runs);
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
-            let pfn = mem.pfn(index);
-            trace_drain(&zone, pfn, order);
-            locked.release_into_run(&mut run, pfn, order, FrameState::PcpHead);
+            locked.drain_into_run(&mut run, mem.pfn(index), order);
         });
         locked.release_run(&mut run);
     }
@@ -214,12 +212,6 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
     debug_assert!(freed >= count, "took {freed} of {count} pages");
     pcp.counters.drained_pages[cause as usize] += freed as u64;
     freed
-}
-
-/// `mm_page_pcpu_drain` for one block.
-#[inline(always)]
-fn trace_drain<P: Platform>(zone: &BuddyZone<'_, P>, pfn: crate::types::Pfn, order: u8) {
-    zone.sink.page(|| crate::events::PageEvent::PcpuDrain { pfn, order, migratetype: zone.mem.pageblock_type(pfn) });
 }
 
 /// How much a chunked drain frees.

@@ -26,8 +26,6 @@ pub(crate) struct PcpCall<'a, P: Platform> {
     pub slot: &'a PcpSlot<P>,
     pub policy: &'a PcpPolicy,
     pub cpu: usize,
-    /// The CPU is on another node than the zone (its pageset expires when idle).
-    pub remote: bool,
     /// The global vmstat counters, and how NUMA events are kept.
     pub global: &'a GlobalVmstat,
 }
@@ -110,7 +108,8 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     request: BlockRequest,
     hit: bool,
 ) -> Option<Pfn> {
-    let PcpCall { zone, slot, policy, remote, .. } = *call;
+    let PcpCall { zone, slot, policy, .. } = *call;
+    let remote = slot.remote;
     let order = request.order;
     let mut pcp = slot.pageset.try_lock(zone.platform)?;
     call.touch_header();
@@ -146,7 +145,8 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
 /// instead (pageset busy, or an isolated pageblock).
 #[inline]
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
-    let PcpCall { zone, slot, policy, remote, .. } = *call;
+    let PcpCall { zone, slot, policy, .. } = *call;
+    let remote = slot.remote;
     let mem = &zone.core.mem;
     debug_assert_eq!(pageblock, mem.pageblock_index(pfn));
     let Some(pcp_type) = pcp_type_for(mem.pageblock_type_at(pageblock)) else { return false };
