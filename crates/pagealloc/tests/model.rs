@@ -174,6 +174,70 @@ fn zones_summary(allocator: &TestAllocator, model: &Model) -> String {
     format!("{}; pcp {}", zones.collect::<Vec<_>>().join("; "), allocator.pcp_pages())
 }
 
+/// Calls made and pages moved so far, for the exact vm event counters.
+#[derive(Default)]
+struct Counts {
+    allocations: u64,
+    pages_allocated: u64,
+    pages_freed: u64,
+}
+
+/// One allocation, checked against the model: a failure must be out of memory with none to
+/// spare (when free counts are exact), and a block must be aligned, in an allowed zone and
+/// overlap nothing live. The block is entered in the model.
+fn alloc_checked(
+    allocator: &PageAllocator<TestPlatform>,
+    model: &mut Model,
+    order: u8,
+    request: AllocRequest,
+    exact_free_count: bool,
+) -> Result<Option<Block>, TestCaseError> {
+    let result = allocator.alloc_pages(order, request);
+    if let Err(error) = &result {
+        prop_assert_eq!(error, &pagealloc::AllocError::OutOfMemory { order });
+        prop_assert!(
+            !exact_free_count || !model.must_succeed(allocator, order, request),
+            "order-{} {:?} failed with memory to spare: {}",
+            order,
+            request,
+            zones_summary(allocator, model)
+        );
+    }
+    let Ok(block) = result else { return Ok(None) };
+    prop_assert!(!model.overlaps(block.pfn(), order), "frame handed out twice: {block:?}");
+    prop_assert_eq!(block.pfn() % block.pages(), 0);
+    let zone = allocator.zone_of_pfn(block.pfn()).unwrap();
+    prop_assert!(zone.zone_type() <= request.highest_zone);
+    model.live.insert(block.pfn(), order);
+    model.freed.retain(|&(pfn, o)| pfn + (1 << o) <= block.pfn() || block.pfn() + block.pages() <= pfn);
+    Ok(Some(block))
+}
+
+/// After every operation: the checker passes, pages are conserved, and the vm events and
+/// NUMA counters, read exactly, count every call once.
+fn check_counts(
+    allocator: &PageAllocator<TestPlatform>,
+    model: &Model,
+    managed: u64,
+    counts: &Counts,
+    vmstat: VmstatPolicy,
+) -> Result<(), TestCaseError> {
+    let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(census.allocated_pages, model.allocated_pages());
+    prop_assert_eq!(census.free_pages + census.allocated_pages + census.pcp_pages, managed);
+    prop_assert_eq!(
+        allocator.pgalloc_pages(ZoneType::Normal)
+            + allocator.pgalloc_pages(ZoneType::Dma32)
+            + allocator.pgalloc_pages(ZoneType::Dma),
+        counts.pages_allocated
+    );
+    prop_assert_eq!(allocator.pgfree_pages(), counts.pages_freed);
+    let numa = |event| allocator.numa_event(event);
+    let counted = if vmstat.numa == NumaStats::Disabled { 0 } else { counts.allocations };
+    prop_assert_eq!((numa(NumaEvent::Hit) + numa(NumaEvent::Miss), numa(NumaEvent::Local)), (counted, counted));
+    Ok(())
+}
+
 fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) -> Result<(), TestCaseError> {
     let mut policy = preset(preset_name);
     policy.vmstat = vmstat;
@@ -184,33 +248,16 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
     let exact_free_count = vmstat.free_pages == FreePagesCount::Published;
     let initial = buddyinfo(&allocator);
     let managed = allocator.managed_pages();
-    let (mut allocations, mut pages_allocated, mut pages_freed) = (0u64, 0u64, 0u64);
+    let mut counts = Counts::default();
     let mut model = Model::default();
     let mut blocks: Vec<Block> = Vec::new();
     for op in ops {
         match op {
             Op::Alloc { order, request } => {
-                let request = REQUESTS[request];
-                let result = allocator.alloc_pages(order, request);
-                if let Err(error) = &result {
-                    prop_assert_eq!(error, &pagealloc::AllocError::OutOfMemory { order });
-                    prop_assert!(
-                        !exact_free_count || !model.must_succeed(&allocator, order, request),
-                        "order-{} {:?} failed with memory to spare: {}",
-                        order,
-                        request,
-                        zones_summary(&allocator, &model)
-                    );
-                }
-                if let Ok(block) = result {
-                    prop_assert!(!model.overlaps(block.pfn(), order), "frame handed out twice: {block:?}");
-                    prop_assert_eq!(block.pfn() % block.pages(), 0);
-                    let zone = allocator.zone_of_pfn(block.pfn()).unwrap();
-                    prop_assert!(zone.zone_type() <= request.highest_zone);
-                    model.live.insert(block.pfn(), order);
-                    allocations += 1;
-                    pages_allocated += block.pages();
-                    model.freed.retain(|&(pfn, o)| pfn + (1 << o) <= block.pfn() || block.pfn() + block.pages() <= pfn);
+                if let Some(block) = alloc_checked(&allocator, &mut model, order, REQUESTS[request], exact_free_count)?
+                {
+                    counts.allocations += 1;
+                    counts.pages_allocated += block.pages();
                     blocks.push(block);
                 }
             }
@@ -218,7 +265,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
                 let block = blocks.swap_remove(pick % blocks.len());
                 let (pfn, order) = (block.pfn(), block.order());
                 allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                pages_freed += 1 << order;
+                counts.pages_freed += 1 << order;
                 model.live.remove(&pfn);
                 model.freed.push((pfn, order));
             }
@@ -240,20 +287,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
             }
             _ => {}
         }
-        let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(census.allocated_pages, model.allocated_pages());
-        prop_assert_eq!(census.free_pages + census.allocated_pages + census.pcp_pages, managed);
-        // The vm events and NUMA counters, read exactly, count every call once.
-        prop_assert_eq!(
-            allocator.pgalloc_pages(ZoneType::Normal)
-                + allocator.pgalloc_pages(ZoneType::Dma32)
-                + allocator.pgalloc_pages(ZoneType::Dma),
-            pages_allocated
-        );
-        prop_assert_eq!(allocator.pgfree_pages(), pages_freed);
-        let numa = |event| allocator.numa_event(event);
-        let counted = if vmstat.numa == NumaStats::Disabled { 0 } else { allocations };
-        prop_assert_eq!((numa(NumaEvent::Hit) + numa(NumaEvent::Miss), numa(NumaEvent::Local)), (counted, counted));
+        check_counts(&allocator, &model, managed, &counts, vmstat)?;
     }
     for block in blocks {
         allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;

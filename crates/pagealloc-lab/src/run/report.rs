@@ -112,6 +112,24 @@ impl RunReport {
         for (key, value) in &report.recorded {
             println!("  {key}: {value:.6}");
         }
+        self.print_sim_and_lru();
+        if let Some(numa_stats) = &report.numa_stats {
+            println!("  NUMA counters: {numa_stats} (overriding the preset's)");
+        }
+        if let Some(faults) = &report.faults {
+            faults.print_table();
+        }
+        if let Some(vmstat) = &report.vmstat {
+            println!("  /proc/vmstat after the run:");
+            for line in vmstat.lines() {
+                println!("    {line}");
+            }
+        }
+    }
+
+    /// The simulator's page-data and speed lines and the LRU line, where the run has them.
+    fn print_sim_and_lru(&self) {
+        let report = self;
         if let Some(stats) = &report.sim {
             let miss_pct = stats.page_misses as f64 * 100.0 / stats.page_touches.max(1) as f64;
             let llc_pct = stats.page_llc_hits as f64 * 100.0 / stats.page_touches.max(1) as f64;
@@ -141,18 +159,6 @@ impl RunReport {
                 lru.batch_lock_acquisitions,
                 lru.batch_lock_wait_ns as f64 / 1e6
             );
-        }
-        if let Some(numa_stats) = &report.numa_stats {
-            println!("  NUMA counters: {numa_stats} (overriding the preset's)");
-        }
-        if let Some(faults) = &report.faults {
-            faults.print_table();
-        }
-        if let Some(vmstat) = &report.vmstat {
-            println!("  /proc/vmstat after the run:");
-            for line in vmstat.lines() {
-                println!("    {line}");
-            }
         }
     }
 }

@@ -198,17 +198,9 @@ struct Measured {
 /// out.
 pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: CheckFn) -> Result<RunReport, String> {
     let (mut allocator, sim, preset, platform_name) = build_machine(args)?;
-    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
-    if let Some(cache) = &page_cache {
-        allocator.set_reclaim(cache.clone());
-        allocator.set_migrate(cache.clone());
-    }
+    let page_cache = attach_page_cache(workload, &mut allocator);
     let allocator = allocator;
-    let fault_config = args.faults.config(args.seed, args.cpus);
-    if let Some(config) = fault_config {
-        sim.inject_faults(config);
-    }
-    let mut observer = fault_config.map(|_| InvariantObserver::new(args.faults.check_every_ms, check));
+    let mut observer = inject_faults(args, sim, check);
     let lru = LruPages::for_workload(workload, &allocator, args.policy(preset).lru)?;
     let mut tasks = workload.tasks(args.cpus, args.seed);
     let mut envs = SimEnv::for_cpus(
@@ -216,7 +208,7 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         sim,
         args.cpus,
         args.top_reuse,
-        fault_config.is_some(),
+        observer.is_some(),
         (lru.as_ref(), page_cache.as_deref()),
     );
     let host_start = Instant::now();
@@ -270,6 +262,27 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         frag,
     };
     Ok(report(workload, args, preset, platform_name, &allocator, sim, measured))
+}
+
+/// The page cache, as reclaim and migration client, for a workload that asks for one.
+fn attach_page_cache(
+    workload: &dyn Workload,
+    allocator: &mut PageAllocator<SimPlatform>,
+) -> Option<std::sync::Arc<super::PageCache>> {
+    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
+    if let Some(cache) = &page_cache {
+        allocator.set_reclaim(cache.clone());
+        allocator.set_migrate(cache.clone());
+    }
+    page_cache
+}
+
+/// With `--faults`: the platform injects them, and the observer that checks the
+/// invariants every period is returned.
+fn inject_faults(args: &RunArgs, sim: SimHandle, check: CheckFn) -> Option<InvariantObserver> {
+    let fault_config = args.faults.config(args.seed, args.cpus)?;
+    sim.inject_faults(fault_config);
+    Some(InvariantObserver::new(args.faults.check_every_ms, check))
 }
 
 /// After the measurements: each task finishes on its CPU, the page cache and pagesets

@@ -78,39 +78,9 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         cache_cap_pages: allocator.managed_pages() / 4,
         offline: &offline,
     };
-    let start = Instant::now();
     let mut stats = CheckStats::default();
-    let spawned: Result<(), String> = std::thread::scope(|scope| {
-        let shared = &shared;
-        let mut handles = Vec::with_capacity(workers);
-        for index in 0..workers {
-            let builder = std::thread::Builder::new().name(format!("torture-{index}"));
-            match builder.spawn_scoped(scope, move || Worker::new(shared, index, args.seed).run()) {
-                Ok(handle) => handles.push(handle),
-                Err(error) => {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(format!("starting worker {index}: {error}"));
-                }
-            }
-        }
-        let deadline = start + Duration::from_secs(args.seconds);
-        supervise(shared, Duration::from_millis(args.check_ms), deadline, &bar, &mut stats);
-        stop.store(true, Ordering::Relaxed);
-        for (index, handle) in handles.into_iter().enumerate() {
-            if handle.join().is_err() {
-                shared.violations.report(format!("worker {} panicked", index + 1));
-            }
-        }
-        Ok(())
-    });
-    spawned?;
-    let elapsed_s = start.elapsed().as_secs_f64();
-    cache.evict(&allocator, u64::MAX);
-    for range in offline.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).drain(..) {
-        if let Err(error) = allocator.online(range.clone()) {
-            violations.report(format!("end: online {:#x}..{:#x}: {error}", range.start, range.end));
-        }
-    }
+    let elapsed_s = run_workers(&shared, args, workers, &bar, &mut stats)?;
+    bring_back(&allocator, &cache, &offline, &violations);
     final_check(&shared, &mut stats);
     let allocstalls = (0..allocator.nodes().len() as u16).map(|node| allocator.reclaim_stats(node).allocstall).sum();
     let mut compaction = pagealloc::compaction::CompactStats::default();
@@ -135,6 +105,57 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         violations: violations.count(),
         first_violations: violations.first(),
     })
+}
+
+/// Runs `workers` torture threads under `supervise` until `args.seconds` pass; returns the
+/// seconds elapsed. A thread that cannot start stops the others.
+fn run_workers(
+    shared: &Shared<'_>,
+    args: &TortureArgs,
+    workers: usize,
+    bar: &ProgressBar,
+    stats: &mut CheckStats,
+) -> Result<f64, String> {
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(workers);
+        for index in 0..workers {
+            let builder = std::thread::Builder::new().name(format!("torture-{index}"));
+            match builder.spawn_scoped(scope, move || Worker::new(shared, index, args.seed).run()) {
+                Ok(handle) => handles.push(handle),
+                Err(error) => {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    return Err(format!("starting worker {index}: {error}"));
+                }
+            }
+        }
+        let deadline = start + Duration::from_secs(args.seconds);
+        supervise(shared, Duration::from_millis(args.check_ms), deadline, bar, stats);
+        shared.stop.store(true, Ordering::Relaxed);
+        for (index, handle) in handles.into_iter().enumerate() {
+            if handle.join().is_err() {
+                shared.violations.report(format!("worker {} panicked", index + 1));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(start.elapsed().as_secs_f64())
+}
+
+/// After the workers: the page cache gives back everything it holds and every range taken
+/// offline comes back, so the final check sees all memory.
+fn bring_back(
+    allocator: &pagealloc::PageAllocator<pagealloc::platform::StdPlatform>,
+    cache: &PageCache,
+    offline: &Mutex<Vec<std::ops::Range<u64>>>,
+    violations: &Violations,
+) {
+    cache.evict(allocator, u64::MAX);
+    for range in offline.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).drain(..) {
+        if let Err(error) = allocator.online(range.clone()) {
+            violations.report(format!("end: online {:#x}..{:#x}: {error}", range.start, range.end));
+        }
+    }
 }
 
 /// Until the deadline: a quiescent check every `check_period`, and the bar redrawn between.

@@ -144,11 +144,8 @@ impl<P: Platform> PageAllocator<P> {
         let sink = builder.sink.take();
         for (index, layout) in builder.zones.iter().enumerate() {
             let zone_sizing = boot_sizing.zone(&spec, layout.node as usize, layout.zone_type);
-            let mut state = ZoneState::new(index as u16, layout.node, layout.zone_type, ZoneParams::from(&zone_sizing));
-            state.present_pages =
-                AtomicU64::new((layout.span.end - layout.span.start) - builder.hole_pages(&layout.span));
             let managed_ranges = builder.managed_ranges(&layout.span);
-            state.managed_pages = AtomicU64::new(managed_ranges.iter().map(|r| r.end - r.start).sum());
+            let state = zone_state(&builder, index as u16, layout, &zone_sizing, &managed_ranges);
             let mut mem = ZoneMem::new(index as u16, (layout.span.start, layout.span.end), arena.as_deref_mut())?;
             if builder.policy.frag.fullest_first {
                 mem.pageblock_free = PageblockFree::new(mem.pageblock_count(), arena.as_deref_mut())?;
@@ -201,6 +198,21 @@ impl<P: Platform> PageAllocator<P> {
             range_op: AtomicBool::new(false),
         })
     }
+}
+
+/// Zone `index`'s state: its parameters from the boot sizing, and its present pages (the
+/// span less holes) and managed pages (`managed_ranges`, the span less holes and reserves).
+fn zone_state(
+    builder: &AllocatorBuilder,
+    index: u16,
+    layout: &crate::builder::ZoneLayout,
+    zone_sizing: &crate::sizing::ZoneSizing,
+    managed_ranges: &[core::ops::Range<Pfn>],
+) -> ZoneState {
+    let mut state = ZoneState::new(index, layout.node, layout.zone_type, ZoneParams::from(zone_sizing));
+    state.present_pages = AtomicU64::new((layout.span.end - layout.span.start) - builder.hole_pages(&layout.span));
+    state.managed_pages = AtomicU64::new(managed_ranges.iter().map(|r| r.end - r.start).sum());
+    state
 }
 
 /// Each node with its zonelist and the O(1) start per highest zone type.
