@@ -130,10 +130,34 @@ impl fmt::Display for FreeError {
     }
 }
 
+/// A bulk free refused some of its blocks (`PageAllocator::free_pages_bulk`,
+/// `free_pfns_bulk`): each refused block was left as it was, and every other one was freed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BulkFreeError {
+    pub freed_blocks: usize,
+    pub failed_blocks: usize,
+    /// Why the first refused block was refused.
+    pub first_error: FreeError,
+}
+
+impl fmt::Display for BulkFreeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} of {} blocks refused, the first because {}",
+            self.failed_blocks,
+            self.freed_blocks + self.failed_blocks,
+            self.first_error
+        )
+    }
+}
+
 #[cfg(feature = "std")]
 impl std::error::Error for AllocError {}
 #[cfg(feature = "std")]
 impl std::error::Error for FreeError {}
+#[cfg(feature = "std")]
+impl std::error::Error for BulkFreeError {}
 
 /// Why a range operation (memory online, offline, add, or a contiguous allocation's
 /// isolation) was refused. The range is left exactly as it was.

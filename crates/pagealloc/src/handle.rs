@@ -6,7 +6,6 @@ use core::alloc::Layout;
 use crate::allocator::PageAllocator;
 use crate::block::Block;
 use crate::error::{AllocError, FreeError};
-use crate::events::PageEvent;
 use crate::platform::Platform;
 use crate::request::AllocRequest;
 use crate::types::{MAX_ORDER, PAGE_SHIFT};
@@ -131,21 +130,6 @@ impl<P: Platform> PageAllocator<P> {
             }
         }
         Ok(count)
-    }
-
-    /// Frees every block; returns the first error after trying all of them. Each freed
-    /// block is also a batched free to an event subscriber (mirrors free_unref_folios()).
-    pub fn free_bulk(&self, blocks: impl IntoIterator<Item = Block>) -> Result<(), FreeError> {
-        let mut first_error = Ok(());
-        for block in blocks {
-            let (pfn, order) = (block.pfn(), block.order());
-            match self.free_pages(block) {
-                Ok(()) => self.trace_page(|| PageEvent::FreeBatched { pfn, order }),
-                Err(error) if first_error.is_ok() => first_error = Err(error),
-                Err(_) => {}
-            }
-        }
-        first_error
     }
 }
 

@@ -41,6 +41,7 @@ pub mod growable;
 pub mod meta;
 pub mod platform;
 pub mod policy;
+mod prefetch;
 pub mod presets;
 pub mod request;
 pub mod sizing;
@@ -94,11 +95,12 @@ pub mod x86_64_frames;
 pub mod arceos_pages;
 
 pub use allocator::PageAllocator;
+pub use allocator::FREE_LOOKAHEAD_BLOCKS;
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 #[cfg(any(feature = "alloc", test))]
 pub use check::{InvariantViolation, PageCensus};
-pub use error::{AllocError, FreeError, GrowError, RangeError};
+pub use error::{AllocError, BulkFreeError, FreeError, GrowError, RangeError};
 pub use events::{EventSink, ExtfragEvent, ExtfragStats, FallbackKind, PageEvent};
 pub use frame::FRAME_METADATA_BYTES;
 pub use handle::OwnedBlock;

@@ -33,6 +33,11 @@ enum Op {
     DoubleFree {
         pick: usize,
     },
+    /// Up to `count` live blocks from `pick` on, freed in one `free_bulk`.
+    BulkFree {
+        pick: usize,
+        count: usize,
+    },
     /// Later operations run on this CPU.
     Migrate {
         cpu: usize,
@@ -77,6 +82,7 @@ fn op() -> impl Strategy<Value = Op> {
         50 => (order, 0..REQUESTS.len()).prop_map(|(order, request)| Op::Alloc { order, request }),
         40 => any::<usize>().prop_map(|pick| Op::Free { pick }),
         10 => any::<usize>().prop_map(|pick| Op::DoubleFree { pick }),
+        4 => (any::<usize>(), 0usize..24).prop_map(|(pick, count)| Op::BulkFree { pick, count }),
         8 => (0..CPUS).prop_map(|cpu| Op::Migrate { cpu }),
         3 => Just(Op::Tick),
         1 => Just(Op::DrainAll),
@@ -213,6 +219,25 @@ fn alloc_checked(
     Ok(Some(block))
 }
 
+/// Frees `batch` in one bulk free, which must free every block, and enters the frees in
+/// the model.
+fn bulk_free_checked(
+    allocator: &PageAllocator<TestPlatform>,
+    model: &mut Model,
+    counts: &mut Counts,
+    batch: Vec<Block>,
+) -> Result<(), TestCaseError> {
+    let heads: Vec<(u64, u8)> = batch.iter().map(|block| (block.pfn(), block.order())).collect();
+    let freed = allocator.free_bulk(batch).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(freed, heads.len());
+    for (pfn, order) in heads {
+        counts.pages_freed += 1 << order;
+        model.live.remove(&pfn);
+        model.freed.push((pfn, order));
+    }
+    Ok(())
+}
+
 /// After every operation: the checker passes, pages are conserved, and the vm events and
 /// NUMA counters, read exactly, count every call once.
 fn check_counts(
@@ -268,6 +293,11 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
                 counts.pages_freed += 1 << order;
                 model.live.remove(&pfn);
                 model.freed.push((pfn, order));
+            }
+            Op::BulkFree { pick, count } if !blocks.is_empty() => {
+                let from = pick % blocks.len();
+                let batch: Vec<Block> = blocks.drain(from..(from + count).min(blocks.len())).collect();
+                bulk_free_checked(&allocator, &mut model, &mut counts, batch)?;
             }
             Op::DoubleFree { pick } if !model.freed.is_empty() => {
                 let (pfn, order) = model.freed[pick % model.freed.len()];

@@ -57,4 +57,9 @@ pub struct BenchArgs {
     /// frag: rounds of churn (LLFree: 100).
     #[arg(long, default_value_t = 100)]
     pub frag_rounds: usize,
+    /// bulk and rand: blocks handed back per call. 1 (the default) frees one block per call,
+    /// as LLFree's benchmark does; more frees slices through pagealloc's bulk free (others
+    /// free them one by one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub free_batch: u32,
 }

@@ -12,6 +12,13 @@ pub trait FrameSource: Sync {
     /// One block of 2^order frames; its first frame number.
     fn get(&self, order: u8) -> Option<u64>;
     fn put(&self, frame: u64, order: u8);
+    /// The blocks at `frames`, all of `order`, freed in order: one by one unless the
+    /// allocator has a bulk free.
+    fn put_many(&self, frames: &[u64], order: u8) {
+        for &frame in frames {
+            self.put(frame, order);
+        }
+    }
     /// Share of managed memory free as whole, aligned 2 MiB blocks, in percent.
     fn free_huge_pct(&self) -> f64;
     /// Metadata bytes per frame, when the allocator has a fixed per-frame cost.
@@ -48,6 +55,11 @@ impl FrameSource for Pagealloc {
         // SAFETY: the bench puts each frame it got from `get` exactly once, at the order it
         // asked for, and `get` gave up the block for its frame number.
         unsafe { self.allocator.free_pfn(frame, order) }.expect("bench frees what it allocated");
+    }
+
+    fn put_many(&self, frames: &[u64], order: u8) {
+        // SAFETY: as in `put`, for every frame of the slice.
+        unsafe { self.allocator.free_pfns_bulk(frames, order) }.expect("bench frees what it allocated");
     }
 
     fn free_huge_pct(&self) -> f64 {

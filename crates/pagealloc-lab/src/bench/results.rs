@@ -34,6 +34,9 @@ pub struct RunResult {
     pub threads_max: usize,
     pub memory_gib: u64,
     pub iterations: usize,
+    /// Blocks freed per call (`--free-batch`); left out at 1, one per call.
+    #[serde(skip_serializing_if = "is_one")]
+    pub free_batch: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alloc_ns: Option<Spread>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,6 +51,10 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pack_moves: Option<Vec<f64>>,
     pub metadata_bytes_per_frame: Option<usize>,
+}
+
+fn is_one(value: &u32) -> bool {
+    *value == 1
 }
 
 /// One iteration's per-op times (ns) and, for frag, the huge-free share per round.

@@ -91,9 +91,9 @@ fn run_one(
         name = source.name();
         let (source, blocks) = (source.as_ref(), plan.blocks);
         iterations.push(match args.bench {
-            BenchKind::Bulk => bulk(source, threads, blocks, args.order),
+            BenchKind::Bulk => bulk(source, threads, blocks, args.order, args.free_batch as usize),
             BenchKind::Repeat => repeat(source, threads, blocks, args.order),
-            BenchKind::Rand => rand(source, threads, blocks, args.order),
+            BenchKind::Rand => rand(source, threads, blocks, args.order, args.free_batch as usize),
             BenchKind::Frag => frag(source, threads, blocks, args.frag_rounds, iteration as u64 + 1),
         });
     }
@@ -119,6 +119,7 @@ fn run_one(
         threads_max: args.threads_max,
         memory_gib: args.memory_gib,
         iterations: args.iterations,
+        free_batch: args.free_batch,
         alloc_ns: spread(|it| it.alloc_ns),
         free_ns: spread(|it| it.free_ns),
         pair_ns: spread(|it| it.pair_ns),

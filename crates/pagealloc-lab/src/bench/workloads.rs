@@ -37,11 +37,26 @@ fn on_threads<T: Send>(threads: usize, work: impl Fn(usize, &Barrier) -> T + Syn
     })
 }
 
+/// Frees `held` last first and empties it: one block per call, or in slices of
+/// `free_batch` (each slice in address order, the slices last first).
+fn put_last_first(source: &dyn FrameSource, held: &mut Vec<u64>, order: u8, free_batch: usize) {
+    if free_batch == 1 {
+        while let Some(frame) = held.pop() {
+            source.put(frame, order);
+        }
+        return;
+    }
+    for frames in held.rchunks(free_batch) {
+        source.put_many(frames, order);
+    }
+    held.clear();
+}
+
 fn take(source: &dyn FrameSource, order: u8) -> u64 {
     source.get(order).unwrap_or_else(|| panic!("{} ran out of memory at order {order}", source.name()))
 }
 
-pub(super) fn bulk(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8) -> Iteration {
+pub(super) fn bulk(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8, free_batch: usize) -> Iteration {
     let rounds = 1usize << order;
     let per_thread = on_threads(threads, |_, barrier| {
         let mut held = Vec::with_capacity(blocks);
@@ -54,9 +69,7 @@ pub(super) fn bulk(source: &dyn FrameSource, threads: usize, blocks: usize, orde
             }
             alloc_ns += ns_per_op(start, blocks);
             let start = Instant::now();
-            while let Some(frame) = held.pop() {
-                source.put(frame, order);
-            }
+            put_last_first(source, &mut held, order, free_batch);
             free_ns += ns_per_op(start, blocks);
         }
         (alloc_ns / rounds as f64, free_ns / rounds as f64)
@@ -101,7 +114,7 @@ fn split(frames: Vec<u64>, parts: usize) -> Vec<Vec<u64>> {
     shares
 }
 
-pub(super) fn rand(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8) -> Iteration {
+pub(super) fn rand(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8, free_batch: usize) -> Iteration {
     let allocated = on_threads(threads, |_, barrier| {
         let mut held = Vec::with_capacity(blocks);
         barrier.wait();
@@ -119,8 +132,14 @@ pub(super) fn rand(source: &dyn FrameSource, threads: usize, blocks: usize, orde
         let share = &shares[index];
         barrier.wait();
         let start = Instant::now();
-        for &frame in share {
-            source.put(frame, order);
+        if free_batch == 1 {
+            for &frame in share {
+                source.put(frame, order);
+            }
+        } else {
+            for frames in share.chunks(free_batch) {
+                source.put_many(frames, order);
+            }
         }
         ns_per_op(start, share.len())
     });

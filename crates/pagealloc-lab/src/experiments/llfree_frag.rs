@@ -37,6 +37,7 @@ pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressB
         presets: vec![preset.to_string()],
         format: Format::Json,
         frag_rounds: ROUNDS,
+        free_batch: 1,
     };
     let results = run_benchmarks(&args)?;
     Ok(results.iter().map(|result| row(preset, &args, result)).collect())

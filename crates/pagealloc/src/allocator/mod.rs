@@ -18,6 +18,7 @@
 
 mod alloc_path;
 mod build;
+mod bulk_free;
 mod compact;
 mod contig;
 mod drains;
@@ -47,6 +48,7 @@ use crate::types::{Pfn, ZoneType, MAX_NR_ZONES};
 use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
+pub use bulk_free::FREE_LOOKAHEAD_BLOCKS;
 pub use compact::{Migrate, MigrateSource};
 pub use contig::ContigRun;
 pub use periodic::DueWork;
