@@ -37,8 +37,8 @@ fn on_threads<T: Send>(threads: usize, work: impl Fn(usize, &Barrier) -> T + Syn
     })
 }
 
-/// Frees `held` last first and empties it: one block per call, or in slices of
-/// `free_batch` (each slice in address order, the slices last first).
+/// Frees `held` last first and empties it: one block per call, popped from the end, or in
+/// slices of `free_batch` from the start of a `held` the caller has reversed.
 fn put_last_first(source: &dyn FrameSource, held: &mut Vec<u64>, order: u8, free_batch: usize) {
     if free_batch == 1 {
         while let Some(frame) = held.pop() {
@@ -46,7 +46,7 @@ fn put_last_first(source: &dyn FrameSource, held: &mut Vec<u64>, order: u8, free
         }
         return;
     }
-    for frames in held.rchunks(free_batch) {
+    for frames in held.chunks(free_batch) {
         source.put_many(frames, order);
     }
     held.clear();
@@ -68,6 +68,10 @@ pub(super) fn bulk(source: &dyn FrameSource, threads: usize, blocks: usize, orde
                 held.push(take(source, order));
             }
             alloc_ns += ns_per_op(start, blocks);
+            if free_batch > 1 {
+                // Last first, as the one-by-one loop pops them, but untimed.
+                held.reverse();
+            }
             let start = Instant::now();
             put_last_first(source, &mut held, order, free_batch);
             free_ns += ns_per_op(start, blocks);

@@ -69,9 +69,10 @@ impl<P: Platform> PageAllocator<P> {
     pub fn free_bulk(&self, blocks: impl IntoIterator<Item = Block>) -> Result<usize, BulkFreeError> {
         let mut ahead: [Option<Block>; FREE_LOOKAHEAD_BLOCKS] = [const { None }; FREE_LOOKAHEAD_BLOCKS];
         let mut outcome = BulkOutcome::default();
-        let mut taken = 0usize;
+        let (mut taken, mut stream) = (0usize, PrefetchStream::default());
         for block in blocks {
-            self.prefetch_head(block.zone_index() as usize, block.pfn());
+            stream.zone_index = block.zone_index() as usize;
+            stream.next(self, block.pfn());
             if let Some(due) = ahead[taken % FREE_LOOKAHEAD_BLOCKS].replace(block) {
                 self.free_batched(due, &mut outcome);
             }
@@ -106,12 +107,13 @@ impl<P: Platform> PageAllocator<P> {
     /// [`Self::free_pfn`]'s contract, for every frame number of `pfns`.
     pub unsafe fn free_pfns_bulk(&self, pfns: &[Pfn], order: u8) -> Result<usize, BulkFreeError> {
         let mut outcome = BulkOutcome::default();
+        let mut stream = PrefetchStream::default();
         for &pfn in pfns.iter().take(FREE_LOOKAHEAD_BLOCKS) {
-            self.prefetch_pfn(pfn);
+            stream.next(self, pfn);
         }
         for (at, &pfn) in pfns.iter().enumerate() {
             if let Some(&ahead) = pfns.get(at + FREE_LOOKAHEAD_BLOCKS) {
-                self.prefetch_pfn(ahead);
+                stream.next(self, ahead);
             }
             // SAFETY: the caller gives free_pfn's guarantees for every frame of `pfns`.
             let result = unsafe { self.free_pfn(pfn, order) };
@@ -123,22 +125,35 @@ impl<P: Platform> PageAllocator<P> {
         debug_assert_eq!(outcome.freed_blocks + outcome.failed_blocks, pfns.len());
         outcome.finish()
     }
+}
 
-    /// Starts loading the frame record of `pfn` in zone `zone_index`, if the zone holds it
-    /// (a bad block is left to the free, which refuses it).
+/// The prefetches of a bulk free: the zone of the last one (or the block's) is tried first,
+/// and a record within a line or so of the last one prefetched is left to the hardware's
+/// own prefetcher, which follows a sequential walk without the instructions.
+#[derive(Default)]
+struct PrefetchStream {
+    zone_index: usize,
+    last_pfn: Pfn,
+}
+
+/// Frames whose records lie this close (12 bytes each) share a cache line or the next.
+const NEAR_FRAMES: u64 = 4;
+
+impl PrefetchStream {
     #[inline(always)]
-    fn prefetch_head(&self, zone_index: usize, pfn: Pfn) {
-        if let Some(zone) = self.zones.get(zone_index) {
-            if zone.mem.contains(pfn) {
-                prefetch(zone.mem.frame(pfn));
-            }
+    fn next<P: Platform>(&mut self, allocator: &PageAllocator<P>, pfn: Pfn) {
+        if pfn.abs_diff(self.last_pfn) <= NEAR_FRAMES {
+            return;
         }
-    }
-
-    /// [`Self::prefetch_head`] for a bare frame number: its zone found first.
-    #[inline(always)]
-    fn prefetch_pfn(&self, pfn: Pfn) {
-        if let Some(zone) = self.zones.iter().find(|zone| zone.mem.contains(pfn)) {
+        self.last_pfn = pfn;
+        let zones = &allocator.zones;
+        let cached = zones.get(self.zone_index).filter(|zone| zone.mem.contains(pfn));
+        let zone = cached.or_else(|| {
+            let index = zones.iter().position(|zone| zone.mem.contains(pfn))?;
+            self.zone_index = index;
+            zones.get(index)
+        });
+        if let Some(zone) = zone {
             prefetch(zone.mem.frame(pfn));
         }
     }
