@@ -130,7 +130,7 @@ impl fmt::Display for FreeError {
     }
 }
 
-/// A bulk free refused some of its blocks (`PageAllocator::free_pages_bulk`,
+/// A bulk free refused some of its blocks (`PageAllocator::free_bulk`,
 /// `free_pfns_bulk`): each refused block was left as it was, and every other one was freed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BulkFreeError {

@@ -3,7 +3,7 @@
 //! the locked instructions of a free (the claim, the pageset lock) do not wait for it, where
 //! they wait for every earlier load to finish.
 
-/// Starts fetching the cache line that holds `value`, for reading and writing. A hint only:
+/// Starts fetching the cache line that holds `value` (a read prefetch). A hint only:
 /// nothing is read architecturally, and elsewhere than x86-64 it does nothing.
 #[inline(always)]
 pub(crate) fn prefetch<T>(value: &T) {

@@ -50,9 +50,17 @@ fn allocate_shuffled(allocator: &TestAllocator, count: usize, seed: u64) -> Vec<
     held
 }
 
-/// Lengths around the look-ahead: empty, shorter, equal, one more, many times over.
-fn lengths() -> [usize; 5] {
-    [0, FREE_LOOKAHEAD_BLOCKS - 3, FREE_LOOKAHEAD_BLOCKS, FREE_LOOKAHEAD_BLOCKS + 1, 25 * FREE_LOOKAHEAD_BLOCKS + 3]
+/// Lengths around the look-ahead: empty, shorter, equal, one more, twice (the ring wraps
+/// once, exactly), many times over.
+fn lengths() -> [usize; 6] {
+    [
+        0,
+        FREE_LOOKAHEAD_BLOCKS / 2,
+        FREE_LOOKAHEAD_BLOCKS,
+        FREE_LOOKAHEAD_BLOCKS + 1,
+        2 * FREE_LOOKAHEAD_BLOCKS,
+        25 * FREE_LOOKAHEAD_BLOCKS + 3,
+    ]
 }
 
 #[test]
@@ -122,8 +130,13 @@ fn bad_frames_in_a_bulk_free_are_refused_and_the_rest_are_freed() {
     let result = unsafe { allocator.free_pfns_bulk(&batch, 0) };
     let error = result.expect_err("three frames are bad");
     assert_eq!((error.freed_blocks, error.failed_blocks), (20, 3));
-    assert!(
-        matches!(error.first_error, FreeError::DoubleFree { pfn } | FreeError::NotAllocated { pfn } if pfn == freed)
+    // Each refusal is the single free's: the state is unchanged, so a single free of the
+    // same frame now refuses it the same way.
+    assert_eq!(Err(error.first_error), free_unowned(&allocator, freed, 0), "the first bad frame's error");
+    assert_eq!(free_unowned(&allocator, beyond, 0), Err(FreeError::OutOfRange { pfn: beyond }));
+    assert_eq!(
+        free_unowned(&allocator, pair.pfn(), 0),
+        Err(FreeError::WrongOrder { pfn: pair.pfn(), allocated_order: 1, freed_order: 0 })
     );
     let after = allocator.check_invariants().unwrap();
     assert_eq!(after.allocated_pages, before.allocated_pages - 20, "the 20 good pages were freed, the pair kept");
@@ -143,12 +156,22 @@ fn stale_and_foreign_blocks_in_a_bulk_free_are_refused() {
     let again = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     let good: Vec<Block> = (0..10).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
     let foreign = other.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    let (foreign_pfn, stale_pfn) = (foreign.pfn(), stale.pfn());
     let batch = good.into_iter().chain([stale, foreign]);
     let error: BulkFreeError = allocator.free_bulk(batch).expect_err("two blocks are bad");
     assert_eq!((error.freed_blocks, error.failed_blocks), (10, 2));
-    assert!(matches!(error.first_error, FreeError::StaleBlock { .. }), "{error}");
+    assert!(matches!(error.first_error, FreeError::StaleBlock { pfn, .. } if pfn == stale_pfn), "{error}");
+    // The foreign block alone: refused as a single free refuses it.
+    let alone = other.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+    let alone_pfn = alone.pfn();
+    let error = allocator.free_bulk([alone]).expect_err("a foreign block");
+    assert_eq!(
+        (error.freed_blocks, error.failed_blocks, error.first_error),
+        (0, 1, FreeError::ForeignBlock { pfn: alone_pfn })
+    );
+    assert_ne!(foreign_pfn, alone_pfn);
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.allocated_pages, 1, "only the block handed out again stays");
     allocator.free_pages(again).unwrap();
-    assert_eq!(other.check_invariants().unwrap().allocated_pages, 1, "the other allocator's block untouched");
+    assert_eq!(other.check_invariants().unwrap().allocated_pages, 2, "the other allocator's blocks untouched");
 }

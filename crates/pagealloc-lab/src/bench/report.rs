@@ -13,6 +13,9 @@ pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String>
         Format::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
         Format::Csv => crate::flat_csv::print(&results)?,
         Format::Table => {
+            if let Some(batched) = results.iter().find(|r| r.free_batch != 1) {
+                println!("frees: {} blocks per call (--free-batch)", batched.free_batch);
+            }
             println!(
                 "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
                 "bench", "allocator", "preset", "order", "threads", "alloc ns median [min-max]", "free ns", "pair ns"

@@ -41,6 +41,9 @@ fn plan(args: &BenchArgs) -> Result<Plan, String> {
     if args.bench == BenchKind::Frag && args.order != 0 {
         return Err("frag runs at order 0".into());
     }
+    if args.free_batch != 1 && !matches!(args.bench, BenchKind::Bulk | BenchKind::Rand) {
+        return Err("--free-batch applies to bulk and rand".into());
+    }
     let thread_counts: Vec<usize> =
         if args.threads.is_empty() { (1..=args.threads_max).collect() } else { args.threads.clone() };
     if let Some(&bad) = thread_counts.iter().find(|&&t| t == 0 || t > args.threads_max) {

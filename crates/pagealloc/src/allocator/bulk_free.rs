@@ -56,7 +56,9 @@ impl<P: Platform> PageAllocator<P> {
     /// ahead; returns the number freed. A block that [`Self::free_pages`] would refuse is
     /// refused here too, with the same typed error, and the rest are still freed; the error
     /// names the first refusal and the counts. Allocation-free: the look-ahead is a ring of
-    /// [`FREE_LOOKAHEAD_BLOCKS`] blocks on the stack.
+    /// [`FREE_LOOKAHEAD_BLOCKS`] blocks on the stack, so the iterator is drawn up to that
+    /// many blocks ahead of the frees (an iterator that reads allocator state sees the frees
+    /// that far behind; one that panics leaves the blocks it gave in the ring unfreed).
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
