@@ -175,3 +175,45 @@ fn stale_and_foreign_blocks_in_a_bulk_free_are_refused() {
     allocator.free_pages(again).unwrap();
     assert_eq!(other.check_invariants().unwrap().allocated_pages, 2, "the other allocator's blocks untouched");
 }
+
+/// The CPU each block of a bulk free is freed on, when the iterator moves the thread to
+/// `cpu_of(j)` as it yields block `j`: block `i` is freed when block `i + look-ahead` is
+/// drawn, and the last look-ahead's worth after the last is drawn.
+fn freeing_cpu(i: usize, count: usize, cpu_of: impl Fn(usize) -> usize) -> usize {
+    cpu_of((i + FREE_LOOKAHEAD_BLOCKS).min(count - 1))
+}
+
+#[test]
+fn a_bulk_free_that_changes_cpus_uses_each_cpus_pageset_as_single_frees_do() {
+    // Runs of 5 blocks per CPU.
+    let cpu_of = |j: usize| (j / 5) % 2;
+    for preset_name in ["pagealloc", "mainline"] {
+        let count = 20 * FREE_LOOKAHEAD_BLOCKS + 3;
+        let (one_by_one, seen_single) = build(preset_name);
+        let (bulk, seen_bulk) = build(preset_name);
+        let (single_blocks, bulk_blocks) =
+            (allocate_shuffled(&one_by_one, count, 11), allocate_shuffled(&bulk, count, 11));
+        for (i, block) in single_blocks.into_iter().enumerate() {
+            one_by_one.platform().set_cpu(freeing_cpu(i, count, cpu_of));
+            one_by_one.free_pages(block).unwrap();
+        }
+        let moving = bulk_blocks.into_iter().enumerate().map(|(j, block)| {
+            bulk.platform().set_cpu(cpu_of(j));
+            block
+        });
+        assert_eq!(bulk.free_bulk(moving), Ok(count));
+        assert_eq!(*seen_bulk.0.lock().unwrap(), *seen_single.0.lock().unwrap());
+        assert_eq!(fingerprint(&bulk), fingerprint(&one_by_one), "{preset_name}");
+        let per_cpu = |allocator: &TestAllocator| -> Vec<u32> {
+            let zones = allocator.zones().iter();
+            zones
+                .flat_map(|zone| {
+                    zone.pagesets().iter().map(|slot| {
+                        slot.inspect(allocator.platform(), |pcp| pcp.count_pages() + pcp.buddy_bound_pages())
+                    })
+                })
+                .collect()
+        };
+        assert_eq!(per_cpu(&bulk), per_cpu(&one_by_one), "{preset_name}: each CPU's pageset as single frees leave it");
+    }
+}
