@@ -5,7 +5,7 @@ use std::alloc::Layout;
 
 use pagealloc::platform::{Platform, TestPlatform};
 use pagealloc::types::{MAX_ORDER, PAGE_SHIFT};
-use pagealloc::{AllocError, AllocRequest, Block, FreeError, PageAllocator};
+use pagealloc::{AllocError, AllocRequest, Block, FreeError, PageAllocator, RawBlock};
 
 use super::harness::Harness;
 use super::input::{order_of, Op, Req};
@@ -127,8 +127,9 @@ impl Harness {
         }
     }
 
-    /// `free_bulk` of up to `count` held blocks from `pick` on (the caller checks that some
-    /// block is held).
+    /// Up to `count` held blocks from `pick` on, freed with `free_bulk` when `count` is even,
+    /// else given up and freed by frame number with a `free_pfns_bulk` per order (the caller
+    /// checks that some block is held).
     fn free_bulk(&mut self, pick: u16, count: u8) {
         let start = usize::from(pick) % self.held.len();
         let end = (start + usize::from(count)).min(self.held.len());
@@ -136,7 +137,20 @@ impl Harness {
         for block in &blocks {
             self.model.release(block);
         }
-        self.allocator.free_bulk(blocks).expect("bulk free of held blocks");
+        if count % 2 == 0 {
+            let freed = self.allocator.free_bulk(blocks).expect("bulk free of held blocks");
+            assert_eq!(freed, end - start);
+            return;
+        }
+        let mut raw: Vec<RawBlock> = blocks.into_iter().map(Block::into_raw).collect();
+        raw.sort_by_key(|block| block.order);
+        for run in raw.chunk_by(|a, b| a.order == b.order) {
+            let pfns: Vec<u64> = run.iter().map(|block| block.pfn).collect();
+            // SAFETY: each block was held here, its only `Block` given up just above; each
+            // frame number is freed once, at its order.
+            let freed = unsafe { self.allocator.free_pfns_bulk(&pfns, run[0].order) };
+            assert_eq!(freed, Ok(pfns.len()), "bulk free by frame number of held blocks");
+        }
     }
 
     /// Advances the clock, then runs the due work of the current CPU, or of every CPU.

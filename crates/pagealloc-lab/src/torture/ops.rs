@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use pagealloc::platform::Platform;
-use pagealloc::{AllocError, Block, MAX_ORDER};
+use pagealloc::{AllocError, Block, RawBlock, MAX_ORDER};
 
 use super::cache::CACHE_OWNER;
 use super::tally::{Op, FILL_REQUESTS, REQUESTS};
@@ -213,7 +213,8 @@ impl Worker<'_> {
         self.free_blocks(blocks);
     }
 
-    /// Frees `blocks` with one `free_bulk` call, after verifying and clearing their tags.
+    /// Frees `blocks` after verifying and clearing their tags: half the time with one
+    /// `free_bulk` call, else by frame number with a `free_pfns_bulk` call per order.
     pub(super) fn free_blocks(&mut self, blocks: Vec<Block>) {
         if blocks.is_empty() {
             return;
@@ -221,8 +222,26 @@ impl Worker<'_> {
         self.tally.count(Op::FreeBulk);
         let count = blocks.len();
         let owned: Vec<Block> = blocks.into_iter().filter_map(|block| self.disown(block)).collect();
-        if let Err(error) = self.shared.allocator.free_bulk(owned) {
-            self.shared.violations.report(format!("worker {}: free_bulk of {count} blocks: {error}", self.owner));
+        if self.rng.below(2) == 0 {
+            if let Err(error) = self.shared.allocator.free_bulk(owned) {
+                self.shared.violations.report(format!("worker {}: free_bulk of {count} blocks: {error}", self.owner));
+            }
+            return;
+        }
+        // Given up: from here on only their frame numbers name them.
+        let mut raw: Vec<RawBlock> = owned.into_iter().map(Block::into_raw).collect();
+        raw.sort_by_key(|block| block.order);
+        for run in raw.chunk_by(|a, b| a.order == b.order) {
+            let pfns: Vec<u64> = run.iter().map(|block| block.pfn).collect();
+            // SAFETY: this worker allocated each block, gave up its only `Block` above, and
+            // frees each frame number once, at its order.
+            let result = unsafe { self.shared.allocator.free_pfns_bulk(&pfns, run[0].order) };
+            if let Err(error) = result {
+                let worker = self.owner;
+                self.shared
+                    .violations
+                    .report(format!("worker {worker}: free_pfns_bulk of {} blocks: {error}", pfns.len()));
+            }
         }
     }
 
