@@ -8,11 +8,10 @@
 //! [`PageAllocator::free_pages`] or [`PageAllocator::free_pfn`] would free it, in the
 //! order given.
 
-use crate::events::PageEvent;
-
 use super::PageAllocator;
 use crate::block::Block;
 use crate::error::{BulkFreeError, FreeError};
+use crate::events::PageEvent;
 use crate::platform::Platform;
 use crate::prefetch::prefetch;
 use crate::types::Pfn;
@@ -90,11 +89,17 @@ impl<P: Platform> PageAllocator<P> {
         outcome.finish()
     }
 
-    /// One block of a bulk free, and its `mm_page_free_batched` event if it was freed.
+    /// One block of a bulk free.
     #[inline(always)]
     fn free_batched(&self, block: Block, outcome: &mut BulkOutcome) {
         let (pfn, order) = (block.pfn(), block.order());
         let result = self.free_pages(block);
+        self.note_batched(outcome, result, pfn, order);
+    }
+
+    /// Counts one free of a bulk free, with its `mm_page_free_batched` event if it freed.
+    #[inline(always)]
+    fn note_batched(&self, outcome: &mut BulkOutcome, result: Result<(), FreeError>, pfn: Pfn, order: u8) {
         if result.is_ok() {
             self.trace_page(|| PageEvent::FreeBatched { pfn, order });
         }
@@ -119,10 +124,7 @@ impl<P: Platform> PageAllocator<P> {
             }
             // SAFETY: the caller gives free_pfn's guarantees for every frame of `pfns`.
             let result = unsafe { self.free_pfn(pfn, order) };
-            if result.is_ok() {
-                self.trace_page(|| PageEvent::FreeBatched { pfn, order });
-            }
-            outcome.note(result);
+            self.note_batched(&mut outcome, result, pfn, order);
         }
         debug_assert_eq!(outcome.freed_blocks + outcome.failed_blocks, pfns.len());
         outcome.finish()
