@@ -62,10 +62,17 @@ impl<P: Platform> Zone<P> {
         self.mem.end_pfn() - self.mem.start_pfn
     }
 
-    /// Free pages in the buddy (racy read, like zone_page_state(NR_FREE_PAGES)).
+    /// Free pages in the buddy (racy read, clamped at 0 like zone_page_state(NR_FREE_PAGES)).
     #[inline]
     pub fn free_pages(&self) -> u64 {
         self.mem.free_pages()
+    }
+
+    /// The published free count as stored, which per-CPU diffs not yet folded can put
+    /// below 0 for a while (the raw vm_stat[NR_FREE_PAGES]).
+    #[inline]
+    pub fn free_pages_signed(&self) -> i64 {
+        self.mem.free_pages_signed()
     }
 
     /// Free pages in high-order atomic reserve pageblocks (racy read).

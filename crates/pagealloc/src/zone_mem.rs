@@ -1,7 +1,7 @@
 //! A zone's memory as data: its frame records, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
-use core::sync::atomic::{AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use core::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
 use crate::error::GrowError;
 use crate::frame::Frame;
@@ -51,8 +51,9 @@ pub(crate) struct ZoneGrowth {
 /// something changed.
 #[derive(Debug, Default)]
 pub(crate) struct FreeSummary {
-    /// NR_FREE_PAGES.
-    pub(crate) free_pages: AtomicU64,
+    /// NR_FREE_PAGES, signed: with per-CPU diffs it is the true count minus the diffs not
+    /// yet folded, which may be below 0 for a while. Readers clamp (zone_page_state()).
+    pub(crate) free_pages: AtomicI64,
     /// NR_FREE_HIGHATOMIC.
     pub(crate) free_highatomic_pages: AtomicU64,
     /// Per order, a bit per migratetype whose free list is non-empty (order > 0 checks).
@@ -230,9 +231,17 @@ impl ZoneMem {
         ((self.start_pfn >> PAGEBLOCK_ORDER) + slot as u64) << PAGEBLOCK_ORDER
     }
 
-    /// Free pages in the buddy (racy read, like zone_page_state(NR_FREE_PAGES)).
+    /// Free pages in the buddy (racy read, clamped at 0 as zone_page_state(NR_FREE_PAGES)
+    /// clamps).
     #[inline]
     pub(crate) fn free_pages(&self) -> u64 {
+        self.free_pages_signed().max(0) as u64
+    }
+
+    /// The published count as stored: below 0 while unfolded per-CPU diffs hold more
+    /// frees than there are free pages (atomic_long_read(&zone->vm_stat[NR_FREE_PAGES])).
+    #[inline]
+    pub(crate) fn free_pages_signed(&self) -> i64 {
         self.summary.free_pages.load(Relaxed)
     }
 

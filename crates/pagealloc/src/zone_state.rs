@@ -260,6 +260,11 @@ impl ZoneState {
         &self.vmstat
     }
 
+    /// Compaction's scanner positions and deferral, as the next run finds them.
+    pub fn compact_cursors(&self) -> &CompactCursors {
+        &self.compact
+    }
+
     /// Sets the vmstat threshold for reclaim pressure or back to normal (mirrors
     /// set_pgdat_percpu_threshold() with calculate_pressure_threshold() or
     /// calculate_normal_threshold()).

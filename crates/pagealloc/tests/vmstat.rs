@@ -269,3 +269,43 @@ fn the_published_count_is_exact_by_default() {
     assert_eq!(allocator.zones()[0].vmstat().percpu_drift_mark_pages(), 0);
     allocator.free_pages(block).unwrap();
 }
+
+/// The published count is the true count minus the unfolded diffs, so it may be negative
+/// for a while; stored clamped at 0 it would lose the difference for good (Linux keeps
+/// NR_FREE_PAGES signed and clamps on read, zone_page_state()).
+#[test]
+fn a_negative_published_free_count_is_kept_and_clamped_only_on_read() {
+    let cpus = 64;
+    let allocator = drifting(1 << 13, cpus);
+    let zone = &allocator.zones()[0];
+    let threshold = u64::from(zone.vmstat().stat_threshold());
+    assert_eq!(threshold, 14);
+    // CPU 0 takes a page for each of CPUs 1..64 to free: `threshold` each, all of it
+    // kept in their diffs (+14 each, 882 hidden from the published count).
+    let hidden = (cpus as u64 - 1) * threshold;
+    let mut held: Vec<_> = (0..hidden).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
+    for cpu in 1..cpus {
+        allocator.platform().set_cpu(cpu);
+        for block in held.drain(..threshold as usize) {
+            allocator.free_pages(block).unwrap();
+        }
+    }
+    allocator.platform().set_cpu(0);
+    assert_eq!(allocator.zone_free_pages_snapshot(0), zone.managed_pages());
+    // A contiguous run takes all but one pageblock: the true count, 512, is below what
+    // the diffs hide, so the published count goes negative.
+    let run = allocator.alloc_contig(zone.managed_pages() - 512, 512, AllocRequest::KERNEL).unwrap();
+    let exact = allocator.zone_free_pages_snapshot(0);
+    assert_eq!(exact, 512);
+    assert_eq!(zone.free_pages(), 0, "read clamped at 0");
+    assert_eq!(zone.free_pages_signed(), exact as i64 - hidden as i64, "stored signed");
+    allocator.check_invariants().unwrap();
+    // Each CPU's fold brings the published count back to the true one.
+    for cpu in 1..cpus {
+        allocator.run_due_work(cpu, 1_000_000_000);
+    }
+    assert_eq!(zone.free_pages(), exact, "the published count after every diff is folded");
+    allocator.check_invariants().unwrap();
+    allocator.free_contig(run).unwrap();
+    allocator.check_invariants().unwrap();
+}

@@ -135,7 +135,7 @@ impl<P: Platform> PageAllocator<P> {
         // in this call), then retry at the min watermark with the reserve access the
         // request's priority allows.
         if request.wake_kswapd {
-            self.wake_kswapd(call.preferred_node);
+            self.wake_kswapd_for(call.preferred_node, call.highest_zone);
         }
         let order = call.block.order;
         let mut slow_flags = AllocFlags::slow_path(request, order);
@@ -304,7 +304,7 @@ impl<P: Platform> PageAllocator<P> {
         {
             return false;
         }
-        self.wake_kswapd(node);
+        self.wake_kswapd_for(node, call.highest_zone);
         self.run_kswapd(node);
         self.nodes[node as usize].fragment_stalls.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         true
@@ -386,7 +386,7 @@ impl<P: Platform> PageAllocator<P> {
             && zone.flags() & zone_flags::BOOSTED_WATERMARK != 0
             && zone.clear_flag(zone_flags::BOOSTED_WATERMARK)
         {
-            self.wake_kswapd(zone.node);
+            self.wake_kswapd_for(zone.node, zone.zone_type);
         }
     }
 

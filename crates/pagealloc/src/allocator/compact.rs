@@ -9,11 +9,12 @@
 //! path), kcompactd for the node after kswapd reclaimed a boost, and proactive compaction by
 //! fragmentation score (both in `kcompactd`), and a caller forcing it (`compact_node`).
 
+use super::compact_hold::RunHold;
 use super::PageAllocator;
 use crate::block::Block;
 use crate::compaction::{
     compaction_suitable, fragmentation_score_pct, migrate_candidates, suitable_source, target_block_free, Candidate,
-    CompactGoal, CompactMode, CompactResult, CompactRun, CompactStats, FreePool, COMPACT_CLUSTER_MAX,
+    CompactGoal, CompactMode, CompactResult, CompactRun, CompactStats,
 };
 use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
@@ -196,14 +197,17 @@ impl<P: Platform> PageAllocator<P> {
             migrate_pfn: if migrate_pfn == 0 { mem.start_pfn } else { migrate_pfn.clamp(mem.start_pfn, mem.end_pfn()) },
             free_block: if free_block == 0 { last_block } else { free_block.min(last_block) },
         };
-        let mut pool = FreePool::new();
+        let mut hold = RunHold::new(zone, &self.platform);
         let result = loop {
+            // The meeting first, as __compact_finished() tests it: a run whose scanners
+            // met is complete, even if its last pageblock met the goal, so the next run
+            // starts over instead of at the meeting point.
+            if scanners.met() {
+                break CompactResult::Complete;
+            }
             let at_block_start = scanners.migrate_pfn & (PAGEBLOCK_PAGES - 1) == 0;
             if self.goal_met(zone, goal, at_block_start) {
                 break CompactResult::Success;
-            }
-            if scanners.met() {
-                break CompactResult::Complete;
             }
             let block_end = ((scanners.migrate_pfn | (PAGEBLOCK_PAGES - 1)) + 1).min(mem.end_pfn());
             if !suitable_source(mem.pageblock_type(scanners.migrate_pfn), mode) {
@@ -213,13 +217,17 @@ impl<P: Platform> PageAllocator<P> {
             let candidates = migrate_candidates(mem, scanners.migrate_pfn, block_end);
             run.migrate_scanned_pages += candidates.scanned_pages;
             scanners.migrate_pfn = candidates.next_pfn;
-            if !self.migrate_cluster(client, zone, candidates.as_slice(), (&mut pool, &mut scanners), &mut run) {
-                break CompactResult::Complete;
+            let targets_found =
+                self.migrate_cluster(client, zone, candidates.as_slice(), (&mut hold, &mut scanners), &mut run);
+            // Out of free targets with the scanners apart: the free scanner stopped at the
+            // min watermark (compaction_alloc() found nothing, so compact_zone() returns
+            // COMPACT_CONTENDED). With the scanners met, the next check ends the run.
+            if !targets_found && !scanners.met() {
+                break CompactResult::Contended;
             }
         };
-        if !pool.is_empty() {
-            pool.release(&mut zone.buddy(&self.platform).lock());
-        }
+        hold.release_pool();
+        drop(hold);
         if result == CompactResult::Complete {
             cursors.reset_scanners();
         } else {
@@ -231,25 +239,23 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Moves each candidate into a target from the pool, then frees the moved-from blocks
-    /// under one zone-lock hold. False when the free scanner ran into the migration scanner
-    /// before every candidate had a target.
+    /// under one zone-lock hold. False when the free scanner found no target for a
+    /// candidate: it ran into the migration scanner, or stopped at the min watermark.
     fn migrate_cluster(
         &self,
         client: &dyn Migrate<P>,
         zone: &Zone<P>,
         candidates: &[Candidate],
-        (pool, scanners): (&mut FreePool, &mut Scanners),
+        (hold, scanners): (&mut RunHold<'_, P>, &mut Scanners),
         run: &mut CompactRun,
     ) -> bool {
-        let mut moved: [(Pfn, u8); COMPACT_CLUSTER_MAX] = [(0, 0); COMPACT_CLUSTER_MAX];
-        let mut moved_len = 0;
         let mut remaining_pages: u64 = candidates.iter().map(|candidate| 1u64 << candidate.head.order()).sum();
         run.isolated_pages += remaining_pages;
         let mut targets_found = true;
         for candidate in candidates {
             let order = candidate.head.order();
             let Some(target_pfn) =
-                self.compaction_target(zone, order, remaining_pages, (&mut *pool, &mut *scanners), run)
+                self.compaction_target(zone, order, remaining_pages, (&mut *hold, &mut *scanners), run)
             else {
                 targets_found = false;
                 break;
@@ -257,38 +263,36 @@ impl<P: Platform> PageAllocator<P> {
             remaining_pages -= 1 << order;
             let target_head = FrameInfo::new(FrameState::AllocHead, order, MigrateType::Movable);
             zone.mem.frame(target_pfn).hand_out(&[FrameState::Interior], target_head);
-            let target = Block::new(target_pfn, zone.index, self.id, zone.mem.frame(target_pfn).info());
+            let handed_head = zone.mem.frame(target_pfn).info();
+            let target = Block::new(target_pfn, zone.index, self.id, handed_head);
             let source = MigrateSource {
                 pfn: candidate.pfn,
                 order,
                 zone_index: zone.index,
                 generation: candidate.head.generation(),
             };
-            match client.migrate(self, source, target) {
-                Ok(old) => {
-                    run.migrated_pages += 1 << order;
-                    if let Some(claimed) = self.claim_returned(zone, old) {
-                        moved[moved_len] = claimed;
-                        moved_len += 1;
+            hold.lend_target(target_pfn, handed_head);
+            let moved = client.migrate(self, source, target);
+            hold.target_returned(moved.is_ok());
+            match moved {
+                Ok(old) => match self.claim_returned(zone, old) {
+                    Some((pfn, order)) => {
+                        run.migrated_pages += 1 << order;
+                        hold.push_moved(pfn, order);
                     }
-                }
+                    // A stale or foreign handle: the free path named the error, and
+                    // nothing moved that this run can count.
+                    None => run.failed_pages += 1 << order,
+                },
                 Err(back) => {
                     run.failed_pages += 1 << order;
                     if let Some((pfn, order)) = self.claim_returned(zone, back) {
-                        pool.put_back(pfn, order);
+                        hold.pool.put_back(pfn, order);
                     }
                 }
             }
         }
-        if moved_len > 0 {
-            let mut locked = zone.buddy(&self.platform).lock();
-            for &(pfn, order) in &moved[..moved_len] {
-                locked.release(pfn, order, FrameState::Interior);
-            }
-            drop(locked);
-            let freed_pages: u64 = moved[..moved_len].iter().map(|&(_, order)| 1u64 << order).sum();
-            zone.vmstat.count_pgfree(freed_pages);
-        }
+        hold.free_moved();
         targets_found
     }
 
@@ -314,10 +318,11 @@ impl<P: Platform> PageAllocator<P> {
         zone: &Zone<P>,
         order: u8,
         wanted_pages: u64,
-        (pool, scanners): (&mut FreePool, &mut Scanners),
+        (hold, scanners): (&mut RunHold<'_, P>, &mut Scanners),
         run: &mut CompactRun,
     ) -> Option<Pfn> {
         let mem = &zone.mem;
+        let pool = &mut hold.pool;
         loop {
             if let Some(pfn) = pool.take(order) {
                 return Some(pfn);
@@ -357,7 +362,8 @@ impl<P: Platform> PageAllocator<P> {
     /// Direct compaction for an order-`order` request (mirrors try_to_compact_pages()): each
     /// zone the request may use, skipping deferred zones and those compaction cannot help,
     /// until one holds a free block of the order. Returns the best result over the zones
-    /// (Skipped < Deferred < Complete < Success, as the kernel ranks them).
+    /// ([`CompactResult::rank`]). A complete synchronous run defers the order; a contended
+    /// one does not.
     pub(super) fn direct_compact(
         &self,
         zonelist: &[u16],
@@ -367,12 +373,6 @@ impl<P: Platform> PageAllocator<P> {
         if self.migrate.is_none() {
             return CompactResult::Skipped;
         }
-        let rank = |result: CompactResult| match result {
-            CompactResult::Skipped => 0,
-            CompactResult::Deferred => 1,
-            CompactResult::Complete => 2,
-            CompactResult::Success => 3,
-        };
         let mut best = CompactResult::Skipped;
         for &zone_index in zonelist {
             let zone = &self.zones[zone_index as usize];
@@ -393,7 +393,7 @@ impl<P: Platform> PageAllocator<P> {
                 }
                 result
             };
-            if rank(result) > rank(best) {
+            if result.rank() > best.rank() {
                 best = result;
             }
             if result == CompactResult::Success {

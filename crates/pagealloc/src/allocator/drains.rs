@@ -49,6 +49,18 @@ impl<P: Platform> PageAllocator<P> {
         drained
     }
 
+    /// Drains every CPU's pageset of one zone (mirrors drain_all_pages(zone), as kcompactd
+    /// calls it after a run that did not meet its goal). Returns pages drained.
+    pub(super) fn drain_zone(&self, zone: &crate::zone::Zone<P>) -> u64 {
+        let drained = zone
+            .pcp
+            .iter()
+            .map(|slot| pcp::drain_pcp(zone.buddy(&self.platform), slot, &self.policy.pcp, DrainCause::Explicit) as u64)
+            .sum();
+        zone.buddy(&self.platform).release_handed_over();
+        drained
+    }
+
     /// Sets `cpu`'s pageset high in zone `zone_index` to `high_pages`, clamped to the
     /// pageset's high_min..high_max, as a running kernel's auto-tuning leaves it: for a
     /// replay that starts from a /proc/zoneinfo snapshot. Returns the high set, or `None`

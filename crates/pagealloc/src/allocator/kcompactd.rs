@@ -13,14 +13,21 @@ use crate::compaction::{
 };
 use crate::platform::Platform;
 use crate::request::{AllocFlags, WatermarkLevel};
-use crate::types::MigrateType;
+use crate::types::{MigrateType, ZoneType};
 use crate::watermark::{mark_pages, watermark_ok};
 
 impl<P: Platform> PageAllocator<P> {
     /// Asks kcompactd to compact `node` for `order` (mirrors wakeup_kcompactd()); the
     /// largest order asked for since its last pass wins.
     pub fn wake_kcompactd(&self, node: u16, order: u8) {
+        self.wake_kcompactd_for(node, order, ZoneType::Device);
+    }
+
+    /// [`Self::wake_kcompactd`] for the zones up to `highest_zone` (the highest asked since
+    /// the last pass wins, as kcompactd_highest_zoneidx).
+    pub(crate) fn wake_kcompactd_for(&self, node: u16, order: u8, highest_zone: ZoneType) {
         if let Some(state) = self.nodes.get(node as usize) {
+            state.kcompactd_highest_zone.fetch_max(highest_zone as u8 + 1, Relaxed);
             state.kcompactd_order.fetch_max(u32::from(order) + 1, Relaxed);
         }
     }
@@ -36,8 +43,12 @@ impl<P: Platform> PageAllocator<P> {
         let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
         if wanted != 0 {
             let order = (wanted - 1) as u8;
+            let highest_zone = match state.kcompactd_highest_zone.swap(0, Relaxed) {
+                0 => ZoneType::Device,
+                plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
+            };
             state.compact.count_daemon_wake();
-            self.kcompactd_do_work(node, order);
+            self.kcompactd_do_work(node, order, highest_zone);
             ran = true;
         }
         let interval_ns = FRAG_CHECK_INTERVAL_MS * 1_000_000;
@@ -51,10 +62,13 @@ impl<P: Platform> PageAllocator<P> {
         ran
     }
 
-    /// One pass for `order` over the node's zones that are neither deferred nor already able
-    /// to serve it, nor beyond compaction's help.
-    fn kcompactd_do_work(&self, node: u16, order: u8) {
-        for zone in self.populated_zones(node) {
+    /// One pass for `order` over the node's zones up to `highest_zone` that are neither
+    /// deferred nor already able to serve it, nor beyond compaction's help. A run that
+    /// ends Complete drains the zone's pagesets, whose pages may be what keeps blocks from
+    /// merging, and defers the order, as sync direct compaction does; a contended run
+    /// does neither.
+    fn kcompactd_do_work(&self, node: u16, order: u8, highest_zone: ZoneType) {
+        for zone in self.populated_zones(node).filter(|zone| zone.zone_type <= highest_zone) {
             // Each zone against its own lowmem reserve (kcompactd_do_work() passes its index).
             let highest_zone = zone.zone_type;
             if zone.compact.deferred(order) {
@@ -71,8 +85,11 @@ impl<P: Platform> PageAllocator<P> {
             let goal = CompactGoal::Order { order, migratetype: MigrateType::Unmovable, whole_blocks_only: false };
             match self.compact_zone(zone, goal, CompactMode::Sync, true).0 {
                 CompactResult::Success => zone.compact.defer_reset(order, false),
-                CompactResult::Complete => zone.compact.defer(order),
-                CompactResult::Skipped | CompactResult::Deferred => {}
+                CompactResult::Complete => {
+                    self.drain_zone(zone);
+                    zone.compact.defer(order);
+                }
+                CompactResult::Skipped | CompactResult::Deferred | CompactResult::Contended => {}
             }
         }
     }
@@ -95,17 +112,22 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Proactive compaction if the score is above the high watermark and kswapd is not
-    /// running; a pass that fails to lower the score defers the next 2^6 checks.
+    /// running (should_proactive_compact_node()); a pass that fails to lower the score
+    /// defers the next 2^6 checks that find it above the mark. Checks below the mark do
+    /// not count down the deferral, as kcompactd() counts only when it would compact.
     fn proactive_check(&self, node: u16) -> bool {
         let state = &self.nodes[node as usize];
+        let (low_pct, high_pct) = fragmentation_score_wmarks(self.tunables.compaction_proactiveness);
+        if state.kswapd_pending.load(Relaxed) {
+            return false;
+        }
+        let score = self.fragmentation_score(node);
+        if score <= high_pct {
+            return false;
+        }
         let deferred = state.proactive_defer.load(Relaxed);
         if deferred > 0 {
             state.proactive_defer.store(deferred - 1, Relaxed);
-            return false;
-        }
-        let (low_pct, high_pct) = fragmentation_score_wmarks(self.tunables.compaction_proactiveness);
-        let score = self.fragmentation_score(node);
-        if score <= high_pct || state.kswapd_pending.load(Relaxed) {
             return false;
         }
         for zone in self.populated_zones(node) {

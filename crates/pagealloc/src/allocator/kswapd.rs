@@ -8,14 +8,14 @@
 //! while kswapd reclaims it).
 
 use core::sync::atomic::{
-    AtomicBool, AtomicU32, AtomicU64,
+    AtomicBool, AtomicU32, AtomicU64, AtomicU8,
     Ordering::{Acquire, Relaxed, Release},
 };
 
 use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::PageAllocator;
 use crate::platform::Platform;
-use crate::types::MAX_NR_ZONES;
+use crate::types::{ZoneType, MAX_NR_ZONES};
 use crate::zone::zone_flags::RECLAIM_ACTIVE;
 
 /// A node's kswapd pass in progress: balance_pgdat()'s locals, kept between rounds.
@@ -30,6 +30,8 @@ pub(crate) struct KswapdPass {
     priority: AtomicU32,
     /// Each zone type's boost when the pass began: what the pass lowers it by.
     start_boosts: [AtomicU64; MAX_NR_ZONES],
+    /// The highest zone type the wake-ups asked for, plus one: kcompactd's after the pass.
+    highest_zone: AtomicU8,
     /// A task of the harness calls [`PageAllocator::kswapd_round`] for this node; the
     /// periodic work leaves kswapd to it.
     own_task: AtomicBool,
@@ -136,6 +138,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         pass.boost_left_pages.store(boosts_pages, Relaxed);
         pass.priority.store(u32::from(DEF_PRIORITY), Relaxed);
+        pass.highest_zone.store(state.kswapd_highest_zone.swap(0, Relaxed), Relaxed);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
             zone.set_flag(RECLAIM_ACTIVE);
@@ -218,7 +221,13 @@ impl<P: Platform> PageAllocator<P> {
             zone.boost_pages.store(boost - boost.min(start_boost), Relaxed);
         }
         if boosted || self.policy.frag.defrag_mode {
-            self.wake_kcompactd(node, crate::types::PAGEBLOCK_ORDER);
+            // For the zones the wake-ups asked for (wakeup_kcompactd() with
+            // kswapd_highest_zoneidx); every zone if none said.
+            let highest_zone = match pass.highest_zone.swap(0, Relaxed) {
+                0 => ZoneType::Device,
+                plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
+            };
+            self.wake_kcompactd_for(node, crate::types::PAGEBLOCK_ORDER, highest_zone);
         }
         if !state.kswapd_pending.load(Relaxed) {
             self.set_pressure_thresholds(node, false);

@@ -20,6 +20,7 @@ mod alloc_path;
 mod build;
 mod bulk_free;
 mod compact;
+mod compact_hold;
 mod contig;
 mod drains;
 mod exact;
@@ -36,7 +37,7 @@ mod split;
 mod stats;
 mod watermarks;
 
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
 use crate::fallback::FallbackEnv;
@@ -71,6 +72,9 @@ pub struct Node {
     /// zone in O(1). Set at build and whenever memory goes online or offline.
     pub(crate) zonelist_start: [AtomicU16; MAX_NR_ZONES],
     pub(crate) kswapd_pending: AtomicBool,
+    /// The highest zone type a wake-up asked kswapd to balance, plus one; 0 when not
+    /// woken (pgdat->kswapd_highest_zoneidx).
+    pub(crate) kswapd_highest_zone: AtomicU8,
     pub(crate) kswapd_runs: AtomicU64,
     /// kswapd's pass in progress.
     pub(crate) kswapd: kswapd::KswapdPass,
@@ -82,6 +86,9 @@ pub struct Node {
     pub(crate) compact: crate::compaction::CompactCounters,
     /// The order kcompactd was woken for, plus one; 0 when not woken.
     pub(crate) kcompactd_order: AtomicU32,
+    /// The highest zone type kcompactd was woken for, plus one
+    /// (pgdat->kcompactd_highest_zoneidx).
+    pub(crate) kcompactd_highest_zone: AtomicU8,
     /// When kcompactd next checks the fragmentation score.
     pub(crate) next_proactive_ns: AtomicU64,
     /// Proactive checks still to skip after a pass that did not lower the score.

@@ -9,6 +9,7 @@ use super::PageAllocator;
 use crate::pcp;
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
+use crate::types::ZoneType;
 
 /// When each CPU's next vmstat pass is due.
 pub(crate) struct Schedule {
@@ -138,7 +139,16 @@ impl<P: Platform> PageAllocator<P> {
     /// assert!(!allocator.run_kswapd(0)); // not woken again
     /// ```
     pub fn wake_kswapd(&self, node: u16) {
-        if !self.nodes[node as usize].kswapd_pending.swap(true, Relaxed) {
+        self.wake_kswapd_for(node, ZoneType::Device);
+    }
+
+    /// Wakes kswapd for an allocation that may use zones up to `highest_zone`; the
+    /// highest asked since the pass began wins (mirrors wakeup_kswapd()'s
+    /// kswapd_highest_zoneidx), and is what kcompactd is woken for after the pass.
+    pub(crate) fn wake_kswapd_for(&self, node: u16, highest_zone: ZoneType) {
+        let state = &self.nodes[node as usize];
+        state.kswapd_highest_zone.fetch_max(highest_zone as u8 + 1, Relaxed);
+        if !state.kswapd_pending.swap(true, Relaxed) {
             self.set_pressure_thresholds(node, true);
         }
     }

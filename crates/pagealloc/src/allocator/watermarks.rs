@@ -3,8 +3,6 @@
 //! published count is within the per-CPU drift of the marks (mirrors zone_watermark_ok(),
 //! zone_watermark_ok_safe() and zone_page_state_snapshot(NR_FREE_PAGES)).
 
-use core::sync::atomic::Ordering::Relaxed;
-
 use super::PageAllocator;
 use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, WatermarkLevel};
@@ -43,7 +41,7 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn zone_watermark_ok(&self, zone_index: u16, order: u8, level: WatermarkLevel, highest_zone: ZoneType) -> bool {
         let zone = &self.zones[zone_index as usize];
-        self.watermark_ok_with(zone_index, order, level, highest_zone, zone.mem.summary.free_pages.load(Relaxed))
+        self.watermark_ok_with(zone_index, order, level, highest_zone, zone.mem.free_pages())
     }
 
     /// As [`Self::zone_watermark_ok`], but below the zone's `percpu_drift_mark` the check
@@ -65,7 +63,7 @@ impl<P: Platform> PageAllocator<P> {
         highest_zone: ZoneType,
     ) -> bool {
         let zone = &self.zones[zone_index as usize];
-        let mut free_pages = zone.mem.summary.free_pages.load(Relaxed);
+        let mut free_pages = zone.mem.free_pages();
         let drift_mark = zone.vmstat.percpu_drift_mark_pages();
         if drift_mark != 0 && free_pages < drift_mark {
             free_pages = self.zone_free_pages_snapshot(zone_index);

@@ -187,7 +187,8 @@ impl<P: Platform> LockedZone<'_, P> {
         // when something changed keep the line shared in the readers' caches.
         let summary = &self.mem.summary;
         let mut wrote = false;
-        let free_pages = if self.area.free_diff.is_empty() { self.area.free_pages } else { self.account_free_diff() };
+        let free_pages =
+            if self.area.free_diff.is_empty() { self.area.free_pages as i64 } else { self.account_free_diff() };
         if summary.free_pages.load(Relaxed) != free_pages {
             summary.free_pages.store(free_pages, Relaxed);
             wrote = true;
@@ -211,10 +212,12 @@ impl<P: Platform> LockedZone<'_, P> {
 impl<P: Platform> LockedZone<'_, P> {
     /// With per-CPU free-count diffs: charges this hold's change of the free count to the
     /// current CPU's diff and returns the count to publish, which moves only when a diff
-    /// passes the zone's threshold (mirrors __mod_zone_page_state(NR_FREE_PAGES)).
+    /// passes the zone's threshold (mirrors __mod_zone_page_state(NR_FREE_PAGES)). The
+    /// count stays signed: other CPUs' unfolded frees can put it below 0 for a while, and
+    /// their folds bring it back.
     #[cold]
     #[inline(never)]
-    fn account_free_diff(&mut self) -> u64 {
+    fn account_free_diff(&mut self) -> i64 {
         let published = self.mem.summary.free_pages.load(Relaxed);
         let area = &mut *self.area;
         let delta = area.free_pages as i64 - area.free_pages_accounted as i64;
@@ -234,9 +237,7 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
         self.platform.atomic_shared(SharedLine::GlobalCounters);
-        let folded = published as i64 + handed;
-        debug_assert!(folded >= 0, "published free count {published} + {handed} went negative");
-        folded.max(0) as u64
+        published + handed
     }
 
     /// Folds `cpu`'s free-count diff into the published count (the NR_FREE_PAGES step of
@@ -245,9 +246,8 @@ impl<P: Platform> LockedZone<'_, P> {
         let Some(diff) = self.area.free_diff.get_mut(cpu) else { return 0 };
         let folded = i64::from(core::mem::take(diff));
         if folded != 0 {
-            let published = self.mem.summary.free_pages.load(Relaxed) as i64 + folded;
-            debug_assert!(published >= 0);
-            self.mem.summary.free_pages.store(published.max(0) as u64, Relaxed);
+            let published = self.mem.summary.free_pages.load(Relaxed) + folded;
+            self.mem.summary.free_pages.store(published, Relaxed);
             self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
             self.platform.atomic_shared(SharedLine::GlobalCounters);
         }

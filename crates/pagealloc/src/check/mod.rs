@@ -161,19 +161,19 @@ impl<P: Platform> ZoneChecker<'_, P> {
         {
             return self.fail(None, alloc::format!("{free_highatomic} free HighAtomic pages, accounting disagrees"));
         }
-        // With per-CPU diffs the published count lags by their sum.
+        // With per-CPU diffs the published count lags by their sum: the published count
+        // (signed, as stored) plus the unfolded diffs is the true count.
         let unpublished: i64 = self.area.free_diff.iter().map(|&diff| i64::from(diff)).sum();
-        let published = mem.summary.free_pages.load(Relaxed) as i64 + unpublished;
+        let published = mem.free_pages_signed();
         if counted_free != self.area.free_pages
-            || published != counted_free as i64
+            || published + unpublished != counted_free as i64
             || self.area.free_pages_accounted != self.area.free_pages && !self.area.free_diff.is_empty()
         {
             return self.fail(
                 None,
                 alloc::format!(
-                    "{counted_free} free pages listed, {} counted, {} published",
+                    "{counted_free} free pages listed, {} counted, {published} published + {unpublished} in per-CPU diffs",
                     self.area.free_pages,
-                    mem.summary.free_pages.load(Relaxed)
                 ),
             );
         }

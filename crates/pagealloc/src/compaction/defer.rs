@@ -44,6 +44,26 @@ impl CompactCursors {
         }
     }
 
+    /// Where the migration scanner resumes (0: at the zone start; compact_cached_migrate_pfn).
+    pub fn cached_migrate_pfn(&self) -> u64 {
+        self.migrate_pfn.load(Relaxed)
+    }
+
+    /// Where the free scanner resumes (0: at the zone's last pageblock; compact_cached_free_pfn).
+    pub fn cached_free_pfn(&self) -> u64 {
+        self.free_pfn.load(Relaxed)
+    }
+
+    /// 2^shift attempts are skipped after a failure (compact_defer_shift).
+    pub fn defer_shift(&self) -> u32 {
+        self.defer_shift.load(Relaxed)
+    }
+
+    /// The lowest order a run failed at since the last success (compact_order_failed).
+    pub fn order_failed(&self) -> u32 {
+        self.order_failed.load(Relaxed)
+    }
+
     /// Forgets the scanner positions: the next run starts at both ends.
     pub(crate) fn reset_scanners(&self) {
         self.migrate_pfn.store(0, Relaxed);

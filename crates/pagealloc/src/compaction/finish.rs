@@ -21,6 +21,26 @@ pub enum CompactResult {
     Success,
     /// The scanners met without meeting the goal.
     Complete,
+    /// The free scanner found no free page to move into (it stopped at the min watermark)
+    /// before the scanners met: the run stopped early, and its positions stay for the next
+    /// one (COMPACT_CONTENDED as compact_zone() returns it when migrate_pages() fails for
+    /// want of targets).
+    Contended,
+}
+
+impl CompactResult {
+    /// The kernel's ranking of outcomes, as try_to_compact_pages() keeps the best over
+    /// zones (the order of `enum compact_result`): Skipped < Deferred < Complete <
+    /// Contended < Success.
+    pub fn rank(self) -> u8 {
+        match self {
+            CompactResult::Skipped => 0,
+            CompactResult::Deferred => 1,
+            CompactResult::Complete => 2,
+            CompactResult::Contended => 3,
+            CompactResult::Success => 4,
+        }
+    }
 }
 
 /// Has the zone enough free memory above its watermark for compaction to move pages into,

@@ -46,8 +46,10 @@ impl FreePool {
 
     /// The free scanner on one pageblock `[start, end)`, with the zone lock held: takes its
     /// free blocks off the free lists until `wanted_pages` are held, one of them of at least
-    /// `order`, or the pool is full, or the zone would drop below `floor_pages` (its min
-    /// watermark) plus twice the block.
+    /// `order`, or the pool is full, or taking the next free block would leave the zone at
+    /// or below `floor_pages` (its min watermark) plus that block, high-order atomic
+    /// reserves not counted (the zone_watermark_ok() test of __isolate_free_page()). The
+    /// exact count under the lock stands for the published one Linux reads.
     /// Returns (pages walked, pages isolated, whether the walk reached the block's end). A
     /// pageblock that is one free block is left alone: it is what compaction makes.
     pub(crate) fn isolate_pageblock<P: Platform>(
@@ -72,7 +74,10 @@ impl FreePool {
             let step = 1u64 << info.order();
             match info.state() {
                 FrameState::FreeHead if info.order() >= PAGEBLOCK_ORDER => return (end - start, isolated_pages, true),
-                FrameState::FreeHead if zone.area.free_pages < floor_pages + (2u64 << info.order()) => {
+                FrameState::FreeHead
+                    if zone.area.free_pages.saturating_sub(zone.area.free_highatomic_pages)
+                        <= floor_pages + (1u64 << info.order()) =>
+                {
                     self.below_floor = true;
                     return (pfn - start, isolated_pages, false);
                 }

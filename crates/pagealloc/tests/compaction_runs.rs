@@ -1,0 +1,193 @@
+//! How a compaction run ends, and what it leaves for the next one: a run that runs out of
+//! free targets before the scanners meet is contended (no reset, no deferral); a run whose
+//! scanners meet ends Complete and starts the next one over, even when its last pageblock
+//! met the goal; a client that panics gets every page back to the allocator.
+
+// The invariant checker needs the alloc feature.
+#![cfg(feature = "alloc")]
+
+mod common;
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use pagealloc::allocator::{Migrate, MigrateSource};
+use pagealloc::platform::TestPlatform;
+use pagealloc::sizing::Tunables;
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, Pfn, ZoneType, PAGEBLOCK_ORDER};
+
+const PAGEBLOCK_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+/// Eight pageblocks.
+const PAGES: u64 = 8 * PAGEBLOCK_PAGES;
+
+/// A client holding order-0 movable pages by pfn. It moves a page when `accepts` says so,
+/// and panics on its `panic_on`-th call (0: never).
+struct Pages {
+    held: Mutex<HashMap<Pfn, Block>>,
+    accepts: Box<dyn Fn(Pfn) -> bool + Send + Sync>,
+    calls: AtomicU64,
+    panic_on: AtomicU64,
+}
+
+impl Pages {
+    fn new(accepts: impl Fn(Pfn) -> bool + Send + Sync + 'static) -> Pages {
+        Pages {
+            held: Mutex::default(),
+            accepts: Box::new(accepts),
+            calls: AtomicU64::new(0),
+            panic_on: AtomicU64::new(0),
+        }
+    }
+
+    /// Frees the held pages `which` picks.
+    fn free_where(&self, allocator: &PageAllocator<TestPlatform>, which: impl Fn(Pfn) -> bool) {
+        let mut held = self.held.lock().unwrap();
+        let picked: Vec<Pfn> = held.keys().copied().filter(|&pfn| which(pfn)).collect();
+        for pfn in picked {
+            allocator.free_pages(held.remove(&pfn).unwrap()).unwrap();
+        }
+    }
+}
+
+impl Migrate<TestPlatform> for Pages {
+    fn migrate(&self, _: &PageAllocator<TestPlatform>, source: MigrateSource, target: Block) -> Result<Block, Block> {
+        let call = self.calls.fetch_add(1, Relaxed) + 1;
+        if call == self.panic_on.load(Relaxed) {
+            panic!("client panics on call {call}");
+        }
+        let mut held = self.held.lock().unwrap();
+        if !(self.accepts)(source.pfn) || !held.get(&source.pfn).is_some_and(|block| source.is(block)) {
+            return Err(target);
+        }
+        let old = held.remove(&source.pfn).unwrap();
+        held.insert(target.pfn(), target);
+        Ok(old)
+    }
+}
+
+/// One Normal zone of eight pageblocks, pagesets off, min watermark 0 (so a test can take
+/// every page and then free exactly the layout it wants), `client` registered.
+fn allocator(client: &Arc<Pages>) -> PageAllocator<TestPlatform> {
+    let tunables = Tunables { min_free_kbytes: Some(0), ..Tunables::default() };
+    let builder =
+        AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).policy(common::preset("global-lock")).tunables(tunables);
+    let mut allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    allocator.set_migrate(client.clone());
+    allocator
+}
+
+/// Takes every page of the zone as an order-0 movable page held by `client`.
+fn fill(allocator: &PageAllocator<TestPlatform>, client: &Pages) {
+    let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+    while let Ok(block) = allocator.alloc_pages(0, request) {
+        client.held.lock().unwrap().insert(block.pfn(), block);
+    }
+    assert_eq!(allocator.zone_free_pages_snapshot(0), 0, "every page taken");
+}
+
+fn offset(allocator: &PageAllocator<TestPlatform>, pfn: Pfn) -> u64 {
+    pfn - allocator.zones()[0].start_pfn()
+}
+
+fn tear_down(allocator: &PageAllocator<TestPlatform>, client: &Pages) {
+    client.free_where(allocator, |_| true);
+    allocator.check_invariants().unwrap();
+    assert_eq!(allocator.zone_free_pages_snapshot(0), PAGES, "every page back");
+}
+
+/// Six free pages, no two of them buddies, and a client that moves only even pages (whose
+/// buddies it keeps): kcompactd's run for order 1 runs out of free targets at the floor
+/// long before the scanners meet. Linux calls that contended (compact_zone() returns
+/// COMPACT_CONTENDED when migrate_pages() fails with the scanners apart): the cached
+/// positions stay, and no order is deferred, so that compaction can go on once reclaim
+/// frees memory.
+#[test]
+fn running_out_of_free_targets_is_contended_not_complete() {
+    let client = Arc::new(Pages::new(|pfn| pfn % 2 == 0));
+    let allocator = allocator(&client);
+    fill(&allocator, &client);
+    let last_block = PAGES - PAGEBLOCK_PAGES;
+    client.free_where(&allocator, |pfn| {
+        let at = offset(&allocator, pfn);
+        at >= last_block && at % 2 == 0 && at < last_block + 12
+    });
+    allocator.check_invariants().unwrap();
+    allocator.wake_kcompactd(0, 1);
+    assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
+    assert_eq!(allocator.zones()[0].free_pages(), 6, "no pair came free");
+    let cursors = allocator.zones()[0].compact_cursors();
+    let stats = allocator.compaction_stats(0);
+    assert!(stats.pgmigrate_success > 0, "the run moved pages: {stats:?}");
+    assert_eq!(cursors.defer_shift(), 0, "a contended run defers nothing");
+    assert_ne!(cursors.cached_migrate_pfn(), 0, "a contended run keeps the migration scanner's place");
+    allocator.check_invariants().unwrap();
+    tear_down(&allocator, &client);
+}
+
+/// The migration scanner passes six pageblocks whose pages the client will not move, then
+/// empties the seventh into the eighth: the goal (a free pageblock) is met in the same
+/// step as the scanners meet. __compact_finished() tests the meeting first: the run is
+/// Complete and the cached positions are reset, so the next run scans the zone again
+/// instead of ending at once and deferring the order for nothing.
+#[test]
+fn a_run_whose_scanners_meet_starts_the_next_one_over() {
+    let moving_from = Arc::new(AtomicU64::new(Pfn::MAX));
+    let from = moving_from.clone();
+    let client = Arc::new(Pages::new(move |pfn| pfn >= from.load(Relaxed)));
+    let allocator = allocator(&client);
+    let start_pfn = allocator.zones()[0].start_pfn();
+    moving_from.store(start_pfn + 6 * PAGEBLOCK_PAGES, Relaxed);
+    fill(&allocator, &client);
+    // Every other page free, and the last pageblock free but for one page: room for every
+    // page of the seventh, so the free scanner stays in the eighth.
+    client.free_where(&allocator, |pfn| {
+        let at = offset(&allocator, pfn);
+        at % 2 == 1 || (at >= PAGES - PAGEBLOCK_PAGES && at != PAGES - 2)
+    });
+    allocator.check_invariants().unwrap();
+
+    let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).expect("compaction freed a pageblock");
+    assert_eq!(offset(&allocator, huge.pfn()), 6 * PAGEBLOCK_PAGES, "the seventh pageblock");
+    let cursors = allocator.zones()[0].compact_cursors();
+    assert_eq!((cursors.cached_migrate_pfn(), cursors.cached_free_pfn()), (0, 0), "the scanners met: reset");
+    allocator.check_invariants().unwrap();
+
+    // Every page may move now: a second huge page needs the first pageblock emptied.
+    moving_from.store(start_pfn, Relaxed);
+    let second = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).expect("the next run scans again");
+    assert_eq!(cursors.defer_shift(), 0);
+    allocator.check_invariants().unwrap();
+    allocator.free_pages(huge).unwrap();
+    allocator.free_pages(second).unwrap();
+    tear_down(&allocator, &client);
+}
+
+/// A client that panics mid-run (on its n-th call, for several n): the isolated free
+/// pages, the target it was handed, and the pages already moved from all return to the
+/// allocator as the panic unwinds, and the allocator stays consistent and usable.
+#[test]
+fn a_panicking_client_gets_every_page_back() {
+    for panic_on in [1, 2, 5, 17, 40] {
+        let client = Arc::new(Pages::new(|_| true));
+        let allocator = allocator(&client);
+        fill(&allocator, &client);
+        client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
+        client.panic_on.store(panic_on, Relaxed);
+        let unwound = catch_unwind(AssertUnwindSafe(|| allocator.compact_node(0)));
+        assert!(unwound.is_err(), "the client panicked on call {panic_on}");
+        allocator.check_invariants().unwrap();
+        let held = client.held.lock().unwrap().len() as u64;
+        assert_eq!(
+            allocator.zone_free_pages_snapshot(0) + held,
+            PAGES,
+            "panic on call {panic_on}: free plus held is every page"
+        );
+        // Compaction still works afterwards.
+        client.panic_on.store(0, Relaxed);
+        allocator.compact_node(0);
+        allocator.check_invariants().unwrap();
+        tear_down(&allocator, &client);
+    }
+}
