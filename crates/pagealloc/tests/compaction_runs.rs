@@ -93,6 +93,7 @@ fn offset(allocator: &PageAllocator<TestPlatform>, pfn: Pfn) -> u64 {
 
 fn tear_down(allocator: &PageAllocator<TestPlatform>, client: &Pages) {
     client.free_where(allocator, |_| true);
+    allocator.drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zone_free_pages_snapshot(0), PAGES, "every page back");
 }
@@ -122,6 +123,7 @@ fn running_out_of_free_targets_is_contended_not_complete() {
     assert!(stats.pgmigrate_success > 0, "the run moved pages: {stats:?}");
     assert_eq!(cursors.defer_shift(), 0, "a contended run defers nothing");
     assert_ne!(cursors.cached_migrate_pfn(), 0, "a contended run keeps the migration scanner's place");
+    assert_counters_balance(&allocator);
     allocator.check_invariants().unwrap();
     tear_down(&allocator, &client);
 }
@@ -158,6 +160,7 @@ fn a_run_whose_scanners_meet_starts_the_next_one_over() {
     moving_from.store(start_pfn, Relaxed);
     let second = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).expect("the next run scans again");
     assert_eq!(cursors.defer_shift(), 0);
+    assert_counters_balance(&allocator);
     allocator.check_invariants().unwrap();
     allocator.free_pages(huge).unwrap();
     allocator.free_pages(second).unwrap();
@@ -190,4 +193,97 @@ fn a_panicking_client_gets_every_page_back() {
         allocator.check_invariants().unwrap();
         tear_down(&allocator, &client);
     }
+}
+
+/// Pages in use by the allocator's count (handed out less returned to the zone) are the
+/// pages not free: compaction's targets count as handed out, as its moved-from blocks
+/// count as returned, so the two counters move together.
+fn assert_counters_balance(allocator: &PageAllocator<TestPlatform>) {
+    let counters = allocator.zone_counters();
+    let in_use = PAGES - allocator.zone_free_pages_snapshot(0);
+    assert_eq!(counters.alloc_zone_pages - counters.freed_to_zone_pages, in_use, "{counters:?}");
+}
+
+/// The free scanner takes a free block only while the zone keeps more than its min
+/// watermark plus that block (__isolate_free_page()'s zone_watermark_ok(min + 2^order)):
+/// with 3 pages free, an order-1 block may go (3 > 0 + 2), leaving the single page, which
+/// may not (1 > 0 + 1 fails).
+#[test]
+fn the_free_scanner_keeps_the_min_watermark_plus_the_block() {
+    let client = Arc::new(Pages::new(|_| true));
+    let allocator = allocator(&client);
+    fill(&allocator, &client);
+    let start = allocator.zones()[0].start_pfn();
+    let counters_before = allocator.zone_counters();
+    // An order-1 block at the start of the last pageblock, a single page further on.
+    let last_block = start + PAGES - PAGEBLOCK_PAGES;
+    client.free_where(&allocator, |pfn| [last_block, last_block + 1, last_block + 8].contains(&pfn));
+    assert_eq!(allocator.zone_free_pages_snapshot(0), 3);
+    allocator.compact_node(0);
+    assert_eq!(allocator.compaction_stats(0).pgmigrate_success, 2, "two pages moved into the order-1 block");
+    assert_eq!(allocator.zone_free_pages_snapshot(0), 3, "moves neither create nor lose pages");
+    let counters = allocator.zone_counters();
+    assert_eq!(counters.alloc_zone_pages - counters_before.alloc_zone_pages, 2, "the targets count as handed out");
+    assert_counters_balance(&allocator);
+    allocator.check_invariants().unwrap();
+    tear_down(&allocator, &client);
+}
+
+/// A client that keeps its target and hands back a block of another allocator: the claim
+/// refuses it (the free path reports it foreign), and the run counts a failure, not a
+/// migration.
+#[test]
+fn a_move_whose_returned_block_is_refused_is_not_counted_migrated() {
+    struct Foreign {
+        other: PageAllocator<TestPlatform>,
+        kept: Mutex<Vec<Block>>,
+    }
+    impl Migrate<TestPlatform> for Foreign {
+        fn migrate(&self, _: &PageAllocator<TestPlatform>, _: MigrateSource, target: Block) -> Result<Block, Block> {
+            let Ok(foreign) = self.other.alloc_pages(target.order(), AllocRequest::KERNEL) else { return Err(target) };
+            self.kept.lock().unwrap().push(target);
+            Ok(foreign)
+        }
+    }
+    let other =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    let foreign = Arc::new(Foreign { other, kept: Mutex::default() });
+    let client = Arc::new(Pages::new(|_| false));
+    let mut allocator = allocator(&client);
+    allocator.set_migrate(foreign.clone());
+    fill(&allocator, &client);
+    client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
+    allocator.compact_node(0);
+    let stats = allocator.compaction_stats(0);
+    assert_eq!(stats.pgmigrate_success, 0, "{stats:?}");
+    assert_eq!(stats.pgmigrate_fail, foreign.kept.lock().unwrap().len() as u64);
+    assert!(stats.pgmigrate_fail > 0);
+    assert_counters_balance(&allocator);
+    allocator.check_invariants().unwrap();
+    for block in foreign.kept.lock().unwrap().drain(..) {
+        allocator.free_pages(block).unwrap();
+    }
+    tear_down(&allocator, &client);
+}
+
+/// kcompactd's run that ends Complete drains the zone's pagesets (drain_all_pages(zone)
+/// in kcompactd_do_work()): pages stranded there may be what keeps blocks from merging.
+#[test]
+fn kcompactd_drains_the_pagesets_after_a_complete_run() {
+    let client = Arc::new(Pages::new(|_| false));
+    let tunables = Tunables { min_free_kbytes: Some(0), ..Tunables::default() };
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).tunables(tunables);
+    let mut allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    allocator.set_migrate(client.clone());
+    fill(&allocator, &client);
+    // Every other page freed: the first ones stay in CPU 0's pageset.
+    client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
+    assert!(allocator.pcp_pages() > 0);
+    allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
+    assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
+    assert_eq!(allocator.compaction_stats(0).compact_daemon_wake, 1);
+    assert_eq!(allocator.pcp_pages(), 0, "the complete run drained the pagesets");
+    assert_eq!(allocator.zones()[0].compact_cursors().defer_shift(), 1, "and deferred the order");
+    allocator.check_invariants().unwrap();
+    tear_down(&allocator, &client);
 }

@@ -7,6 +7,7 @@
 #![cfg(feature = "alloc")]
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use pagealloc::allocator::{Reclaim, ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
@@ -20,13 +21,20 @@ use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 struct PageCache {
     pages: Mutex<VecDeque<Block>>,
     requests: Mutex<Vec<ReclaimRequest>>,
+    /// Frees at most this many pages a request (0: as many as asked), as a cache whose
+    /// pages are mostly dirty or mapped would.
+    most_per_request: AtomicU64,
 }
 
 impl Reclaim<TestPlatform> for PageCache {
     fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
         self.requests.lock().unwrap().push(request);
         let mut freed = 0;
-        while freed < request.pages {
+        let most = match self.most_per_request.load(Relaxed) {
+            0 => request.pages,
+            most => most.min(request.pages),
+        };
+        while freed < most {
             // Taken out of the lock before the free: the client holds none of its locks
             // while it calls the allocator.
             let Some(page) = self.pages.lock().unwrap().pop_front() else { break };
@@ -223,4 +231,43 @@ fn dump(allocator: &PageAllocator<TestPlatform>) -> String {
     let mut out = String::new();
     pagealloc::views::write_vmstat(&mut out, allocator).unwrap();
     out
+}
+
+/// kswapd run in capped rounds, with a client that frees less than it is asked while
+/// allocations take back every page it frees, so the node never balances: once the rounds
+/// have asked a whole round's worth and fallen short, the priority steps down
+/// (balance_pgdat()'s raise_priority), and the pass ends after DEF_PRIORITY such steps
+/// instead of staying open, with its boosts and pressure thresholds, for as long as the
+/// allocations go on.
+#[test]
+fn capped_kswapd_rounds_that_fall_short_lower_the_priority_and_end_the_pass() {
+    let cache = Arc::new(PageCache::default());
+    cache.most_per_request.store(4, Relaxed);
+    let allocator = allocator_with(&cache);
+    allocator.set_kswapd_task(0, true);
+    fill(&allocator, &cache);
+    allocator.drain_all();
+    allocator.wake_kswapd(0);
+    let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+    let mut rounds = 0u64;
+    while allocator.kswapd_round(0) {
+        rounds += 1;
+        assert!(rounds < 10_000, "the pass is still open after {rounds} rounds");
+        // The allocating tasks take back what the round freed.
+        while let Ok(page) = allocator.alloc_pages(0, request) {
+            cache.pages.lock().unwrap().push_back(page);
+        }
+    }
+    let requests = cache.requests.lock().unwrap();
+    assert!(requests.iter().all(|request| request.pages <= SWAP_CLUSTER_MAX));
+    let priorities: Vec<u8> = requests.iter().map(|request| request.priority).collect();
+    assert_eq!(priorities.first(), Some(&DEF_PRIORITY));
+    // Each priority is used for a whole round's worth of asks, several capped rounds.
+    let at_first = priorities.iter().filter(|&&priority| priority == DEF_PRIORITY).count();
+    assert!(at_first > 1, "{at_first} rounds at the first priority");
+    assert_eq!(priorities.last(), Some(&1), "every priority down to 1 was used");
+    assert!(priorities.windows(2).all(|pair| pair[1] <= pair[0]), "the priority only steps down");
+    drop(requests);
+    assert_eq!(allocator.nodes()[0].kswapd_runs(), 1);
+    allocator.check_invariants().unwrap();
 }

@@ -171,7 +171,7 @@ impl<P: Platform> PageAllocator<P> {
             zones.push(zone);
         }
         let mut zones = zones.finish();
-        let nodes = build_nodes(&zones, &builder.node_cpus, arena.as_deref_mut())?;
+        let nodes = build_nodes(&zones, &builder, nr_cpus, arena.as_deref_mut())?;
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.managed_pages()).sum();
         let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
@@ -196,6 +196,7 @@ impl<P: Platform> PageAllocator<P> {
             reclaim: None,
             migrate: None,
             range_op: AtomicBool::new(false),
+            has_cpuless_nodes: builder.node_cpus.contains(&0),
         })
     }
 }
@@ -218,13 +219,20 @@ fn zone_state(
 /// Each node with its zonelist and the O(1) start per highest zone type.
 fn build_nodes<P: Platform>(
     zones: &[Zone<P>],
-    node_cpus: &[u32],
+    builder: &AllocatorBuilder,
+    nr_cpus: usize,
     arena: Option<&mut MetaArena>,
 ) -> Result<MetaSlice<Node>, MetaArenaFull> {
+    let node_cpus = &builder.node_cpus;
     MetaSlice::new(node_cpus.len(), arena, |node_id| {
         let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len());
         let node = Node {
             cpu_count: node_cpus[node_id],
+            background_cpu: if node_cpus[node_id] == 0 {
+                nearest_cpu(builder, nr_cpus, node_id as u16)
+            } else {
+                crate::allocator::OWN_CPUS
+            },
             zonelist,
             zonelist_start: Default::default(),
             kswapd_pending: AtomicBool::new(false),
@@ -244,6 +252,19 @@ fn build_nodes<P: Platform>(
         node.set_zonelist_starts(zones);
         node
     })
+}
+
+/// The CPU that runs the background work (kswapd, kcompactd) of `node`, which has none of
+/// its own (a memory-only node: CXL, or memory hot-added without CPUs): the first CPU of
+/// the nearest node that has CPUs, by the zonelist's distance (|a - b|, ties to the lower
+/// id), as kswapd's affinity falls back to CPUs outside the node.
+fn nearest_cpu(builder: &AllocatorBuilder, nr_cpus: usize, node: u16) -> u32 {
+    let nearest = (0..nr_cpus).min_by_key(|&cpu| {
+        let other = builder.node_of_cpu(cpu);
+        (other.abs_diff(node), other, cpu)
+    });
+    // A validated build has CPUs.
+    nearest.unwrap_or(0) as u32
 }
 
 /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on

@@ -43,10 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
         if wanted != 0 {
             let order = (wanted - 1) as u8;
-            let highest_zone = match state.kcompactd_highest_zone.swap(0, Relaxed) {
-                0 => ZoneType::Device,
-                plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
-            };
+            let highest_zone = super::highest_zone_asked(state.kcompactd_highest_zone.swap(0, Relaxed));
             state.compact.count_daemon_wake();
             self.kcompactd_do_work(node, order, highest_zone);
             ran = true;
@@ -137,5 +134,85 @@ impl<P: Platform> PageAllocator<P> {
         let defer = if self.fragmentation_score(node) < score { 0 } else { 1 << COMPACT_MAX_DEFER_SHIFT };
         state.proactive_defer.store(defer, Relaxed);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::allocator::{Migrate, MigrateSource};
+    use crate::block::Block;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::request::AllocRequest;
+    use crate::sizing::Tunables;
+    use crate::types::PAGEBLOCK_ORDER;
+
+    /// A client that owns nothing it could move.
+    struct Pinned;
+
+    impl Migrate<TestPlatform> for Pinned {
+        fn migrate(&self, _: &PageAllocator<TestPlatform>, _: MigrateSource, target: Block) -> Result<Block, Block> {
+            Err(target)
+        }
+    }
+
+    static PINNED: Pinned = Pinned;
+
+    /// DMA and DMA32 (64 MiB, PC layout), pagesets off, min watermark 0, every other page
+    /// of both zones held movable: fragmented, half free.
+    fn fragmented_pc() -> (PageAllocator<TestPlatform>, Vec<Block>) {
+        let policy = crate::presets::find("global-lock").unwrap().policy;
+        let tunables = Tunables { min_free_kbytes: Some(0), ..Tunables::default() };
+        let builder = AllocatorBuilder::pc_layout(64).policy(policy).tunables(tunables);
+        let mut allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+        allocator.set_migrate_static(&PINNED);
+        let mut held = Vec::new();
+        for highest_zone in [ZoneType::Dma32, ZoneType::Dma] {
+            let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
+            while let Ok(block) = allocator.alloc_pages(0, request.with_highest_zone(highest_zone)) {
+                held.push(block);
+            }
+        }
+        let (odd, even): (Vec<Block>, Vec<Block>) = held.into_iter().partition(|block| block.pfn() % 2 == 1);
+        allocator.free_bulk(odd).unwrap();
+        (allocator, even)
+    }
+
+    /// kcompactd_do_work() compacts the zones up to the one it was woken for.
+    #[test]
+    fn kcompactd_compacts_only_the_zones_up_to_the_one_it_was_woken_for() {
+        let (allocator, held) = fragmented_pc();
+        let shifts = |allocator: &PageAllocator<TestPlatform>| -> Vec<u32> {
+            allocator.zones().iter().map(|zone| zone.compact.defer_shift()).collect()
+        };
+        assert_eq!(allocator.zones().len(), 2);
+        allocator.wake_kcompactd_for(0, PAGEBLOCK_ORDER, ZoneType::Dma);
+        assert!(allocator.run_kcompactd(0, 0));
+        assert_eq!(shifts(&allocator), [1, 0], "only DMA ran (and, moving nothing, deferred)");
+        allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
+        assert!(allocator.run_kcompactd(0, 0));
+        assert_eq!(shifts(&allocator), [1, 1], "DMA deferred this time; DMA32 ran");
+        allocator.free_bulk(held).unwrap();
+        allocator.check_invariants().unwrap();
+    }
+
+    /// kcompactd() counts the proactive deferral down only on checks that find the score
+    /// above the high mark (should_proactive_compact_node() first).
+    #[test]
+    fn proactive_deferral_counts_only_checks_that_would_compact() {
+        let (allocator, held) = fragmented_pc();
+        let state = &allocator.nodes()[0];
+        state.proactive_defer.store(3, Relaxed);
+        let (_, high_pct) = fragmentation_score_wmarks(allocator.tunables.compaction_proactiveness);
+        assert!(allocator.fragmentation_score(0) > high_pct, "fragmented");
+        assert!(!allocator.proactive_check(0));
+        assert_eq!(state.proactive_defer.load(Relaxed), 2, "a check above the mark counts");
+        allocator.free_bulk(held).unwrap();
+        assert!(allocator.fragmentation_score(0) <= high_pct, "all free");
+        assert!(!allocator.proactive_check(0));
+        assert_eq!(state.proactive_defer.load(Relaxed), 2, "a check below the mark does not");
     }
 }

@@ -15,7 +15,7 @@ use core::sync::atomic::{
 use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::PageAllocator;
 use crate::platform::Platform;
-use crate::types::{ZoneType, MAX_NR_ZONES};
+use crate::types::MAX_NR_ZONES;
 use crate::zone::zone_flags::RECLAIM_ACTIVE;
 
 /// A node's kswapd pass in progress: balance_pgdat()'s locals, kept between rounds.
@@ -28,6 +28,11 @@ pub(crate) struct KswapdPass {
     /// Boost still to reclaim (nr_boost_reclaim); 0 for ordinary reclaim.
     boost_left_pages: AtomicU64,
     priority: AtomicU32,
+    /// Capped rounds: pages still to ask in the whole round balance_pgdat() would run at
+    /// this priority, of which each capped round is a slice; 0 when none is begun.
+    round_left_pages: AtomicU64,
+    /// Capped rounds: a slice of the whole round freed less than it asked.
+    round_fell_short: AtomicBool,
     /// Each zone type's boost when the pass began: what the pass lowers it by.
     start_boosts: [AtomicU64; MAX_NR_ZONES],
     /// The highest zone type the wake-ups asked for, plus one: kcompactd's after the pass.
@@ -138,6 +143,8 @@ impl<P: Platform> PageAllocator<P> {
         }
         pass.boost_left_pages.store(boosts_pages, Relaxed);
         pass.priority.store(u32::from(DEF_PRIORITY), Relaxed);
+        pass.round_left_pages.store(0, Relaxed);
+        pass.round_fell_short.store(false, Relaxed);
         pass.highest_zone.store(state.kswapd_highest_zone.swap(0, Relaxed), Relaxed);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
@@ -149,8 +156,13 @@ impl<P: Platform> PageAllocator<P> {
     /// One round: a node short of its boosted high watermarks gets ordinary reclaim until
     /// it is balanced; a node balanced but boosted gets boost reclaim, the boosts' worth of
     /// cheap pages whatever the watermarks say, ending at the first round that frees
-    /// nothing. With `cap_pages` a round asks at most that many and lowers the priority
-    /// only when it freed nothing; without, each round lowers it.
+    /// nothing. Without `cap_pages` each round lowers the priority: a whole pass runs on
+    /// the caller's thread and must end. With it, a round asks at most that many pages, a
+    /// slice of balance_pgdat()'s round: once the slices have asked a whole round's worth
+    /// the priority steps down if any of them freed less than it asked (raise_priority:
+    /// the scan fell short of nr_to_reclaim), and at once when one freed nothing. A client
+    /// that frees all it is asked while allocations keep the node short keeps the pass
+    /// open, as kswapd stays in balance_pgdat() while its rounds meet their target.
     fn round(&self, node: u16, cap_pages: Option<u64>) -> Round {
         let pass = &self.nodes[node as usize].kswapd;
         let Some(client) = self.reclaim.as_ref() else { return self.close_pass(node) };
@@ -162,6 +174,8 @@ impl<P: Platform> PageAllocator<P> {
             // boosts stay in place until the pass ends.
             boost_left_pages = 0;
             priority = u32::from(DEF_PRIORITY);
+            pass.round_left_pages.store(0, Relaxed);
+            pass.round_fell_short.store(false, Relaxed);
         }
         if (balanced && boost_left_pages == 0) || priority == 0 {
             return self.close_pass(node);
@@ -190,12 +204,33 @@ impl<P: Platform> PageAllocator<P> {
             if cap_pages.is_none() && priority > u32::from(DEF_PRIORITY) - 2 {
                 priority -= 1;
             }
-        } else if cap_pages.is_none() || freed == 0 {
+        } else if freed == 0 || self.round_raises_priority(node, wanted_pages, cap_pages.map(|_| (pages, freed))) {
             priority -= 1;
+            pass.round_left_pages.store(0, Relaxed);
+            pass.round_fell_short.store(false, Relaxed);
         }
         pass.boost_left_pages.store(boost_left_pages, Relaxed);
         pass.priority.store(priority, Relaxed);
         Round::Continue
+    }
+
+    /// Does this round lower the priority (balance_pgdat()'s raise_priority)? Always for
+    /// an uncapped round (`slice` None). A capped one, which asked and freed `slice`, counts
+    /// its ask off the `wanted_pages` the whole round's first slice saw; at the whole
+    /// round's end, it lowers the priority if some slice freed less than it asked.
+    fn round_raises_priority(&self, node: u16, wanted_pages: u64, slice: Option<(u64, u64)>) -> bool {
+        let Some((asked_pages, freed_pages)) = slice else { return true };
+        let pass = &self.nodes[node as usize].kswapd;
+        if freed_pages < asked_pages {
+            pass.round_fell_short.store(true, Relaxed);
+        }
+        let left_pages = match pass.round_left_pages.load(Relaxed) {
+            0 => wanted_pages,
+            left_pages => left_pages,
+        };
+        let left_pages = left_pages.saturating_sub(asked_pages);
+        pass.round_left_pages.store(left_pages, Relaxed);
+        left_pages == 0 && pass.round_fell_short.swap(false, Relaxed)
     }
 
     /// Ends the pass: each zone's boost drops by what it was when the pass began (boosts
@@ -223,10 +258,7 @@ impl<P: Platform> PageAllocator<P> {
         if boosted || self.policy.frag.defrag_mode {
             // For the zones the wake-ups asked for (wakeup_kcompactd() with
             // kswapd_highest_zoneidx); every zone if none said.
-            let highest_zone = match pass.highest_zone.swap(0, Relaxed) {
-                0 => ZoneType::Device,
-                plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
-            };
+            let highest_zone = super::highest_zone_asked(pass.highest_zone.swap(0, Relaxed));
             self.wake_kcompactd_for(node, crate::types::PAGEBLOCK_ORDER, highest_zone);
         }
         if !state.kswapd_pending.load(Relaxed) {

@@ -58,10 +58,25 @@ pub use split::SplitBlocks;
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
+/// The highest zone type a wake-up asked for, stored plus one in an atomic so that 0 means
+/// none said: every zone.
+fn highest_zone_asked(plus_one: u8) -> ZoneType {
+    match plus_one {
+        0 => ZoneType::Device,
+        plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
+    }
+}
+
+/// [`Node::background_cpu`]'s mark for a node whose own CPUs run its background work.
+pub(crate) const OWN_CPUS: u32 = u32::MAX;
+
 /// Per-node state: its CPUs, its zonelist and background-reclaim bookkeeping.
 #[derive(Debug)]
 pub struct Node {
     pub(crate) cpu_count: u32,
+    /// For a node without CPUs, the CPU whose periodic work runs its kswapd and kcompactd;
+    /// [`OWN_CPUS`] when the node's own CPUs run them.
+    pub(crate) background_cpu: u32,
     /// Zones to try, best first: this node's zones from the highest type down, then other
     /// nodes' by distance (node-ordered zonelist). Every zone of the description is listed,
     /// populated or not, so memory added to a zone empty at build is used without
@@ -123,6 +138,12 @@ impl Node {
     pub fn cpu_count(&self) -> u32 {
         self.cpu_count
     }
+
+    /// The CPU that runs this node's background reclaim and compaction when the node has
+    /// no CPUs of its own (the nearest node's first CPU); `None` when its own CPUs do.
+    pub fn background_cpu(&self) -> Option<usize> {
+        (self.background_cpu != OWN_CPUS).then_some(self.background_cpu as usize)
+    }
     pub fn kswapd_runs(&self) -> u64 {
         self.kswapd_runs.load(Relaxed)
     }
@@ -156,6 +177,8 @@ pub struct PageAllocator<P: Platform> {
     vmstat: GlobalVmstat,
     /// A range operation (offline, online, add_memory, alloc_contig) is running.
     range_op: AtomicBool,
+    /// Some node has no CPUs: the periodic work looks for the nodes a CPU stands in for.
+    has_cpuless_nodes: bool,
 }
 
 impl<P: Platform> core::fmt::Debug for PageAllocator<P> {

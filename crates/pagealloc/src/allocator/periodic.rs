@@ -62,10 +62,11 @@ pub struct DueWork {
     pub vmstat_passes: u32,
     /// Pages those passes drained from pagesets.
     pub drained_pages: u64,
-    /// Background-reclaim passes run (0 or 1).
+    /// Background-reclaim passes run: at most one per node whose work this CPU runs (its
+    /// own, and any node without CPUs it stands in for).
     pub kswapd_passes: u32,
-    /// Background-compaction passes run (0 or 1): kcompactd woken for an order, or a
-    /// proactive pass.
+    /// Background-compaction passes run, as many at most: kcompactd woken for an order,
+    /// or a proactive pass.
     pub kcompactd_passes: u32,
 }
 
@@ -73,7 +74,8 @@ impl<P: Platform> PageAllocator<P> {
     /// Runs whatever periodic work is due on `cpu` at `now_ns` (the platform's clock): its
     /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
     /// when one was woken (unless a task of the harness runs the node's kswapd, see
-    /// [`Self::set_kswapd_task`]). Cheap when nothing is due (two loads), so a harness may call it
+    /// [`Self::set_kswapd_task`]), and kcompactd's. A node without CPUs has its background
+    /// work run by [`super::Node::background_cpu`]. Cheap when nothing is due (two loads), so a harness may call it
     /// before every step.
     ///
     /// ```
@@ -90,14 +92,25 @@ impl<P: Platform> PageAllocator<P> {
             done.vmstat_passes = 1;
             done.drained_pages = self.vmstat_tick(cpu);
         }
-        let node = self.node_of_cpu(cpu);
-        if !self.nodes[node as usize].kswapd.has_own_task() && self.run_kswapd(node) {
-            done.kswapd_passes = 1;
-        }
-        if self.run_kcompactd(node, now_ns) {
-            done.kcompactd_passes = 1;
+        self.run_node_work(self.node_of_cpu(cpu), now_ns, &mut done);
+        if self.has_cpuless_nodes {
+            for node in 0..self.nodes.len() {
+                if self.nodes[node].background_cpu == cpu as u32 {
+                    self.run_node_work(node as u16, now_ns, &mut done);
+                }
+            }
         }
         done
+    }
+
+    /// `node`'s kswapd pass, if woken, and kcompactd's due work.
+    fn run_node_work(&self, node: u16, now_ns: u64, done: &mut DueWork) {
+        if !self.nodes[node as usize].kswapd.has_own_task() && self.run_kswapd(node) {
+            done.kswapd_passes += 1;
+        }
+        if self.run_kcompactd(node, now_ns) {
+            done.kcompactd_passes += 1;
+        }
     }
 
     /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): fold its

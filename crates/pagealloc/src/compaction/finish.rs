@@ -53,7 +53,8 @@ pub(crate) fn compaction_suitable(
     extfrag_threshold: u32,
     blocks: &[u64; NR_ORDERS],
 ) -> bool {
-    let marks = &zone.state.params.watermarks();
+    // Boosted, as low_wmark_pages() and min_wmark_pages() read them.
+    let marks = &zone.state.watermarks_with_boost();
     // Costly orders need the low watermark, cheap ones the min; plus room for the copies
     // (compact_gap(): twice the request).
     let base = if order > COSTLY_ORDER { marks.low_pages } else { marks.min_pages };
@@ -88,4 +89,30 @@ pub(crate) fn target_block_free(mem: &ZoneMem, order: u8, migratetype: MigrateTy
         };
         nonempty & native != 0 || (claims && nonempty & fallbacks != 0)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::allocator::PageAllocator;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+
+    /// __compaction_suitable() reads the boosted watermarks: a boost that puts the free
+    /// count below low + boost + the gap makes compaction unsuitable, as reclaim must
+    /// come first.
+    #[test]
+    fn compaction_suitability_counts_the_watermark_boost() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(1))
+                .unwrap();
+        let zone = &allocator.zones()[0];
+        let order = 9;
+        let blocks: [u64; NR_ORDERS] = core::array::from_fn(|current| u64::from(current == 0) * zone.free_pages());
+        assert!(compaction_suitable(zone.watermark_view(), order, ZoneType::Normal, 500, &blocks));
+        let needed = zone.watermarks().low_pages + (2u64 << order);
+        zone.boost_pages.store(zone.free_pages() - needed, Relaxed);
+        assert!(!compaction_suitable(zone.watermark_view(), order, ZoneType::Normal, 500, &blocks));
+        zone.boost_pages.store(0, Relaxed);
+    }
 }
