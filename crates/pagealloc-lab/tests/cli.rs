@@ -36,6 +36,11 @@ const BAD_INVOCATIONS: &[&str] = &[
     "bench bulk --iterations 0",
     "bench bulk --preset nope --iterations 1",
     "bench frag --order 2 --iterations 1",
+    "bench frag --frag-rounds 0 --iterations 1",
+    "bench bulk --memory-gib 100000 --iterations 1",
+    "bench bulk --memory-gib 18446744073709551615 --iterations 1",
+    "bench bulk --allocator buddy-system --memory-gib 100000 --iterations 1",
+    "replay CARGO_TOML",
     "zoneinfo --cpus 0 --zone Normal=1000",
     "zoneinfo --cpus 2 --zone garbage",
     "zoneinfo --cpus 2 --zone Normal=abc",
@@ -87,7 +92,12 @@ fn every_bad_invocation_is_a_clear_error() {
     for invocation in BAD_INVOCATIONS {
         let args: Vec<String> = invocation
             .split_whitespace()
-            .map(|arg| if arg == "/tmp/cli-out" { out_dir.display().to_string() } else { arg.to_string() })
+            .map(|arg| match arg {
+                "/tmp/cli-out" => out_dir.display().to_string(),
+                // A text file with no page-allocator events in it.
+                "CARGO_TOML" => concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml").to_string(),
+                arg => arg.to_string(),
+            })
             .collect();
         let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(&args).output().expect("run pagelab");
         let stderr = String::from_utf8_lossy(&output.stderr);

@@ -32,10 +32,10 @@ pub struct Pagealloc {
 }
 
 impl Pagealloc {
-    pub fn new(frames: u64, policy: Policy, name: &'static str) -> Pagealloc {
+    pub fn new(frames: u64, policy: Policy, name: &'static str) -> Result<Pagealloc, pagealloc::BuildError> {
         let builder = AllocatorBuilder::single_zone(ZoneType::Normal, frames).policy(policy);
-        let allocator = PageAllocator::build(builder, StdPlatform::new()).expect("valid bench layout");
-        Pagealloc { allocator, name }
+        let allocator = PageAllocator::build(builder, StdPlatform::new())?;
+        Ok(Pagealloc { allocator, name })
     }
 }
 

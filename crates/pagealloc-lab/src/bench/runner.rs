@@ -6,16 +6,25 @@ use super::results::Iteration;
 use super::workloads::{bulk, frag, rand, repeat};
 use super::{AllocatorKind, BenchArgs, BenchKind, RunResult, Spread};
 
-fn make_source(kind: AllocatorKind, frames: u64, preset: &pagealloc::presets::Preset) -> Box<dyn FrameSource> {
-    match kind {
-        AllocatorKind::Pagealloc => Box::new(Pagealloc::new(frames, preset.policy, "pagealloc")),
+fn make_source(
+    kind: AllocatorKind,
+    frames: u64,
+    preset: &pagealloc::presets::Preset,
+) -> Result<Box<dyn FrameSource>, String> {
+    let built =
+        |policy, name| Pagealloc::new(frames, policy, name).map_err(|error| format!("the bench's zone: {error}"));
+    Ok(match kind {
+        AllocatorKind::Pagealloc => Box::new(built(preset.policy, "pagealloc")?),
         AllocatorKind::GlobalLock => {
             let off = pagealloc::presets::find("global-lock").expect("preset exists").policy;
-            Box::new(Pagealloc::new(frames, off, "global-lock"))
+            Box::new(built(off, "global-lock")?)
         }
         AllocatorKind::BuddySystem => Box::new(BuddySystem::new(frames)),
-    }
+    })
 }
+
+/// The bench's memory is one Normal zone, whose span is under 2^32 frames.
+const MAX_MEMORY_GIB: u64 = (u32::MAX as u64) >> 18;
 
 /// What the arguments ask for, checked: the presets, the thread counts, and the frames of
 /// the memory and the blocks each thread takes.
@@ -32,8 +41,14 @@ fn plan(args: &BenchArgs) -> Result<Plan, String> {
         .iter()
         .map(|name| pagealloc::presets::find(name).ok_or_else(|| format!("unknown preset '{name}'")))
         .collect::<Result<Vec<_>, _>>()?;
-    if args.threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 {
-        return Err("--threads-max, --memory-gib and --iterations must be positive".into());
+    if args.threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 || args.frag_rounds == 0 {
+        return Err("--threads-max, --memory-gib, --iterations and --frag-rounds must be positive".into());
+    }
+    if args.memory_gib > MAX_MEMORY_GIB {
+        return Err(format!(
+            "--memory-gib {}: the bench's memory is one zone of at most {MAX_MEMORY_GIB} GiB (under 2^32 frames)",
+            args.memory_gib
+        ));
     }
     if args.order > pagealloc::MAX_ORDER {
         return Err(format!("--order {} exceeds {}", args.order, pagealloc::MAX_ORDER));
@@ -70,7 +85,7 @@ pub fn run_benchmarks(args: &BenchArgs) -> Result<Vec<RunResult>, String> {
     });
     for (kind, preset) in runs {
         for &threads in &plan.thread_counts {
-            results.push(run_one(args, &plan, kind, preset, threads));
+            results.push(run_one(args, &plan, kind, preset, threads)?);
         }
     }
     Ok(results)
@@ -84,12 +99,12 @@ fn run_one(
     kind: AllocatorKind,
     preset: &pagealloc::presets::Preset,
     threads: usize,
-) -> RunResult {
+) -> Result<RunResult, String> {
     let mut iterations = Vec::with_capacity(args.iterations);
     let mut metadata = None;
     let mut name = "";
     for iteration in 0..args.iterations {
-        let source = make_source(kind, plan.frames, preset);
+        let source = make_source(kind, plan.frames, preset)?;
         metadata = source.metadata_bytes_per_frame();
         name = source.name();
         let (source, blocks) = (source.as_ref(), plan.blocks);
@@ -113,7 +128,7 @@ fn run_one(
             .collect()
     };
     let frag = args.bench == BenchKind::Frag;
-    RunResult {
+    Ok(RunResult {
         bench: args.bench,
         allocator: name,
         preset: (kind == AllocatorKind::Pagealloc).then(|| preset.name.to_string()),
@@ -129,5 +144,5 @@ fn run_one(
         free_huge_pct: frag.then(|| per_round(|it, round| it.free_huge_pct[round])),
         pack_moves: frag.then(|| per_round(|it, round| it.pack_moves[round] as f64)),
         metadata_bytes_per_frame: metadata,
-    }
+    })
 }

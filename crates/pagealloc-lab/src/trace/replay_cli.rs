@@ -78,6 +78,14 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
     let zoneinfo = args.zoneinfo.clone().or(capture.zoneinfo_before);
     let loading = std::time::Instant::now();
     let trace = Trace::load(&args.trace)?;
+    if trace.events.is_empty() {
+        return Err(format!(
+            "{}: no page-allocator events in {} lines (ftrace text of kmem:mm_page_alloc and its kin, \
+             as `pagelab trace capture` writes)",
+            args.trace.display(),
+            trace.lines
+        ));
+    }
     let load_ms = loading.elapsed().as_millis();
     let mut machine = Machine::for_trace(&trace, zoneinfo.as_deref())?;
     let llc = match (args.llc_kib, args.llc_cpus) {
