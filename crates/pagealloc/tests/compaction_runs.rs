@@ -287,3 +287,28 @@ fn kcompactd_drains_the_pagesets_after_a_complete_run() {
     allocator.check_invariants().unwrap();
     tear_down(&allocator, &client);
 }
+
+/// A client that panics while a contiguous allocation moves blocks out of its range: the
+/// range's isolation is undone and the target it was lent comes back, so no pageblock
+/// stays isolated and no page is lost.
+#[test]
+fn a_client_panicking_inside_a_range_operation_leaves_no_isolation_or_leak() {
+    let client = Arc::new(Pages::new(|_| true));
+    let allocator = allocator(&client);
+    fill(&allocator, &client);
+    // One page held at the start of each pageblock: every candidate range has blocks to move.
+    client.free_where(&allocator, |pfn| offset(&allocator, pfn) % PAGEBLOCK_PAGES != 0);
+    let held = PAGES / PAGEBLOCK_PAGES;
+    client.panic_on.store(1, Relaxed);
+    let unwound = catch_unwind(AssertUnwindSafe(|| allocator.alloc_contig(PAGES / 2, PAGES / 2, AllocRequest::KERNEL)));
+    assert!(unwound.is_err(), "the client panicked");
+    let zone = &allocator.zones()[0];
+    assert_eq!(zone.pageblock_counts()[pagealloc::MigrateType::Isolate.index()], 0, "no pageblock left isolated");
+    allocator.check_invariants().unwrap();
+    assert_eq!(allocator.zone_free_pages_snapshot(0) + held, PAGES, "free plus held is every page");
+    // The range lock was released: the next range operation runs.
+    client.panic_on.store(0, Relaxed);
+    let run = allocator.alloc_contig(PAGES / 2, PAGES / 2, AllocRequest::KERNEL).expect("the blocks move out now");
+    allocator.free_contig(run).unwrap();
+    tear_down(&allocator, &client);
+}

@@ -118,7 +118,13 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The checked claim: names the error of a free that the fast path refused. `generation`
     /// is the block's, when the caller has one.
-    fn free_checked(&self, zone: &Zone<P>, pfn: Pfn, order: u8, generation: Option<u32>) -> Result<(), FreeError> {
+    pub(super) fn free_checked(
+        &self,
+        zone: &Zone<P>,
+        pfn: Pfn,
+        order: u8,
+        generation: Option<u32>,
+    ) -> Result<(), FreeError> {
         let frame = zone.mem.frame(pfn);
         let mut info = frame.info();
         // Claim the head atomically, so two racing frees of one block cannot both pass.

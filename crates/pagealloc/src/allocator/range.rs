@@ -81,11 +81,11 @@ impl<P: Platform> PageAllocator<P> {
             }
             locked.isolate_range(start, end);
         }
-        let emptied = self.empty_isolated(zone, start, end);
-        if emptied.is_err() {
-            zone.buddy(&self.platform).lock().unisolate_range(start, end);
-        }
-        emptied
+        // Undone on failure, and on a panic of the migration client unwinding through.
+        let isolation = Isolation { zone, platform: &self.platform, start, end };
+        self.empty_isolated(zone, start, end)?;
+        core::mem::forget(isolation);
+        Ok(())
     }
 
     fn empty_isolated(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
@@ -141,7 +141,11 @@ impl<P: Platform> PageAllocator<P> {
             return Ok(());
         }
         let source = MigrateSource { pfn, order, zone_index: zone.index, generation: info.generation() };
-        match client.migrate(self, source, target) {
+        // Freed back should the client panic holding it.
+        let lent = LentTarget { allocator: self, pfn: target.pfn(), order, head: target.expected_head() };
+        let moved = client.migrate(self, source, target);
+        core::mem::forget(lent);
+        match moved {
             Ok(old) => self.free_pages(old).map_err(|_| RangeError::MigrationFailed { pfn }),
             Err(target) => {
                 self.free_pages(target).expect("a refused target frees");
@@ -153,5 +157,38 @@ impl<P: Platform> PageAllocator<P> {
                 }
             }
         }
+    }
+}
+
+/// A range's isolation, undone when dropped: on an error, or when a migration client's
+/// panic unwinds through the range operation (mirrors undo_isolate_page_range()).
+struct Isolation<'a, P: Platform> {
+    zone: &'a Zone<P>,
+    platform: &'a P,
+    start: Pfn,
+    end: Pfn,
+}
+
+impl<P: Platform> Drop for Isolation<'_, P> {
+    fn drop(&mut self) {
+        self.zone.buddy(self.platform).lock().unisolate_range(self.start, self.end);
+    }
+}
+
+/// A migration target lent to the client. Dropped only when the client panics holding it:
+/// the block goes back to the allocator if its head is still as handed out (a client that
+/// freed or kept it, against the contract, has it refused later as stale or double).
+struct LentTarget<'a, P: Platform> {
+    allocator: &'a PageAllocator<P>,
+    pfn: Pfn,
+    order: u8,
+    head: FrameInfo,
+}
+
+impl<P: Platform> Drop for LentTarget<'_, P> {
+    fn drop(&mut self) {
+        let Some(zone) = self.allocator.zone_of_pfn(self.pfn) else { return };
+        let generation = Some(self.head.generation());
+        let _ = self.allocator.free_checked(zone, self.pfn, self.order, generation);
     }
 }
