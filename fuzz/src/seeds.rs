@@ -199,7 +199,34 @@ fn pc(mib: u8) -> MachineChoice {
 
 /// Seeds for `operations`.
 pub fn operations_seeds() -> Vec<Input> {
-    [model_sequences(), tours()].concat()
+    [model_sequences(), tours(), compaction_tours()].concat()
+}
+
+/// Memory filled with movable pages, half of them freed at random, then huge requests
+/// that compact and the periodic work (kcompactd): the migration client is called for
+/// every candidate, and panics on its 20th call and later ones. On a PC layout, and on two
+/// nodes of which node 0 has memory and no CPUs (its background work runs on node 1's).
+pub fn compaction_tours() -> Vec<Input> {
+    let mut rng = Rng::new(0xc0_4ac7);
+    let huge = Req::Custom {
+        highest_zone: 3,
+        migratetype: 1,
+        high_priority: false,
+        may_reclaim: true,
+        wake_kswapd: true,
+        node: None,
+    };
+    let machines = [pc(32), MachineChoice::TwoNodes { split: 0, hole: 99 }];
+    machines
+        .into_iter()
+        .map(|machine| {
+            let mut ops = vec![Op::Pressure { order: 0, req: Req::UserMovable }];
+            ops.extend((0..600).map(|_| Op::Free { pick: rng.next_u64() as u16 }));
+            ops.extend([Op::DrainAll, Op::Alloc { order: 9, req: huge }, Op::Alloc { order: 4, req: Req::Kernel }]);
+            ops.extend([Op::TickAll { advance_ms: 1000 }, Op::TickAll { advance_ms: 1000 }, Op::Check]);
+            Input { header: Header { machine, preset: preset_index("mainline"), cpus: 2 }, ops }
+        })
+        .collect()
 }
 
 /// `tests/model.rs`'s two strategies.

@@ -65,3 +65,12 @@ fn run_operations(bytes: &[u8]) {
         operations::run(&input);
     }
 }
+
+#[test]
+fn compaction_seeds_make_the_migration_client_panic_and_lose_nothing() {
+    for seed in pagealloc_fuzz::seeds::compaction_tours() {
+        let before = operations::client_panics_on_this_thread();
+        operations::run(&seed);
+        assert!(operations::client_panics_on_this_thread() > before, "{:?}: the client never panicked", seed.header);
+    }
+}

@@ -36,8 +36,9 @@ impl Harness {
         let policy = presets[usize::from(header.preset) % presets.len()].policy;
         let machine = header.machine.clone();
         let (builder, spec) = machine.build(cpus);
-        let allocator = PageAllocator::build(builder.policy(policy), TestPlatform::new(cpus))
+        let mut allocator = PageAllocator::build(builder.policy(policy), TestPlatform::new(cpus))
             .unwrap_or_else(|e| panic!("{machine:?} does not build: {e}"));
+        allocator.set_migrate(std::sync::Arc::new(super::client::PanickyClient::new()));
         let boot_buddyinfo = fingerprint(&allocator, false).buddyinfo;
         let model = Model::new(&allocator, &spec);
         let census = allocator.check_invariants().expect("fresh allocator");

@@ -7,6 +7,7 @@ use pagealloc::platform::{Platform, TestPlatform};
 use pagealloc::types::{MAX_ORDER, PAGE_SHIFT};
 use pagealloc::{AllocError, AllocRequest, Block, FreeError, PageAllocator, RawBlock};
 
+use super::client::without_client_panics;
 use super::harness::Harness;
 use super::input::{order_of, Op, Req};
 use super::observe::{cpu_pageset_pages, fingerprint};
@@ -107,7 +108,9 @@ impl Harness {
         let (order, request) = (order_of(order), req.request());
         let expected = self.model.request_errors(order, &request);
         let mut out = Vec::new();
-        match self.allocator.alloc_bulk(order, request, usize::from(count), &mut out) {
+        let allocator = &self.allocator;
+        let got = without_client_panics(|| allocator.alloc_bulk(order, request, usize::from(count), &mut out));
+        match got {
             Ok(got) => {
                 assert_eq!(got, out.len());
                 assert!(got <= usize::from(count));

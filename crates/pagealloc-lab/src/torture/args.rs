@@ -23,10 +23,19 @@ pub struct TortureArgs {
     /// Period of the quiescent checks (invariant checker and census against the shadow).
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub check_ms: u64,
-    /// Memory of the machine: 16 MiB of DMA, the rest split 1:2:1 over DMA32, Normal and
+    /// Memory of node 0: 16 MiB of DMA, the rest split 1:2:1 over DMA32, Normal and
     /// Movable. Small by default so the workers can hold most of it and reach the watermarks.
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(64..=65_536))]
     pub memory_mib: u64,
+    /// A second NUMA node with this much memory (one Normal zone) and no CPUs, as CXL
+    /// memory is: its background work runs on node 0's first CPU. 0 for none (the pagealloc
+    /// preset cuts per-CPU arenas only on one node).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_536))]
+    pub memory_only_node_mib: u64,
+    /// The migration client panics on every N-th call (0: never), and every page the
+    /// allocator held for the move must come back as the panic unwinds.
+    #[arg(long, default_value_t = 1000)]
+    pub client_panic_every: u64,
     /// The summaries as text, or every preset's counts as JSON or `key,value` CSV rows.
     #[arg(long, value_enum, default_value = "table")]
     pub format: crate::run::RunFormat,

@@ -5,9 +5,10 @@
 //! compared to the shadow. Any violation makes the exit status non-zero.
 //!
 //! - `args`: the command line;
-//! - `machine`: the machine (DMA, DMA32, Normal, Movable) per preset;
+//! - `machine`: the machine (DMA, DMA32, Normal, Movable, and a memory-only node) per preset;
 //! - `shadow`: the frame-ownership shadow;
 //! - `cache`: a reclaimable page cache, the allocator's reclaim client;
+//! - `panicky`: the cache as migration client, panicking now and then;
 //! - `worker`, `ops`: a worker's batches, phases and operations;
 //! - `checker`: the quiescent and final checks;
 //! - `session`: one preset's run (threads, schedule, progress bar);
@@ -18,6 +19,7 @@ mod cache;
 mod checker;
 mod machine;
 mod ops;
+mod panicky;
 mod ranges;
 mod report;
 mod session;
@@ -32,6 +34,7 @@ pub use args::TortureArgs;
 /// `Ok(false)` when any violation was found.
 pub fn run(args: &TortureArgs) -> Result<bool, String> {
     let workers = args.threads();
+    panicky::quiet_client_panics();
     let mut runs = Vec::with_capacity(args.presets.len());
     let table = args.format == crate::run::RunFormat::Table;
     for preset in &args.presets {

@@ -60,13 +60,15 @@ pub fn preset_summary(run: &PresetRun) -> String {
     );
     let compaction = &run.compaction;
     text += &format!(
-        "  compaction  {} pages moved in the cache ({} moves refused); {} direct compactions ({} succeeded), {} kcompactd wake-ups, {} proactive runs\n",
+        "  compaction  {} pages moved in the cache ({} moves refused); {} direct compactions ({} succeeded), {} kcompactd wake-ups, {} proactive runs; {} client panics ({} caught by workers)\n",
         run.migrated_pages.0,
         run.migrated_pages.1,
         compaction.compact_stall,
         compaction.compact_success,
         compaction.compact_daemon_wake,
-        compaction.compact_proactive_runs
+        compaction.compact_proactive_runs,
+        run.client_panics,
+        tally.client_panics_caught
     );
     text += &format!(
         "  checks      {} (mean {mean_check_ms:.1} ms, max {:.1} ms; {} CPUs offlined at quiescent points)\n",
@@ -119,6 +121,8 @@ pub fn preset_json(run: &PresetRun) -> serde_json::Value {
         "grown_pages": tally.grown_pages,
         "migrated_pages": run.migrated_pages.0,
         "refused_moves": run.migrated_pages.1,
+        "client_panics": run.client_panics,
+        "client_panics_caught": tally.client_panics_caught,
         "compact_stall": compaction.compact_stall,
         "compact_success": compaction.compact_success,
         "compact_daemon_wake": compaction.compact_daemon_wake,

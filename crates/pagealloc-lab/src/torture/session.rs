@@ -13,6 +13,7 @@ use pagealloc::presets::Preset;
 use super::cache::PageCache;
 use super::checker::{final_check, quiescent_check, CheckStats};
 use super::machine;
+use super::panicky::PanickyClient;
 use super::shadow::FrameShadow;
 use super::tally::Tally;
 use super::violations::Violations;
@@ -38,6 +39,8 @@ pub struct PresetRun {
     /// Pages compaction moved in the cache, moves the cache refused, and the allocator's
     /// compaction counters summed over nodes.
     pub migrated_pages: (u64, u64),
+    /// The migration client's deliberate panics, each caught by the worker it unwound to.
+    pub client_panics: u64,
     pub compaction: pagealloc::compaction::CompactStats,
     pub violations: u64,
     pub first_violations: Vec<String>,
@@ -56,13 +59,14 @@ fn progress_bar(preset: &str, seconds: u64) -> Result<ProgressBar, String> {
 
 /// Runs `preset` for `args.seconds` with `workers` threads and returns its counts.
 pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -> Result<PresetRun, String> {
-    let mut allocator = machine::build(preset, args.memory_mib)?;
+    let mut allocator = machine::build(preset, args.memory_mib, args.memory_only_node_mib)?;
     let shadow = Arc::new(FrameShadow::new(machine::spans(&allocator)));
     let bar = progress_bar(preset.name, args.seconds)?;
     let violations = Arc::new(Violations::new(bar.clone()));
     let cache = Arc::new(PageCache::new(shadow.clone(), violations.clone()));
     allocator.set_reclaim(cache.clone());
-    allocator.set_migrate(cache.clone());
+    let client = Arc::new(PanickyClient::new(cache.clone(), args.client_panic_every));
+    allocator.set_migrate(client.clone());
     let (gate, stop, totals) = (RwLock::new(()), AtomicBool::new(false), Mutex::new(Tally::default()));
     let offline = Mutex::new(Vec::new());
     let shared = Shared {
@@ -101,6 +105,7 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         reclaimed_pages: cache.reclaimed(),
         allocstalls,
         migrated_pages: cache.migrations(),
+        client_panics: client.panics(),
         compaction,
         violations: violations.count(),
         first_violations: violations.first(),

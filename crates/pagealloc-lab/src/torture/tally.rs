@@ -60,7 +60,7 @@ impl Op {
 /// Every request the workers make: the GFP-like constants, plus atomic requests of each
 /// mobility and a DMA32 atomic one, so high-order non-blocking requests reach the high-order
 /// atomic reserve from every pageblock type.
-pub const REQUESTS: [(&str, AllocRequest); 10] = [
+pub const REQUESTS: [(&str, AllocRequest); 11] = [
     ("kernel", AllocRequest::KERNEL),
     ("user_movable", AllocRequest::USER_MOVABLE),
     ("reclaimable", AllocRequest::RECLAIMABLE),
@@ -74,7 +74,13 @@ pub const REQUESTS: [(&str, AllocRequest); 10] = [
     ),
     ("atomic_reclaimable", AllocRequest::ATOMIC.with_migratetype(MigrateType::Reclaimable)),
     ("atomic_dma32", AllocRequest::ATOMIC.with_highest_zone(pagealloc::ZoneType::Dma32)),
+    // Last: made only on a machine with a memory-only node 1, whose watermarks and kswapd
+    // it drives (a task bound to that node's memory, as with mbind()).
+    ("node1_movable", AllocRequest::USER_MOVABLE.on_node(1)),
 ];
+
+/// The index in `REQUESTS` of the request for node 1.
+pub const NODE1_REQUEST: usize = REQUESTS.len() - 1;
 
 /// The first `FILL_REQUESTS` of `REQUESTS` may use Normal (or Movable): the ones a hog fills
 /// memory with (the DMA zones would run dry first and end the fill early).
@@ -108,6 +114,8 @@ pub struct Tally {
     pub range_refusals: u64,
     /// Pages added past the highest zone's end.
     pub grown_pages: u64,
+    /// Deliberate panics of the migration client caught after unwinding an operation.
+    pub client_panics_caught: u64,
 }
 
 impl Tally {
@@ -147,6 +155,7 @@ impl AddAssign<&Tally> for Tally {
         self.grown_pages += other.grown_pages;
         self.contig_pages += other.contig_pages;
         self.range_refusals += other.range_refusals;
+        self.client_panics_caught += other.client_panics_caught;
     }
 }
 

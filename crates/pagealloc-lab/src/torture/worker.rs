@@ -137,11 +137,20 @@ impl<'a> Worker<'a> {
         now + Duration::from_millis(HOLD_MIN_MS + self.rng.below(HOLD_EXTRA_MS))
     }
 
+    /// One operation. A deliberate panic of the migration client unwinds to here and is
+    /// counted (the operation gave up, holding nothing new); any other panic goes on up.
     fn step(&mut self) {
-        match self.phase {
+        let phase = self.phase;
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match phase {
             Phase::Churn { .. } | Phase::Hold { .. } => self.churn_step(),
             Phase::Fill { order } => self.fill_step(order),
             Phase::Release => self.release_step(),
+        }));
+        if let Err(payload) = stepped {
+            if payload.downcast_ref::<super::panicky::ClientPanic>().is_none() {
+                std::panic::resume_unwind(payload);
+            }
+            self.tally.client_panics_caught += 1;
         }
     }
 }

@@ -33,19 +33,20 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// kcompactd's due work for `node` at `now_ns`: a pass for the order it was woken for,
-    /// and the proactive check when its interval has passed. Returns whether it compacted.
-    pub(super) fn run_kcompactd(&self, node: u16, now_ns: u64) -> bool {
-        let Some(state) = self.nodes.get(node as usize) else { return false };
+    /// and the proactive check when its interval has passed. Returns whether it compacted,
+    /// and the pages it drained from pagesets.
+    pub(super) fn run_kcompactd(&self, node: u16, now_ns: u64) -> (bool, u64) {
+        let Some(state) = self.nodes.get(node as usize) else { return (false, 0) };
         if self.migrate.is_none() {
-            return false;
+            return (false, 0);
         }
-        let mut ran = false;
+        let (mut ran, mut drained_pages) = (false, 0);
         let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
         if wanted != 0 {
             let order = (wanted - 1) as u8;
             let highest_zone = super::highest_zone_asked(state.kcompactd_highest_zone.swap(0, Relaxed));
             state.compact.count_daemon_wake();
-            self.kcompactd_do_work(node, order, highest_zone);
+            drained_pages = self.kcompactd_do_work(node, order, highest_zone);
             ran = true;
         }
         let interval_ns = FRAG_CHECK_INTERVAL_MS * 1_000_000;
@@ -56,15 +57,16 @@ impl<P: Platform> PageAllocator<P> {
         {
             ran |= self.proactive_check(node);
         }
-        ran
+        (ran, drained_pages)
     }
 
     /// One pass for `order` over the node's zones up to `highest_zone` that are neither
     /// deferred nor already able to serve it, nor beyond compaction's help. A run that
     /// ends Complete drains the zone's pagesets, whose pages may be what keeps blocks from
     /// merging, and defers the order, as sync direct compaction does; a contended run
-    /// does neither.
-    fn kcompactd_do_work(&self, node: u16, order: u8, highest_zone: ZoneType) {
+    /// does neither. Returns the pages drained.
+    fn kcompactd_do_work(&self, node: u16, order: u8, highest_zone: ZoneType) -> u64 {
+        let mut drained_pages = 0;
         for zone in self.populated_zones(node).filter(|zone| zone.zone_type <= highest_zone) {
             // Each zone against its own lowmem reserve (kcompactd_do_work() passes its index).
             let highest_zone = zone.zone_type;
@@ -83,12 +85,13 @@ impl<P: Platform> PageAllocator<P> {
             match self.compact_zone(zone, goal, CompactMode::Sync, true).0 {
                 CompactResult::Success => zone.compact.defer_reset(order, false),
                 CompactResult::Complete => {
-                    self.drain_zone(zone);
+                    drained_pages += self.drain_zone(zone);
                     zone.compact.defer(order);
                 }
                 CompactResult::Skipped | CompactResult::Deferred | CompactResult::Contended => {}
             }
         }
+        drained_pages
     }
 
     /// The node's fragmentation score: its zones' scores weighted by their share of the
@@ -190,10 +193,10 @@ mod tests {
         };
         assert_eq!(allocator.zones().len(), 2);
         allocator.wake_kcompactd_for(0, PAGEBLOCK_ORDER, ZoneType::Dma);
-        assert!(allocator.run_kcompactd(0, 0));
+        assert!(allocator.run_kcompactd(0, 0).0);
         assert_eq!(shifts(&allocator), [1, 0], "only DMA ran (and, moving nothing, deferred)");
         allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
-        assert!(allocator.run_kcompactd(0, 0));
+        assert!(allocator.run_kcompactd(0, 0).0);
         assert_eq!(shifts(&allocator), [1, 1], "DMA deferred this time; DMA32 ran");
         allocator.free_bulk(held).unwrap();
         allocator.check_invariants().unwrap();

@@ -60,7 +60,8 @@ impl<P: Platform> PageAllocator<P> {
 pub struct DueWork {
     /// vmstat passes run (0 or 1).
     pub vmstat_passes: u32,
-    /// Pages those passes drained from pagesets.
+    /// Pages drained from pagesets: by the vmstat pass, and by kcompactd after a run that
+    /// did not meet its goal.
     pub drained_pages: u64,
     /// Background-reclaim passes run: at most one per node whose work this CPU runs (its
     /// own, and any node without CPUs it stands in for).
@@ -108,9 +109,9 @@ impl<P: Platform> PageAllocator<P> {
         if !self.nodes[node as usize].kswapd.has_own_task() && self.run_kswapd(node) {
             done.kswapd_passes += 1;
         }
-        if self.run_kcompactd(node, now_ns) {
-            done.kcompactd_passes += 1;
-        }
+        let (compacted, drained_pages) = self.run_kcompactd(node, now_ns);
+        done.kcompactd_passes += u32::from(compacted);
+        done.drained_pages += drained_pages;
     }
 
     /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): fold its
