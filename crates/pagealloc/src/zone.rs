@@ -69,7 +69,7 @@ impl<P: Platform> Zone<P> {
     }
 
     /// The published free count as stored, which per-CPU diffs not yet folded can put
-    /// below 0 for a while (the raw vm_stat[NR_FREE_PAGES]).
+    /// below 0 for a while (the raw `vm_stat[NR_FREE_PAGES]`).
     #[inline]
     pub fn free_pages_signed(&self) -> i64 {
         self.mem.free_pages_signed()

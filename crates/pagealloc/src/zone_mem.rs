@@ -239,7 +239,7 @@ impl ZoneMem {
     }
 
     /// The published count as stored: below 0 while unfolded per-CPU diffs hold more
-    /// frees than there are free pages (atomic_long_read(&zone->vm_stat[NR_FREE_PAGES])).
+    /// frees than there are free pages (`atomic_long_read(&zone->vm_stat[NR_FREE_PAGES])`).
     #[inline]
     pub(crate) fn free_pages_signed(&self) -> i64 {
         self.summary.free_pages.load(Relaxed)

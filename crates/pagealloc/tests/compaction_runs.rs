@@ -112,7 +112,7 @@ fn running_out_of_free_targets_is_contended_not_complete() {
     let last_block = PAGES - PAGEBLOCK_PAGES;
     client.free_where(&allocator, |pfn| {
         let at = offset(&allocator, pfn);
-        at >= last_block && at % 2 == 0 && at < last_block + 12
+        at >= last_block && at.is_multiple_of(2) && at < last_block + 12
     });
     allocator.check_invariants().unwrap();
     allocator.wake_kcompactd(0, 1);
@@ -297,7 +297,7 @@ fn a_client_panicking_inside_a_range_operation_leaves_no_isolation_or_leak() {
     let allocator = allocator(&client);
     fill(&allocator, &client);
     // One page held at the start of each pageblock: every candidate range has blocks to move.
-    client.free_where(&allocator, |pfn| offset(&allocator, pfn) % PAGEBLOCK_PAGES != 0);
+    client.free_where(&allocator, |pfn| !offset(&allocator, pfn).is_multiple_of(PAGEBLOCK_PAGES));
     let held = PAGES / PAGEBLOCK_PAGES;
     client.panic_on.store(1, Relaxed);
     let unwound = catch_unwind(AssertUnwindSafe(|| allocator.alloc_contig(PAGES / 2, PAGES / 2, AllocRequest::KERNEL)));

@@ -10,6 +10,7 @@
 //! fragmentation score (both in `kcompactd`), and a caller forcing it (`compact_node`).
 
 use super::compact_hold::RunHold;
+use super::migrate::{Migrate, MigrateSource};
 use super::PageAllocator;
 use crate::block::Block;
 use crate::compaction::{
@@ -20,38 +21,6 @@ use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, ZoneType, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
-
-/// A block compaction wants moved, as the migration scanner saw its head.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MigrateSource {
-    pub pfn: Pfn,
-    pub order: u8,
-    pub zone_index: u16,
-    /// The head's generation when seen: a block freed and handed out again since has
-    /// another, so a client comparing it with its own handle moves only what it still owns.
-    pub generation: u32,
-}
-
-impl MigrateSource {
-    /// Is `block` the block this source names (same head, order and generation)?
-    pub fn is(&self, block: &Block) -> bool {
-        block.pfn() == self.pfn
-            && block.order() == self.order
-            && block.zone_index() == self.zone_index
-            && block.generation() == self.generation
-    }
-}
-
-/// A client that can move its movable blocks. Called with no allocator lock held.
-pub trait Migrate<P: Platform>: Send + Sync {
-    /// Moves the block `source` names into `target` (same order, freshly allocated): copy
-    /// the contents, repoint every reference, and return the client's handle of the old
-    /// block (`Ok`), which the allocator frees. A client that does not own that block any
-    /// more, or cannot move it now, returns `target` untouched (`Err`). `allocator` is
-    /// there for the platform (a simulated client charges its copy through
-    /// `touch_pages`); the client must not free `target` or the old block through it.
-    fn migrate(&self, allocator: &PageAllocator<P>, source: MigrateSource, target: Block) -> Result<Block, Block>;
-}
 
 /// The two scanners' positions in one run: the migration scanner's next pfn, and the start
 /// of the free scanner's current pageblock.

@@ -8,8 +8,9 @@
 //! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
 //! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
 //! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
-//! - `compact`: compaction runs through the client's [`Migrate`] callback, and direct
-//!   compaction; `kcompactd`: background and proactive compaction;
+//! - `migrate`: the client's [`Migrate`] callback that moves blocks; `compact`: compaction
+//!   runs through it, and direct compaction; `compact_hold`: the pages a run holds, given
+//!   back however it ends; `kcompactd`: background and proactive compaction;
 //! - `range`: emptying a range by isolation and migration; `hotplug`: memory added,
 //!   offlined and onlined at run time; `contig`: contiguous runs beyond MAX_ORDER;
 //! - `split`: splitting an allocated block into order-0 blocks (split_page());
@@ -29,6 +30,7 @@ mod grow;
 mod hotplug;
 mod kcompactd;
 mod kswapd;
+mod migrate;
 mod periodic;
 mod range;
 mod reclaim;
@@ -50,8 +52,8 @@ use crate::vmstat::{FoldTarget, GlobalVmstat};
 use crate::zone::Zone;
 
 pub use bulk_free::FREE_LOOKAHEAD_BLOCKS;
-pub use compact::{Migrate, MigrateSource};
 pub use contig::ContigRun;
+pub use migrate::{Migrate, MigrateSource};
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 pub use split::SplitBlocks;
