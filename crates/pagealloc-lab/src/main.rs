@@ -1,6 +1,7 @@
 //! `pagelab`: the pagealloc lab.
 
 mod bench;
+mod calibrate;
 mod demo;
 mod experiments;
 mod flat_csv;
@@ -30,6 +31,10 @@ struct Cli {
 enum Command {
     /// Print /proc/zoneinfo as Linux would for a described machine (nothing is run).
     Zoneinfo(machine_args::ZoneinfoArgs),
+    /// Measure this host (cache-line transfers, atomics, cache and memory latency, page
+    /// zero and copy, and the kernel's page fault, mmap and socket costs) into a machine
+    /// profile (JSON).
+    Calibrate(calibrate::CalibrateArgs),
     /// LLFree's allocator benchmark (bulk, repeat, rand, frag) against peers, on real threads.
     Bench(bench::BenchArgs),
     /// Run one workload on the many-CPU simulator (or on real threads with --real).
@@ -95,6 +100,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
+        Command::Calibrate(args) => calibrate::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),

@@ -41,6 +41,8 @@ const BAD_INVOCATIONS: &[&str] = &[
     "bench bulk --memory-gib 18446744073709551615 --iterations 1",
     "bench bulk --allocator buddy-system --memory-gib 100000 --iterations 1",
     "replay CARGO_TOML",
+    "calibrate --repeats 0",
+    "calibrate --repeats 1 --quick --out /nonexistent/dir/profile.json",
     "zoneinfo --cpus 0 --zone Normal=1000",
     "zoneinfo --cpus 2 --zone garbage",
     "zoneinfo --cpus 2 --zone Normal=abc",

@@ -1,0 +1,174 @@
+//! The real kernel around the allocator, timed from userspace on one pinned CPU: a page
+//! fault as page_fault1 makes them (map 128 MiB, write a byte per page, unmap), a map and
+//! unmap alone, and one message through an AF_UNIX stream and a TCP loopback stream written
+//! and read back by the same thread (the kernel's send and receive path without a second
+//! CPU, so that two-CPU pairs stay a prediction).
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+use super::profile::Measurement;
+
+const PAGE_BYTES: usize = 4096;
+/// page_fault1's mapping (will-it-scale: 128 MiB).
+pub const FAULT_MAP_BYTES: usize = 128 << 20;
+
+/// An anonymous private mapping, never huge-page backed (page_fault1 measures 4 KiB faults).
+struct Mapping {
+    base: *mut u8,
+    bytes: usize,
+}
+
+impl Mapping {
+    fn new(bytes: usize) -> Result<Mapping, String> {
+        // SAFETY: a fresh anonymous mapping; the kernel picks the address.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                bytes,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(format!("mmap of {bytes} bytes: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: advice on the mapping just made; failure only leaves THP's default.
+        unsafe { libc::madvise(base, bytes, libc::MADV_NOHUGEPAGE) };
+        Ok(Mapping { base: base.cast(), bytes })
+    }
+
+    /// Writes a byte to every page: one page fault each.
+    fn touch_pages(&self) {
+        for page in 0..self.bytes / PAGE_BYTES {
+            // SAFETY: inside the mapping, which is readable and writable.
+            unsafe { self.base.add(page * PAGE_BYTES).write_volatile(1) };
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, no longer referenced.
+        unsafe { libc::munmap(self.base.cast(), self.bytes) };
+    }
+}
+
+/// page_fault1's iteration cost per page, ns: map 128 MiB, write a byte per page, unmap,
+/// `rounds` times; time / pages. It includes the unmap's freeing of each page and the
+/// map and unmap themselves, as page_fault1's faults per second do.
+pub fn page_fault1(rounds: usize, repeats: usize) -> Result<Measurement, String> {
+    let pages = FAULT_MAP_BYTES / PAGE_BYTES;
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            let mapping = Mapping::new(FAULT_MAP_BYTES)?;
+            mapping.touch_pages();
+        }
+        samples.push(start.elapsed().as_nanos() as f64 / (rounds * pages) as f64);
+    }
+    let method = format!(
+        "page_fault1 at 1 task: mmap 128 MiB (MADV_NOHUGEPAGE), write a byte per 4 KiB page, munmap; \
+         {rounds} rounds; time / pages"
+    );
+    Ok(Measurement::from_samples(samples, "ns", &method))
+}
+
+/// A map and unmap of 128 MiB never touched, ns per pair.
+pub fn mmap_munmap(pairs: usize, repeats: usize) -> Result<Measurement, String> {
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let start = Instant::now();
+        for _ in 0..pairs {
+            drop(Mapping::new(FAULT_MAP_BYTES)?);
+        }
+        samples.push(start.elapsed().as_nanos() as f64 / pairs as f64);
+    }
+    let method = format!("mmap of 128 MiB (MADV_NOHUGEPAGE) then munmap, untouched; {pairs} pairs; time / pairs");
+    Ok(Measurement::from_samples(samples, "ns", &method))
+}
+
+/// One message of `bytes` through a stream socket of `family`, written and read back by
+/// one thread, ns per message.
+pub fn stream_message(
+    family: StreamFamily,
+    bytes: usize,
+    messages: usize,
+    repeats: usize,
+) -> Result<Measurement, String> {
+    let message = vec![0x5au8; bytes];
+    let samples = match family {
+        StreamFamily::Unix => {
+            let (mut writer, mut reader) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+            (0..repeats)
+                .map(|_| echo_pair(&mut writer, &mut reader, &message, messages))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+        StreamFamily::Tcp => {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|error| format!("bind: {error}"))?;
+            let address = listener.local_addr().map_err(|error| error.to_string())?;
+            let mut writer = std::net::TcpStream::connect(address).map_err(|error| format!("connect: {error}"))?;
+            let (mut reader, _) = listener.accept().map_err(|error| format!("accept: {error}"))?;
+            writer.set_nodelay(true).map_err(|error| error.to_string())?;
+            (0..repeats)
+                .map(|_| echo_pair(&mut writer, &mut reader, &message, messages))
+                .collect::<Result<Vec<_>, _>>()?
+        }
+    };
+    let method = format!(
+        "{} stream, one thread: write {bytes} bytes to one end, read them whole from the other; \
+         {messages} messages; time / messages",
+        family.name()
+    );
+    Ok(Measurement::from_samples(samples, "ns", &method))
+}
+
+/// Writes `message` to `writer` and reads it whole from `reader`, `messages` times.
+fn echo_pair<W: Write, R: Read>(
+    writer: &mut W,
+    reader: &mut R,
+    message: &[u8],
+    messages: usize,
+) -> Result<f64, String> {
+    let mut back = vec![0u8; message.len()];
+    let start = Instant::now();
+    for _ in 0..messages {
+        writer.write_all(message).map_err(|error| format!("write: {error}"))?;
+        reader.read_exact(&mut back).map_err(|error| format!("read: {error}"))?;
+    }
+    Ok(start.elapsed().as_nanos() as f64 / messages as f64)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamFamily {
+    Unix,
+    Tcp,
+}
+
+impl StreamFamily {
+    pub fn name(self) -> &'static str {
+        match self {
+            StreamFamily::Unix => "AF_UNIX",
+            StreamFamily::Tcp => "TCP loopback",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_loops_run_and_give_positive_costs() {
+        let fault = page_fault1(1, 1).unwrap();
+        assert!(fault.value > 0.0 && fault.value < 1e6, "{fault:?}");
+        let unix = stream_message(StreamFamily::Unix, 4096, 100, 2).unwrap();
+        assert!(unix.value > 0.0, "{unix:?}");
+        let tcp = stream_message(StreamFamily::Tcp, 4096, 100, 2).unwrap();
+        assert!(tcp.value > 0.0, "{tcp:?}");
+    }
+}

@@ -1,0 +1,159 @@
+//! `pagelab calibrate`: measures this host and writes a machine profile (JSON) with every
+//! constant's value, unit, method and spread over the repeats.
+//!
+//! - `profile`: the profile's types, written and read back;
+//! - `host`: kernel, CPU model, topology, caches and zones, from procfs and sysfs;
+//! - `hardware`: cache-line transfers, atomics, cache and memory latency, page zero and copy;
+//! - `kernel`: the real kernel around the allocator, timed from userspace.
+
+pub mod hardware;
+pub mod host;
+pub mod kernel;
+pub mod profile;
+
+use std::path::PathBuf;
+
+use clap::builder::TypedValueParser as _;
+
+use kernel::StreamFamily;
+use profile::{HostInfo, MachineProfile, Measurement};
+
+#[derive(clap::Args, Debug)]
+pub struct CalibrateArgs {
+    /// Where to write the profile.
+    #[arg(long, default_value = "machine-profile.json")]
+    pub out: PathBuf,
+    /// Runs of each measurement; the profile keeps their median and extremes.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000).map(usize::from))]
+    pub repeats: usize,
+    /// Shorter runs (a tenth of the work each), for a smoke test.
+    #[arg(long)]
+    pub quick: bool,
+}
+
+/// Message sizes the stream sockets are timed at: AF_UNIX up to 64 KiB (af_unix's skbs
+/// step from order 0 to order 3 pages across them), TCP up to 16 KiB (a write a loopback
+/// receive buffer takes whole, so one thread never blocks on itself).
+const UNIX_MESSAGE_BYTES: [usize; 4] = [1 << 10, 4 << 10, 16 << 10, 64 << 10];
+const TCP_MESSAGE_BYTES: [usize; 3] = [1 << 10, 4 << 10, 16 << 10];
+
+/// Work per measurement, scaled down by `--quick`.
+struct Effort {
+    repeats: usize,
+    scale: u64,
+}
+
+impl Effort {
+    fn times(&self, full: u64) -> u64 {
+        (full / self.scale).max(1)
+    }
+}
+
+pub fn run(args: &CalibrateArgs) -> Result<(), String> {
+    // Fail before minutes of measuring, not after.
+    std::fs::File::create(&args.out).map_err(|error| format!("{}: {error}", args.out.display()))?;
+    let host = host::read_host()?;
+    let effort = Effort { repeats: args.repeats, scale: if args.quick { 10 } else { 1 } };
+    let mut constants = Vec::new();
+    let mut measure = |name: &str, measurement: Measurement| {
+        println!(
+            "{name:<28} {:>10.1} {} (spread {:.0}%)",
+            measurement.value,
+            measurement.unit,
+            measurement.spread() * 100.0
+        );
+        constants.push((name.to_string(), measurement));
+    };
+    for (name, measurement) in hardware_constants(&host, &effort)? {
+        measure(&name, measurement);
+    }
+    for (name, measurement) in kernel_constants(&effort)? {
+        measure(&name, measurement);
+    }
+    let measured_at_s =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
+    let profile = MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants };
+    let text = serde_json::to_string_pretty(&profile).map_err(|error| error.to_string())?;
+    std::fs::write(&args.out, text + "\n").map_err(|error| format!("{}: {error}", args.out.display()))?;
+    // Read back, as `--machine` will read it.
+    let written = MachineProfile::read(&args.out)?;
+    print!("{}", summary(&written));
+    println!("wrote {} ({} constants)", args.out.display(), written.constants.len());
+    Ok(())
+}
+
+/// The host and the headline numbers, for the terminal.
+fn summary(profile: &MachineProfile) -> String {
+    let host = &profile.host;
+    let mut text = format!(
+        "host: Linux {}, {}, {} CPUs in {} package(s), LLC {} KiB\n",
+        host.kernel,
+        host.cpu_model,
+        host.cpus.len(),
+        host.packages(),
+        host.llc_kib().unwrap_or(0)
+    );
+    if let Some(fault) = profile.constant("page_fault1_page_ns") {
+        text += &format!("page_fault1 at 1 task: {:.2} M faults/s\n", 1e3 / fault.value);
+    }
+    text
+}
+
+/// Pairs of CPUs for the ping-pong: SMT siblings, two cores of a package, two packages;
+/// each where the host has it.
+fn ping_pong_pairs(host: &HostInfo) -> Vec<(&'static str, &'static str, usize, usize)> {
+    let mut pairs = Vec::new();
+    let first = &host.cpus[0];
+    let find = |same_package: bool, same_core: bool| {
+        host.cpus.iter().skip(1).find(|place| {
+            (place.package == first.package) == same_package && (same_package && place.core == first.core) == same_core
+        })
+    };
+    if let Some(sibling) = find(true, true) {
+        pairs.push(("line_smt_ns", "SMT siblings", first.cpu, sibling.cpu));
+    }
+    if let Some(core) = find(true, false) {
+        pairs.push(("line_same_socket_ns", "two cores of one package", first.cpu, core.cpu));
+    }
+    if let Some(other) = find(false, false) {
+        pairs.push(("line_other_socket_ns", "two packages", first.cpu, other.cpu));
+    }
+    pairs
+}
+
+fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
+    let repeats = effort.repeats;
+    let mut constants = Vec::new();
+    for (name, what, a, b) in ping_pong_pairs(host) {
+        constants.push((name.to_string(), hardware::ping_pong(a, b, effort.times(1_000_000), repeats, what)?));
+    }
+    hardware::pin_to_cpu_id(host.cpus[0].cpu)?;
+    constants.push(("atomic_rmw_ns".into(), hardware::atomic_rmw(effort.times(20_000_000), repeats)));
+    let llc_bytes = (host.llc_kib().unwrap_or(8 << 10) as usize) << 10;
+    let loads = effort.times(20_000_000);
+    constants.push(("line_llc_ns".into(), hardware::pointer_chase(llc_bytes / 2, loads, repeats, "half the LLC")));
+    let dram_bytes = (llc_bytes * 16).max(512 << 20);
+    constants.push(("line_memory_ns".into(), hardware::pointer_chase(dram_bytes, loads, repeats, "16x the LLC")));
+    let page_buffer = (llc_bytes * 4).max(128 << 20);
+    constants.push(("page_zero_ns".into(), hardware::page_bandwidth(page_buffer, repeats, false)));
+    constants.push(("page_copy_ns".into(), hardware::page_bandwidth(page_buffer, repeats, true)));
+    Ok(constants)
+}
+
+fn kernel_constants(effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
+    let repeats = effort.repeats;
+    let mut constants = vec![
+        ("page_fault1_page_ns".to_string(), kernel::page_fault1(effort.times(20) as usize, repeats)?),
+        ("mmap_munmap_128m_ns".to_string(), kernel::mmap_munmap(effort.times(2000) as usize, repeats)?),
+    ];
+    let messages = effort.times(100_000) as usize;
+    for bytes in UNIX_MESSAGE_BYTES {
+        let name = format!("unix_stream_{}k_ns", bytes >> 10);
+        constants.push((name, kernel::stream_message(StreamFamily::Unix, bytes, messages, repeats)?));
+    }
+    for bytes in TCP_MESSAGE_BYTES {
+        let name = format!("tcp_stream_{}k_ns", bytes >> 10);
+        constants.push((name, kernel::stream_message(StreamFamily::Tcp, bytes, messages, repeats)?));
+    }
+    Ok(constants)
+}

@@ -1,0 +1,182 @@
+//! A machine profile as `pagelab calibrate` writes it: the host (kernel, CPU, topology,
+//! zones) and every measured constant with its unit, how it was measured and its spread over
+//! the repeats. The format is JSON, read back with the same types.
+
+use serde::{Deserialize, Serialize};
+
+/// One measured constant: the median of `repeats` runs, with their extremes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    pub value: f64,
+    pub unit: String,
+    /// What was timed, and how the value is derived from it.
+    pub method: String,
+    pub repeats: usize,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Measurement {
+    /// The median of `samples` (at least one), with their spread.
+    pub fn from_samples(mut samples: Vec<f64>, unit: &str, method: &str) -> Measurement {
+        assert!(!samples.is_empty(), "a measurement needs a sample");
+        assert!(samples.iter().all(|sample| sample.is_finite()), "samples are finite: {samples:?}");
+        samples.sort_by(f64::total_cmp);
+        let middle = samples.len() / 2;
+        let median =
+            if samples.len() % 2 == 1 { samples[middle] } else { (samples[middle - 1] + samples[middle]) / 2.0 };
+        Measurement {
+            value: median,
+            unit: unit.to_string(),
+            method: method.to_string(),
+            repeats: samples.len(),
+            min: samples[0],
+            max: samples[samples.len() - 1],
+        }
+    }
+
+    /// The spread, (max - min) / median, as a fraction.
+    pub fn spread(&self) -> f64 {
+        if self.value == 0.0 {
+            0.0
+        } else {
+            (self.max - self.min) / self.value
+        }
+    }
+}
+
+/// A cache as sysfs describes it (`/sys/devices/system/cpu/cpu0/cache/index*`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheInfo {
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    pub size_kib: u64,
+    /// CPUs sharing it, as the kernel lists them (`0-1`).
+    pub shared_cpu_list: String,
+}
+
+/// One online CPU's place in the topology (sysfs `topology/`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuPlace {
+    pub cpu: usize,
+    pub package: u32,
+    pub core: u32,
+}
+
+/// The host as calibrated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// `uname -r`.
+    pub kernel: String,
+    /// `/proc/cpuinfo`'s model name.
+    pub cpu_model: String,
+    pub cpus: Vec<CpuPlace>,
+    /// CPU 0's caches.
+    pub caches: Vec<CacheInfo>,
+    /// `/proc/zoneinfo` as read, for `--machine` users to build zones from.
+    pub zoneinfo: String,
+}
+
+impl HostInfo {
+    pub fn packages(&self) -> usize {
+        let mut packages: Vec<u32> = self.cpus.iter().map(|place| place.package).collect();
+        packages.sort_unstable();
+        packages.dedup();
+        packages.len()
+    }
+
+    /// The last-level cache's size, KiB (the highest level, unified or data).
+    pub fn llc_kib(&self) -> Option<u64> {
+        self.caches
+            .iter()
+            .filter(|cache| cache.kind != "Instruction")
+            .max_by_key(|cache| cache.level)
+            .map(|c| c.size_kib)
+    }
+}
+
+/// What `pagelab calibrate` writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MachineProfile {
+    /// Format version: a reader refuses another.
+    pub format: u32,
+    /// When, as seconds since the Unix epoch.
+    pub measured_at_s: u64,
+    pub host: HostInfo,
+    /// Named constants, in the order measured (`line_same_core_ns`, `page_fault_ns`, ...).
+    pub constants: Vec<(String, Measurement)>,
+}
+
+impl MachineProfile {
+    pub const FORMAT: u32 = 1;
+
+    pub fn constant(&self, name: &str) -> Option<&Measurement> {
+        self.constants.iter().find(|(key, _)| key == name).map(|(_, measurement)| measurement)
+    }
+
+    /// Reads a profile, refusing another format version or malformed JSON with a message
+    /// naming the file.
+    pub fn read(path: &std::path::Path) -> Result<MachineProfile, String> {
+        let text = std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))?;
+        let profile: MachineProfile = serde_json::from_str(&text)
+            .map_err(|error| format!("{}: not a machine profile: {error}", path.display()))?;
+        if profile.format != Self::FORMAT {
+            return Err(format!(
+                "{}: profile format {} (this pagelab reads {})",
+                path.display(),
+                profile.format,
+                Self::FORMAT
+            ));
+        }
+        Ok(profile)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_measurement_is_the_median_with_its_extremes() {
+        let odd = Measurement::from_samples(vec![5.0, 1.0, 3.0], "ns", "test");
+        assert_eq!((odd.value, odd.min, odd.max, odd.repeats), (3.0, 1.0, 5.0, 3));
+        let even = Measurement::from_samples(vec![4.0, 1.0, 3.0, 2.0], "ns", "test");
+        assert_eq!(even.value, 2.5);
+        assert!((even.spread() - 1.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_profile_round_trips_and_other_formats_are_refused() {
+        let profile = MachineProfile {
+            format: MachineProfile::FORMAT,
+            measured_at_s: 1,
+            host: HostInfo {
+                kernel: "6.18".into(),
+                cpu_model: "test".into(),
+                cpus: vec![CpuPlace { cpu: 0, package: 0, core: 0 }],
+                caches: vec![CacheInfo {
+                    level: 3,
+                    kind: "Unified".into(),
+                    size_kib: 32768,
+                    shared_cpu_list: "0".into(),
+                }],
+                zoneinfo: String::new(),
+            },
+            constants: vec![("atomic_rmw_ns".into(), Measurement::from_samples(vec![7.0], "ns", "test"))],
+        };
+        let dir = std::env::temp_dir().join(format!("pagelab-profile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("profile.json");
+        std::fs::write(&path, serde_json::to_string(&profile).unwrap()).unwrap();
+        assert_eq!(MachineProfile::read(&path).unwrap(), profile);
+        assert_eq!(profile.host.llc_kib(), Some(32768));
+        let mut other = profile.clone();
+        other.format = 99;
+        std::fs::write(&path, serde_json::to_string(&other).unwrap()).unwrap();
+        assert!(MachineProfile::read(&path).unwrap_err().contains("format 99"));
+        std::fs::write(&path, "{").unwrap();
+        assert!(MachineProfile::read(&path).unwrap_err().contains("not a machine profile"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
