@@ -16,7 +16,7 @@ fn count_before(line: &str, label: &str) -> u64 {
 #[test]
 fn a_short_torture_run_checks_and_finds_no_violation() {
     let output = Command::new(env!("CARGO_BIN_EXE_pagelab"))
-        .args(["torture", "--seconds", "2", "--threads", "4"])
+        .args(["torture", "--seconds", "2", "--threads", "4", "--client-panic-every", "20"])
         .output()
         .expect("run pagelab");
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -2,9 +2,9 @@
 //! migrate panics before it moves anything, as an embedder's buggy client might. The
 //! allocator must give back every page the compaction run or range operation held when the
 //! panic unwinds through it; the worker catches the panic and goes on, and the checks
-//! then find nothing lost. Workers turn the panics off around the calls that hand back
-//! blocks as they go (bulk and exact allocations), whose blocks a panic would strand in
-//! the worker's own hands, not the allocator's.
+//! then find nothing lost. Workers turn the panics off around the call that hands back
+//! blocks as it goes (bulk allocation), whose blocks a panic would strand in the worker's
+//! own hands, not the allocator's.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};

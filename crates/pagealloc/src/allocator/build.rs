@@ -244,7 +244,7 @@ fn build_nodes<P: Platform>(
             allocstall: AtomicU64::new(0),
             compact: crate::compaction::CompactCounters::default(),
             kcompactd_order: core::sync::atomic::AtomicU32::new(0),
-            kcompactd_highest_zone: Default::default(),
+            kcompactd_highest_zone: core::sync::atomic::AtomicU8::new(crate::allocator::ALL_ZONES),
             next_proactive_ns: AtomicU64::new(crate::compaction::FRAG_CHECK_INTERVAL_MS * 1_000_000),
             proactive_defer: core::sync::atomic::AtomicU32::new(0),
             fragment_stalls: AtomicU64::new(0),

@@ -183,6 +183,7 @@ impl<P: Platform> PageAllocator<P> {
                 scanners.migrate_pfn = block_end;
                 continue;
             }
+            let block_start = (scanners.migrate_pfn & !(PAGEBLOCK_PAGES - 1)).max(mem.start_pfn);
             let candidates = migrate_candidates(mem, scanners.migrate_pfn, block_end);
             run.migrate_scanned_pages += candidates.scanned_pages;
             scanners.migrate_pfn = candidates.next_pfn;
@@ -192,6 +193,10 @@ impl<P: Platform> PageAllocator<P> {
             // min watermark (compaction_alloc() found nothing, so compact_zone() returns
             // COMPACT_CONTENDED). With the scanners met, the next check ends the run.
             if !targets_found && !scanners.met() {
+                // The next run resumes at this pageblock, whose candidates left without a
+                // target were never offered (the cached position moves a pageblock at a
+                // time, as update_cached_migrate() moves it).
+                scanners.migrate_pfn = block_start;
                 break CompactResult::Contended;
             }
         };
@@ -230,9 +235,12 @@ impl<P: Platform> PageAllocator<P> {
                 break;
             };
             remaining_pages -= 1 << order;
+            // Lent before its head changes, so an unwind from here on gives it back.
+            hold.lend_target(target_pfn, order);
             let target_head = FrameInfo::new(FrameState::AllocHead, order, MigrateType::Movable);
             zone.mem.frame(target_pfn).hand_out(&[FrameState::Interior], target_head);
             let handed_head = zone.mem.frame(target_pfn).info();
+            hold.target_handed_out(handed_head);
             let target = Block::new(target_pfn, zone.index, self.id, handed_head);
             let source = MigrateSource {
                 pfn: candidate.pfn,
@@ -240,7 +248,6 @@ impl<P: Platform> PageAllocator<P> {
                 zone_index: zone.index,
                 generation: candidate.head.generation(),
             };
-            hold.lend_target(target_pfn, handed_head);
             let moved = client.migrate(self, source, target);
             hold.target_returned(moved.is_ok());
             match moved {
@@ -253,10 +260,19 @@ impl<P: Platform> PageAllocator<P> {
                     // nothing moved that this run can count.
                     None => run.failed_pages += 1 << order,
                 },
-                Err(back) => {
+                // The target back: it returns to the pool. Another block in its place (a
+                // client bug) is freed as any returned block is, and the target stays the
+                // client's.
+                Err(back) if back.pfn() == target_pfn && back.generation() == handed_head.generation() => {
                     run.failed_pages += 1 << order;
                     if let Some((pfn, order)) = self.claim_returned(zone, back) {
                         hold.pool.put_back(pfn, order);
+                    }
+                }
+                Err(other) => {
+                    run.failed_pages += 1 << order;
+                    if let Some((pfn, order)) = self.claim_returned(zone, other) {
+                        hold.push_moved(pfn, order);
                     }
                 }
             }
@@ -311,10 +327,10 @@ impl<P: Platform> PageAllocator<P> {
                 run.free_scanned_pages += scanned;
                 run.isolated_pages += isolated;
                 block_done = done;
-            }
-            if pool.below_floor {
-                // Isolating more would take the zone below its min watermark.
-                return pool.take(order);
+                if pool.below_floor {
+                    // Isolating more would take the zone below its min watermark.
+                    return pool.take(order);
+                }
             }
             if block_done {
                 scanners.free_block -= PAGEBLOCK_PAGES;

@@ -15,9 +15,9 @@ pub(super) struct RunHold<'a, P: Platform> {
     platform: &'a P,
     /// Free blocks isolated by the free scanner (mirrors cc->freepages).
     pub(super) pool: FreePool,
-    /// The target handed to the client and the head it was handed out with, while the
-    /// client runs.
-    in_flight: Option<(Pfn, FrameInfo)>,
+    /// The target being lent to the client: its pfn and order, and once handed out the
+    /// head it carries; until the client returns.
+    in_flight: Option<(Pfn, u8, Option<FrameInfo>)>,
     /// Moved-from blocks claimed back, freed together at the end of a cluster.
     moved: [(Pfn, u8); COMPACT_CLUSTER_MAX],
     moved_len: usize,
@@ -39,18 +39,25 @@ impl<'a, P: Platform> RunHold<'a, P> {
         }
     }
 
-    /// The client is about to be handed the target at `pfn`, whose head is now `head`.
-    pub(super) fn lend_target(&mut self, pfn: Pfn, head: FrameInfo) {
+    /// The target at `pfn`, of `order`, taken from the pool, is about to be handed out.
+    pub(super) fn lend_target(&mut self, pfn: Pfn, order: u8) {
         debug_assert!(self.in_flight.is_none(), "one client call at a time");
+        self.in_flight = Some((pfn, order, None));
+    }
+
+    /// The lent target's head is now `head`, as the client will see it.
+    pub(super) fn target_handed_out(&mut self, head: FrameInfo) {
         debug_assert_eq!(head.state(), FrameState::AllocHead);
-        self.in_flight = Some((pfn, head));
+        let lent = self.in_flight.as_mut().expect("a target was lent");
+        debug_assert_eq!(head.order(), lent.1);
+        lent.2 = Some(head);
     }
 
     /// The client returned; `kept`: it kept the target (the move went through).
     pub(super) fn target_returned(&mut self, kept: bool) {
-        let (_, head) = self.in_flight.take().expect("a target was lent");
+        let (_, order, _) = self.in_flight.take().expect("a target was lent");
         if kept {
-            self.kept_target_pages += 1 << head.order();
+            self.kept_target_pages += 1 << order;
         }
     }
 
@@ -67,16 +74,17 @@ impl<'a, P: Platform> RunHold<'a, P> {
         if self.moved_len == 0 && self.kept_target_pages == 0 {
             return 0;
         }
+        // Emptied before the frees: a panic among them must not free them again on unwind.
+        let moved_len = core::mem::take(&mut self.moved_len);
+        let kept_target_pages = core::mem::take(&mut self.kept_target_pages);
         let mut locked = self.zone.buddy(self.platform).lock();
         let mut freed_pages = 0;
-        for &(pfn, order) in &self.moved[..self.moved_len] {
+        for &(pfn, order) in &self.moved[..moved_len] {
             locked.release(pfn, order, FrameState::Interior);
             freed_pages += 1u64 << order;
         }
-        locked.area.counters.alloc_zone_pages += self.kept_target_pages;
+        locked.area.counters.alloc_zone_pages += kept_target_pages;
         drop(locked);
-        self.moved_len = 0;
-        self.kept_target_pages = 0;
         if freed_pages > 0 {
             self.zone.vmstat.count_pgfree(freed_pages);
         }
@@ -93,12 +101,16 @@ impl<'a, P: Platform> RunHold<'a, P> {
 
 impl<P: Platform> Drop for RunHold<'_, P> {
     fn drop(&mut self) {
-        // A target still lent: the client unwound without returning it. Take it back if
-        // its head is still as handed out (a client that freed it, against the contract,
-        // left nothing to take).
-        if let Some((pfn, head)) = self.in_flight.take() {
-            if self.zone.mem.frame(pfn).transition(head, head.freed()).is_ok() {
-                self.pool.put_back(pfn, head.order());
+        // A target still lent: the run unwound before the client returned it. Take it back
+        // if it was never handed out, or if its head is still as handed out (a client that
+        // freed it, against the contract, left nothing to take).
+        if let Some((pfn, order, head)) = self.in_flight.take() {
+            let back = match head {
+                None => true,
+                Some(head) => self.zone.mem.frame(pfn).transition(head, head.freed()).is_ok(),
+            };
+            if back {
+                self.pool.put_back(pfn, order);
             }
         }
         self.free_moved();

@@ -23,11 +23,12 @@ impl<P: Platform> PageAllocator<P> {
         self.wake_kcompactd_for(node, order, ZoneType::Device);
     }
 
-    /// [`Self::wake_kcompactd`] for the zones up to `highest_zone` (the highest asked since
-    /// the last pass wins, as kcompactd_highest_zoneidx).
+    /// [`Self::wake_kcompactd`] for the zones up to `highest_zone`: the lowest asked since
+    /// the last pass wins, and the largest order (wakeup_kcompactd() keeps the smaller
+    /// kcompactd_highest_zoneidx and the larger kcompactd_max_order).
     pub(crate) fn wake_kcompactd_for(&self, node: u16, order: u8, highest_zone: ZoneType) {
         if let Some(state) = self.nodes.get(node as usize) {
-            state.kcompactd_highest_zone.fetch_max(highest_zone as u8 + 1, Relaxed);
+            state.kcompactd_highest_zone.fetch_min(highest_zone as u8, Relaxed);
             state.kcompactd_order.fetch_max(u32::from(order) + 1, Relaxed);
         }
     }
@@ -44,7 +45,11 @@ impl<P: Platform> PageAllocator<P> {
         let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
         if wanted != 0 {
             let order = (wanted - 1) as u8;
-            let highest_zone = super::highest_zone_asked(state.kcompactd_highest_zone.swap(0, Relaxed));
+            // The pass takes the limit and leaves the next one unlimited.
+            let highest_zone = match state.kcompactd_highest_zone.swap(super::ALL_ZONES, Relaxed) {
+                super::ALL_ZONES => ZoneType::Device,
+                index => ZoneType::from_index(usize::from(index)).unwrap_or(ZoneType::Device),
+            };
             state.compact.count_daemon_wake();
             drained_pages = self.kcompactd_do_work(node, order, highest_zone);
             ran = true;
@@ -192,7 +197,9 @@ mod tests {
             allocator.zones().iter().map(|zone| zone.compact.defer_shift()).collect()
         };
         assert_eq!(allocator.zones().len(), 2);
+        // Woken for DMA, then for every zone: the lower limit stands until the pass.
         allocator.wake_kcompactd_for(0, PAGEBLOCK_ORDER, ZoneType::Dma);
+        allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
         assert!(allocator.run_kcompactd(0, 0).0);
         assert_eq!(shifts(&allocator), [1, 0], "only DMA ran (and, moving nothing, deferred)");
         allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);

@@ -15,7 +15,7 @@ use core::sync::atomic::{
 use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::PageAllocator;
 use crate::platform::Platform;
-use crate::types::MAX_NR_ZONES;
+use crate::types::{ZoneType, MAX_NR_ZONES};
 use crate::zone::zone_flags::RECLAIM_ACTIVE;
 
 /// A node's kswapd pass in progress: balance_pgdat()'s locals, kept between rounds.
@@ -258,7 +258,7 @@ impl<P: Platform> PageAllocator<P> {
         if boosted || self.policy.frag.defrag_mode {
             // For the zones the wake-ups asked for (wakeup_kcompactd() with
             // kswapd_highest_zoneidx); every zone if none said.
-            let highest_zone = super::highest_zone_asked(pass.highest_zone.swap(0, Relaxed));
+            let highest_zone = highest_zone_asked(pass.highest_zone.swap(0, Relaxed));
             self.wake_kcompactd_for(node, crate::types::PAGEBLOCK_ORDER, highest_zone);
         }
         if !state.kswapd_pending.load(Relaxed) {
@@ -270,5 +270,14 @@ impl<P: Platform> PageAllocator<P> {
         }
         pass.open.store(false, Relaxed);
         Round::Finished
+    }
+}
+
+/// The highest zone type a wake-up asked for, stored plus one in an atomic so that 0 means
+/// none said: every zone.
+fn highest_zone_asked(plus_one: u8) -> ZoneType {
+    match plus_one {
+        0 => ZoneType::Device,
+        plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
     }
 }

@@ -36,5 +36,10 @@ pub trait Migrate<P: Platform>: Send + Sync {
     /// more, or cannot move it now, returns `target` untouched (`Err`). `allocator` is
     /// there for the platform (a simulated client charges its copy through
     /// `touch_pages`); the client must not free `target` or the old block through it.
+    ///
+    /// A client that panics gives both blocks up where they stand: the allocator takes
+    /// `target` back (unless the client freed it) and leaves the source with the client. So
+    /// a client must not make `target` reachable (repoint references to it) before it can
+    /// no longer panic, and must still own the source if it does.
     fn migrate(&self, allocator: &PageAllocator<P>, source: MigrateSource, target: Block) -> Result<Block, Block>;
 }

@@ -60,14 +60,8 @@ pub use split::SplitBlocks;
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
-/// The highest zone type a wake-up asked for, stored plus one in an atomic so that 0 means
-/// none said: every zone.
-fn highest_zone_asked(plus_one: u8) -> ZoneType {
-    match plus_one {
-        0 => ZoneType::Device,
-        plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
-    }
-}
+/// `kcompactd_highest_zone` when no wake-up limited the zones.
+pub(crate) const ALL_ZONES: u8 = u8::MAX;
 
 /// [`Node::background_cpu`]'s mark for a node whose own CPUs run its background work.
 pub(crate) const OWN_CPUS: u32 = u32::MAX;
@@ -103,8 +97,9 @@ pub struct Node {
     pub(crate) compact: crate::compaction::CompactCounters,
     /// The order kcompactd was woken for, plus one; 0 when not woken.
     pub(crate) kcompactd_order: AtomicU32,
-    /// The highest zone type kcompactd was woken for, plus one
-    /// (pgdat->kcompactd_highest_zoneidx).
+    /// The zone type kcompactd compacts up to: the lowest any wake-up since its last pass
+    /// asked for, [`ALL_ZONES`] when none limited it (pgdat->kcompactd_highest_zoneidx,
+    /// which wakeup_kcompactd() only lowers and the pass resets to the top zone).
     pub(crate) kcompactd_highest_zone: AtomicU8,
     /// When kcompactd next checks the fragmentation score.
     pub(crate) next_proactive_ns: AtomicU64,

@@ -61,7 +61,7 @@ pub struct DueWork {
     /// vmstat passes run (0 or 1).
     pub vmstat_passes: u32,
     /// Pages drained from pagesets: by the vmstat pass, and by kcompactd after a run that
-    /// did not meet its goal.
+    /// ended Complete.
     pub drained_pages: u64,
     /// Background-reclaim passes run: at most one per node whose work this CPU runs (its
     /// own, and any node without CPUs it stands in for).
@@ -76,8 +76,9 @@ impl<P: Platform> PageAllocator<P> {
     /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
     /// when one was woken (unless a task of the harness runs the node's kswapd, see
     /// [`Self::set_kswapd_task`]), and kcompactd's. A node without CPUs has its background
-    /// work run by [`super::Node::background_cpu`]. Cheap when nothing is due (two loads), so a harness may call it
-    /// before every step.
+    /// work run by [`super::Node::background_cpu`]. Cheap when nothing is due (a few loads,
+    /// and a walk of the nodes when some node has no CPUs), so a harness may call it before
+    /// every step.
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};

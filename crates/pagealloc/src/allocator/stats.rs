@@ -28,9 +28,10 @@ impl<P: Platform> PageAllocator<P> {
         self.zones.iter().map(|z| z.managed_pages()).sum()
     }
 
-    /// Free pages in the buddy over all zones.
+    /// Free pages in the buddy over all zones: the zones' published counts summed, then
+    /// clamped at 0, as global_zone_page_state(NR_FREE_PAGES) reads them.
     pub fn buddy_free_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.free_pages()).sum()
+        self.zones.iter().map(|z| z.free_pages_signed()).sum::<i64>().max(0) as u64
     }
 
     /// Fallback counters summed over all zones.

@@ -17,8 +17,8 @@ pub(crate) struct FreePool {
     blocks: [(Pfn, u8); POOL_CAPACITY],
     len: usize,
     pages: u64,
-    /// The last isolation stopped at the zone's min watermark (__isolate_free_page()'s
-    /// check): the run should not take more.
+    /// The last isolation call stopped at the zone's min watermark (__isolate_free_page()'s
+    /// check): the run should not take more now.
     pub(crate) below_floor: bool,
 }
 
@@ -61,6 +61,7 @@ impl FreePool {
     ) -> (u64, u64, bool) {
         // The type was read before the lock: a range operation may have isolated the
         // pageblock since, and its free blocks are the range's alone.
+        self.below_floor = false;
         if zone.mem.pageblock_type(start) == crate::types::MigrateType::Isolate {
             return (0, 0, true);
         }
@@ -117,12 +118,13 @@ impl FreePool {
 
     /// Frees every held block back into the buddy, merging (mirrors release_free_list()).
     pub(crate) fn release<P: Platform>(&mut self, zone: &mut LockedZone<'_, P>) {
-        for &(pfn, order) in &self.blocks[..self.len] {
+        // Emptied before the frees: a panic among them must not free them again on unwind.
+        let len = core::mem::take(&mut self.len);
+        self.pages = 0;
+        for &(pfn, order) in &self.blocks[..len] {
             let migratetype = zone.mem.pageblock_type(pfn);
             zone.free_one(pfn, order, migratetype);
         }
-        self.len = 0;
-        self.pages = 0;
     }
 
     pub(crate) fn is_empty(&self) -> bool {
