@@ -200,7 +200,7 @@ impl<P: Platform> PageAllocator<P> {
                 break CompactResult::Contended;
             }
         };
-        hold.release_pool();
+        // Gives the pool back (and anything a client's panic would have left held).
         drop(hold);
         if result == CompactResult::Complete {
             cursors.reset_scanners();

@@ -50,7 +50,7 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Drains every CPU's pageset of one zone (mirrors drain_all_pages(zone), as kcompactd
-    /// calls it after a run that did not meet its goal). Returns pages drained.
+    /// calls it after a run that ended Complete). Returns pages drained.
     pub(super) fn drain_zone(&self, zone: &crate::zone::Zone<P>) -> u64 {
         let drained = zone
             .pcp

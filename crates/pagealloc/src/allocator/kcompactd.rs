@@ -46,10 +46,7 @@ impl<P: Platform> PageAllocator<P> {
         if wanted != 0 {
             let order = (wanted - 1) as u8;
             // The pass takes the limit and leaves the next one unlimited.
-            let highest_zone = match state.kcompactd_highest_zone.swap(super::ALL_ZONES, Relaxed) {
-                super::ALL_ZONES => ZoneType::Device,
-                index => ZoneType::from_index(usize::from(index)).unwrap_or(ZoneType::Device),
-            };
+            let highest_zone = super::zone_limit(state.kcompactd_highest_zone.swap(super::ALL_ZONES, Relaxed));
             state.compact.count_daemon_wake();
             drained_pages = self.kcompactd_do_work(node, order, highest_zone);
             ran = true;

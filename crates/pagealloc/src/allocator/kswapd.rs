@@ -15,7 +15,7 @@ use core::sync::atomic::{
 use super::reclaim::{ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::PageAllocator;
 use crate::platform::Platform;
-use crate::types::{ZoneType, MAX_NR_ZONES};
+use crate::types::MAX_NR_ZONES;
 use crate::zone::zone_flags::RECLAIM_ACTIVE;
 
 /// A node's kswapd pass in progress: balance_pgdat()'s locals, kept between rounds.
@@ -45,6 +45,12 @@ pub(crate) struct KswapdPass {
 impl KswapdPass {
     pub(crate) fn has_own_task(&self) -> bool {
         self.own_task.load(Relaxed)
+    }
+
+    /// Capped rounds start a new whole round at the next slice.
+    fn forget_round(&self) {
+        self.round_left_pages.store(0, Relaxed);
+        self.round_fell_short.store(false, Relaxed);
     }
 }
 
@@ -143,8 +149,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         pass.boost_left_pages.store(boosts_pages, Relaxed);
         pass.priority.store(u32::from(DEF_PRIORITY), Relaxed);
-        pass.round_left_pages.store(0, Relaxed);
-        pass.round_fell_short.store(false, Relaxed);
+        pass.forget_round();
         pass.highest_zone.store(state.kswapd_highest_zone.swap(0, Relaxed), Relaxed);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
@@ -174,8 +179,7 @@ impl<P: Platform> PageAllocator<P> {
             // boosts stay in place until the pass ends.
             boost_left_pages = 0;
             priority = u32::from(DEF_PRIORITY);
-            pass.round_left_pages.store(0, Relaxed);
-            pass.round_fell_short.store(false, Relaxed);
+            pass.forget_round();
         }
         if (balanced && boost_left_pages == 0) || priority == 0 {
             return self.close_pass(node);
@@ -206,8 +210,7 @@ impl<P: Platform> PageAllocator<P> {
             }
         } else if freed == 0 || self.round_raises_priority(node, wanted_pages, cap_pages.map(|_| (pages, freed))) {
             priority -= 1;
-            pass.round_left_pages.store(0, Relaxed);
-            pass.round_fell_short.store(false, Relaxed);
+            pass.forget_round();
         }
         pass.boost_left_pages.store(boost_left_pages, Relaxed);
         pass.priority.store(priority, Relaxed);
@@ -258,7 +261,7 @@ impl<P: Platform> PageAllocator<P> {
         if boosted || self.policy.frag.defrag_mode {
             // For the zones the wake-ups asked for (wakeup_kcompactd() with
             // kswapd_highest_zoneidx); every zone if none said.
-            let highest_zone = highest_zone_asked(pass.highest_zone.swap(0, Relaxed));
+            let highest_zone = super::zone_limit(pass.highest_zone.swap(0, Relaxed).wrapping_sub(1));
             self.wake_kcompactd_for(node, crate::types::PAGEBLOCK_ORDER, highest_zone);
         }
         if !state.kswapd_pending.load(Relaxed) {
@@ -270,14 +273,5 @@ impl<P: Platform> PageAllocator<P> {
         }
         pass.open.store(false, Relaxed);
         Round::Finished
-    }
-}
-
-/// The highest zone type a wake-up asked for, stored plus one in an atomic so that 0 means
-/// none said: every zone.
-fn highest_zone_asked(plus_one: u8) -> ZoneType {
-    match plus_one {
-        0 => ZoneType::Device,
-        plus_one => ZoneType::from_index(usize::from(plus_one - 1)).unwrap_or(ZoneType::Device),
     }
 }

@@ -60,6 +60,12 @@ pub use split::SplitBlocks;
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);
 
+/// The zones a background pass may work on: up to the zone type of `index`, or every zone
+/// when `index` names none (the "no limit" marks of the wake-up fields).
+fn zone_limit(index: u8) -> ZoneType {
+    ZoneType::from_index(usize::from(index)).unwrap_or(ZoneType::Device)
+}
+
 /// `kcompactd_highest_zone` when no wake-up limited the zones.
 pub(crate) const ALL_ZONES: u8 = u8::MAX;
 
