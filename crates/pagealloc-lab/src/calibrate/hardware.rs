@@ -92,6 +92,36 @@ pub fn atomic_rmw(operations: u64, repeats: usize) -> Measurement {
     Measurement::from_samples(samples, "ns", &method)
 }
 
+/// A per-CPU counter update as the kernel's vmstat and NUMA event counters make it
+/// (`__this_cpu_inc` of a CPU-local diff, compared with the threshold): a load, an add, a
+/// compare and a store on a line this CPU holds, ns. Dependent, like the counter updates of
+/// one allocation, which share their pageset's line.
+pub fn percpu_counter_update(updates: u64, repeats: usize) -> Measurement {
+    const THRESHOLD: i16 = 125;
+    let samples = (0..repeats)
+        .map(|_| {
+            let mut diffs = [0i16; 8];
+            let mut folded = 0i64;
+            let start = Instant::now();
+            for update in 0..updates {
+                let slot = &mut black_box(&mut diffs)[(update & 7) as usize];
+                *slot += 1;
+                if *slot > THRESHOLD {
+                    folded += i64::from(*slot);
+                    *slot = 0;
+                }
+            }
+            black_box((diffs, folded));
+            start.elapsed().as_nanos() as f64 / updates as f64
+        })
+        .collect();
+    let method = format!(
+        "{updates} increments of 8 CPU-local i16 diffs in turn, each compared with a threshold of \
+         {THRESHOLD} and folded past it; time / increments"
+    );
+    Measurement::from_samples(samples, "ns", &method)
+}
+
 /// A random cyclic permutation of `lines` cache lines (Sattolo's algorithm, a fixed seed):
 /// entry i holds the index of the line to load after line i.
 fn chase_ring(lines: usize) -> Vec<usize> {

@@ -4,11 +4,15 @@
 //! - `profile`: the profile's types, written and read back;
 //! - `host`: kernel, CPU model, topology, caches and zones, from procfs and sysfs;
 //! - `hardware`: cache-line transfers, atomics, cache and memory latency, page zero and copy;
-//! - `kernel`: the real kernel around the allocator, timed from userspace.
+//! - `kernel`: the real kernel around the allocator, timed from userspace;
+//! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
+//! - `own_path`: this library's path per call, for the `pagealloc` preset.
 
 pub mod hardware;
 pub mod host;
 pub mod kernel;
+pub mod kernel_path;
+pub mod own_path;
 pub mod profile;
 
 use std::path::PathBuf;
@@ -29,6 +33,12 @@ pub struct CalibrateArgs {
     /// Shorter runs (a tenth of the work each), for a smoke test.
     #[arg(long)]
     pub quick: bool,
+    /// Runs one of the sampled loops in this process and exits (what `perf record` starts).
+    #[arg(long, hide = true)]
+    pub run_loop: Option<String>,
+    /// Iterations of `--run-loop`.
+    #[arg(long, hide = true, default_value_t = 1)]
+    pub loop_count: u64,
 }
 
 /// Message sizes the stream sockets are timed at: AF_UNIX up to 64 KiB (af_unix's skbs
@@ -50,6 +60,10 @@ impl Effort {
 }
 
 pub fn run(args: &CalibrateArgs) -> Result<(), String> {
+    if let Some(name) = &args.run_loop {
+        let sampled = kernel_path::SampledLoop::parse(name).ok_or_else(|| format!("--run-loop {name}: no such loop"))?;
+        return sampled.run(args.loop_count);
+    }
     // Fail before minutes of measuring, not after.
     std::fs::File::create(&args.out).map_err(|error| format!("{}: {error}", args.out.display()))?;
     let host = host::read_host()?;
@@ -137,6 +151,7 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     let page_buffer = (llc_bytes * 4).max(128 << 20);
     constants.push(("page_zero_ns".into(), hardware::page_bandwidth(page_buffer, repeats, false)));
     constants.push(("page_copy_ns".into(), hardware::page_bandwidth(page_buffer, repeats, true)));
+    constants.push(("percpu_counter_update_ns".into(), hardware::percpu_counter_update(effort.times(100_000_000), repeats)));
     Ok(constants)
 }
 
@@ -155,5 +170,27 @@ fn kernel_constants(effort: &Effort) -> Result<Vec<(String, Measurement)>, Strin
         let name = format!("tcp_stream_{}k_ns", bytes >> 10);
         constants.push((name, kernel::stream_message(StreamFamily::Tcp, bytes, messages, repeats)?));
     }
+    constants.extend(allocator_paths(effort)?);
+    Ok(constants)
+}
+
+/// The kernel allocator's path per call (order 0 from page_fault1, orders 0 to 3 from
+/// AF_UNIX 64 KiB writes), where perf can sample it, and this library's own.
+fn allocator_paths(effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
+    use kernel_path::SampledLoop;
+    let mut constants = Vec::new();
+    let loops = [
+        (SampledLoop::PageFault1, effort.times(20), "kernel_alloc_order0_ns", "kernel_free_order0_ns"),
+        (SampledLoop::Unix64k, effort.times(100_000), "kernel_alloc_order0to3_ns", "kernel_free_order0to3_ns"),
+    ];
+    for (sampled, count, alloc_name, free_name) in loops {
+        if let Some((alloc, free)) = kernel_path::allocator_path(sampled, count, effort.repeats)? {
+            constants.push((alloc_name.to_string(), alloc));
+            constants.push((free_name.to_string(), free));
+        }
+    }
+    let (alloc, free) = own_path::pagealloc_path(32_768, effort.times(20) as usize, effort.repeats)?;
+    constants.push(("pagealloc_alloc_ns".to_string(), alloc));
+    constants.push(("pagealloc_free_ns".to_string(), free));
     Ok(constants)
 }
