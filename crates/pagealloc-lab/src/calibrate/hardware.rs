@@ -165,31 +165,38 @@ pub fn pointer_chase(bytes: usize, loads: u64, repeats: usize, what: &str) -> Me
     Measurement::from_samples(samples, "ns", &method)
 }
 
-/// Zeroing, or copying, one 4 KiB page on one core, ns: every page of buffers larger than
-/// the last-level cache in turn, as a kernel clears or copies a page it has not touched.
+/// Zeroing, or copying, one 4 KiB page on one core, ns: every page of a buffer in turn,
+/// over and over (at least 128 MiB of pages per repeat). A buffer larger than the last-level
+/// cache times pages the kernel has not touched; one that fits the L2 or the LLC, pages
+/// still there.
 pub fn page_bandwidth(buffer_bytes: usize, repeats: usize, copy: bool) -> Measurement {
-    let pages = buffer_bytes / PAGE_BYTES;
-    let mut source = vec![1u8; buffer_bytes];
-    let mut target = vec![2u8; buffer_bytes];
+    let pages = (buffer_bytes / PAGE_BYTES).max(1);
+    let passes = ((128 << 20) / (pages * PAGE_BYTES)).max(1);
+    let mut source = vec![1u8; pages * PAGE_BYTES];
+    let mut target = vec![2u8; pages * PAGE_BYTES];
     let samples = (0..repeats)
         .map(|_| {
             let start = Instant::now();
-            for page in 0..pages {
-                let range = page * PAGE_BYTES..(page + 1) * PAGE_BYTES;
-                if copy {
-                    target[range.clone()].copy_from_slice(&source[range]);
-                } else {
-                    target[range].fill(0);
+            for _ in 0..passes {
+                for page in 0..pages {
+                    let range = page * PAGE_BYTES..(page + 1) * PAGE_BYTES;
+                    if copy {
+                        target[range.clone()].copy_from_slice(&source[range]);
+                    } else {
+                        target[range].fill(0);
+                    }
                 }
+                black_box(&mut target);
             }
-            black_box(&mut target);
             black_box(&mut source);
-            start.elapsed().as_nanos() as f64 / pages as f64
+            start.elapsed().as_nanos() as f64 / (pages * passes) as f64
         })
         .collect();
     let what = if copy { "copy" } else { "zero" };
-    let method =
-        format!("{what} each 4 KiB page of a {} MiB buffer in turn, one core; time / pages", buffer_bytes >> 20);
+    let method = format!(
+        "{what} each 4 KiB page of a {} KiB buffer in turn, {passes} passes, one core; time / pages",
+        buffer_bytes >> 10
+    );
     Measurement::from_samples(samples, "ns", &method)
 }
 

@@ -8,12 +8,14 @@
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
 //! - `own_path`: this library's path per call, for the `pagealloc` preset.
 
+pub mod check;
 pub mod hardware;
 pub mod host;
 pub mod kernel;
 pub mod kernel_path;
 pub mod own_path;
 pub mod profile;
+pub mod two_cpu;
 
 use std::path::PathBuf;
 
@@ -24,9 +26,14 @@ use profile::{HostInfo, MachineProfile, Measurement};
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
-    /// Where to write the profile.
+    /// Where to write the profile (with --check: the profile to read).
     #[arg(long, default_value = "machine-profile.json")]
     pub out: PathBuf,
+    /// Instead of calibrating: predict, from the profile, the real kernel on 2-CPU workloads
+    /// the profile does not measure, measure them, and exit non-zero if a prediction is more
+    /// than 15% off.
+    #[arg(long)]
+    pub check: bool,
     /// Runs of each measurement; the profile keeps their median and extremes.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1000).map(usize::from))]
     pub repeats: usize,
@@ -63,6 +70,17 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     if let Some(name) = &args.run_loop {
         let sampled = kernel_path::SampledLoop::parse(name).ok_or_else(|| format!("--run-loop {name}: no such loop"))?;
         return sampled.run(args.loop_count);
+    }
+    if args.check {
+        let rows = check::check(&args.out, args.repeats, args.quick)?;
+        print!("{}", check::table(&rows));
+        std::io::Write::flush(&mut std::io::stdout()).map_err(|error| error.to_string())?;
+        let outside = rows.iter().filter(|row| !row.within_band()).count();
+        if outside > 0 {
+            return Err(format!("{outside} of {} predictions outside +-15%", rows.len()));
+        }
+        println!("every prediction within +-15%");
+        return Ok(());
     }
     // Fail before minutes of measuring, not after.
     std::fs::File::create(&args.out).map_err(|error| format!("{}: {error}", args.out.display()))?;
@@ -151,6 +169,10 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     let page_buffer = (llc_bytes * 4).max(128 << 20);
     constants.push(("page_zero_ns".into(), hardware::page_bandwidth(page_buffer, repeats, false)));
     constants.push(("page_copy_ns".into(), hardware::page_bandwidth(page_buffer, repeats, true)));
+    let llc_half = llc_bytes / 2;
+    constants.push(("page_zero_llc_ns".into(), hardware::page_bandwidth(llc_half, repeats, false)));
+    let l2_half = (host.cache_kib(2).unwrap_or(256) as usize) << 9;
+    constants.push(("page_zero_l2_ns".into(), hardware::page_bandwidth(l2_half, repeats, false)));
     constants.push(("percpu_counter_update_ns".into(), hardware::percpu_counter_update(effort.times(100_000_000), repeats)));
     Ok(constants)
 }

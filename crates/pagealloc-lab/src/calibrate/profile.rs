@@ -86,6 +86,11 @@ impl HostInfo {
         packages.len()
     }
 
+    /// The size of CPU 0's data or unified cache of `level`, KiB.
+    pub fn cache_kib(&self, level: u32) -> Option<u64> {
+        self.caches.iter().find(|cache| cache.level == level && cache.kind != "Instruction").map(|c| c.size_kib)
+    }
+
     /// The last-level cache's size, KiB (the highest level, unified or data).
     pub fn llc_kib(&self) -> Option<u64> {
         self.caches

@@ -53,7 +53,8 @@ pub(super) fn lru_page_fault1(preset: &str, quick: bool, seed: u64, bar: &Progre
 
 fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
     let Point { preset, mode, tasks, lru_batch, region_pages, duration_ms } = *point;
-    let workload = PageFault { lru: true, region_pages, ..PageFault::new(mode) };
+    let workload =
+        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_release::release_of(preset)) };
     let setup = Setup {
         workload: WorkloadKind::PageFault1,
         topology: TopologyKind::Server88,

@@ -13,7 +13,7 @@ use crate::workload::{FaultMode, PageFault, Workload};
 pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
     let counts: &[usize] = if quick { &[2, 8] } else { &[2, 8, 30, 79] };
     let mut metrics = BTreeMap::new();
-    let workload = PageFault::new(FaultMode::Process);
+    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset));
     for &processes in counts {
         bar.set_message(format!("{preset}, {processes} processes"));
         let setup = Setup {

@@ -36,6 +36,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         preset: preset.to_string(),
         real: false,
         topology: setup.topology,
+        machine: None,
         metadata_layout: REPRODUCTION_LAYOUT,
         duration_ms: Some(setup.duration_ms),
         memory_gib: setup.memory_gib,

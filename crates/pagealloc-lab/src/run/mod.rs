@@ -112,6 +112,11 @@ pub struct RunArgs {
     pub real: bool,
     #[arg(long, value_enum, default_value = "flat")]
     pub topology: TopologyKind,
+    /// Simulator: a machine profile written by `pagelab calibrate`. Its topology replaces
+    /// --topology, its measured hardware costs the legacy ones, and the kernel's costs it
+    /// holds (fault path, allocator path per call, socket messages) the workloads' own.
+    #[arg(long, value_name = "FILE", conflicts_with = "topology", value_parser = parse_machine)]
+    pub machine: Option<crate::machine::SimMachine>,
     /// Simulator: whose frame-metadata layout to charge cache lines for.
     #[arg(long, value_enum, default_value = "pagealloc")]
     pub metadata_layout: LayoutKind,
@@ -177,6 +182,10 @@ pub struct RunArgs {
     pub lru_batch: Option<u8>,
 }
 
+fn parse_machine(path: &str) -> Result<crate::machine::SimMachine, String> {
+    crate::machine::SimMachine::read(std::path::Path::new(path))
+}
+
 fn parse_numa_stats(text: &str) -> Result<NumaStats, String> {
     NumaStats::parse(text).ok_or_else(|| {
         format!("'{text}': expected zone-stat, threshold-N (32..=32765), separate-class[-N] (N 1..=65533), per-cpu or disabled")
@@ -197,6 +206,24 @@ impl RunArgs {
     }
 
     /// Run-time cap: as given, or the workload's default.
+    /// The hardware costs: the machine profile's, or the legacy set.
+    pub fn calibration(&self) -> pagealloc_sim::Calibration {
+        self.machine.as_ref().map_or(pagealloc_sim::Calibration::XEON, |machine| machine.calibration.clone())
+    }
+
+    /// What each allocator call of the workload costs besides its data movement: on a
+    /// profiled machine, the kernel's path for the Linux presets and this library's own for
+    /// `pagealloc`; nothing on the legacy model.
+    pub fn call_costs(&self) -> crate::machine::CallCosts {
+        let Some(machine) = &self.machine else { return crate::machine::CallCosts::NONE };
+        let own = pagealloc::presets::find(&self.preset).is_some_and(|preset| preset.name == "pagealloc");
+        if own {
+            machine.kernel.own_calls
+        } else {
+            machine.kernel.kernel_calls
+        }
+    }
+
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(match self.workload {
             WorkloadKind::Trunc | WorkloadKind::Kbuild => 10_000,
@@ -208,11 +235,22 @@ impl RunArgs {
     pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
         Ok(match self.workload {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
-            WorkloadKind::PageFault1 => Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode) }),
+            WorkloadKind::PageFault1 => {
+                let release = crate::preset_release::release_of(&self.preset);
+                let workload = PageFault { lru: self.lru, ..PageFault::new(self.mode, release) };
+                Box::new(match &self.machine {
+                    Some(machine) => workload.with_costs(&machine.kernel),
+                    None => workload,
+                })
+            }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
-                Box::new(Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) })
+                let workload = Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) };
+                Box::new(match &self.machine {
+                    Some(machine) => workload.with_costs(&machine.kernel, &machine.calibration),
+                    None => workload,
+                })
             }
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
@@ -225,6 +263,9 @@ impl RunArgs {
     }
 
     pub fn topology(&self) -> pagealloc_sim::Topology {
+        if let Some(machine) = &self.machine {
+            return machine.topology.clone();
+        }
         match self.topology {
             TopologyKind::Flat => pagealloc_sim::Topology::flat(self.cpus as u32),
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,

@@ -6,7 +6,7 @@ use std::time::Instant;
 use pagealloc::presets::Preset;
 use pagealloc::{AllocatorBuilder, LastLevelCache, PageAllocator, ZoneType};
 use pagealloc_sim::platform::SimHandle;
-use pagealloc_sim::{engine, Calibration, Engine, SimPlatform};
+use pagealloc_sim::{engine, Engine, SimPlatform};
 
 use super::faults::{self, CheckFn, InvariantObserver};
 use super::kswapd_task::KswapdTasks;
@@ -60,7 +60,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     let platform_name = format!("simulated {}", topology.name);
     let builder =
         machine_memory(&topology, args.memory_gib << 18, args.dma32).policy(args.policy(preset)).last_level_cache(llc);
-    let platform = SimPlatform::with_layout(topology, Calibration::XEON, args.metadata_layout.layout());
+    let platform = SimPlatform::with_layout(topology, args.calibration(), args.metadata_layout.layout());
     let sim = platform.handle();
     let builder = match &args.trace {
         Some(path) => {
@@ -211,6 +211,10 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
         observer.is_some(),
         (lru.as_ref(), page_cache.as_deref()),
     );
+    let call_costs = args.call_costs();
+    for env in &mut envs {
+        env.call_costs = call_costs;
+    }
     let host_start = Instant::now();
     let duration_ns = args.duration_ms() * 1_000_000;
     // A run with a reclaim client runs each node's kswapd as a task of its own.

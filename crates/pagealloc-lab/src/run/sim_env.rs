@@ -8,6 +8,7 @@ use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::SimPlatform;
 
 use super::lru_pages::LruPages;
+use crate::machine::CallCosts;
 use super::AllocFailures;
 use crate::workload::{Env, LruSink};
 
@@ -29,6 +30,8 @@ pub(super) struct SimEnv<'a> {
     pub(super) lru: Option<&'a LruPages<'a, SimPlatform>>,
     /// The run's page cache, if the workload keeps one.
     pub(super) page_cache: Option<&'a super::PageCache>,
+    /// Each allocator call's own work, charged before the call.
+    pub(super) call_costs: CallCosts,
 }
 
 impl<'a> SimEnv<'a> {
@@ -55,6 +58,7 @@ impl<'a> SimEnv<'a> {
                 faults,
                 lru,
                 page_cache,
+                call_costs: CallCosts::NONE,
             })
             .collect()
     }
@@ -72,6 +76,7 @@ impl<'a> SimEnv<'a> {
 impl Env for SimEnv<'_> {
     fn alloc(&mut self, order: u8, request: AllocRequest) -> Option<Block> {
         self.call_boundary();
+        self.sim.advance(self.call_costs.alloc_ns(order));
         let block = self.failures.note(self.allocator.alloc_pages(order, request))?;
         if let Some(reuse) = self.reuse.as_mut() {
             *reuse.entry(block.pfn()).or_default() += 1;
@@ -84,6 +89,7 @@ impl Env for SimEnv<'_> {
     }
     fn free(&mut self, block: Block) {
         self.call_boundary();
+        self.sim.advance(self.call_costs.free_ns(block.order()));
         self.allocator.free_pages(block).expect("workloads free what they allocated");
     }
     fn touch(&mut self, pfn: u64, pages: u64) {

@@ -3,12 +3,18 @@
 //! from the same CPU).
 //!
 //! Process mode: private address spaces. Thread mode: one shared address space, whose
-//! `mmap_sem` every fault takes for reading (down_read and up_read: an atomic on the shared
-//! semaphore word each, so faults bounce its line but do not exclude each other) and every
-//! munmap takes for writing while it zaps and frees; the fault path also folds its
-//! task-local RSS counts into the shared mm every 64 faults (TASK_RSS_EVENTS_THRESH of the
-//! 2018 kernels' SPLIT_RSS_COUNTING). Split page-table locks are per 2 MiB of a task's own
-//! region, hence uncontended; their cost is inside `fault_overhead_ns`.
+//! locking follows the kernel release the preset models (`FaultLocking`):
+//! - up to 6.3, every fault takes the shared `mmap_sem` for reading (down_read and up_read:
+//!   an atomic on the semaphore word each, so faults bounce its line but do not exclude
+//!   each other), and every munmap takes it for writing while it zaps and frees;
+//! - from 6.4 (per-VMA locks), a fault takes only its own VMA's lock, and a thread's munmap
+//!   write-locks the VMA it removes: threads faulting their own regions share no lock.
+//!
+//! The fault path also folds its RSS counts into the shared mm now and then: every 64
+//! faults up to 6.1 (SPLIT_RSS_COUNTING's TASK_RSS_EVENTS_THRESH), and from 6.2, where the
+//! counts became percpu_counters, whenever a CPU's part reaches the batch (max(32, 2 x
+//! CPUs)), under the counter's spinlock. Split page-table locks are per 2 MiB of a task's
+//! own region, hence uncontended; their cost is inside `fault_overhead_ns`.
 //!
 //! With `lru`, each faulted page joins the anonymous LRU through the CPU's add batch (the
 //! 2018 kernels put new anonymous pages on the active list), and munmap takes the pages off
@@ -17,6 +23,7 @@
 use std::collections::VecDeque;
 
 use pagealloc::lru::LruList;
+use pagealloc::sizing::LinuxVersion;
 use serde_json::json;
 
 use super::{CpuTask, Env, Step, Workload};
@@ -27,6 +34,38 @@ use pagealloc::{AllocRequest, Block};
 pub enum FaultMode {
     Process,
     Thread,
+}
+
+/// How a fault in a shared address space locks it (thread mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultLocking {
+    /// The mm's mmap_sem, read per fault, written per munmap (up to 6.3).
+    MmapSem,
+    /// The faulting VMA's own lock (6.4, "mm: introduce per-VMA locks").
+    PerVma,
+}
+
+/// How the fault path folds its RSS counts into the shared mm (thread mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RssCounting {
+    /// A task-local cache folded every 64 faults (up to 6.1).
+    TaskCache,
+    /// percpu_counters folded past their batch (6.2, "mm: convert mm's rss stats into
+    /// percpu_counter").
+    PercpuCounter,
+}
+
+impl RssCounting {
+    /// Faults between folds into the shared mm on `cpus` CPUs.
+    fn fold_every_faults(self, cpus: usize) -> u64 {
+        match self {
+            RssCounting::TaskCache => RSS_EVENTS_THRESH,
+            // percpu_counter_batch: max(32, 2 x online CPUs).
+            RssCounting::PercpuCounter => (2 * cpus as u64).max(32),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -41,11 +80,32 @@ pub struct PageFault {
     pub map_overhead_ns: u64,
     /// Faulted pages go on the LRU and munmap takes them off.
     pub lru: bool,
+    pub locking: FaultLocking,
+    pub rss: RssCounting,
 }
 
 impl PageFault {
-    pub fn new(mode: FaultMode) -> PageFault {
-        PageFault { mode, region_pages: 32_768, fault_overhead_ns: 250, map_overhead_ns: 5_000, lru: false }
+    /// The fault path of `release`, with the simulator's legacy costs (a machine profile
+    /// replaces them: see `machine::KernelCosts`).
+    pub fn new(mode: FaultMode, release: LinuxVersion) -> PageFault {
+        let per_vma = release >= LinuxVersion::new(6, 4);
+        let percpu_rss = release >= LinuxVersion::new(6, 2);
+        PageFault {
+            mode,
+            region_pages: 32_768,
+            fault_overhead_ns: 250,
+            map_overhead_ns: 5_000,
+            lru: false,
+            locking: if per_vma { FaultLocking::PerVma } else { FaultLocking::MmapSem },
+            rss: if percpu_rss { RssCounting::PercpuCounter } else { RssCounting::TaskCache },
+        }
+    }
+}
+
+impl PageFault {
+    /// The kernel's fault and map costs on a profiled machine.
+    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> PageFault {
+        PageFault { fault_overhead_ns: kernel.fault_ns, map_overhead_ns: kernel.map_unmap_ns, ..self }
     }
 }
 
@@ -67,6 +127,8 @@ struct Task {
     /// Process mode: an munmap in progress, one LRU lock hold's worth of pages per step.
     unmapping: bool,
     faults: u64,
+    /// Faults between RSS folds into the shared mm.
+    rss_fold_every: u64,
 }
 
 /// With `lru`, a fault spans two steps: its first half (down_read, trap, allocation,
@@ -108,6 +170,11 @@ impl Task {
         self.config.mode == FaultMode::Thread
     }
 
+    /// Faults and munmaps share the mm's mmap_sem.
+    fn shares_mmap_sem(&self) -> bool {
+        self.thread_mode() && self.config.locking == FaultLocking::MmapSem
+    }
+
     /// down_read or up_read of the shared mmap_sem: one atomic on its word, after any
     /// writer (an munmap) has let go.
     fn mmap_sem_read_op(&self, env: &mut dyn Env) {
@@ -116,12 +183,12 @@ impl Task {
     }
 
     fn start_fault(&mut self, env: &mut dyn Env) {
-        if self.thread_mode() {
+        if self.shares_mmap_sem() {
             self.mmap_sem_read_op(env);
         }
         env.compute(self.config.fault_overhead_ns);
         let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
-            if self.thread_mode() {
+            if self.shares_mmap_sem() {
                 self.mmap_sem_read_op(env);
             }
             // Out of memory: unmap early, as the OOM path would shrink the workload.
@@ -141,11 +208,11 @@ impl Task {
             env.lru_add(&page, LruList::ActiveAnon);
         }
         self.faults += 1;
-        if self.thread_mode() {
-            if self.faults.is_multiple_of(RSS_EVENTS_THRESH) {
-                env.lock(MM_RSS);
-                env.unlock(MM_RSS);
-            }
+        if self.thread_mode() && self.faults.is_multiple_of(self.rss_fold_every) {
+            env.lock(MM_RSS);
+            env.unlock(MM_RSS);
+        }
+        if self.shares_mmap_sem() {
             self.mmap_sem_read_op(env);
         }
         self.mapped.push_back(page);
@@ -155,7 +222,7 @@ impl Task {
     /// munmap: in one step (thread mode, or without the LRU), or, in process mode with the
     /// LRU, one LRU lock hold's worth of pages per step from this one on.
     fn begin_unmap(&mut self, env: &mut dyn Env) {
-        if self.thread_mode() || !self.config.lru {
+        if self.shares_mmap_sem() || !self.config.lru {
             self.unmap(env);
         } else {
             env.compute(self.config.map_overhead_ns);
@@ -187,7 +254,7 @@ impl Task {
     /// lock stays in one step in the simulator; the other threads wait at their next
     /// down_read).
     fn unmap(&mut self, env: &mut dyn Env) {
-        let thread_mode = self.thread_mode();
+        let thread_mode = self.shares_mmap_sem();
         if thread_mode {
             env.lock(MMAP_SEM);
         }
@@ -217,6 +284,8 @@ impl Workload for PageFault {
             "region_pages": self.region_pages,
             "fault_overhead_ns": self.fault_overhead_ns,
             "map_overhead_ns": self.map_overhead_ns,
+            "locking": self.locking,
+            "rss": self.rss,
         })
     }
     fn uses_lru(&self) -> bool {
@@ -231,6 +300,7 @@ impl Workload for PageFault {
                     faulting: None,
                     unmapping: false,
                     faults: 0,
+                    rss_fold_every: self.rss.fold_every_faults(cpus),
                 }) as Box<dyn CpuTask>
             })
             .collect()

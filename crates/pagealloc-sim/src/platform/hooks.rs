@@ -77,6 +77,19 @@ impl Platform for SimPlatform {
     }
 
     #[inline]
+    fn percpu_counter_updates(&self, updates: u32) {
+        self.handle.with(|state| {
+            if !state.observing {
+                let cpu = state.current;
+                let owed_ps = state.counter_remainder_ps[cpu]
+                    + u64::from(updates) * state.calibration.percpu_counter_update_ps;
+                state.clocks_ns[cpu] += owed_ps / 1000;
+                state.counter_remainder_ps[cpu] = owed_ps % 1000;
+            }
+        })
+    }
+
+    #[inline]
     fn touch_pages(&self, pfn: Pfn, pages: u64) {
         self.handle.with(|state| {
             if !state.observing {
@@ -119,5 +132,22 @@ mod tests {
         platform.lock_release(pcp);
         let cal = Calibration::XEON;
         assert_eq!(sim.clock_ns(1) - clock_before, cal.atomic_rmw_ns + cal.line_local_ns);
+    }
+
+    #[test]
+    fn counter_updates_charge_their_picoseconds_with_the_remainder_carried() {
+        let calibration = Calibration { percpu_counter_update_ps: 700, ..Calibration::XEON };
+        let platform = crate::SimPlatform::new(crate::topology::Topology::flat(2), calibration);
+        let sim = platform.handle();
+        sim.set_cpu(1);
+        platform.percpu_counter_updates(1);
+        assert_eq!(sim.clock_ns(1), 0, "0.7 ns owed, not yet a nanosecond");
+        platform.percpu_counter_updates(2);
+        assert_eq!(sim.clock_ns(1), 2, "2.1 ns owed");
+        platform.percpu_counter_updates(7);
+        assert_eq!(sim.clock_ns(1), 7, "7.0 ns owed in all");
+        assert_eq!(sim.clock_ns(0), 0, "another CPU's clock is untouched");
+        sim.observe(|| platform.percpu_counter_updates(100));
+        assert_eq!(sim.clock_ns(1), 7, "an observer charges nothing");
     }
 }

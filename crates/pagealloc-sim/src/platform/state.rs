@@ -25,6 +25,8 @@ pub(super) struct SimState {
     pub(super) topology: Topology,
     pub(super) calibration: Calibration,
     pub(super) clocks_ns: Vec<u64>,
+    /// Per CPU, picoseconds of counter updates charged but not yet a whole nanosecond.
+    pub(super) counter_remainder_ps: Vec<u64>,
     pub(super) current: usize,
     pub(super) locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
     pub(super) lines: LineTable,
@@ -51,6 +53,7 @@ impl SimState {
         let nr_cpus = topology.cpus() as usize;
         SimState {
             clocks_ns: vec![0; nr_cpus],
+            counter_remainder_ps: vec![0; nr_cpus],
             current: 0,
             locks: HashMap::default(),
             lines: LineTable::default(),

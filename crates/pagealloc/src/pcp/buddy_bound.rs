@@ -30,7 +30,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
     pcp.buddy_bound.push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
     pcp.buddy_bound_pages += 1 << order;
-    pcp.stats.count_free(1 << order);
+    pcp.stats.count_free(1 << order, zone.platform);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
         if slot.remote && call.policy.drain.hand_remote_frees {
             hand_buddy_bound(zone, &mut pcp);

@@ -165,7 +165,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: 
     pcp.count_pages += 1 << order;
     pcp.thp_pages += thp_part(1 << order, order);
     pcp.note_peak();
-    pcp.stats.count_free(1 << order);
+    pcp.stats.count_free(1 << order, zone.platform);
 
     let free_high = take_free_high(&mut pcp, policy, order);
     if free_high {

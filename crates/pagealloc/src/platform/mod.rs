@@ -138,4 +138,9 @@ pub trait Platform: Send + Sync + 'static {
     /// Touched the data of `pages` frames starting at `pfn` (zeroing, copying, prefetching).
     #[inline(always)]
     fn touch_pages(&self, _pfn: Pfn, _pages: u64) {}
+
+    /// Made `updates` increments of CPU-local counters (vm events, NUMA event diffs): no
+    /// line moves, but each is a load, an add and a store the call executes.
+    #[inline(always)]
+    fn percpu_counter_updates(&self, _updates: u32) {}
 }

@@ -38,8 +38,12 @@ impl CpuZoneStats {
         if target.global.numa_per_cpu() {
             self.numa_events[if placement.hit { NumaEvent::Hit } else { NumaEvent::Miss }.index()] += 1;
             self.numa_events[if placement.local { NumaEvent::Local } else { NumaEvent::Other }.index()] += 1;
+            target.platform.percpu_counter_updates(3);
         } else if !target.global.numa_disabled() {
+            target.platform.percpu_counter_updates(3);
             self.count_numa_diffs(placement, &target);
+        } else {
+            target.platform.percpu_counter_updates(1);
         }
     }
 
@@ -71,8 +75,9 @@ impl CpuZoneStats {
 
     /// Counts a free of `pages` through this pageset (mirrors __count_vm_events(PGFREE)).
     #[inline(always)]
-    pub fn count_free(&mut self, pages: u64) {
+    pub fn count_free<P: Platform>(&mut self, pages: u64, platform: &P) {
         self.pgfree_pages += pages;
+        platform.percpu_counter_updates(1);
     }
 
     /// Folds every diff into `target` (mirrors the per-zone step of refresh_cpu_vm_stats());

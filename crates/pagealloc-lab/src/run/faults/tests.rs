@@ -26,6 +26,7 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         cpus: 4,
         preset: preset.into(),
         real: false,
+        machine: None,
         topology: TopologyKind::SmallCache,
         metadata_layout: LayoutKind::Pagealloc,
         duration_ms: Some(duration_ms(workload)),

@@ -26,6 +26,8 @@ mod socket;
 use serde_json::json;
 
 use super::unix_skb;
+use crate::machine::kernel_costs::at_size;
+use crate::machine::KernelCosts;
 use super::{CpuTask, Idle, Workload};
 use placement::{CoLocatedPair, Pair, PairCpu};
 use roles::RoleSchedule;
@@ -81,6 +83,31 @@ impl Pairs {
             role_swap_ns: None,
             co_located: false,
         }
+    }
+}
+
+impl Pairs {
+    /// The per-message kernel work on a profiled machine: the one-thread message cost at
+    /// this size, less what the simulator charges apart (the kernel allocator's path for
+    /// the message's blocks, and its pages touched twice, written and read, from the L2, as
+    /// one thread touches them), split in halves between the write and the read.
+    pub fn with_costs(self, kernel: &KernelCosts, calibration: &pagealloc_sim::Calibration) -> Pairs {
+        let calls = &kernel.kernel_calls;
+        let pages = self.message_bytes.div_ceil(4096);
+        let (measured_ns, paths_ns) = match self.kind {
+            PairKind::Unix => {
+                let blocks = unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES);
+                let paths_ns: u64 = blocks.iter().map(|b| calls.alloc_ns(b.order) + calls.free_ns(b.order)).sum();
+                (at_size(&kernel.unix_message_ns, self.message_bytes), paths_ns)
+            }
+            PairKind::Netperf => {
+                let block_ns = calls.alloc_ns(FRAG_ORDER) + calls.free_ns(FRAG_ORDER);
+                (at_size(&kernel.tcp_message_ns, self.message_bytes), block_ns * self.message_bytes / FRAG_BYTES)
+            }
+        };
+        let touches_ns = 2 * pages * calibration.page_l2_hit_ns;
+        let half_ns = measured_ns.saturating_sub(paths_ns + touches_ns) / 2;
+        Pairs { per_message_ns: half_ns, receive_per_message_ns: half_ns, ..self }
     }
 }
 

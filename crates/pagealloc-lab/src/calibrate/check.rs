@@ -1,0 +1,121 @@
+//! `pagelab calibrate --check`: the simulator, given this host's profile, predicts the host's
+//! real kernel on workloads the profile does not measure, and the real kernel is then
+//! measured on them: page_fault1 at 2 tasks (processes, threads) and a 2-CPU AF_UNIX pair at
+//! 4 KiB and 64 KiB. The 1-task fault cost and the one-thread message costs are inputs;
+//! every 2-CPU figure is a prediction. A prediction more than `BAND` off fails the check.
+
+use std::path::Path;
+
+use clap::Parser;
+
+use super::profile::{MachineProfile, Measurement};
+use super::two_cpu;
+
+/// The largest accepted |prediction / measurement - 1|.
+pub const BAND: f64 = 0.15;
+
+/// One workload: the simulator's prediction and the real kernel's measurement.
+#[derive(Clone, Debug)]
+pub struct CheckRow {
+    pub workload: String,
+    pub unit: &'static str,
+    pub predicted: f64,
+    pub measured: Measurement,
+}
+
+impl CheckRow {
+    pub fn error(&self) -> f64 {
+        self.predicted / self.measured.value - 1.0
+    }
+
+    pub fn within_band(&self) -> bool {
+        self.error().abs() <= BAND
+    }
+}
+
+/// `pagelab run`'s arguments, parsed from words, to run the simulator as the CLI would.
+#[derive(Parser)]
+struct RunWords {
+    #[command(flatten)]
+    run: crate::run::RunArgs,
+}
+
+/// The simulator's rate (work per second) for `pagelab run` with `words`, on `profile`.
+fn predict(profile: &Path, words: &[&str]) -> Result<f64, String> {
+    let profile = profile.to_str().ok_or("the profile's path is not UTF-8")?;
+    let machine = ["--machine", profile, "--preset", "mainline"];
+    let all = ["run"].iter().chain(words).chain(&machine);
+    let args = RunWords::try_parse_from(all).map_err(|error| error.to_string())?.run;
+    let workload = args.workload()?;
+    Ok(crate::run::run_sim(workload.as_ref(), &args)?.work_per_sec)
+}
+
+/// The two CPUs the 2-CPU workloads run on: the profile's first two.
+fn two_cpus(profile: &MachineProfile) -> Result<(usize, usize), String> {
+    match profile.host.cpus.as_slice() {
+        [first, second, ..] => Ok((first.cpu, second.cpu)),
+        _ => Err("--check needs a host with two CPUs".into()),
+    }
+}
+
+/// Predicts and measures every workload of the check, `repeats` real runs each.
+pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, String> {
+    let profile = MachineProfile::read(path)?;
+    let (a, b) = two_cpus(&profile)?;
+    let rounds = if quick { 2 } else { 10 };
+    let mut rows = Vec::new();
+    for (mode, threads) in [("process", false), ("thread", true)] {
+        let predicted = predict(path, &["page_fault1", "--cpus", "2", "--mode", mode, "--duration-ms", "500"])?;
+        let measured = two_cpu::page_fault1_tasks(&[a, b], threads, rounds, repeats)?;
+        rows.push(CheckRow { workload: format!("page_fault1, 2 {mode}s"), unit: "faults/s", predicted, measured });
+    }
+    let messages = if quick { 20_000 } else { 200_000 };
+    for bytes in [4096usize, 65_536] {
+        let size = bytes.to_string();
+        let predicted = predict(path, &["unix-pairs", "--cpus", "2", "--message-bytes", &size, "--duration-ms", "100"])?;
+        let measured = two_cpu::unix_pair((a, b), bytes, messages, repeats)?;
+        let workload = format!("AF_UNIX pair, {} KiB messages", bytes >> 10);
+        rows.push(CheckRow { workload, unit: "messages/s", predicted, measured });
+    }
+    Ok(rows)
+}
+
+/// The table `--check` prints.
+pub fn table(rows: &[CheckRow]) -> String {
+    let mut text = format!(
+        "{:<34} {:>12} {:>12} {:>8} {:>7}  {}\n",
+        "workload", "predicted", "measured", "error", "spread", "unit"
+    );
+    for row in rows {
+        text += &format!(
+            "{:<34} {:>12.0} {:>12.0} {:>+7.1}% {:>6.0}%  {}{}\n",
+            row.workload,
+            row.predicted,
+            row.measured.value,
+            row.error() * 100.0,
+            row.measured.spread() * 100.0,
+            row.unit,
+            if row.within_band() { "" } else { "  OUTSIDE THE BAND" }
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(predicted: f64, measured: f64) -> CheckRow {
+        let measured = Measurement::from_samples(vec![measured], "faults/s", "test");
+        CheckRow { workload: "w".into(), unit: "faults/s", predicted, measured }
+    }
+
+    #[test]
+    fn the_band_is_fifteen_percent_either_way() {
+        assert!(row(115.0, 100.0).within_band());
+        assert!(row(85.0, 100.0).within_band());
+        assert!(!row(116.0, 100.0).within_band());
+        assert!(!row(84.0, 100.0).within_band());
+        assert!(table(&[row(200.0, 100.0)]).contains("OUTSIDE THE BAND"));
+    }
+}

@@ -1,0 +1,139 @@
+//! The real kernel on workloads the profile does not measure, for `calibrate --check`:
+//! page_fault1 at several tasks (processes or threads, each pinned to its own CPU), and a
+//! sender and a receiver on two CPUs streaming AF_UNIX messages.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::sync::Barrier;
+use std::time::Instant;
+
+use super::hardware::pin_to_cpu_id;
+use super::kernel::{page_fault1, FAULT_MAP_BYTES};
+use super::profile::Measurement;
+
+const PAGES_PER_ROUND: u64 = (FAULT_MAP_BYTES / 4096) as u64;
+
+/// page_fault1 with one forked process per CPU of `cpus`, `rounds` rounds each: faults per
+/// second over all of them, from the fork to the last exit.
+fn processes_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
+    let start = Instant::now();
+    let mut children = Vec::with_capacity(cpus.len());
+    for &cpu in cpus {
+        // SAFETY: this process runs no other thread here; the child only pins itself, runs
+        // the loop (mmap, stores, munmap) and leaves with _exit, never unwinding into ours.
+        let pid = unsafe { libc::fork() };
+        match pid {
+            -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
+            0 => {
+                let ok = pin_to_cpu_id(cpu).is_ok() && page_fault1(rounds, 1).is_ok();
+                // SAFETY: ends the child at once, without running the parent's destructors.
+                unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+            }
+            child => children.push(child),
+        }
+    }
+    let mut failed = false;
+    for child in children {
+        let mut status = 0;
+        // SAFETY: waits for a child this function forked.
+        let waited = unsafe { libc::waitpid(child, &mut status, 0) };
+        failed |= waited != child || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0;
+    }
+    if failed {
+        return Err("a page_fault1 process failed".into());
+    }
+    Ok((cpus.len() * rounds) as f64 * PAGES_PER_ROUND as f64 / start.elapsed().as_secs_f64())
+}
+
+/// page_fault1 with one thread per CPU of `cpus` in this process (one address space).
+fn threads_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
+    let barrier = Barrier::new(cpus.len() + 1);
+    let (start, results) = std::thread::scope(|scope| {
+        let workers: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let pinned = pin_to_cpu_id(cpu);
+                    barrier.wait();
+                    pinned.and_then(|()| page_fault1(rounds, 1)).map(drop)
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let results: Vec<_> = workers.into_iter().map(|worker| worker.join()).collect();
+        (start, results)
+    });
+    let elapsed_s = start.elapsed().as_secs_f64();
+    for result in results {
+        result.map_err(|_| "a page_fault1 thread panicked".to_string())??;
+    }
+    Ok((cpus.len() * rounds) as f64 * PAGES_PER_ROUND as f64 / elapsed_s)
+}
+
+/// page_fault1 at `cpus.len()` tasks, faults per second, median of `repeats`.
+pub fn page_fault1_tasks(cpus: &[usize], threads: bool, rounds: usize, repeats: usize) -> Result<Measurement, String> {
+    let samples = (0..repeats)
+        .map(|_| if threads { threads_once(cpus, rounds) } else { processes_once(cpus, rounds) })
+        .collect::<Result<Vec<_>, _>>()?;
+    let mode = if threads { "threads of one process" } else { "processes" };
+    let method = format!(
+        "page_fault1 as {} {mode} pinned to CPUs {cpus:?}, {rounds} rounds each; faults / wall time",
+        cpus.len()
+    );
+    Ok(Measurement::from_samples(samples, "faults/s", &method))
+}
+
+/// A sender pinned to `cpus.0` writing `messages` of `bytes` to an AF_UNIX stream, and a
+/// receiver pinned to `cpus.1` reading them: messages per second, median of `repeats`.
+pub fn unix_pair(cpus: (usize, usize), bytes: usize, messages: usize, repeats: usize) -> Result<Measurement, String> {
+    let samples = (0..repeats).map(|_| unix_pair_once(cpus, bytes, messages)).collect::<Result<Vec<_>, _>>()?;
+    let method = format!(
+        "AF_UNIX stream, sender on CPU {} and receiver on CPU {}: {messages} messages of {bytes} bytes; \
+         messages / wall time",
+        cpus.0, cpus.1
+    );
+    Ok(Measurement::from_samples(samples, "messages/s", &method))
+}
+
+fn unix_pair_once(cpus: (usize, usize), bytes: usize, messages: usize) -> Result<f64, String> {
+    let (mut writer, mut reader) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+    let barrier = Barrier::new(2);
+    std::thread::scope(|scope| {
+        let sender = scope.spawn(|| -> Result<(), String> {
+            pin_to_cpu_id(cpus.0)?;
+            let message = vec![0x5au8; bytes];
+            barrier.wait();
+            for _ in 0..messages {
+                writer.write_all(&message).map_err(|error| format!("write: {error}"))?;
+            }
+            Ok(())
+        });
+        pin_to_cpu_id(cpus.1)?;
+        let mut buffer = vec![0u8; bytes];
+        barrier.wait();
+        let start = Instant::now();
+        for _ in 0..messages {
+            reader.read_exact(&mut buffer).map_err(|error| format!("read: {error}"))?;
+        }
+        let elapsed_s = start.elapsed().as_secs_f64();
+        sender.join().map_err(|_| "the sender panicked".to_string())??;
+        Ok(messages as f64 / elapsed_s)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_two_cpu_loops_run() {
+        let faults = page_fault1_tasks(&[0, 0], false, 1, 1).unwrap();
+        assert!(faults.value > 0.0, "{faults:?}");
+        let faults = page_fault1_tasks(&[0, 0], true, 1, 1).unwrap();
+        assert!(faults.value > 0.0, "{faults:?}");
+        let pair = unix_pair((0, 0), 4096, 1000, 1).unwrap();
+        assert!(pair.value > 0.0, "{pair:?}");
+    }
+}

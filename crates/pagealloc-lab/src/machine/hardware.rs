@@ -1,0 +1,68 @@
+//! The simulator's topology and hardware costs from a profile.
+//!
+//! Rules (each constant measured by `pagelab calibrate`, see its `method`):
+//! - a line transfer is the ping-pong's time per turn less the atomic it includes;
+//! - a line from the LLC or from DRAM is the pointer chase's load-to-use latency;
+//! - a page touch costs what zeroing a page did with the buffer in the L2, in the LLC, or
+//!   in neither (DRAM);
+//! - a line this CPU holds costs 1 ns (an L1 or L2 hit, 4 to 14 cycles): not measured;
+//! - a kind of transfer the host lacks (SMT siblings, a second socket) costs what a transfer
+//!   between two of its cores does; the topology then never asks for it.
+
+use std::collections::BTreeSet;
+
+use pagealloc_sim::{Calibration, Topology};
+
+use super::Constants;
+use crate::calibrate::profile::HostInfo;
+
+/// The host's sockets, cores and caches as a simulator topology.
+pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> {
+    if host.cpus.is_empty() {
+        return Err("the profile lists no CPUs".into());
+    }
+    let sockets = host.packages() as u32;
+    let cores: BTreeSet<(u32, u32)> = host.cpus.iter().map(|place| (place.package, place.core)).collect();
+    let cores_total = cores.len() as u32;
+    let threads_per_core = (host.cpus.len() as u32 / cores_total).max(1);
+    if cores_total % sockets != 0 || cores_total * threads_per_core != host.cpus.len() as u32 {
+        return Err(format!(
+            "{} CPUs on {cores_total} cores in {sockets} packages: not a symmetric topology",
+            host.cpus.len()
+        ));
+    }
+    let l2_kib = host.cache_kib(2).ok_or("the profile has no L2 cache size")?;
+    let llc_kib = host.llc_kib().ok_or("the profile has no last-level cache size")?;
+    Ok(Topology {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        sockets,
+        cores_per_socket: cores_total / sockets,
+        threads_per_core,
+        l2_bytes_per_core: l2_kib << 10,
+        llc_bytes_per_socket: llc_kib << 10,
+    })
+}
+
+/// The hardware costs, rounded to whole nanoseconds (the counter update to picoseconds).
+pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calibration, String> {
+    let atomic_ns = constants.value("atomic_rmw_ns")?;
+    let transfer = |key: &str| -> Option<u64> {
+        constants.get(key).map(|measured| (measured.value - atomic_ns).max(1.0).round() as u64)
+    };
+    let same_socket_ns = transfer("line_same_socket_ns").ok_or("the profile has no line_same_socket_ns")?;
+    let ns = |key: &str| constants.value(key).map(|value| value.round().max(1.0) as u64);
+    Ok(Calibration {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        line_local_ns: 1,
+        line_smt_ns: transfer("line_smt_ns").unwrap_or(same_socket_ns),
+        line_same_socket_ns: same_socket_ns,
+        line_other_socket_ns: transfer("line_other_socket_ns").unwrap_or(same_socket_ns),
+        line_llc_ns: ns("line_llc_ns")?,
+        line_memory_ns: ns("line_memory_ns")?,
+        atomic_rmw_ns: ns("atomic_rmw_ns")?,
+        page_l2_hit_ns: ns("page_zero_l2_ns")?,
+        page_llc_hit_ns: ns("page_zero_llc_ns")?,
+        page_miss_ns: ns("page_zero_ns")?,
+        percpu_counter_update_ps: (constants.value("percpu_counter_update_ns")? * 1000.0).round() as u64,
+    })
+}

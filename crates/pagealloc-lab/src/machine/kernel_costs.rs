@@ -1,0 +1,152 @@
+//! What the kernel spends around and inside the page allocator, from a profile, for the
+//! simulator to charge as computation (data movement stays the cost model's).
+//!
+//! Rules, each from measured constants (see `docs/simulator.md`):
+//! - **Allocator path per call.** Order 0 as sampled in page_fault1; orders 1 and up from
+//!   the AF_UNIX 64 KiB loop's mean over its four calls (orders 3, 2, 1, 0), less the
+//!   order-0 share: `(4 x mean - order0) / 3`. The `pagealloc` preset's path is this
+//!   library's own, timed on the host.
+//! - **A page fault** (page_fault1's per-page cost at 1 task) is the kernel's fault and zap
+//!   work plus what the simulator charges apart: the allocator's path for the allocation
+//!   and the free, zeroing a page from memory, and the map and unmap's share. The rest, the
+//!   trap, page-table update, memcg charge, LRU and rmap work and the zap, is `fault_ns`.
+//! - **A socket message** (one thread, write then read back) is split the same way in
+//!   `workload::pairs`: its blocks' allocator paths and page touches apart, the rest in
+//!   halves between the write and the read.
+
+use pagealloc_sim::Calibration;
+
+use super::Constants;
+use crate::calibrate::kernel::FAULT_MAP_BYTES;
+
+/// An allocator call's own work, ns: order 0, and orders 1 and up.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CallCosts {
+    pub alloc_ns: [u64; 2],
+    pub free_ns: [u64; 2],
+}
+
+impl CallCosts {
+    /// Charges nothing per call: the allocator's data movement alone (the simulator's model
+    /// without a machine profile).
+    pub const NONE: CallCosts = CallCosts { alloc_ns: [0; 2], free_ns: [0; 2] };
+
+    pub fn alloc_ns(&self, order: u8) -> u64 {
+        self.alloc_ns[usize::from(order > 0)]
+    }
+
+    pub fn free_ns(&self, order: u8) -> u64 {
+        self.free_ns[usize::from(order > 0)]
+    }
+}
+
+/// The kernel's costs on a profiled machine.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct KernelCosts {
+    /// The kernel allocator's path per call (the Linux presets).
+    pub kernel_calls: CallCosts,
+    /// This library's path per call (the `pagealloc` preset).
+    pub own_calls: CallCosts,
+    /// A page fault's kernel work besides the allocator, zeroing and the map and unmap.
+    pub fault_ns: u64,
+    /// An mmap and munmap of page_fault1's region, untouched.
+    pub map_unmap_ns: u64,
+    /// One AF_UNIX message written and read back by one thread: (bytes, ns), by size.
+    pub unix_message_ns: Vec<(u64, u64)>,
+    /// The same through a TCP loopback stream.
+    pub tcp_message_ns: Vec<(u64, u64)>,
+}
+
+impl KernelCosts {
+    pub(super) fn derive(constants: &Constants<'_>, calibration: &Calibration) -> Result<KernelCosts, String> {
+        let kernel_calls = kernel_calls(constants)?;
+        let own_calls = CallCosts {
+            alloc_ns: [constants.value("pagealloc_alloc_ns")?.round() as u64; 2],
+            free_ns: [constants.value("pagealloc_free_ns")?.round() as u64; 2],
+        };
+        let region_pages = (FAULT_MAP_BYTES / 4096) as f64;
+        let map_unmap_ns = constants.value("mmap_munmap_128m_ns")?;
+        let apart_ns = map_unmap_ns / region_pages
+            + (kernel_calls.alloc_ns(0) + kernel_calls.free_ns(0) + calibration.page_miss_ns) as f64;
+        let fault_page_ns = constants.value("page_fault1_page_ns")?;
+        if fault_page_ns <= apart_ns {
+            return Err(format!(
+                "page_fault1_page_ns {fault_page_ns:.0} is no more than its parts charged apart ({apart_ns:.0})"
+            ));
+        }
+        Ok(KernelCosts {
+            kernel_calls,
+            own_calls,
+            fault_ns: (fault_page_ns - apart_ns).round() as u64,
+            map_unmap_ns: map_unmap_ns.round() as u64,
+            unix_message_ns: by_size(constants, "unix_stream_")?,
+            tcp_message_ns: by_size(constants, "tcp_stream_")?,
+        })
+    }
+}
+
+/// The kernel allocator's path: order 0 measured, orders 1 and up from the four-call mean.
+fn kernel_calls(constants: &Constants<'_>) -> Result<CallCosts, String> {
+    let alloc0 = constants.value("kernel_alloc_order0_ns")?;
+    let free0 = constants.value("kernel_free_order0_ns")?;
+    let high = |mean: f64, order0: f64| ((4.0 * mean - order0) / 3.0).max(order0);
+    let alloc_high = high(constants.value("kernel_alloc_order0to3_ns")?, alloc0);
+    let free_high = high(constants.value("kernel_free_order0to3_ns")?, free0);
+    Ok(CallCosts {
+        alloc_ns: [alloc0.round() as u64, alloc_high.round() as u64],
+        free_ns: [free0.round() as u64, free_high.round() as u64],
+    })
+}
+
+/// The constants `<prefix><N>k_ns` as (bytes, ns), by size; at least one.
+fn by_size(constants: &Constants<'_>, prefix: &str) -> Result<Vec<(u64, u64)>, String> {
+    let mut sizes: Vec<(u64, u64)> = constants
+        .0
+        .constants
+        .iter()
+        .filter_map(|(name, measured)| {
+            let kib: u64 = name.strip_prefix(prefix)?.strip_suffix("k_ns")?.parse().ok()?;
+            Some((kib << 10, measured.value.round() as u64))
+        })
+        .collect();
+    if sizes.is_empty() {
+        return Err(format!("the profile has no {prefix}<N>k_ns"));
+    }
+    sizes.sort_unstable();
+    Ok(sizes)
+}
+
+/// The cost at `bytes`, linear between the measured sizes and beyond them along the
+/// nearest two (flat with one size).
+pub fn at_size(sizes: &[(u64, u64)], bytes: u64) -> u64 {
+    assert!(!sizes.is_empty(), "at least one size is measured");
+    if sizes.len() == 1 {
+        return sizes[0].1;
+    }
+    let upper = sizes.iter().position(|&(size, _)| size >= bytes).unwrap_or(sizes.len() - 1).max(1);
+    let ((x0, y0), (x1, y1)) = (sizes[upper - 1], sizes[upper]);
+    let slope = (y1 as f64 - y0 as f64) / (x1 as f64 - x0 as f64);
+    (y0 as f64 + slope * (bytes as f64 - x0 as f64)).max(0.0).round() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_interpolate_between_and_extrapolate_beyond() {
+        let sizes = [(1024, 1000), (4096, 2000), (16384, 3000)];
+        assert_eq!(at_size(&sizes, 1024), 1000);
+        assert_eq!(at_size(&sizes, 2560), 1500);
+        assert_eq!(at_size(&sizes, 16384), 3000);
+        assert_eq!(at_size(&sizes, 28672), 4000, "beyond the last size, along the last two");
+        assert_eq!(at_size(&sizes, 512), 833, "below the first, along the first two");
+        assert_eq!(at_size(&[(4096, 7)], 1 << 20), 7);
+    }
+
+    #[test]
+    fn calls_pick_order_zero_or_higher() {
+        let calls = CallCosts { alloc_ns: [10, 30], free_ns: [5, 9] };
+        assert_eq!((calls.alloc_ns(0), calls.alloc_ns(3), calls.free_ns(0), calls.free_ns(1)), (10, 30, 5, 9));
+    }
+}
