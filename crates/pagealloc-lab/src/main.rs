@@ -37,6 +37,9 @@ enum Command {
     /// zero and copy, and the kernel's page fault, mmap and socket costs) into a machine
     /// profile (JSON).
     Calibrate(calibrate::CalibrateArgs),
+    /// The built-in simulated machines (the reference host as measured, the seeds' machines)
+    /// and where every constant comes from.
+    Machines(machine::listing::MachinesArgs),
     /// LLFree's allocator benchmark (bulk, repeat, rand, frag) against peers, on real threads.
     Bench(bench::BenchArgs),
     /// Run one workload on the many-CPU simulator (or on real threads with --real).
@@ -103,6 +106,7 @@ fn main() {
     let result = match cli.command {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
         Command::Calibrate(args) => calibrate::run(&args),
+        Command::Machines(args) => machine::listing::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),

@@ -95,11 +95,27 @@ fn cpu_model() -> String {
         .to_string()
 }
 
+/// CPU 0's clock, MHz: cpufreq's maximum where the kernel has a cpufreq driver, else
+/// /proc/cpuinfo's `cpu MHz` (on a guest, the clock the hypervisor reports); 0 if neither.
+fn clock_mhz() -> f64 {
+    let cpufreq = Path::new(CPU_SYSFS).join("cpu0/cpufreq/cpuinfo_max_freq");
+    if let Some(khz) = read_trimmed(&cpufreq).ok().and_then(|text| text.parse::<f64>().ok()) {
+        return khz / 1000.0;
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    cpuinfo
+        .lines()
+        .find_map(|line| line.strip_prefix("cpu MHz").and_then(|rest| rest.split_once(':')))
+        .and_then(|(_, value)| value.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
 /// The host now.
 pub fn read_host() -> Result<HostInfo, String> {
     Ok(HostInfo {
         kernel: kernel_release(),
         cpu_model: cpu_model(),
+        clock_mhz: clock_mhz(),
         cpus: cpu_places()?,
         caches: caches()?,
         zoneinfo: std::fs::read_to_string("/proc/zoneinfo").unwrap_or_default(),

@@ -71,6 +71,10 @@ pub struct HostInfo {
     pub kernel: String,
     /// `/proc/cpuinfo`'s model name.
     pub cpu_model: String,
+    /// CPU 0's clock, MHz (0: unknown), for scaling this host's kernel costs to another
+    /// machine's clock.
+    #[serde(default)]
+    pub clock_mhz: f64,
     pub cpus: Vec<CpuPlace>,
     /// CPU 0's caches.
     pub caches: Vec<CacheInfo>,
@@ -159,6 +163,7 @@ mod tests {
             host: HostInfo {
                 kernel: "6.18".into(),
                 cpu_model: "test".into(),
+                clock_mhz: 2600.0,
                 cpus: vec![CpuPlace { cpu: 0, package: 0, core: 0 }],
                 caches: vec![CacheInfo {
                     level: 3,

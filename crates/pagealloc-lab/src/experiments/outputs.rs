@@ -23,7 +23,8 @@ struct ExperimentJson<'a> {
     cpus: usize,
     seed: u64,
     quick: bool,
-    calibration: pagealloc_sim::Calibration,
+    /// Where the simulated costs come from.
+    cost_model: &'static str,
     metadata_layout: pagealloc_sim::MetadataLayout,
     rows: &'a [Row],
     published: PublishedJson,
@@ -42,7 +43,8 @@ pub(super) fn write_outputs(
         cpus: experiment.cpus,
         seed,
         quick,
-        calibration: pagealloc_sim::Calibration::XEON,
+        cost_model: "each run's machine: a seed machine of `pagelab machines` (cited hardware, the reference \
+                     host's measured kernel costs scaled by clock)",
         metadata_layout: REPRODUCTION_LAYOUT.layout(),
         rows,
         published: PublishedJson {

@@ -3,10 +3,14 @@
 //! ([`KernelCosts`]). `pagelab calibrate` measures a profile; `--machine FILE` reads one.
 //!
 //! - `hardware`: topology and calibration from the profile's host and measured constants;
-//! - `kernel_costs`: what the workloads and the allocator calls charge besides data movement.
+//! - `kernel_costs`: what the workloads and the allocator calls charge besides data movement;
+//! - `seeds`: the built-in machines: the reference host as measured, the seeds' machines
+//!   with cited hardware and the reference host's kernel scaled by clock.
 
 mod hardware;
 pub mod kernel_costs;
+pub mod listing;
+pub mod seeds;
 
 pub use kernel_costs::{CallCosts, KernelCosts};
 

@@ -206,16 +206,15 @@ impl RunArgs {
     }
 
     /// Run-time cap: as given, or the workload's default.
-    /// The hardware costs: the machine profile's, or the legacy set.
+    /// The hardware costs of the simulated machine.
     pub fn calibration(&self) -> pagealloc_sim::Calibration {
-        self.machine.as_ref().map_or(pagealloc_sim::Calibration::XEON, |machine| machine.calibration.clone())
+        self.sim_machine().calibration
     }
 
-    /// What each allocator call of the workload costs besides its data movement: on a
-    /// profiled machine, the kernel's path for the Linux presets and this library's own for
-    /// `pagealloc`; nothing on the legacy model.
+    /// What each allocator call of the workload costs besides its data movement: the
+    /// kernel's path for the Linux presets, this library's own for `pagealloc`.
     pub fn call_costs(&self) -> crate::machine::CallCosts {
-        let Some(machine) = &self.machine else { return crate::machine::CallCosts::NONE };
+        let machine = self.sim_machine();
         let own = pagealloc::presets::find(&self.preset).is_some_and(|preset| preset.name == "pagealloc");
         if own {
             machine.kernel.own_calls
@@ -238,19 +237,14 @@ impl RunArgs {
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
                 let workload = PageFault { lru: self.lru, ..PageFault::new(self.mode, release) };
-                Box::new(match &self.machine {
-                    Some(machine) => workload.with_costs(&machine.kernel),
-                    None => workload,
-                })
+                Box::new(workload.with_costs(&self.sim_machine().kernel))
             }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
                 let workload = Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) };
-                Box::new(match &self.machine {
-                    Some(machine) => workload.with_costs(&machine.kernel, &machine.calibration),
-                    None => workload,
-                })
+                let machine = self.sim_machine();
+                Box::new(workload.with_costs(&machine.kernel, &machine.calibration))
             }
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
             WorkloadKind::Kbuild => Box::new(Kbuild::default()),
@@ -262,10 +256,27 @@ impl RunArgs {
         })
     }
 
-    pub fn topology(&self) -> pagealloc_sim::Topology {
+    /// The simulated machine: the profile given, else the seed machine of `--topology`
+    /// (cited hardware, the reference host's kernel scaled by clock), else (`flat`) the
+    /// reference host's costs on a flat topology of `--cpus`.
+    pub fn sim_machine(&self) -> crate::machine::SimMachine {
         if let Some(machine) = &self.machine {
-            return machine.topology.clone();
+            return machine.clone();
         }
+        let topology = self.named_topology();
+        crate::machine::seeds::seed_machine(&topology)
+            .unwrap_or_else(|| crate::machine::seeds::reference_with(topology))
+    }
+
+    pub fn topology(&self) -> pagealloc_sim::Topology {
+        match &self.machine {
+            Some(machine) => machine.topology.clone(),
+            None => self.named_topology(),
+        }
+    }
+
+    /// The topology `--topology` names.
+    fn named_topology(&self) -> pagealloc_sim::Topology {
         match self.topology {
             TopologyKind::Flat => pagealloc_sim::Topology::flat(self.cpus as u32),
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,

@@ -1,0 +1,87 @@
+//! `pagelab machines`: the built-in machines, every constant with where it comes from.
+
+use serde_json::json;
+
+use super::seeds::{reference, SeedHardware, SEED_MACHINES};
+use super::SimMachine;
+
+#[derive(clap::Args, Debug)]
+pub struct MachinesArgs {
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: crate::run::RunFormat,
+}
+
+/// One machine's costs as JSON: hardware, kernel, and the citations where it has them.
+fn machine_json(machine: &SimMachine, seed: Option<&SeedHardware>) -> serde_json::Value {
+    let sources = seed.map(|seed| {
+        json!({
+            "cpu": seed.cpu,
+            "base_clock_mhz": [seed.base_clock_mhz.value, seed.base_clock_mhz.source],
+            "line_smt_ns": [seed.line_smt_ns.value, seed.line_smt_ns.source],
+            "line_same_socket_ns": [seed.line_same_socket_ns.value, seed.line_same_socket_ns.source],
+            "line_other_socket_ns": [seed.line_other_socket_ns.value, seed.line_other_socket_ns.source],
+            "line_llc_ns": [seed.llc_ns.value, seed.llc_ns.source],
+            "line_memory_ns": [seed.memory_ns.value, seed.memory_ns.source],
+            "locked_rmw_cycles": [seed.locked_rmw_cycles.value, seed.locked_rmw_cycles.source],
+            "load_gb_per_s": seed.load_gb_per_s.map(|b| json!([b.value, b.source])),
+        })
+    });
+    json!({
+        "name": machine.topology.name,
+        "topology": machine.topology,
+        "hardware": machine.calibration,
+        "kernel": machine.kernel,
+        "cited": sources,
+    })
+}
+
+pub fn run(args: &MachinesArgs) -> Result<(), String> {
+    let mut machines = vec![machine_json(reference(), None)];
+    machines.extend(SEED_MACHINES.iter().map(|seed| machine_json(&seed.machine(), Some(seed))));
+    let all = serde_json::Value::Array(machines);
+    match args.format {
+        crate::run::RunFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(&all).map_err(|error| error.to_string())?)
+        }
+        crate::run::RunFormat::Csv => crate::flat_csv::print(&all)?,
+        crate::run::RunFormat::Table => print!("{}", table(reference(), &SEED_MACHINES)),
+    }
+    Ok(())
+}
+
+/// A column per machine, a row per constant.
+fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
+    let machines: Vec<SimMachine> =
+        std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
+    let rows: [(&str, fn(&SimMachine) -> u64); 16] = [
+        ("line_smt_ns", |m| m.calibration.line_smt_ns),
+        ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
+        ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),
+        ("line_llc_ns", |m| m.calibration.line_llc_ns),
+        ("line_memory_ns", |m| m.calibration.line_memory_ns),
+        ("atomic_rmw_ns", |m| m.calibration.atomic_rmw_ns),
+        ("page_l2_hit_ns", |m| m.calibration.page_l2_hit_ns),
+        ("page_llc_hit_ns", |m| m.calibration.page_llc_hit_ns),
+        ("page_miss_ns", |m| m.calibration.page_miss_ns),
+        ("counter_update_ps", |m| m.calibration.percpu_counter_update_ps),
+        ("kernel_alloc_ns o0", |m| m.kernel.kernel_calls.alloc_ns[0]),
+        ("kernel_alloc_ns o1+", |m| m.kernel.kernel_calls.alloc_ns[1]),
+        ("kernel_free_ns o0", |m| m.kernel.kernel_calls.free_ns[0]),
+        ("kernel_free_ns o1+", |m| m.kernel.kernel_calls.free_ns[1]),
+        ("fault_ns", |m| m.kernel.fault_ns),
+        ("map_unmap_ns", |m| m.kernel.map_unmap_ns),
+    ];
+    let mut text = format!("{:<22}", "constant");
+    for machine in &machines {
+        text += &format!(" {:>19}", machine.topology.name);
+    }
+    text.push('\n');
+    for (name, value) in rows {
+        text += &format!("{name:<22}");
+        for machine in &machines {
+            text += &format!(" {:>19}", value(machine));
+        }
+        text.push('\n');
+    }
+    text + "sources: pagelab machines --format json (\"cited\"), docs/simulator.md\n"
+}

@@ -1,0 +1,244 @@
+//! The seeds' machines as built-in profiles, and the reference host's.
+//!
+//! Hardware costs are cited per machine (each with its source below); where no figure was
+//! found for the part, the nearest microarchitecture's is used and the source says so. The
+//! rules that turn a citation into a constant (docs/simulator.md):
+//! - a line transfer is a published core-to-core latency (a CAS ping-pong's round trip / 2,
+//!   or Intel MLC's HITM load) less the part's locked RMW, as `pagelab calibrate` derives its
+//!   own ping-pong; at least 1 ns;
+//! - a locked RMW is its published latency in cycles at the base clock;
+//! - touching a page from memory costs 4 KiB at the published single-core load bandwidth
+//!   (zeroing a page first reads it: write-allocate);
+//! - touching a page in the L2 or the LLC, and a counter update, cost the reference host's
+//!   measured values scaled by clock ratio (no public per-part figure);
+//! - the kernel's costs (fault path, allocator path per call, socket messages, map and unmap)
+//!   are the reference host's measured ones scaled by clock ratio: reference base clock /
+//!   the part's base clock. Instructions per cycle differ between cores; the rule ignores it.
+
+use std::sync::OnceLock;
+
+use pagealloc_sim::{Calibration, Topology};
+
+use super::{KernelCosts, SimMachine};
+use crate::calibrate::profile::MachineProfile;
+
+/// The reference host's measured profile (`pagelab calibrate` on the 2-core development
+/// guest), from which the seed machines' kernel costs are scaled.
+const REFERENCE_PROFILE: &str = include_str!("../../profiles/reference-host.json");
+
+/// The reference host as measured (its own topology: 2 CPUs).
+pub fn reference() -> &'static SimMachine {
+    static REFERENCE: OnceLock<SimMachine> = OnceLock::new();
+    REFERENCE.get_or_init(|| {
+        let profile: MachineProfile = serde_json::from_str(REFERENCE_PROFILE).expect("the built-in profile parses");
+        SimMachine::from_profile(&profile, "reference-host").expect("the built-in profile is complete")
+    })
+}
+
+fn reference_clock_mhz() -> f64 {
+    let profile: MachineProfile = serde_json::from_str(REFERENCE_PROFILE).expect("the built-in profile parses");
+    assert!(profile.host.clock_mhz > 0.0, "the reference profile records its clock");
+    profile.host.clock_mhz
+}
+
+/// A cited figure.
+#[derive(Clone, Copy, Debug)]
+pub struct Cited {
+    pub value: f64,
+    pub source: &'static str,
+}
+
+const fn cited(value: f64, source: &'static str) -> Cited {
+    Cited { value, source }
+}
+
+/// A seed machine's published hardware figures.
+#[derive(Clone, Debug)]
+pub struct SeedHardware {
+    pub topology: Topology,
+    pub cpu: &'static str,
+    pub base_clock_mhz: Cited,
+    pub line_smt_ns: Cited,
+    pub line_same_socket_ns: Cited,
+    pub line_other_socket_ns: Cited,
+    pub llc_ns: Cited,
+    pub memory_ns: Cited,
+    pub locked_rmw_cycles: Cited,
+    /// Single-core load bandwidth from memory, GB/s; `None` where none was found.
+    pub load_gb_per_s: Option<Cited>,
+}
+
+impl SeedHardware {
+    /// The simulator machine: cited hardware, the reference host's kernel scaled by clock.
+    pub fn machine(&self) -> SimMachine {
+        let reference = reference();
+        let clock_ratio = reference_clock_mhz() / self.base_clock_mhz.value;
+        let scaled = |ns: u64| (ns as f64 * clock_ratio).round() as u64;
+        let atomic_ns = self.locked_rmw_cycles.value * 1000.0 / self.base_clock_mhz.value;
+        let transfer = |cited: Cited| (cited.value - atomic_ns).round().max(1.0) as u64;
+        let page_miss_ns = match self.load_gb_per_s {
+            Some(bandwidth) => (4096.0 / bandwidth.value).round() as u64,
+            None => reference.calibration.page_miss_ns,
+        };
+        let hardware = &reference.calibration;
+        let calibration = Calibration {
+            name: self.topology.name,
+            line_local_ns: 1,
+            line_smt_ns: transfer(self.line_smt_ns),
+            line_same_socket_ns: transfer(self.line_same_socket_ns),
+            line_other_socket_ns: transfer(self.line_other_socket_ns),
+            line_llc_ns: self.llc_ns.value.round() as u64,
+            line_memory_ns: self.memory_ns.value.round() as u64,
+            atomic_rmw_ns: atomic_ns.round().max(1.0) as u64,
+            page_l2_hit_ns: scaled(hardware.page_l2_hit_ns),
+            page_llc_hit_ns: scaled(hardware.page_llc_hit_ns),
+            page_miss_ns,
+            percpu_counter_update_ps: scaled(hardware.percpu_counter_update_ps),
+        };
+        let kernel = reference.kernel.scaled(clock_ratio);
+        SimMachine { topology: self.topology.clone(), calibration, kernel }
+    }
+}
+
+const NV: &str = "github.com/nviennot/core-to-core-latency (CAS ping-pong, round trip / 2)";
+const MLC_LEUVEN: &str = "github.com/hpcleuven/VscDocumentation, Intel MLC outputs";
+const CSIT_HSW: &str = "github.com/FDio/csit docs/report/introduction/test_environment_sut_calib_hsw.rst (Intel MLC, E5-2699 v3)";
+const INSTLAT: &str = "github.com/InstLatx64/InstLatx64, InstLatX64 LOCK ADD [m64], r64 latency";
+const KERNCRAFT: &str = "github.com/RRZE-HPC/kerncraft machine files (likwid-bench single-core load)";
+const AT_SKYLAKE_SP: &str = "anandtech.com/show/11544 (Skylake-SP vs EPYC, memory subsystem)";
+
+/// The seeds' machines, by topology.
+pub const SEED_MACHINES: [SeedHardware; 6] = [
+    SeedHardware {
+        topology: Topology::SERVER_48,
+        cpu: "Xeon E5-2670 v3 (Haswell-EP)",
+        base_clock_mhz: cited(2300.0, "E5-2670 v3 and E5-2699 v3 @ 2.30GHz (CSIT testbed spec)"),
+        line_smt_ns: cited(7.6, "nearest found, Broadwell-EP E5-2695 v4: NV"),
+        line_same_socket_ns: cited(47.0, CSIT_HSW),
+        line_other_socket_ns: cited(108.0, CSIT_HSW),
+        llc_ns: cited(20.75, "E5-2660 v3: InstLatx64 HaswellEP2_NewMemLat (AIDA64)"),
+        memory_ns: cited(99.0, CSIT_HSW),
+        locked_rmw_cycles: cited(19.0, INSTLAT),
+        load_gb_per_s: Some(cited(8.93, "E5-2695 v3: kerncraft HaswellEP_E5-2695v3.yml")),
+    },
+    SeedHardware {
+        topology: Topology::SERVER_88,
+        cpu: "Xeon E5-2699 v4 (Broadwell-EP)",
+        base_clock_mhz: cited(2200.0, "E5-2699 v4 @ 2.20GHz (its model string)"),
+        line_smt_ns: cited(7.6, NV),
+        line_same_socket_ns: cited(44.0, "E5-2695 v4: NV"),
+        line_other_socket_ns: cited(118.0, "E5-2695 v4: NV"),
+        llc_ns: cited(34.5, "E5-2699 v4, 16-32 MB region, 27-42 ns (midpoint): anandtech.com/show/11544"),
+        memory_ns: cited(95.0, AT_SKYLAKE_SP),
+        locked_rmw_cycles: cited(19.0, INSTLAT),
+        load_gb_per_s: Some(cited(11.18, "E5-2697 v4: kerncraft BroadwellEP_E5-2697v4_CoD.yml")),
+    },
+    SeedHardware {
+        topology: Topology::SERVER_80,
+        cpu: "Xeon Gold 6248 class (Cascade Lake-SP)",
+        base_clock_mhz: cited(2500.0, "Gold 6248 @ 2.50GHz: kerncraft CascadelakeSP_Gold-6248_SNC.yml"),
+        line_smt_ns: cited(7.6, "8275CL: NV"),
+        line_same_socket_ns: cited(47.0, "8275CL: NV"),
+        line_other_socket_ns: cited(134.0, "8275CL: NV"),
+        llc_ns: cited(30.8, "Skylake-SP mesh L3, Intel-stated 77 cycles at 2.5 GHz: anandtech.com/show/11550"),
+        memory_ns: cited(80.8, MLC_LEUVEN),
+        locked_rmw_cycles: cited(18.0, INSTLAT),
+        load_gb_per_s: Some(cited(12.96, KERNCRAFT)),
+    },
+    SeedHardware {
+        topology: Topology::SERVER_128,
+        cpu: "Xeon Platinum 8360Y class (Ice Lake-SP)",
+        base_clock_mhz: cited(2400.0, "Platinum 8360Y @ 2.40GHz: kerncraft IcelakeSP_Platinum-8360Y.yml"),
+        line_smt_ns: cited(8.1, "8375C: NV"),
+        line_same_socket_ns: cited(51.0, "8375C: NV"),
+        line_other_socket_ns: cited(108.0, "8375C: NV"),
+        llc_ns: cited(32.1, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.4 GHz"),
+        memory_ns: cited(89.2, MLC_LEUVEN),
+        locked_rmw_cycles: cited(20.0, INSTLAT),
+        load_gb_per_s: Some(cited(15.37, KERNCRAFT)),
+    },
+    SeedHardware {
+        topology: Topology::SERVER_224,
+        cpu: "Xeon Platinum 8480+ (Sapphire Rapids)",
+        base_clock_mhz: cited(2000.0, "8480+ @ 2.00GHz: github.com/quattor/template-library-standard"),
+        line_smt_ns: cited(8.1, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_same_socket_ns: cited(51.0, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_other_socket_ns: cited(108.0, "nearest found, Ice Lake-SP 8375C: NV"),
+        llc_ns: cited(38.5, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.0 GHz"),
+        memory_ns: cited(89.2, "nearest found, Ice Lake-SP 8360Y: github.com/hpcleuven/VscDocumentation, Intel MLC"),
+        locked_rmw_cycles: cited(18.0, "Golden Cove (Alder Lake P-core) lock add 17.93 cycles: github.com/InstLatx64/InstLatx64"),
+        load_gb_per_s: Some(cited(14.49, "Platinum 8470: kerncraft SapphireRapids_Platinum-8470.yml")),
+    },
+    SeedHardware {
+        topology: Topology::SMALL_CACHE_8,
+        cpu: "Core i7-6700K class (Skylake, 4 cores x 2 threads, 8 MiB LLC)",
+        base_clock_mhz: cited(4000.0, "i7-6700K 4.0 GHz base: hexus.net review"),
+        line_smt_ns: cited(6.9, "i7-6700K: NV"),
+        line_same_socket_ns: cited(20.0, "i7-6700K: NV"),
+        line_other_socket_ns: cited(20.0, "one socket: never used"),
+        llc_ns: cited(10.49, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
+        memory_ns: cited(64.5, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
+        locked_rmw_cycles: cited(18.0, INSTLAT),
+        load_gb_per_s: None,
+    },
+];
+
+/// The seed machine of `topology`, if it is one.
+pub fn seed_machine(topology: &Topology) -> Option<SimMachine> {
+    SEED_MACHINES.iter().find(|seed| seed.topology == *topology).map(SeedHardware::machine)
+}
+
+/// A machine of `topology` with the reference host's costs (a flat topology of any size).
+pub fn reference_with(topology: Topology) -> SimMachine {
+    SimMachine { topology, ..reference().clone() }
+}
+
+impl KernelCosts {
+    /// Every cost times `ratio`.
+    pub fn scaled(&self, ratio: f64) -> KernelCosts {
+        let ns = |value: u64| (value as f64 * ratio).round() as u64;
+        let calls = |calls: super::CallCosts| super::CallCosts {
+            alloc_ns: calls.alloc_ns.map(ns),
+            free_ns: calls.free_ns.map(ns),
+        };
+        let sizes = |sizes: &[(u64, u64)]| sizes.iter().map(|&(bytes, value)| (bytes, ns(value))).collect();
+        KernelCosts {
+            kernel_calls: calls(self.kernel_calls),
+            own_calls: calls(self.own_calls),
+            fault_ns: ns(self.fault_ns),
+            map_unmap_ns: ns(self.map_unmap_ns),
+            unix_message_ns: sizes(&self.unix_message_ns),
+            tcp_message_ns: sizes(&self.tcp_message_ns),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_and_every_seed_machine_build() {
+        let reference = reference();
+        assert_eq!(reference.topology.cpus(), 2);
+        assert!(reference.kernel.fault_ns > 0);
+        for seed in &SEED_MACHINES {
+            let machine = seed.machine();
+            assert_eq!(machine.topology, seed.topology);
+            assert!(machine.calibration.line_memory_ns > machine.calibration.line_llc_ns, "{}", seed.cpu);
+            assert!(machine.kernel.fault_ns > 0, "{}", seed.cpu);
+        }
+    }
+
+    #[test]
+    fn kernel_costs_scale_by_the_clock_ratio() {
+        let reference = reference();
+        let haswell = SEED_MACHINES.iter().find(|seed| seed.topology == Topology::SERVER_48).unwrap();
+        let machine = haswell.machine();
+        let ratio = machine.kernel.fault_ns as f64 / reference.kernel.fault_ns as f64;
+        let expected = reference_clock_mhz() / haswell.base_clock_mhz.value;
+        assert!((ratio - expected).abs() < 0.01, "{ratio} against {expected}");
+        assert_eq!(machine.calibration.atomic_rmw_ns, 8, "19 cycles at 2.3 GHz");
+        assert_eq!(machine.calibration.page_miss_ns, 459, "4 KiB at 8.93 GB/s");
+    }
+}
