@@ -85,6 +85,14 @@ const BAD_INVOCATIONS: &[&str] = &[
     "trace capture --out /tmp/cli-out",
     "trace capture --buffer-kib 0 -- true",
     "run page_bench03 --cpus 2 --real --trace /tmp/cli-out/t --duration-ms 2",
+    "run page_fault1 --machine CARGO_TOML --duration-ms 2",
+    "run page_fault1 --machine /nonexistent/profile.json --duration-ms 2",
+    "run page_fault1 --machine REFERENCE_PROFILE --topology 2s-80cpu --duration-ms 2",
+    "run page_fault1 --machine REFERENCE_PROFILE --cpus 3 --duration-ms 2",
+    "calibrate --check --out /nonexistent/profile.json",
+    "calibrate --check --out CARGO_TOML",
+    "calibrate --run-loop bogus",
+    "machines --format xml",
 ];
 
 #[test]
@@ -98,6 +106,7 @@ fn every_bad_invocation_is_a_clear_error() {
                 "/tmp/cli-out" => out_dir.display().to_string(),
                 // A text file with no page-allocator events in it.
                 "CARGO_TOML" => concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml").to_string(),
+                "REFERENCE_PROFILE" => concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/reference-host.json").to_string(),
                 arg => arg.to_string(),
             })
             .collect();
@@ -229,13 +238,14 @@ fn csv_output_is_the_json_report_flattened() {
 #[test]
 fn every_result_printing_command_has_json_and_csv() {
     let run = successful_stdout;
-    let commands: [(&[&str], &str); 6] = [
+    let commands: [(&[&str], &str); 7] = [
         (&["torture", "--seconds", "1", "--threads", "2", "--memory-mib", "64"], "0.violations,0"),
         (&["demo", "--memory-mib", "64"], "census.managed_pages,"),
         (&["zoneinfo", "--cpus", "2", "--zone", "Normal=100000"], "0.pagesets.1.batch,"),
         (&["presets"], "0.name,vanilla-5.17"),
         (&["experiments"], "0.name,pcp-kbuild"),
         (&["metadata"], "0.frame_metadata_bytes,12"),
+        (&["machines"], "0.name,reference-host"),
     ];
     for (command, row) in commands {
         let json = run(&[command, &["--format", "json"]].concat());

@@ -61,3 +61,51 @@ impl Constants<'_> {
         Ok(measurement.value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::profile::{CacheInfo, CpuPlace, HostInfo};
+
+    fn profile() -> MachineProfile {
+        let text = include_str!("../../profiles/reference-host.json");
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_profile_missing_or_spoiling_a_constant_is_refused_by_name() {
+        let mut missing = profile();
+        missing.constants.retain(|(name, _)| name != "kernel_alloc_order0_ns");
+        let error = SimMachine::from_profile(&missing, "test").unwrap_err();
+        assert!(error.contains("kernel_alloc_order0_ns"), "{error}");
+        let mut negative = profile();
+        negative.constants.iter_mut().find(|(name, _)| name == "line_memory_ns").unwrap().1.value = -3.0;
+        let error = SimMachine::from_profile(&negative, "test").unwrap_err();
+        assert!(error.contains("line_memory_ns") && error.contains("positive"), "{error}");
+        let mut cheap_fault = profile();
+        cheap_fault.constants.iter_mut().find(|(name, _)| name == "page_fault1_page_ns").unwrap().1.value = 10.0;
+        assert!(SimMachine::from_profile(&cheap_fault, "test").unwrap_err().contains("page_fault1_page_ns"));
+    }
+
+    #[test]
+    fn the_host_topology_comes_from_packages_cores_and_caches() {
+        let cache = |level, size_kib| CacheInfo { level, kind: "Unified".into(), size_kib, shared_cpu_list: "0".into() };
+        let place = |cpu, package, core| CpuPlace { cpu, package, core };
+        let mut host = HostInfo {
+            kernel: "6.18".into(),
+            cpu_model: "test".into(),
+            clock_mhz: 2000.0,
+            // Two packages of two cores with two threads each.
+            cpus: (0..8).map(|cpu| place(cpu, (cpu / 2 % 2) as u32, (cpu % 2) as u32)).collect(),
+            caches: vec![cache(2, 1024), cache(3, 32768)],
+            zoneinfo: String::new(),
+        };
+        let topology = hardware::topology(&host, "t").unwrap();
+        assert_eq!((topology.sockets, topology.cores_per_socket, topology.threads_per_core), (2, 2, 2));
+        assert_eq!((topology.l2_bytes_per_core, topology.llc_bytes_per_socket), (1 << 20, 32 << 20));
+        host.cpus.pop();
+        assert!(hardware::topology(&host, "t").unwrap_err().contains("symmetric"));
+        host.cpus.clear();
+        assert!(hardware::topology(&host, "t").is_err());
+    }
+}

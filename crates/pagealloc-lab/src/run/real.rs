@@ -343,6 +343,7 @@ mod tests {
             preset: "mainline".into(),
             real: true,
             topology: TopologyKind::Flat,
+            machine: None,
             metadata_layout: LayoutKind::Pagealloc,
             duration_ms: Some(60_000),
             memory_gib: 1,

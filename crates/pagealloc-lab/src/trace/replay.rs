@@ -262,8 +262,12 @@ impl Replayer {
     }
 
     /// Each CPU's vmstat timer runs from the traced passes (the allocator's own schedule
-    /// then never fires), or in the phase of its first drain by a kernel worker.
-    fn phase_timers(&mut self, start: &super::initial::TraceStart, interval_ns: u64) {
+    /// then never fires), in the phase of its first drain by a kernel worker, or (`own`) on
+    /// the allocator's schedule as it stands.
+    fn phase_timers(&mut self, start: &super::initial::TraceStart, interval_ns: u64, timers: TimerMode) {
+        if timers == TimerMode::Own {
+            return;
+        }
         let traced = self.traced_timers.is_some();
         for cpu in 0..self.cpus {
             let first = start.first_worker_drain_ns.get(cpu).copied().flatten();
@@ -372,7 +376,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
         replayer.skipped.ballast_pages = seeded.ballast_pages;
         replayer.ballast = seeded.ballast;
     }
-    replayer.phase_timers(&start, interval_ns);
+    replayer.phase_timers(&start, interval_ns, timers);
     // The start state is not the replay's doing.
     ours.reset();
     let (timeline, sample_log) = replayer.feed(trace, (&kernel, &ours), timeline_ms, samples);

@@ -66,10 +66,13 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub trace_out: Option<PathBuf>,
     /// What the pagesets hold at the start (with a zoneinfo snapshot: its counts and highs).
-    #[arg(long, value_enum, default_value = "implied")]
+    /// The default reads nothing of the kernel's refills and drains; `implied` does (it
+    /// reconstructs the start from them) and so is not a prediction.
+    #[arg(long, value_enum, default_value = "alloc-mix")]
     pub pageset_stock: PagesetStock,
-    /// When each CPU's vmstat pass (pageset decay) runs.
-    #[arg(long, value_enum, default_value = "trace")]
+    /// When each CPU's vmstat pass (pageset decay) runs. The default is the allocator's own
+    /// schedule; `trace` and `periodic` read the kernel's worker drains.
+    #[arg(long, value_enum, default_value = "own")]
     pub timers: super::timers::TimerMode,
 }
 

@@ -26,8 +26,11 @@ pub struct TimerSchedule {
 /// How the replay times each CPU's vmstat pass.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum TimerMode {
-    /// At the traced worker's drain bursts; a period after the last pass where none shows.
+    /// The allocator's own schedule from the trace's start: nothing read from the kernel's
+    /// drains (deferrable: at the CPU's first event once due).
     #[default]
+    Own,
+    /// At the traced worker's drain bursts; a period after the last pass where none shows.
     Trace,
     /// Every period from the phase of the CPU's first worker drain, as the allocator alone
     /// would (deferrable: at the CPU's first event once due).

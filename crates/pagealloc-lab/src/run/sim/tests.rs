@@ -11,6 +11,7 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         preset: "mainline".into(),
         real: false,
         topology: TopologyKind::SmallCache,
+        machine: None,
         metadata_layout: LayoutKind::Pagealloc,
         duration_ms: Some(duration_ms),
         memory_gib: 1,
@@ -108,4 +109,20 @@ fn trunc_records_its_truncate_time() {
     let report = run_sim(args.workload().unwrap().as_ref(), &args).unwrap();
     assert_eq!(report.work_units, 1 << 16);
     assert!(report.recorded["truncate_s"] > 0.0);
+}
+
+/// Thread-mode page_fault1 follows the preset's release: up to 6.3 every fault and munmap
+/// takes the shared mmap_sem, so one thread's munmap stalls the others' faults; from 6.4
+/// (per-VMA locks) faults in a thread's own region share nothing but the RSS counters' fold.
+#[test]
+fn thread_mode_faults_take_the_mmap_sem_before_six_four_and_only_their_vma_after() {
+    let run = |preset: &str| {
+        let args = RunArgs { preset: preset.into(), topology: TopologyKind::Flat, ..args(WorkloadKind::PageFault1, 4, 60) };
+        run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
+    };
+    let (old, new) = (run("lru-k1"), run("mainline"));
+    let (old_lock, new_lock) = (&old.sim.as_ref().unwrap().workload_lock, &new.sim.as_ref().unwrap().workload_lock);
+    assert!(old_lock.acquisitions > 2 * old.work_units, "down_read and up_read per fault: {old_lock:?}");
+    assert!(old_lock.wait_ns > 0, "munmaps under the write lock stall faults: {old_lock:?}");
+    assert!(new_lock.acquisitions * 16 <= new.work_units, "one RSS fold per 32 faults at most: {new_lock:?}");
 }
