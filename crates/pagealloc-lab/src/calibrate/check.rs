@@ -65,10 +65,10 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
     let (a, b) = two_cpus(&profile)?;
     let rounds = if quick { 2 } else { 10 };
     let mut rows = Vec::new();
-    for (mode, threads) in [("process", false), ("thread", true)] {
+    for (mode, tasks, threads) in [("process", "processes", false), ("thread", "threads", true)] {
         let predicted = predict(path, &["page_fault1", "--cpus", "2", "--mode", mode, "--duration-ms", "500"])?;
         let measured = two_cpu::page_fault1_tasks(&[a, b], threads, rounds, repeats)?;
-        rows.push(CheckRow { workload: format!("page_fault1, 2 {mode}s"), unit: "faults/s", predicted, measured });
+        rows.push(CheckRow { workload: format!("page_fault1, 2 {tasks}"), unit: "faults/s", predicted, measured });
     }
     let messages = if quick { 20_000 } else { 200_000 };
     for bytes in [4096usize, 65_536] {

@@ -143,6 +143,57 @@ fn echo_pair<W: Write, R: Read>(
     Ok(start.elapsed().as_nanos() as f64 / messages as f64)
 }
 
+/// A 1-byte message bounced between two threads pinned to CPUs `a` and `b` over two AF_UNIX
+/// stream pairs, each thread blocking in read() until the other writes: ns per one-way
+/// trip (round trip / 2), median of `repeats` runs of `trips` round trips.
+fn unix_ping_pong(a: usize, b: usize, trips: usize, repeats: usize) -> Result<f64, String> {
+    let mut samples = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let (mut ping_out, mut ping_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+        let (mut pong_out, mut pong_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+        let elapsed = std::thread::scope(|scope| -> Result<f64, String> {
+            let peer = scope.spawn(move || -> Result<(), String> {
+                super::hardware::pin_to_cpu_id(b)?;
+                let mut byte = [0u8; 1];
+                for _ in 0..trips {
+                    ping_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;
+                    pong_out.write_all(&byte).map_err(|error| format!("write: {error}"))?;
+                }
+                Ok(())
+            });
+            super::hardware::pin_to_cpu_id(a)?;
+            let mut byte = [1u8; 1];
+            let start = Instant::now();
+            for _ in 0..trips {
+                ping_out.write_all(&byte).map_err(|error| format!("write: {error}"))?;
+                pong_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;
+            }
+            let elapsed = start.elapsed().as_nanos() as f64;
+            peer.join().map_err(|_| "the ping-pong peer panicked".to_string())??;
+            Ok(elapsed)
+        })?;
+        samples.push(elapsed / (2 * trips) as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// What a blocked task's wake-up adds to a 1-byte AF_UNIX message, ns: a ping-pong's
+/// one-way trip between CPUs `a` and `b` (a different CPU: the wake-up of a task on an idle
+/// CPU; the same: a context switch) less one thread's write and read of the byte.
+pub fn wake_up(a: usize, b: usize, trips: usize, repeats: usize) -> Result<Measurement, String> {
+    let alone = stream_message(StreamFamily::Unix, 1, trips.max(1000), repeats)?.value;
+    let samples = (0..repeats)
+        .map(|_| unix_ping_pong(a, b, trips, 1).map(|trip_ns| (trip_ns - alone).max(0.0)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let what = if a == b { "both threads on one CPU (a context switch)" } else { "threads on two CPUs" };
+    let method = format!(
+        "1-byte AF_UNIX ping-pong, {what}, each thread blocking in read(): {trips} round trips; \
+         round trip / 2 less one thread's 1-byte write and read ({alone:.0} ns)"
+    );
+    Ok(Measurement::from_samples(samples, "ns", &method))
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StreamFamily {
     Unix,

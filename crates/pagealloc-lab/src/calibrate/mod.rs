@@ -101,7 +101,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     for (name, measurement) in hardware_constants(&host, &effort)? {
         measure(&name, measurement);
     }
-    for (name, measurement) in kernel_constants(&effort)? {
+    for (name, measurement) in kernel_constants(&host, &effort)? {
         measure(&name, measurement);
     }
     let measured_at_s =
@@ -179,7 +179,7 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     Ok(constants)
 }
 
-fn kernel_constants(effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
+fn kernel_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
     let repeats = effort.repeats;
     let mut constants = vec![
         ("page_fault1_page_ns".to_string(), kernel::page_fault1(effort.times(20) as usize, repeats)?),
@@ -195,6 +195,18 @@ fn kernel_constants(effort: &Effort) -> Result<Vec<(String, Measurement)>, Strin
         constants.push((name, kernel::stream_message(StreamFamily::Tcp, bytes, messages, repeats)?));
     }
     constants.extend(allocator_paths(effort)?);
+    constants.extend(wake_ups(host, effort)?);
+    Ok(constants)
+}
+
+/// A blocked task's wake-up: on another CPU (where the host has two) and on the same CPU.
+fn wake_ups(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
+    let trips = effort.times(20_000) as usize;
+    let first = host.cpus[0].cpu;
+    let mut constants = vec![("switch_same_cpu_ns".to_string(), kernel::wake_up(first, first, trips, effort.repeats)?)];
+    if let Some(other) = host.cpus.get(1) {
+        constants.push(("wake_other_cpu_ns".to_string(), kernel::wake_up(first, other.cpu, trips, effort.repeats)?));
+    }
     Ok(constants)
 }
 

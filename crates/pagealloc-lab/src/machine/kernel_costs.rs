@@ -13,6 +13,8 @@
 //! - **A socket message** (one thread, write then read back) is split the same way in
 //!   `workload::pairs`: its blocks' allocator paths and page touches apart, the rest in
 //!   halves between the write and the read.
+//! - **Wake-ups**: a 1-byte ping-pong's one-way trip less one thread's write and read of
+//!   the byte, between two CPUs (a blocked task on another CPU) and on one (a switch).
 
 use pagealloc_sim::Calibration;
 
@@ -55,6 +57,10 @@ pub struct KernelCosts {
     pub unix_message_ns: Vec<(u64, u64)>,
     /// The same through a TCP loopback stream.
     pub tcp_message_ns: Vec<(u64, u64)>,
+    /// A blocked task woken from another CPU: when it runs, after the waker's event.
+    pub wake_other_cpu_ns: u64,
+    /// A context switch between two tasks of one CPU.
+    pub switch_same_cpu_ns: u64,
 }
 
 impl KernelCosts {
@@ -81,6 +87,8 @@ impl KernelCosts {
             map_unmap_ns: map_unmap_ns.round() as u64,
             unix_message_ns: by_size(constants, "unix_stream_")?,
             tcp_message_ns: by_size(constants, "tcp_stream_")?,
+            wake_other_cpu_ns: wake_ns(constants, "wake_other_cpu_ns")?,
+            switch_same_cpu_ns: wake_ns(constants, "switch_same_cpu_ns")?,
         })
     }
 }
@@ -96,6 +104,21 @@ fn kernel_calls(constants: &Constants<'_>) -> Result<CallCosts, String> {
         alloc_ns: [alloc0.round() as u64, alloc_high.round() as u64],
         free_ns: [free0.round() as u64, free_high.round() as u64],
     })
+}
+
+/// A wake-up cost, which may be 0 (a wake-up faster than the write and read it is measured
+/// against): present and finite, not negative. A host of one CPU has no cross-CPU wake-up:
+/// it costs what a switch does.
+fn wake_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
+    let measured = match constants.get(name) {
+        Some(measured) => measured,
+        None if name == "wake_other_cpu_ns" => return wake_ns(constants, "switch_same_cpu_ns"),
+        None => return Err(format!("the profile has no {name} (run pagelab calibrate)")),
+    };
+    if !(measured.value.is_finite() && measured.value >= 0.0) {
+        return Err(format!("{name} = {}: a cost cannot be negative", measured.value));
+    }
+    Ok(measured.value.round() as u64)
 }
 
 /// The constants `<prefix><N>k_ns` as (bytes, ns), by size; at least one.

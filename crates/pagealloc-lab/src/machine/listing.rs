@@ -53,7 +53,7 @@ pub fn run(args: &MachinesArgs) -> Result<(), String> {
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [(&str, fn(&SimMachine) -> u64); 16] = [
+    let rows: [(&str, fn(&SimMachine) -> u64); 18] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),
@@ -70,6 +70,8 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("kernel_free_ns o1+", |m| m.kernel.kernel_calls.free_ns[1]),
         ("fault_ns", |m| m.kernel.fault_ns),
         ("map_unmap_ns", |m| m.kernel.map_unmap_ns),
+        ("wake_other_cpu_ns", |m| m.kernel.wake_other_cpu_ns),
+        ("switch_same_cpu_ns", |m| m.kernel.switch_same_cpu_ns),
     ];
     let mut text = format!("{:<22}", "constant");
     for machine in &machines {

@@ -13,7 +13,10 @@
 //!   measured values scaled by clock ratio (no public per-part figure);
 //! - the kernel's costs (fault path, allocator path per call, socket messages, map and unmap)
 //!   are the reference host's measured ones scaled by clock ratio: reference base clock /
-//!   the part's base clock. Instructions per cycle differ between cores; the rule ignores it.
+//!   the part's base clock. Instructions per cycle differ between cores; the rule ignores it;
+//! - a wake-up of a task on another CPU costs a context switch: the reference host's
+//!   cross-CPU wake-up is a guest's (a halted vCPU woken through the hypervisor), not a
+//!   bare-metal figure.
 
 use std::sync::OnceLock;
 
@@ -95,7 +98,10 @@ impl SeedHardware {
             page_miss_ns,
             percpu_counter_update_ps: scaled(hardware.percpu_counter_update_ps),
         };
-        let kernel = reference.kernel.scaled(clock_ratio);
+        let mut kernel = reference.kernel.scaled(clock_ratio);
+        // The reference host's cross-CPU wake-up wakes a halted vCPU through its hypervisor;
+        // on bare metal a wake-up is taken to cost a context switch.
+        kernel.wake_other_cpu_ns = kernel.switch_same_cpu_ns;
         SimMachine { topology: self.topology.clone(), calibration, kernel }
     }
 }
@@ -209,6 +215,8 @@ impl KernelCosts {
             map_unmap_ns: ns(self.map_unmap_ns),
             unix_message_ns: sizes(&self.unix_message_ns),
             tcp_message_ns: sizes(&self.tcp_message_ns),
+            wake_other_cpu_ns: ns(self.wake_other_cpu_ns),
+            switch_same_cpu_ns: ns(self.switch_same_cpu_ns),
         }
     }
 }

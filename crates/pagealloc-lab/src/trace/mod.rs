@@ -10,6 +10,7 @@ pub mod counts;
 pub mod gfp;
 pub mod initial;
 pub mod machine;
+mod more_workloads;
 pub mod parse;
 pub mod platform;
 pub mod replay;
@@ -40,6 +41,11 @@ pub enum TraceCommand {
     /// Write, fsync, drop from the cache, re-read and delete a file, in rounds (a workload to
     /// capture).
     PageCache(workloads::PageCacheArgs),
+    /// A writer and a reader thread streaming fixed-size writes over TCP loopback (a
+    /// workload to capture).
+    TcpStream(more_workloads::TcpStreamArgs),
+    /// page_fault1 with several processes, each pinned to its CPU (a workload to capture).
+    PageFault1(more_workloads::PageFault1Args),
 }
 
 pub fn run(command: &TraceCommand) -> Result<(), String> {
@@ -52,5 +58,7 @@ pub fn run(command: &TraceCommand) -> Result<(), String> {
         TraceCommand::UnixStream(args) => workloads::unix_stream(args),
         TraceCommand::UnixSink { fd } => workloads::unix_sink(*fd),
         TraceCommand::PageCache(args) => workloads::page_cache(args),
+        TraceCommand::TcpStream(args) => more_workloads::tcp_stream(args),
+        TraceCommand::PageFault1(args) => more_workloads::page_fault1(args),
     }
 }

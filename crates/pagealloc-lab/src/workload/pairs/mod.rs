@@ -52,12 +52,20 @@ pub struct Pairs {
     pub queue_messages: usize,
     /// Sender's protocol work per message (system call, copy-in bookkeeping, headers).
     pub per_message_ns: u64,
-    /// Receiver's protocol work per message: the receive path (checksum, ack, copy-out,
-    /// skb release) costs more than the send path, which is why a stream benchmark's socket
-    /// buffer stays full and the receiver drops most last references.
+    /// Receiver's protocol work per message (copy-out bookkeeping, skb release).
     pub receive_per_message_ns: u64,
-    /// What a side spends finding nothing to do before it looks again.
+    /// How often a side with nothing to do looks again: a simulation step, not a cost (a
+    /// blocked side sleeps; see `wake_ns`).
     pub poll_ns: u64,
+    /// A blocked side resumes this long after the other side's write (a reader's data) or
+    /// free (a writer's room) woke it: a wake-up of a task on another CPU.
+    pub wake_ns: u64,
+    /// Both tasks on one CPU: each turn's switch (a context switch).
+    pub switch_ns: u64,
+    /// A blocked writer is woken once the queue is down to this many messages: af_unix
+    /// wakes at a quarter of the send buffer (unix_writable()), TCP when its free space is
+    /// half the queued data (sk_stream_is_writeable(): two thirds of the buffer queued).
+    pub writable_messages: usize,
     /// Mean time between a pair's sender and receiver trading CPUs (wake-up placement and
     /// load balancing move unpinned tasks); `None` pins each task to its CPU.
     pub role_swap_ns: Option<u64>,
@@ -80,6 +88,12 @@ impl Pairs {
             per_message_ns: 1_500,
             receive_per_message_ns: 2_000,
             poll_ns: 500,
+            wake_ns: 0,
+            switch_ns: 500,
+            writable_messages: match kind {
+                PairKind::Unix => (SOCKET_BUFFER_BYTES / 4 / message_bytes) as usize,
+                PairKind::Netperf => (SOCKET_BUFFER_BYTES * 2 / 3 / message_bytes) as usize,
+            },
             role_swap_ns: None,
             co_located: false,
         }
@@ -107,7 +121,13 @@ impl Pairs {
         };
         let touches_ns = 2 * pages * calibration.page_l2_hit_ns;
         let half_ns = measured_ns.saturating_sub(paths_ns + touches_ns) / 2;
-        Pairs { per_message_ns: half_ns, receive_per_message_ns: half_ns, ..self }
+        Pairs {
+            per_message_ns: half_ns,
+            receive_per_message_ns: half_ns,
+            wake_ns: kernel.wake_other_cpu_ns,
+            switch_ns: kernel.switch_same_cpu_ns,
+            ..self
+        }
     }
 }
 
@@ -136,6 +156,9 @@ impl Workload for Pairs {
             "per_message_ns": self.per_message_ns,
             "receive_per_message_ns": self.receive_per_message_ns,
             "poll_ns": self.poll_ns,
+            "wake_ns": self.wake_ns,
+            "switch_ns": self.switch_ns,
+            "writable_messages": self.writable_messages,
             "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
             "co_located": self.co_located,
         })

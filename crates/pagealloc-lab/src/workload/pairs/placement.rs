@@ -67,7 +67,7 @@ impl CpuTask for PairCpu {
 /// (af_unix and TCP both wake readers with `wake_up_interruptible_sync_poll()`), which
 /// invites the scheduler to run the reader on the writer's CPU (wake_affine()). Modelled as
 /// turns: the sender writes until the socket buffer is full and sleeps, the receiver reads
-/// until it is empty and sleeps; each switch costs `poll_ns`. Frees and the allocations that
+/// until it is empty and sleeps; each switch costs `switch_ns`. Frees and the allocations that
 /// follow them meet in one pageset, so freed blocks can be reused while still cache-hot.
 pub(super) struct CoLocatedPair {
     pub(super) pair: Pair,
@@ -77,10 +77,10 @@ pub(super) struct CoLocatedPair {
 impl CpuTask for CoLocatedPair {
     fn step(&mut self, env: &mut dyn Env) -> Step {
         let Pair { sender, receiver } = &mut self.pair;
-        let switch = if self.sending { sender.queue_full() } else { receiver.queue_empty() };
+        let switch = if self.sending { sender.turn_over() } else { receiver.queue_empty() };
         if switch {
             self.sending = !self.sending;
-            env.compute(sender.config.poll_ns);
+            env.compute(sender.config.switch_ns);
         } else if self.sending {
             // Out of memory with data still queued: the reader's turn frees some.
             if !sender.step(env) && !receiver.queue_empty() {

@@ -1,7 +1,7 @@
 //! The receiving task: copies queued messages out and frees what they release (their own
 //! blocks, and carved blocks whose last fragment it drops).
 
-use super::socket::{release_fragment, Message, Socket};
+use super::socket::{release_fragment, Message, Sleep, Socket};
 use super::Pairs;
 use crate::workload::Env;
 
@@ -34,14 +34,39 @@ impl Receiver {
         self.socket.lock().expect("unpoisoned").queue.is_empty()
     }
 
+    /// The next message, or `None` while the receiver sleeps: asleep from finding the queue
+    /// empty until a write wakes it and the wake-up has run its course.
+    fn next_message(&mut self, env: &mut dyn Env) -> Option<Message> {
+        let mut shared = self.socket.lock().expect("unpoisoned");
+        if let Sleep::WokenFor(at_ns) = shared.receiver_sleep {
+            shared.receiver_sleep = Sleep::Awake;
+            drop(shared);
+            env.sleep_until(at_ns);
+            shared = self.socket.lock().expect("unpoisoned");
+        }
+        let message = match shared.receiver_sleep {
+            Sleep::Awake => shared.queue.pop_front(),
+            Sleep::Asleep | Sleep::WokenFor(_) => None,
+        };
+        if message.is_none() && shared.receiver_sleep == Sleep::Awake {
+            shared.receiver_sleep = Sleep::Asleep;
+        }
+        drop(shared);
+        if message.is_none() {
+            env.sleep_until(env.now_ns() + self.config.poll_ns);
+        }
+        message
+    }
+
     pub(super) fn step(&mut self, env: &mut dyn Env) {
-        let message = self.socket.lock().expect("unpoisoned").queue.pop_front();
-        match message {
-            None => env.compute(self.config.poll_ns),
-            Some(message) => {
-                env.compute(self.config.receive_per_message_ns);
-                self.consume(env, message, true);
-            }
+        let Some(message) = self.next_message(env) else { return };
+        env.compute(self.config.receive_per_message_ns);
+        self.consume(env, message, true);
+        // The freed data makes room: a writer asleep on a full buffer wakes once the queue
+        // is down to the writable mark (sk_write_space()).
+        let mut shared = self.socket.lock().expect("unpoisoned");
+        if shared.queue.len() <= self.config.writable_messages {
+            shared.sender_sleep.wake(env.now_ns(), self.config.wake_ns);
         }
     }
 

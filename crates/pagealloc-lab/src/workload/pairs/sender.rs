@@ -1,7 +1,7 @@
 //! The sending task: allocates a message's buffers (AF_UNIX fragments, or data carved from
 //! a page_frag block), fills them, and queues the message.
 
-use super::socket::{retire, with_room, Carved, Message, Socket};
+use super::socket::{retire, with_room, Carved, Message, Sleep, Socket};
 use super::{PairKind, Pairs, FRAG_BYTES, FRAG_ORDER};
 use crate::workload::unix_skb::DataBlock;
 use crate::workload::Env;
@@ -97,10 +97,33 @@ impl Sender {
         self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages
     }
 
+    /// Whether the sender may write now: asleep while the buffer is full, until the
+    /// receiver's frees wake it and the wake-up has run its course.
+    fn awake(&mut self, env: &mut dyn Env) -> bool {
+        let sleep = {
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            if shared.sender_sleep == Sleep::Awake && shared.queue.len() >= self.config.queue_messages {
+                shared.sender_sleep = Sleep::Asleep;
+            }
+            shared.sender_sleep
+        };
+        match sleep {
+            Sleep::Awake => true,
+            Sleep::Asleep => {
+                env.sleep_until(env.now_ns() + self.config.poll_ns);
+                false
+            }
+            Sleep::WokenFor(at_ns) => {
+                env.sleep_until(at_ns);
+                self.socket.lock().expect("unpoisoned").sender_sleep = Sleep::Awake;
+                true
+            }
+        }
+    }
+
     /// Writes one message if the socket buffer has room; says whether it queued one.
     pub(super) fn step(&mut self, env: &mut dyn Env) -> bool {
-        if self.queue_full() {
-            env.compute(self.config.poll_ns);
+        if !self.awake(env) {
             return false;
         }
         env.compute(self.config.per_message_ns);
@@ -109,13 +132,22 @@ impl Sender {
             PairKind::Netperf => self.netperf_message(env),
         };
         if message.data.is_empty() {
-            env.compute(self.config.poll_ns);
+            env.sleep_until(env.now_ns() + self.config.poll_ns);
             false
         } else {
-            self.socket.lock().expect("unpoisoned").queue.push_back(message);
+            let mut shared = self.socket.lock().expect("unpoisoned");
+            shared.queue.push_back(message);
+            // The data wakes a sleeping reader (sk_data_ready()).
+            shared.receiver_sleep.wake(env.now_ns(), self.config.wake_ns);
+            drop(shared);
             env.done(1);
             true
         }
+    }
+
+    /// Both tasks on one CPU: whether the buffer is full (the writer's turn ends).
+    pub(super) fn turn_over(&self) -> bool {
+        self.queue_full()
     }
 
     pub(super) fn finish(&mut self, env: &mut dyn Env) {

@@ -15,9 +15,30 @@ pub(super) struct Carved {
     pub(super) retired: bool,
 }
 
+/// A side's sleep: asleep since it found nothing to do, and, once the other side woke it,
+/// when it runs again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) enum Sleep {
+    #[default]
+    Awake,
+    Asleep,
+    WokenFor(u64),
+}
+
+impl Sleep {
+    /// The other side made work for this one at `now_ns`: a sleeper runs `wake_ns` later.
+    pub(super) fn wake(&mut self, now_ns: u64, wake_ns: u64) {
+        if *self == Sleep::Asleep {
+            *self = Sleep::WokenFor(now_ns + wake_ns);
+        }
+    }
+}
+
 #[derive(Default)]
 pub(super) struct Shared {
     pub(super) queue: VecDeque<Message>,
+    pub(super) sender_sleep: Sleep,
+    pub(super) receiver_sleep: Sleep,
     pub(super) carved: HashMap<u64, Carved>,
     /// netperf: head pfn of the sender's current page_frag block and bytes used in it.
     pub(super) sender_block: Option<(u64, u64)>,
