@@ -73,7 +73,8 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
     let messages = if quick { 20_000 } else { 200_000 };
     for bytes in [4096usize, 65_536] {
         let size = bytes.to_string();
-        let predicted = predict(path, &["unix-pairs", "--cpus", "2", "--message-bytes", &size, "--duration-ms", "100"])?;
+        let predicted =
+            predict(path, &["unix-pairs", "--cpus", "2", "--message-bytes", &size, "--duration-ms", "100"])?;
         let measured = two_cpu::unix_pair((a, b), bytes, messages, repeats)?;
         let workload = format!("AF_UNIX pair, {} KiB messages", bytes >> 10);
         rows.push(CheckRow { workload, unit: "messages/s", predicted, measured });

@@ -57,6 +57,14 @@ impl Drop for Mapping {
     }
 }
 
+/// Maps `bytes` of anonymous memory, writes a byte to each page and unmaps it: as many
+/// order-0 movable allocations, then as many frees, on the calling CPU.
+pub fn fault_and_unmap(bytes: usize) -> Result<(), String> {
+    let mapping = Mapping::new(bytes)?;
+    mapping.touch_pages();
+    Ok(())
+}
+
 /// page_fault1's iteration cost per page, ns: map 128 MiB, write a byte per page, unmap,
 /// `rounds` times; time / pages. It includes the unmap's freeing of each page and the
 /// map and unmap themselves, as page_fault1's faults per second do.

@@ -68,7 +68,8 @@ impl Effort {
 
 pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     if let Some(name) = &args.run_loop {
-        let sampled = kernel_path::SampledLoop::parse(name).ok_or_else(|| format!("--run-loop {name}: no such loop"))?;
+        let sampled =
+            kernel_path::SampledLoop::parse(name).ok_or_else(|| format!("--run-loop {name}: no such loop"))?;
         return sampled.run(args.loop_count);
     }
     if args.check {
@@ -175,7 +176,8 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     constants.push(("page_zero_llc_ns".into(), hardware::page_bandwidth(llc_half, repeats, false)));
     let l2_half = (host.cache_kib(2).unwrap_or(256) as usize) << 9;
     constants.push(("page_zero_l2_ns".into(), hardware::page_bandwidth(l2_half, repeats, false)));
-    constants.push(("percpu_counter_update_ns".into(), hardware::percpu_counter_update(effort.times(100_000_000), repeats)));
+    constants
+        .push(("percpu_counter_update_ns".into(), hardware::percpu_counter_update(effort.times(100_000_000), repeats)));
     Ok(constants)
 }
 

@@ -17,7 +17,7 @@ const ZONE_FRAMES: u64 = 1 << 20;
 /// `pages` allocations then `pages` frees, timed apart.
 pub fn pagealloc_path(pages: usize, rounds: usize, repeats: usize) -> Result<(Measurement, Measurement), String> {
     let preset = pagealloc::presets::find("pagealloc").ok_or("the pagealloc preset is missing")?;
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, ZONE_FRAMES).policy(preset.policy.clone());
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, ZONE_FRAMES).policy(preset.policy);
     let allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|error| error.to_string())?;
     let (mut alloc, mut free) = (Vec::with_capacity(repeats), Vec::with_capacity(repeats));
     let mut held: Vec<Block> = Vec::with_capacity(pages);
@@ -46,7 +46,10 @@ pub fn pagealloc_path(pages: usize, rounds: usize, repeats: usize) -> Result<(Me
              allocations then their frees; {what} time / calls"
         )
     };
-    Ok((Measurement::from_samples(alloc, "ns", &method("allocation")), Measurement::from_samples(free, "ns", &method("free"))))
+    Ok((
+        Measurement::from_samples(alloc, "ns", &method("allocation")),
+        Measurement::from_samples(free, "ns", &method("free")),
+    ))
 }
 
 #[cfg(test)]

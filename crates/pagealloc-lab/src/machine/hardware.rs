@@ -25,7 +25,7 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     let cores: BTreeSet<(u32, u32)> = host.cpus.iter().map(|place| (place.package, place.core)).collect();
     let cores_total = cores.len() as u32;
     let threads_per_core = (host.cpus.len() as u32 / cores_total).max(1);
-    if cores_total % sockets != 0 || cores_total * threads_per_core != host.cpus.len() as u32 {
+    if !cores_total.is_multiple_of(sockets) || cores_total * threads_per_core != host.cpus.len() as u32 {
         return Err(format!(
             "{} CPUs on {cores_total} cores in {sockets} packages: not a symmetric topology",
             host.cpus.len()

@@ -49,11 +49,14 @@ pub fn run(args: &MachinesArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// A table row: a constant's name and how to read it from a machine.
+type Row = (&'static str, fn(&SimMachine) -> u64);
+
 /// A column per machine, a row per constant.
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [(&str, fn(&SimMachine) -> u64); 18] = [
+    let rows: [Row; 18] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),

@@ -89,7 +89,8 @@ mod tests {
 
     #[test]
     fn the_host_topology_comes_from_packages_cores_and_caches() {
-        let cache = |level, size_kib| CacheInfo { level, kind: "Unified".into(), size_kib, shared_cpu_list: "0".into() };
+        let cache =
+            |level, size_kib| CacheInfo { level, kind: "Unified".into(), size_kib, shared_cpu_list: "0".into() };
         let place = |cpu, package, core| CpuPlace { cpu, package, core };
         let mut host = HostInfo {
             kernel: "6.18".into(),

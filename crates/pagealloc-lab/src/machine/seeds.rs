@@ -108,7 +108,8 @@ impl SeedHardware {
 
 const NV: &str = "github.com/nviennot/core-to-core-latency (CAS ping-pong, round trip / 2)";
 const MLC_LEUVEN: &str = "github.com/hpcleuven/VscDocumentation, Intel MLC outputs";
-const CSIT_HSW: &str = "github.com/FDio/csit docs/report/introduction/test_environment_sut_calib_hsw.rst (Intel MLC, E5-2699 v3)";
+const CSIT_HSW: &str =
+    "github.com/FDio/csit docs/report/introduction/test_environment_sut_calib_hsw.rst (Intel MLC, E5-2699 v3)";
 const INSTLAT: &str = "github.com/InstLatx64/InstLatx64, InstLatX64 LOCK ADD [m64], r64 latency";
 const KERNCRAFT: &str = "github.com/RRZE-HPC/kerncraft machine files (likwid-bench single-core load)";
 const AT_SKYLAKE_SP: &str = "anandtech.com/show/11544 (Skylake-SP vs EPYC, memory subsystem)";
@@ -172,7 +173,10 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         line_other_socket_ns: cited(108.0, "nearest found, Ice Lake-SP 8375C: NV"),
         llc_ns: cited(38.5, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.0 GHz"),
         memory_ns: cited(89.2, "nearest found, Ice Lake-SP 8360Y: github.com/hpcleuven/VscDocumentation, Intel MLC"),
-        locked_rmw_cycles: cited(18.0, "Golden Cove (Alder Lake P-core) lock add 17.93 cycles: github.com/InstLatx64/InstLatx64"),
+        locked_rmw_cycles: cited(
+            18.0,
+            "Golden Cove (Alder Lake P-core) lock add 17.93 cycles: github.com/InstLatx64/InstLatx64",
+        ),
         load_gb_per_s: Some(cited(14.49, "Platinum 8470: kerncraft SapphireRapids_Platinum-8470.yml")),
     },
     SeedHardware {

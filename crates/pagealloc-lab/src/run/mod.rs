@@ -116,7 +116,7 @@ pub struct RunArgs {
     /// --topology, its measured hardware costs the legacy ones, and the kernel's costs it
     /// holds (fault path, allocator path per call, socket messages) the workloads' own.
     #[arg(long, value_name = "FILE", conflicts_with = "topology", value_parser = parse_machine)]
-    pub machine: Option<crate::machine::SimMachine>,
+    pub machine: Option<std::sync::Arc<crate::machine::SimMachine>>,
     /// Simulator: whose frame-metadata layout to charge cache lines for.
     #[arg(long, value_enum, default_value = "pagealloc")]
     pub metadata_layout: LayoutKind,
@@ -182,8 +182,8 @@ pub struct RunArgs {
     pub lru_batch: Option<u8>,
 }
 
-fn parse_machine(path: &str) -> Result<crate::machine::SimMachine, String> {
-    crate::machine::SimMachine::read(std::path::Path::new(path))
+fn parse_machine(path: &str) -> Result<std::sync::Arc<crate::machine::SimMachine>, String> {
+    crate::machine::SimMachine::read(std::path::Path::new(path)).map(std::sync::Arc::new)
 }
 
 fn parse_numa_stats(text: &str) -> Result<NumaStats, String> {
@@ -242,7 +242,8 @@ impl RunArgs {
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
-                let workload = Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) };
+                let workload =
+                    Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) };
                 let machine = self.sim_machine();
                 Box::new(workload.with_costs(&machine.kernel, &machine.calibration))
             }
@@ -261,7 +262,7 @@ impl RunArgs {
     /// reference host's costs on a flat topology of `--cpus`.
     pub fn sim_machine(&self) -> crate::machine::SimMachine {
         if let Some(machine) = &self.machine {
-            return machine.clone();
+            return machine.as_ref().clone();
         }
         let topology = self.named_topology();
         crate::machine::seeds::seed_machine(&topology)

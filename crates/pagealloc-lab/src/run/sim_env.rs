@@ -8,8 +8,8 @@ use pagealloc_sim::platform::SimHandle;
 use pagealloc_sim::SimPlatform;
 
 use super::lru_pages::LruPages;
-use crate::machine::CallCosts;
 use super::AllocFailures;
+use crate::machine::CallCosts;
 use crate::workload::{Env, LruSink};
 
 pub(super) struct SimEnv<'a> {

@@ -61,6 +61,10 @@ pub struct CaptureArgs {
     /// (`zoneinfo.samples`; the replay sets the kernel's pagesets beside its own); 0: never.
     #[arg(long, default_value_t = 100)]
     pub sample_ms: u64,
+    /// Leave the pagesets as they are (by default each CPU first faults and frees more
+    /// order-0 movable pages than its pagesets hold, so they start with those alone).
+    #[arg(long)]
+    pub no_settle: bool,
     /// The command to run while tracing.
     #[arg(last = true, required = true)]
     pub command: Vec<String>,
@@ -96,6 +100,9 @@ pub struct CaptureSummary {
     /// it: whether pagesets free in batches depends on it, so the replay reads it here.
     pub llc_kib: Option<u64>,
     pub llc_cpus: Option<u32>,
+    /// Pages each CPU faulted and freed to settle its pagesets before the snapshot (0: not
+    /// settled).
+    pub settled_pages: u64,
 }
 
 /// Runs the capture; Err(message) on any failure (the caller prints it and exits non-zero).
@@ -113,6 +120,7 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
     check_events(&tracefs.root)?;
     let instance = Instance::create(&tracefs.root)?;
     instance.configure(args.buffer_kib)?;
+    let settled_pages = if args.no_settle { 0 } else { super::settle::settle_pagesets()? };
     snapshot(&args.out, "before")?;
     let (events, trace_bytes, zoneinfo_samples, run) = trace_command(&instance, args)?;
     let per_cpu = read_all_cpu_stats(&instance.path)?;
@@ -134,6 +142,7 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
         kernel_release: fs::read_to_string(RELEASE).map_err(|e| format!("cannot read {RELEASE}: {e}"))?.trim().into(),
         llc_kib: host_llc().map(|(kib, _)| kib),
         llc_cpus: host_llc().map(|(_, cpus)| cpus),
+        settled_pages,
     };
     let json_path = args.out.join(SUMMARY_FILE);
     let json = serde_json::to_string_pretty(&summary).map_err(|e| format!("cannot encode the summary: {e}"))?;

@@ -17,6 +17,7 @@ pub mod replay;
 pub mod replay_cli;
 pub mod ring_stats;
 pub mod samples;
+mod settle;
 pub mod timeline;
 pub mod timers;
 pub mod workloads;

@@ -66,9 +66,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub trace_out: Option<PathBuf>,
     /// What the pagesets hold at the start (with a zoneinfo snapshot: its counts and highs).
-    /// The default reads nothing of the kernel's refills and drains; `implied` does (it
-    /// reconstructs the start from them) and so is not a prediction.
-    #[arg(long, value_enum, default_value = "alloc-mix")]
+    /// The default, order-0 movable pages, is what a settled capture leaves (see `trace
+    /// capture --no-settle`); `implied` reconstructs the start from the kernel's refills and
+    /// drains, and so is not a prediction.
+    #[arg(long, value_enum, default_value = "movable")]
     pub pageset_stock: PagesetStock,
     /// When each CPU's vmstat pass (pageset decay) runs. The default is the allocator's own
     /// schedule; `trace` and `periodic` read the kernel's worker drains.

@@ -81,8 +81,8 @@ impl Platform for SimPlatform {
         self.handle.with(|state| {
             if !state.observing {
                 let cpu = state.current;
-                let owed_ps = state.counter_remainder_ps[cpu]
-                    + u64::from(updates) * state.calibration.percpu_counter_update_ps;
+                let owed_ps =
+                    state.counter_remainder_ps[cpu] + u64::from(updates) * state.calibration.percpu_counter_update_ps;
                 state.clocks_ns[cpu] += owed_ps / 1000;
                 state.counter_remainder_ps[cpu] = owed_ps % 1000;
             }

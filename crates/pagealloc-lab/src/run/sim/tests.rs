@@ -117,7 +117,8 @@ fn trunc_records_its_truncate_time() {
 #[test]
 fn thread_mode_faults_take_the_mmap_sem_before_six_four_and_only_their_vma_after() {
     let run = |preset: &str| {
-        let args = RunArgs { preset: preset.into(), topology: TopologyKind::Flat, ..args(WorkloadKind::PageFault1, 4, 60) };
+        let args =
+            RunArgs { preset: preset.into(), topology: TopologyKind::Flat, ..args(WorkloadKind::PageFault1, 4, 60) };
         run_sim(args.workload().unwrap().as_ref(), &args).unwrap()
     };
     let (old, new) = (run("lru-k1"), run("mainline"));

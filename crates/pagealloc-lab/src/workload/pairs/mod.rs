@@ -26,9 +26,9 @@ mod socket;
 use serde_json::json;
 
 use super::unix_skb;
+use super::{CpuTask, Idle, Workload};
 use crate::machine::kernel_costs::at_size;
 use crate::machine::KernelCosts;
-use super::{CpuTask, Idle, Workload};
 use placement::{CoLocatedPair, Pair, PairCpu};
 use roles::RoleSchedule;
 use socket::Socket;

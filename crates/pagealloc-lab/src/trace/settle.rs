@@ -1,0 +1,53 @@
+//! Before a capture, every CPU's pagesets are put in a state the replay can know without
+//! reading the kernel's answer: each CPU faults in and unmaps more order-0 movable pages
+//! than its largest pageset may hold. The frees cross high, and each drain empties whole
+//! lists round robin from the list after the one freed to (free_pcppages_bulk()), so the
+//! other lists (unmovable, reclaimable, orders 1 to 3, THP) are drained and the pageset ends
+//! holding order-0 movable pages only: `pagelab replay --pageset-stock movable`.
+
+use super::zoneinfo::parse_zoneinfo;
+
+/// Pages each CPU faults and frees: the largest pageset high_max (or high) of any zone,
+/// plus room for the drains' batches.
+fn settle_pages(zoneinfo: &str) -> Result<u64, String> {
+    let zones = parse_zoneinfo(zoneinfo)?;
+    let largest = zones
+        .iter()
+        .flat_map(|zone| zone.pagesets.iter())
+        .map(|line| line.high_max_pages.max(line.high_pages) + 8 * line.batch_pages)
+        .max()
+        .unwrap_or(0);
+    Ok(largest.max(1 << 15))
+}
+
+/// Settles every online CPU's pagesets; returns the pages each CPU faulted and freed.
+pub fn settle_pagesets() -> Result<u64, String> {
+    let zoneinfo = std::fs::read_to_string("/proc/zoneinfo").map_err(|error| format!("/proc/zoneinfo: {error}"))?;
+    let pages = settle_pages(&zoneinfo)?;
+    let host = crate::calibrate::host::read_host()?;
+    for place in &host.cpus {
+        let cpu = place.cpu;
+        std::thread::scope(|scope| {
+            scope
+                .spawn(move || -> Result<(), String> {
+                    crate::calibrate::hardware::pin_to_cpu_id(cpu)?;
+                    crate::calibrate::kernel::fault_and_unmap(pages as usize * 4096)
+                })
+                .join()
+                .map_err(|_| format!("settling CPU {cpu} panicked"))?
+        })?;
+    }
+    Ok(pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_cpu_frees_more_than_its_largest_pageset_holds() {
+        let zoneinfo = "Node 0, zone   Normal\n  pages free     1000\n        min      10\n        low      12\n        high     14\n        spanned  5000\n        present  5000\n        managed  5000\n  pagesets\n    cpu: 0\n              count: 5\n              high:  70000\n              batch: 63\n  vm stats threshold: 24\n    cpu: 1\n              count: 5\n              high:  100\n              batch: 63\n  vm stats threshold: 24\n  node_unreclaimable:  0\n  start_pfn:           4096\n";
+        assert_eq!(settle_pages(zoneinfo).unwrap(), 70_000 + 8 * 63);
+        assert_eq!(settle_pages("").unwrap(), 1 << 15, "at least a page_fault1 mapping");
+    }
+}
