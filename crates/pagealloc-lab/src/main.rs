@@ -78,6 +78,10 @@ enum Command {
         /// A real-thread experiment (llfree-frag) runs alone.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
         jobs: Option<usize>,
+        /// A machine profile (`pagelab calibrate`) whose hardware and kernel costs every
+        /// experiment runs with, on its own topology, instead of its seed machine's.
+        #[arg(long, value_name = "FILE")]
+        machine: Option<std::path::PathBuf>,
     },
     /// List the experiments `reproduce` runs.
     Experiments {
@@ -113,9 +117,14 @@ fn main() {
         Command::Trace { command } => trace::run(&command),
         Command::Replay(args) => trace::replay_cli::run(&args),
         Command::Torture(args) => run_torture(&args),
-        Command::Reproduce { experiments, quick, seed, seeds, out, jobs } => {
+        Command::Reproduce { experiments, quick, seed, seeds, out, jobs, machine } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
+            machine
+                .map(|path| machine::SimMachine::read(&path).and_then(experiments::use_machine_costs))
+                .transpose()
+                .and_then(|_| {
+                    experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
+                })
         }
         Command::Experiments { format } => list_experiments(format),
         Command::Metadata { format } => show_metadata(format),

@@ -93,6 +93,9 @@ const BAD_INVOCATIONS: &[&str] = &[
     "calibrate --check --out CARGO_TOML",
     "calibrate --run-loop bogus",
     "machines --format xml",
+    "reproduce --quick --machine CARGO_TOML --out /tmp/cli-out highorder-trunc",
+    "trace tcp-stream --seconds 0",
+    "trace page-fault1 --tasks 0",
 ];
 
 #[test]

@@ -30,3 +30,4 @@ mod vmstat;
 
 pub use registry::EXPERIMENTS;
 pub use reproduce::{reproduce, Plan};
+pub use simulate::use_machine_costs;

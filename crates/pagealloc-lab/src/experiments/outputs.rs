@@ -43,8 +43,7 @@ pub(super) fn write_outputs(
         cpus: experiment.cpus,
         seed,
         quick,
-        cost_model: "each run's machine: a seed machine of `pagelab machines` (cited hardware, the reference \
-                     host's measured kernel costs scaled by clock)",
+        cost_model: super::simulate::cost_model(),
         metadata_layout: REPRODUCTION_LAYOUT.layout(),
         rows,
         published: PublishedJson {

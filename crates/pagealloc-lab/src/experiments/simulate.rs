@@ -28,6 +28,27 @@ pub(super) fn simulate(
     run_sim(workload, &run_args(setup, preset, seed, top_reuse))
 }
 
+/// Costs every reproduction in this process runs with instead of its seed machine's
+/// (`reproduce --machine`), on the experiment's own topology.
+static MACHINE_COSTS: std::sync::OnceLock<crate::machine::SimMachine> = std::sync::OnceLock::new();
+
+/// Makes every later reproduction run with `machine`'s hardware and kernel costs; once per
+/// process.
+pub fn use_machine_costs(machine: crate::machine::SimMachine) -> Result<(), String> {
+    MACHINE_COSTS.set(machine).map_err(|_| "the reproductions' machine is already set".to_string())
+}
+
+/// Where this process's reproductions take their costs from, for their output files.
+pub(super) fn cost_model() -> &'static str {
+    match MACHINE_COSTS.get() {
+        Some(_) => "a machine profile's hardware and kernel costs (reproduce --machine), on each experiment's topology",
+        None => {
+            "each run's machine: a seed machine of `pagelab machines` (cited hardware, the reference host's \
+             measured kernel costs scaled by clock)"
+        }
+    }
+}
+
 /// The `pagelab run` arguments of one simulated run of `preset` on `setup`'s machine.
 pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) -> RunArgs {
     RunArgs {
@@ -36,7 +57,10 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         preset: preset.to_string(),
         real: false,
         topology: setup.topology,
-        machine: None,
+        machine: MACHINE_COSTS.get().map(|costs| {
+            let topology = setup.topology.topology(setup.cpus);
+            std::sync::Arc::new(crate::machine::SimMachine { topology, ..costs.clone() })
+        }),
         metadata_layout: REPRODUCTION_LAYOUT,
         duration_ms: Some(setup.duration_ms),
         memory_gib: setup.memory_gib,

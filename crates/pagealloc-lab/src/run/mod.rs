@@ -278,8 +278,15 @@ impl RunArgs {
 
     /// The topology `--topology` names.
     fn named_topology(&self) -> pagealloc_sim::Topology {
-        match self.topology {
-            TopologyKind::Flat => pagealloc_sim::Topology::flat(self.cpus as u32),
+        self.topology.topology(self.cpus)
+    }
+}
+
+impl TopologyKind {
+    /// The topology, `flat` with `cpus` cores.
+    pub fn topology(self, cpus: usize) -> pagealloc_sim::Topology {
+        match self {
+            TopologyKind::Flat => pagealloc_sim::Topology::flat(cpus as u32),
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,
             TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
             TopologyKind::Server80 => pagealloc_sim::Topology::SERVER_80,
