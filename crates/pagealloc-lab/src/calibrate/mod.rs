@@ -5,6 +5,7 @@
 //! - `host`: kernel, CPU model, topology, caches and zones, from procfs and sysfs;
 //! - `hardware`: cache-line transfers, atomics, cache and memory latency, page zero and copy;
 //! - `kernel`: the real kernel around the allocator, timed from userspace;
+//! - `kernel_files`: spawning a process, creating a file, filling and truncating page cache;
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
 //! - `own_path`: this library's path per call, for the `pagealloc` preset.
 
@@ -12,6 +13,7 @@ pub mod check;
 pub mod hardware;
 pub mod host;
 pub mod kernel;
+pub mod kernel_files;
 pub mod kernel_path;
 pub mod own_path;
 pub mod profile;
@@ -198,6 +200,11 @@ fn kernel_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Mea
     }
     constants.extend(allocator_paths(effort)?);
     constants.extend(wake_ups(host, effort)?);
+    constants.push(("process_spawn_ns".to_string(), kernel_files::process_spawn(effort.times(500) as usize, repeats)?));
+    constants.push(("file_create_ns".to_string(), kernel_files::file_create(effort.times(5000) as usize, repeats)?));
+    let (fill, truncate) = kernel_files::page_cache_fill_and_truncate((effort.times(256)).max(8), repeats)?;
+    constants.push(("page_cache_fill_ns".to_string(), fill));
+    constants.push(("page_cache_truncate_ns".to_string(), truncate));
     Ok(constants)
 }
 

@@ -36,7 +36,8 @@ pub(super) fn frag_thpcompact(preset: &str, quick: bool, seed: u64, bar: &Progre
     for madvise in [false, true] {
         bar.set_message(format!("{preset}, madvise {madvise}"));
         let args = RunArgs { madvise, ..run_args(&setup, preset, seed, false) };
-        let workload = ThpCompact::new(setup.memory_gib << 18, madvise);
+        let workload =
+            ThpCompact::new(setup.memory_gib << 18, madvise).with_costs(&super::simulate::machine(&setup).kernel);
         let report = run_sim(&workload, &args)?;
         // The label names the parameter: the table shows one row per (preset, madvise).
         let label = if madvise { format!("{preset} madvise") } else { preset.to_string() };

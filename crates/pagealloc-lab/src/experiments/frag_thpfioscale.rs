@@ -31,7 +31,8 @@ pub(super) fn frag_thpfioscale(preset: &str, quick: bool, seed: u64, bar: &Progr
         let setup = Setup { workload: WorkloadKind::Thpfioscale, topology, cpus, memory_gib, duration_ms: 600_000 };
         for madvise in [false, true] {
             bar.set_message(format!("{preset}, {sockets} socket(s), madvise {madvise}"));
-            let workload = ThpFioScale::new(memory_gib << 18, cpus / sockets as usize, madvise);
+            let workload = ThpFioScale::new(memory_gib << 18, cpus / sockets as usize, madvise)
+                .with_costs(&super::simulate::machine(&setup).kernel);
             // --quick is a smoke run: one seed.
             let seeds = if quick { 1 } else { SEEDS };
             let mut runs = Vec::with_capacity(seeds as usize);

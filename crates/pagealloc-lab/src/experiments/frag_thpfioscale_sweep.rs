@@ -3,8 +3,9 @@
 //! nor the workload's slab and metadata rates, nor its storage, so each is varied one at a
 //! time around the base point (1 socket of 8 CPUs, no madvise, 4 GiB (then 8 and 16), a
 //! slab page per 3 files, a metadata page per 64 files, no storage model (then 1024 and 256
-//! MiB/s of writeback and refault reads), 20 us to create a file (then 5 and 80) and 500 ns
-//! to copy a page (then 250 and 1000)) for the presets of the seed's goal rows: vanilla-4.20, lowzone
+//! MiB/s of writeback and refault reads), the machine's measured cost to create a file (then
+//! a quarter and four times it) and to copy a page (then half and twice it)) for the
+//! presets of the seed's goal rows: vanilla-4.20, lowzone
 //! (patch 1), boost (patches 1-4) and stall (patch 5). `speedup_pct` is the change of
 //! `extfrag_events` against vanilla-4.20 at the same point; every metric is the median of
 //! three seeds (one with --quick, which also runs at a quarter of the memory).
@@ -32,15 +33,28 @@ struct Point {
     copy_page_ns: u64,
 }
 
-/// The base point at full size: frag-thpfioscale's 1-socket machine without madvise.
+/// The machine every point runs on: 1 socket of 8 CPUs.
+fn setup(memory_gib: u64) -> Setup {
+    Setup {
+        workload: WorkloadKind::Thpfioscale,
+        topology: TopologyKind::SmallCache,
+        cpus: 8,
+        memory_gib,
+        duration_ms: 600_000,
+    }
+}
+
+/// The base point at full size: frag-thpfioscale's 1-socket machine without madvise, with
+/// the machine's file-create and page-copy costs.
 fn base_point() -> Point {
+    let kernel = super::simulate::machine(&setup(4)).kernel;
     Point {
         memory_gib: 4,
         files_per_slab_page: 3,
         files_per_metadata_page: 64,
         storage_mib_per_s: 0,
-        create_ns: 20_000,
-        copy_page_ns: 500,
+        create_ns: kernel.file_create_ns,
+        copy_page_ns: kernel.page_copy_ns,
     }
 }
 
@@ -64,11 +78,11 @@ fn points(quick: bool) -> Vec<Point> {
     for storage_mib_per_s in [1024, 256] {
         points.push(Point { storage_mib_per_s, ..base });
     }
-    // The writers' own CPU time per file and per page (ours: no source gives them).
-    for create_ns in [5_000, 80_000] {
+    // The writers' own CPU time per file and per page, around the machine's.
+    for create_ns in [base.create_ns / 4, base.create_ns * 4] {
         points.push(Point { create_ns, ..base });
     }
-    for copy_page_ns in [250, 1_000] {
+    for copy_page_ns in [base.copy_page_ns / 2, base.copy_page_ns * 2] {
         points.push(Point { copy_page_ns, ..base });
     }
     points
@@ -94,20 +108,14 @@ pub(super) fn frag_thpfioscale_sweep(
             "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per \
              {files_per_metadata_page}, storage {storage_mib_per_s} MiB/s, create {create_ns} ns, copy {copy_page_ns} ns"
         ));
-        let setup = Setup {
-            workload: WorkloadKind::Thpfioscale,
-            topology: TopologyKind::SmallCache,
-            cpus: 8,
-            memory_gib,
-            duration_ms: 600_000,
-        };
+        let setup = setup(memory_gib);
         let workload = ThpFioScale {
             files_per_slab_page,
             files_per_metadata_page,
             storage_mib_per_s,
             create_ns,
             copy_page_ns,
-            ..ThpFioScale::new(memory_gib << 18, 8, false)
+            ..ThpFioScale::new(memory_gib << 18, 8, false).with_costs(&super::simulate::machine(&setup).kernel)
         };
         let seeds = if quick { 1 } else { SEEDS };
         let mut runs = Vec::with_capacity(seeds as usize);

@@ -16,7 +16,8 @@ pub(super) fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -
         duration_ms: 60_000,
     };
     let workload =
-        Kbuild { processes_per_cpu: if quick { 6 } else { Kbuild::default().processes_per_cpu }, ..Kbuild::default() };
+        Kbuild { processes_per_cpu: if quick { 6 } else { Kbuild::default().processes_per_cpu }, ..Kbuild::default() }
+            .with_costs(&super::simulate::machine(&setup).kernel);
     let report = simulate(&setup, &workload, preset, seed, false)?;
     Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "build_time") }])
 }

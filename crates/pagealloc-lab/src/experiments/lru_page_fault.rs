@@ -53,8 +53,6 @@ pub(super) fn lru_page_fault1(preset: &str, quick: bool, seed: u64, bar: &Progre
 
 fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
     let Point { preset, mode, tasks, lru_batch, region_pages, duration_ms } = *point;
-    let workload =
-        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_release::release_of(preset)) };
     let setup = Setup {
         workload: WorkloadKind::PageFault1,
         topology: TopologyKind::Server88,
@@ -62,6 +60,9 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
         memory_gib: 32,
         duration_ms,
     };
+    let workload =
+        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_release::release_of(preset)) }
+            .with_costs(&super::simulate::machine(&setup).kernel);
     let args = RunArgs { lru_batch, mode, ..run_args(&setup, preset, seed, false) };
     let report = run_sim(&workload, &args)?;
     // Every wait as a share of all tasks' time over the run.

@@ -22,7 +22,8 @@ pub(super) fn netperf_tcp(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
             memory_gib: 4,
             duration_ms: if quick { 20 } else { 100 },
         };
-        let workload = Pairs::new(PairKind::Netperf, message_bytes);
+        let machine = super::simulate::machine(&setup);
+        let workload = Pairs::new(PairKind::Netperf, message_bytes).with_costs(&machine.kernel, &machine.calibration);
         let report = simulate(&setup, &workload, preset, seed, message_bytes == 16_384)?;
         metrics.insert(format!("score_{message_bytes}"), report.work_per_sec * message_bytes as f64 * 8.0 / 1e6);
         metrics.insert(format!("cache_miss_pct_{message_bytes}"), cache_miss_pct(&report));

@@ -13,16 +13,18 @@ use crate::workload::{FaultMode, PageFault, Workload};
 pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
     let counts: &[usize] = if quick { &[2, 8] } else { &[2, 8, 30, 79] };
     let mut metrics = BTreeMap::new();
-    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset));
+    let setup_of = |processes| Setup {
+        workload: WorkloadKind::PageFault1,
+        topology: TopologyKind::Server80,
+        cpus: processes,
+        memory_gib: 32,
+        duration_ms: if quick { 10 } else { 40 },
+    };
+    let kernel = super::simulate::machine(&setup_of(counts[0])).kernel;
+    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset)).with_costs(&kernel);
     for &processes in counts {
         bar.set_message(format!("{preset}, {processes} processes"));
-        let setup = Setup {
-            workload: WorkloadKind::PageFault1,
-            topology: TopologyKind::Server80,
-            cpus: processes,
-            memory_gib: 32,
-            duration_ms: if quick { 10 } else { 40 },
-        };
+        let setup = setup_of(processes);
         let report = simulate(&setup, &workload, preset, seed, false)?;
         metrics.insert(format!("faults_per_sec_{processes}"), report.work_per_sec);
     }

@@ -50,7 +50,9 @@ impl PairBench {
             memory_gib: 64,
             duration_ms,
         };
-        let workload = Pairs { role_swap_ns, co_located, ..Pairs::new(self.kind, self.message_bytes) };
+        let machine = super::simulate::machine(&setup);
+        let workload = Pairs { role_swap_ns, co_located, ..Pairs::new(self.kind, self.message_bytes) }
+            .with_costs(&machine.kernel, &machine.calibration);
         let report = simulate(&setup, &workload, preset, seed, false)?;
         Ok((workload, report))
     }

@@ -83,6 +83,12 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
     }
 }
 
+/// The simulated machine of `setup`'s runs: its seed machine, or the profile
+/// `reproduce --machine` gave on its topology.
+pub(super) fn machine(setup: &Setup) -> crate::machine::SimMachine {
+    run_args(setup, "mainline", 0, false).sim_machine()
+}
+
 pub(super) fn cache_miss_pct(report: &RunReport) -> f64 {
     report.sim.as_ref().map_or(0.0, |s| s.page_misses as f64 * 100.0 / s.page_touches.max(1) as f64)
 }

@@ -17,7 +17,8 @@ pub(super) fn trunc(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) ->
         memory_gib: 8,
         duration_ms: 60_000,
     };
-    let workload = Trunc { file_pages: if quick { 1 << 16 } else { 1 << 19 }, ..Trunc::default() };
+    let workload = Trunc { file_pages: if quick { 1 << 16 } else { 1 << 19 }, ..Trunc::default() }
+        .with_costs(&super::simulate::machine(&setup).kernel);
     let report = simulate(&setup, &workload, preset, seed, false)?;
     let mut metrics = BTreeMap::new();
     metrics.insert("elapsed".into(), report.recorded.get("truncate_s").copied().unwrap_or(0.0));

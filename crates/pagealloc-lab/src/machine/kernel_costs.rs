@@ -15,6 +15,10 @@
 //!   halves between the write and the read.
 //! - **Wake-ups**: a 1-byte ping-pong's one-way trip less one thread's write and read of
 //!   the byte, between two CPUs (a blocked task on another CPU) and on one (a switch).
+//! - **Page cache**: writing a page of a tmpfs file less its allocation path and one touch of
+//!   a page from memory (the workloads touch the page apart); truncating a page less its free
+//!   path. Spawning a process, creating a file
+//!   and copying a page are charged as measured.
 
 use pagealloc_sim::Calibration;
 
@@ -61,6 +65,16 @@ pub struct KernelCosts {
     pub wake_other_cpu_ns: u64,
     /// A context switch between two tasks of one CPU.
     pub switch_same_cpu_ns: u64,
+    /// A process spawned, run to its exit and reaped (fork, exec, exit).
+    pub process_spawn_ns: u64,
+    /// A file created and closed.
+    pub file_create_ns: u64,
+    /// A page-cache page filled by a write, besides its allocation path and one page touch.
+    pub page_cache_fill_ns: u64,
+    /// A page-cache page truncated, besides its free path.
+    pub page_cache_truncate_ns: u64,
+    /// A page copied to or from a user buffer (a read or write of file data).
+    pub page_copy_ns: u64,
 }
 
 impl KernelCosts {
@@ -74,6 +88,7 @@ impl KernelCosts {
         let map_unmap_ns = constants.value("mmap_munmap_128m_ns")?;
         let apart_ns = map_unmap_ns / region_pages
             + (kernel_calls.alloc_ns(0) + kernel_calls.free_ns(0) + calibration.page_miss_ns) as f64;
+        let apart_fill_ns = (kernel_calls.alloc_ns(0) + calibration.page_miss_ns) as f64;
         let fault_page_ns = constants.value("page_fault1_page_ns")?;
         if fault_page_ns <= apart_ns {
             return Err(format!(
@@ -89,8 +104,18 @@ impl KernelCosts {
             tcp_message_ns: by_size(constants, "tcp_stream_")?,
             wake_other_cpu_ns: wake_ns(constants, "wake_other_cpu_ns")?,
             switch_same_cpu_ns: wake_ns(constants, "switch_same_cpu_ns")?,
+            process_spawn_ns: constants.value("process_spawn_ns")?.round() as u64,
+            file_create_ns: constants.value("file_create_ns")?.round() as u64,
+            page_cache_fill_ns: less(constants.value("page_cache_fill_ns")?, apart_fill_ns),
+            page_cache_truncate_ns: less(constants.value("page_cache_truncate_ns")?, kernel_calls.free_ns(0) as f64),
+            page_copy_ns: constants.value("page_copy_ns")?.round() as u64,
         })
     }
+}
+
+/// `measured` less what the simulator charges apart, whole nanoseconds, at least 0.
+fn less(measured: f64, apart_ns: f64) -> u64 {
+    (measured - apart_ns).max(0.0).round() as u64
 }
 
 /// The kernel allocator's path: order 0 measured, orders 1 and up from the four-call mean.

@@ -56,7 +56,7 @@ type Row = (&'static str, fn(&SimMachine) -> u64);
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [Row; 18] = [
+    let rows: [Row; 23] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),
@@ -75,6 +75,11 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("map_unmap_ns", |m| m.kernel.map_unmap_ns),
         ("wake_other_cpu_ns", |m| m.kernel.wake_other_cpu_ns),
         ("switch_same_cpu_ns", |m| m.kernel.switch_same_cpu_ns),
+        ("process_spawn_ns", |m| m.kernel.process_spawn_ns),
+        ("file_create_ns", |m| m.kernel.file_create_ns),
+        ("page_cache_fill_ns", |m| m.kernel.page_cache_fill_ns),
+        ("page_cache_trunc_ns", |m| m.kernel.page_cache_truncate_ns),
+        ("page_copy_ns", |m| m.kernel.page_copy_ns),
     ];
     let mut text = format!("{:<22}", "constant");
     for machine in &machines {

@@ -14,6 +14,8 @@
 //! - the kernel's costs (fault path, allocator path per call, socket messages, map and unmap)
 //!   are the reference host's measured ones scaled by clock ratio: reference base clock /
 //!   the part's base clock. Instructions per cycle differ between cores; the rule ignores it;
+//! - copying a page costs the part's page from memory times the reference host's ratio of
+//!   copying to zeroing a page;
 //! - a wake-up of a task on another CPU costs a context switch: the reference host's
 //!   cross-CPU wake-up is a guest's (a halted vCPU woken through the hypervisor), not a
 //!   bare-metal figure.
@@ -102,6 +104,10 @@ impl SeedHardware {
         // The reference host's cross-CPU wake-up wakes a halted vCPU through its hypervisor;
         // on bare metal a wake-up is taken to cost a context switch.
         kernel.wake_other_cpu_ns = kernel.switch_same_cpu_ns;
+        // Copying a page is bound by memory bandwidth, not the clock: the part's page from
+        // memory times the reference host's copy-to-zero ratio.
+        let copy_ratio = reference.kernel.page_copy_ns as f64 / reference.calibration.page_miss_ns as f64;
+        kernel.page_copy_ns = (page_miss_ns as f64 * copy_ratio).round() as u64;
         SimMachine { topology: self.topology.clone(), calibration, kernel }
     }
 }
@@ -221,6 +227,11 @@ impl KernelCosts {
             tcp_message_ns: sizes(&self.tcp_message_ns),
             wake_other_cpu_ns: ns(self.wake_other_cpu_ns),
             switch_same_cpu_ns: ns(self.switch_same_cpu_ns),
+            process_spawn_ns: ns(self.process_spawn_ns),
+            file_create_ns: ns(self.file_create_ns),
+            page_cache_fill_ns: ns(self.page_cache_fill_ns),
+            page_cache_truncate_ns: ns(self.page_cache_truncate_ns),
+            page_copy_ns: ns(self.page_copy_ns),
         }
     }
 }

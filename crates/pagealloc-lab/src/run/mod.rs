@@ -231,28 +231,32 @@ impl RunArgs {
         })
     }
 
+    /// The workload, with the simulated machine's kernel costs.
     pub fn workload(&self) -> Result<Box<dyn Workload>, String> {
+        let machine = self.sim_machine();
+        let kernel = &machine.kernel;
         Ok(match self.workload {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
-                let workload = PageFault { lru: self.lru, ..PageFault::new(self.mode, release) };
-                Box::new(workload.with_costs(&self.sim_machine().kernel))
+                Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode, release) }.with_costs(kernel))
             }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };
                 let role_swap_ns = self.role_swap_us.map(|us| us * 1_000);
                 let workload =
                     Pairs { role_swap_ns, co_located: self.co_located, ..Pairs::new(kind, self.message_bytes) };
-                let machine = self.sim_machine();
-                Box::new(workload.with_costs(&machine.kernel, &machine.calibration))
+                Box::new(workload.with_costs(kernel, &machine.calibration))
             }
-            WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }),
-            WorkloadKind::Kbuild => Box::new(Kbuild::default()),
-            WorkloadKind::Thpcompact => Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise)),
+            WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }.with_costs(kernel)),
+            WorkloadKind::Kbuild => Box::new(Kbuild::default().with_costs(kernel)),
+            WorkloadKind::Thpcompact => {
+                Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise).with_costs(kernel))
+            }
             WorkloadKind::Thpfioscale => {
                 let sockets = self.topology().sockets as usize;
-                Box::new(ThpFioScale::new(self.memory_gib << 18, self.cpus / sockets, self.madvise))
+                let workload = ThpFioScale::new(self.memory_gib << 18, self.cpus / sockets, self.madvise);
+                Box::new(workload.with_costs(kernel))
             }
         })
     }

@@ -189,6 +189,13 @@ impl CpuTask for Builder {
     }
 }
 
+impl Kbuild {
+    /// The kernel's process cost on a profiled machine.
+    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> Kbuild {
+        Kbuild { process_overhead_ns: kernel.process_spawn_ns, ..self }
+    }
+}
+
 impl Workload for Kbuild {
     fn name(&self) -> &'static str {
         "kbuild"

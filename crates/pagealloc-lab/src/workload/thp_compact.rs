@@ -190,6 +190,13 @@ impl CpuTask for Task {
     fn finish(&mut self, _env: &mut dyn Env) {}
 }
 
+impl ThpCompact {
+    /// The kernel's fault cost on a profiled machine.
+    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> ThpCompact {
+        ThpCompact { fault_overhead_ns: kernel.fault_ns, ..self }
+    }
+}
+
 impl Workload for ThpCompact {
     fn name(&self) -> &'static str {
         "thpcompact"

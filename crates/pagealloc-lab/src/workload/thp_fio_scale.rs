@@ -254,6 +254,18 @@ impl CpuTask for ThpThread {
     fn finish(&mut self, _env: &mut dyn Env) {}
 }
 
+impl ThpFioScale {
+    /// The kernel's file, copy and fault costs on a profiled machine.
+    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> ThpFioScale {
+        ThpFioScale {
+            create_ns: kernel.file_create_ns,
+            copy_page_ns: kernel.page_copy_ns,
+            fault_overhead_ns: kernel.fault_ns,
+            ..self
+        }
+    }
+}
+
 impl Workload for ThpFioScale {
     fn name(&self) -> &'static str {
         "thpfioscale"

@@ -32,6 +32,17 @@ impl Default for Trunc {
     }
 }
 
+impl Trunc {
+    /// The kernel's page-cache costs on a profiled machine.
+    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> Trunc {
+        Trunc {
+            fill_per_page_ns: kernel.page_cache_fill_ns,
+            truncate_per_page_ns: kernel.page_cache_truncate_ns,
+            ..self
+        }
+    }
+}
+
 struct Truncator {
     config: Trunc,
     cache: Vec<Block>,
