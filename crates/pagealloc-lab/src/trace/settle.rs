@@ -48,6 +48,8 @@ mod tests {
     fn each_cpu_frees_more_than_its_largest_pageset_holds() {
         let zoneinfo = "Node 0, zone   Normal\n  pages free     1000\n        min      10\n        low      12\n        high     14\n        spanned  5000\n        present  5000\n        managed  5000\n  pagesets\n    cpu: 0\n              count: 5\n              high:  70000\n              batch: 63\n  vm stats threshold: 24\n    cpu: 1\n              count: 5\n              high:  100\n              batch: 63\n  vm stats threshold: 24\n  node_unreclaimable:  0\n  start_pfn:           4096\n";
         assert_eq!(settle_pages(zoneinfo).unwrap(), 70_000 + 8 * 63);
-        assert_eq!(settle_pages("").unwrap(), 1 << 15, "at least a page_fault1 mapping");
+        let small = zoneinfo.replace("70000", "100");
+        assert_eq!(settle_pages(&small).unwrap(), 1 << 15, "at least a page_fault1 mapping");
+        assert!(settle_pages("").is_err(), "not a zoneinfo");
     }
 }
