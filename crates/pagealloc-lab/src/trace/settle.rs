@@ -1,9 +1,9 @@
 //! Before a capture, every CPU's pagesets are put in a state the replay can know without
 //! reading the kernel's answer: each CPU faults in and unmaps more order-0 movable pages
-//! than its largest pageset may hold. The frees cross high, and each drain empties whole
-//! lists round robin from the list after the one freed to (free_pcppages_bulk()), so the
-//! other lists (unmovable, reclaimable, orders 1 to 3, THP) are drained and the pageset ends
-//! holding order-0 movable pages only: `pagelab replay --pageset-stock movable`.
+//! than its largest pageset may hold, so each pageset ends at its high, its order-0 movable
+//! list full (`pagelab replay --pageset-stock movable`). The other lists keep what they held:
+//! a drain starts with the list being freed to (free_pcppages_bulk()), which here never
+//! empties, and no interface reachable from userspace drains them all.
 
 use super::zoneinfo::parse_zoneinfo;
 
