@@ -41,10 +41,23 @@ struct RunWords {
     run: crate::run::RunArgs,
 }
 
-/// The simulator's rate (work per second) for `pagelab run` with `words`, on `profile`.
-fn predict(profile: &Path, words: &[&str]) -> Result<f64, String> {
+/// The preset whose kernel release's fault path matches the host's: `mainline` from 6.4
+/// (per-VMA locks), else `highpcp-full` (5.18: the mmap_sem per fault).
+pub fn preset_for_host(release: &str) -> &'static str {
+    let mut numbers = release.split(|c: char| !c.is_ascii_digit()).filter_map(|part| part.parse::<u16>().ok());
+    let version = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    if version >= (6, 4) {
+        "mainline"
+    } else {
+        "highpcp-full"
+    }
+}
+
+/// The simulator's rate (work per second) for `pagelab run` with `words` under `preset`, on
+/// `profile`.
+fn predict(profile: &Path, preset: &str, words: &[&str]) -> Result<f64, String> {
     let profile = profile.to_str().ok_or("the profile's path is not UTF-8")?;
-    let machine = ["--machine", profile, "--preset", "mainline"];
+    let machine = ["--machine", profile, "--preset", preset];
     let all = ["run"].iter().chain(words).chain(&machine);
     let args = RunWords::try_parse_from(all).map_err(|error| error.to_string())?.run;
     let workload = args.workload()?;
@@ -63,10 +76,12 @@ fn two_cpus(profile: &MachineProfile) -> Result<(usize, usize), String> {
 pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, String> {
     let profile = MachineProfile::read(path)?;
     let (a, b) = two_cpus(&profile)?;
+    let preset = preset_for_host(&profile.host.kernel);
+    println!("host kernel {}: predicting with the {preset} preset", profile.host.kernel);
     let rounds = if quick { 2 } else { 10 };
     let mut rows = Vec::new();
     for (mode, tasks, threads) in [("process", "processes", false), ("thread", "threads", true)] {
-        let predicted = predict(path, &["page_fault1", "--cpus", "2", "--mode", mode, "--duration-ms", "500"])?;
+        let predicted = predict(path, preset, &["page_fault1", "--cpus", "2", "--mode", mode, "--duration-ms", "500"])?;
         let measured = two_cpu::page_fault1_tasks(&[a, b], threads, rounds, repeats)?;
         rows.push(CheckRow { workload: format!("page_fault1, 2 {tasks}"), unit: "faults/s", predicted, measured });
     }
@@ -74,7 +89,7 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
     for bytes in [4096usize, 65_536] {
         let size = bytes.to_string();
         let predicted =
-            predict(path, &["unix-pairs", "--cpus", "2", "--message-bytes", &size, "--duration-ms", "100"])?;
+            predict(path, preset, &["unix-pairs", "--cpus", "2", "--message-bytes", &size, "--duration-ms", "100"])?;
         let measured = two_cpu::unix_pair((a, b), bytes, messages, repeats)?;
         let workload = format!("AF_UNIX pair, {} KiB messages", bytes >> 10);
         rows.push(CheckRow { workload, unit: "messages/s", predicted, measured });
@@ -110,6 +125,15 @@ mod tests {
     fn row(predicted: f64, measured: f64) -> CheckRow {
         let measured = Measurement::from_samples(vec![measured], "faults/s", "test");
         CheckRow { workload: "w".into(), unit: "faults/s", predicted, measured }
+    }
+
+    #[test]
+    fn the_host_kernel_picks_the_fault_path_model() {
+        assert_eq!(preset_for_host("6.18.44-fc-v657"), "mainline");
+        assert_eq!(preset_for_host("6.4.0"), "mainline");
+        assert_eq!(preset_for_host("6.1.90-generic"), "highpcp-full");
+        assert_eq!(preset_for_host("4.18.0-553.el8"), "highpcp-full");
+        assert_eq!(preset_for_host("unknown"), "highpcp-full");
     }
 
     #[test]

@@ -22,6 +22,11 @@ struct Mapping {
 
 impl Mapping {
     fn new(bytes: usize) -> Result<Mapping, String> {
+        Mapping::new_quiet(bytes).ok_or_else(|| format!("mmap of {bytes} bytes: {}", std::io::Error::last_os_error()))
+    }
+
+    /// The mapping, or None: no message built, nothing allocated.
+    fn new_quiet(bytes: usize) -> Option<Mapping> {
         // SAFETY: a fresh anonymous mapping; the kernel picks the address.
         let base = unsafe {
             libc::mmap(
@@ -34,11 +39,11 @@ impl Mapping {
             )
         };
         if base == libc::MAP_FAILED {
-            return Err(format!("mmap of {bytes} bytes: {}", std::io::Error::last_os_error()));
+            return None;
         }
         // SAFETY: advice on the mapping just made; failure only leaves THP's default.
         unsafe { libc::madvise(base, bytes, libc::MADV_NOHUGEPAGE) };
-        Ok(Mapping { base: base.cast(), bytes })
+        Some(Mapping { base: base.cast(), bytes })
     }
 
     /// Writes a byte to every page: one page fault each.
@@ -55,6 +60,12 @@ impl Drop for Mapping {
         // SAFETY: unmaps exactly the mapping made in `new`, no longer referenced.
         unsafe { libc::munmap(self.base.cast(), self.bytes) };
     }
+}
+
+/// page_fault1's rounds with nothing allocated from the heap: system calls and stores only
+/// (for a forked child). Says whether every mapping succeeded.
+pub fn fault_rounds(rounds: usize) -> bool {
+    (0..rounds).all(|_| Mapping::new_quiet(FAULT_MAP_BYTES).map(|mapping| mapping.touch_pages()).is_some())
 }
 
 /// Maps `bytes` of anonymous memory, writes a byte to each page and unmaps it: as many
@@ -159,6 +170,9 @@ fn unix_ping_pong(a: usize, b: usize, trips: usize, repeats: usize) -> Result<f6
     for _ in 0..repeats {
         let (mut ping_out, mut ping_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
         let (mut pong_out, mut pong_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+        // Pinned before the peer starts: an error here leaves no thread waiting (the peer's own
+        // early return closes its ends, which ends this side's read).
+        super::hardware::pin_to_cpu_id(a)?;
         let elapsed = std::thread::scope(|scope| -> Result<f64, String> {
             let peer = scope.spawn(move || -> Result<(), String> {
                 super::hardware::pin_to_cpu_id(b)?;
@@ -169,15 +183,17 @@ fn unix_ping_pong(a: usize, b: usize, trips: usize, repeats: usize) -> Result<f6
                 }
                 Ok(())
             });
-            super::hardware::pin_to_cpu_id(a)?;
             let mut byte = [1u8; 1];
             let start = Instant::now();
-            for _ in 0..trips {
-                ping_out.write_all(&byte).map_err(|error| format!("write: {error}"))?;
-                pong_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;
-            }
+            let bounced = (0..trips).try_for_each(|_| {
+                ping_out.write_all(&byte)?;
+                pong_in.read_exact(&mut byte)
+            });
             let elapsed = start.elapsed().as_nanos() as f64;
+            // Closed before the join, so a peer waiting for the next ping sees the end.
+            drop(ping_out);
             peer.join().map_err(|_| "the ping-pong peer panicked".to_string())??;
+            bounced.map_err(|error| format!("ping-pong: {error}"))?;
             Ok(elapsed)
         })?;
         samples.push(elapsed / (2 * trips) as f64);

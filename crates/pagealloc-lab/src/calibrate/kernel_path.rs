@@ -165,6 +165,13 @@ pub fn allocator_path(
                 return Ok(None);
             }
         };
+        if shares.alloc_ns == 0.0 || shares.free_ns == 0.0 {
+            // perf ran but saw no kernel frames (kernel.perf_event_paranoid above 1 for a
+            // user without CAP_PERFMON, or no kallsyms): not a measurement of 0 ns.
+            eprintln!("kernel allocator path not measured: no kernel call chains in perf's samples (run as root)");
+            let _ = std::fs::remove_file(&data);
+            return Ok(None);
+        }
         let calls = (sampled.units(count) * sampled.calls_per_unit()) as f64;
         alloc.push(shares.alloc_ns / calls);
         free.push(shares.free_ns / calls);

@@ -16,16 +16,21 @@ const PAGES_PER_ROUND: u64 = (FAULT_MAP_BYTES / 4096) as u64;
 /// page_fault1 with one forked process per CPU of `cpus`, `rounds` rounds each: faults per
 /// second over all of them, from the fork to the last exit.
 fn processes_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
+    if let Some(&cpu) = cpus.iter().find(|&&cpu| cpu >= libc::CPU_SETSIZE as usize) {
+        return Err(format!("CPU {cpu} is beyond what sched_setaffinity takes"));
+    }
     let start = Instant::now();
     let mut children = Vec::with_capacity(cpus.len());
     for &cpu in cpus {
-        // SAFETY: this process runs no other thread here; the child only pins itself, runs
-        // the loop (mmap, stores, munmap) and leaves with _exit, never unwinding into ours.
+        // SAFETY: the child calls only system calls (sched_setaffinity, mmap, madvise,
+        // munmap), stores to its own mapping, and _exit: it allocates nothing and takes no
+        // lock, so a lock another thread of the parent held at the fork cannot block it, and
+        // nothing in it can panic (the CPU was checked above).
         let pid = unsafe { libc::fork() };
         match pid {
             -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
             0 => {
-                let ok = pin_to_cpu_id(cpu).is_ok() && page_fault1(rounds, 1).is_ok();
+                let ok = super::hardware::pin_without_allocating(cpu) && super::kernel::fault_rounds(rounds);
                 // SAFETY: ends the child at once, without running the parent's destructors.
                 unsafe { libc::_exit(if ok { 0 } else { 1 }) };
             }
@@ -99,26 +104,32 @@ pub fn unix_pair(cpus: (usize, usize), bytes: usize, messages: usize, repeats: u
 
 fn unix_pair_once(cpus: (usize, usize), bytes: usize, messages: usize) -> Result<f64, String> {
     let (mut writer, mut reader) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+    // Pinned before the sender starts: an error here leaves no thread waiting.
+    pin_to_cpu_id(cpus.1)?;
     let barrier = Barrier::new(2);
     std::thread::scope(|scope| {
-        let sender = scope.spawn(|| -> Result<(), String> {
-            pin_to_cpu_id(cpus.0)?;
-            let message = vec![0x5au8; bytes];
+        let barrier = &barrier;
+        // The sender owns its end: returning early closes it, and the reader sees the end.
+        let sender = scope.spawn(move || -> Result<(), String> {
+            let pinned = pin_to_cpu_id(cpus.0);
             barrier.wait();
+            pinned?;
+            let message = vec![0x5au8; bytes];
             for _ in 0..messages {
                 writer.write_all(&message).map_err(|error| format!("write: {error}"))?;
             }
             Ok(())
         });
-        pin_to_cpu_id(cpus.1)?;
         let mut buffer = vec![0u8; bytes];
         barrier.wait();
         let start = Instant::now();
-        for _ in 0..messages {
-            reader.read_exact(&mut buffer).map_err(|error| format!("read: {error}"))?;
-        }
+        let received = (0..messages).try_for_each(|_| reader.read_exact(&mut buffer));
         let elapsed_s = start.elapsed().as_secs_f64();
-        sender.join().map_err(|_| "the sender panicked".to_string())??;
+        // Closed before the join, so a sender blocked on a full buffer gets an error.
+        drop(reader);
+        let sent = sender.join().map_err(|_| "the sender panicked".to_string())?;
+        sent?;
+        received.map_err(|error| format!("read: {error}"))?;
         Ok(messages as f64 / elapsed_s)
     })
 }

@@ -16,7 +16,8 @@ use pagealloc_sim::{Calibration, Topology};
 use super::Constants;
 use crate::calibrate::profile::HostInfo;
 
-/// The host's sockets, cores and caches as a simulator topology.
+/// The host's sockets, cores and caches as a simulator topology. The LLC of a socket is the
+/// sum of its LLC instances (several on parts whose L3 is split among core complexes).
 pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> {
     if host.cpus.is_empty() {
         return Err("the profile lists no CPUs".into());
@@ -25,7 +26,9 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     let cores: BTreeSet<(u32, u32)> = host.cpus.iter().map(|place| (place.package, place.core)).collect();
     let cores_total = cores.len() as u32;
     let threads_per_core = (host.cpus.len() as u32 / cores_total).max(1);
-    if !cores_total.is_multiple_of(sockets) || cores_total * threads_per_core != host.cpus.len() as u32 {
+    let first_package = host.cpus[0].package;
+    let package_cores = cores.iter().filter(|(package, _)| *package == first_package).count() as u32;
+    if package_cores * sockets != cores_total || cores_total * threads_per_core != host.cpus.len() as u32 {
         return Err(format!(
             "{} CPUs on {cores_total} cores in {sockets} packages: not a symmetric topology",
             host.cpus.len()
@@ -33,13 +36,15 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     }
     let l2_kib = host.cache_kib(2).ok_or("the profile has no L2 cache size")?;
     let llc_kib = host.llc_kib().ok_or("the profile has no last-level cache size")?;
+    let package_cpus = package_cores * threads_per_core;
+    let llc_sharers = host.llc_sharers().unwrap_or(package_cpus).clamp(1, package_cpus);
     Ok(Topology {
         name: Box::leak(name.to_string().into_boxed_str()),
         sockets,
-        cores_per_socket: cores_total / sockets,
+        cores_per_socket: package_cores,
         threads_per_core,
         l2_bytes_per_core: l2_kib << 10,
-        llc_bytes_per_socket: llc_kib << 10,
+        llc_bytes_per_socket: (llc_kib << 10) * u64::from(package_cpus.div_ceil(llc_sharers)),
     })
 }
 

@@ -132,35 +132,36 @@ fn kernel_calls(constants: &Constants<'_>) -> Result<CallCosts, String> {
 }
 
 /// A wake-up cost, which may be 0 (a wake-up faster than the write and read it is measured
-/// against): present and finite, not negative. A host of one CPU has no cross-CPU wake-up:
-/// it costs what a switch does.
+/// against): present, finite, not negative and at most [`super::MAX_COST_NS`]. A host of one
+/// CPU has no cross-CPU wake-up: it costs what a switch does.
 fn wake_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
     let measured = match constants.get(name) {
         Some(measured) => measured,
         None if name == "wake_other_cpu_ns" => return wake_ns(constants, "switch_same_cpu_ns"),
         None => return Err(format!("the profile has no {name} (run pagelab calibrate)")),
     };
-    if !(measured.value.is_finite() && measured.value >= 0.0) {
-        return Err(format!("{name} = {}: a cost cannot be negative", measured.value));
+    if !(measured.value.is_finite() && (0.0..=super::MAX_COST_NS).contains(&measured.value)) {
+        return Err(format!("{name} = {}: a cost is between 0 and {} ns", measured.value, super::MAX_COST_NS));
     }
     Ok(measured.value.round() as u64)
 }
 
-/// The constants `<prefix><N>k_ns` as (bytes, ns), by size; at least one.
+/// The constants `<prefix><N>k_ns` as (bytes, ns), by size: at least one, each a valid cost,
+/// no size twice.
 fn by_size(constants: &Constants<'_>, prefix: &str) -> Result<Vec<(u64, u64)>, String> {
-    let mut sizes: Vec<(u64, u64)> = constants
-        .0
-        .constants
-        .iter()
-        .filter_map(|(name, measured)| {
-            let kib: u64 = name.strip_prefix(prefix)?.strip_suffix("k_ns")?.parse().ok()?;
-            Some((kib << 10, measured.value.round() as u64))
-        })
-        .collect();
+    let mut sizes = Vec::new();
+    for (name, _) in &constants.0.constants {
+        let Some(kib) = name.strip_prefix(prefix).and_then(|rest| rest.strip_suffix("k_ns")) else { continue };
+        let kib: u64 = kib.parse().map_err(|_| format!("{name}: the size is not a number of KiB"))?;
+        sizes.push((kib << 10, constants.value(name)?.round() as u64));
+    }
     if sizes.is_empty() {
         return Err(format!("the profile has no {prefix}<N>k_ns"));
     }
     sizes.sort_unstable();
+    if sizes.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+        return Err(format!("the profile gives a {prefix}<N>k_ns size twice"));
+    }
     Ok(sizes)
 }
 

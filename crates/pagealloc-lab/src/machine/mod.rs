@@ -44,6 +44,10 @@ impl SimMachine {
     }
 }
 
+/// The largest cost a profile may give, ns (10 s): beyond it a value is a unit or a typing
+/// error, and sums of such costs could overflow a clock.
+pub const MAX_COST_NS: f64 = 1e10;
+
 /// A profile's constants by name, each required where asked for.
 pub(crate) struct Constants<'a>(&'a MachineProfile);
 
@@ -52,11 +56,17 @@ impl Constants<'_> {
         self.0.constant(name)
     }
 
-    /// A constant's value, which must be present, finite and positive.
+    /// A constant's value, which must be present, finite, positive and at most
+    /// [`MAX_COST_NS`].
     pub(crate) fn value(&self, name: &str) -> Result<f64, String> {
-        let measurement = self.get(name).ok_or_else(|| format!("the profile has no {name} (run pagelab calibrate)"))?;
+        let measurement = self
+            .get(name)
+            .ok_or_else(|| format!("the profile has no {name} (run pagelab calibrate as root, with perf installed)"))?;
         if !(measurement.value.is_finite() && measurement.value > 0.0) {
             return Err(format!("{name} = {}: a cost must be positive", measurement.value));
+        }
+        if measurement.value > MAX_COST_NS {
+            return Err(format!("{name} = {}: no cost here exceeds {MAX_COST_NS} ns", measurement.value));
         }
         Ok(measurement.value)
     }
@@ -101,9 +111,18 @@ mod tests {
             caches: vec![cache(2, 1024), cache(3, 32768)],
             zoneinfo: String::new(),
         };
+        // Package 0 is CPUs 0, 1, 4 and 5, sharing one L3.
+        host.caches[1].shared_cpu_list = "0-1,4-5".into();
         let topology = hardware::topology(&host, "t").unwrap();
         assert_eq!((topology.sockets, topology.cores_per_socket, topology.threads_per_core), (2, 2, 2));
         assert_eq!((topology.l2_bytes_per_core, topology.llc_bytes_per_socket), (1 << 20, 32 << 20));
+        // An L3 shared by one core's two threads: two of them per package.
+        host.caches[1].shared_cpu_list = "0,4".into();
+        assert_eq!(hardware::topology(&host, "t").unwrap().llc_bytes_per_socket, 64 << 20);
+        // Three cores in one package and one in the other.
+        let mut lopsided = host.clone();
+        lopsided.cpus = (0..4).map(|cpu| place(cpu, u32::from(cpu == 3), cpu as u32)).collect();
+        assert!(hardware::topology(&lopsided, "t").unwrap_err().contains("symmetric"));
         host.cpus.pop();
         assert!(hardware::topology(&host, "t").unwrap_err().contains("symmetric"));
         host.cpus.clear();

@@ -205,7 +205,6 @@ impl RunArgs {
         policy
     }
 
-    /// Run-time cap: as given, or the workload's default.
     /// The hardware costs of the simulated machine.
     pub fn calibration(&self) -> pagealloc_sim::Calibration {
         self.sim_machine().calibration
@@ -223,6 +222,7 @@ impl RunArgs {
         }
     }
 
+    /// Run-time cap: as given, or the workload's default.
     pub fn duration_ms(&self) -> u64 {
         self.duration_ms.unwrap_or(match self.workload {
             WorkloadKind::Trunc | WorkloadKind::Kbuild => 10_000,
@@ -239,7 +239,10 @@ impl RunArgs {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
-                Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode, release) }.with_costs(kernel))
+                let online_cpus = machine.topology.cpus();
+                Box::new(
+                    PageFault { lru: self.lru, online_cpus, ..PageFault::new(self.mode, release) }.with_costs(kernel),
+                )
             }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };

@@ -20,6 +20,8 @@ struct CaptureDir {
     zoneinfo_samples: Option<PathBuf>,
     /// (KiB, CPUs) from capture.json.
     llc: Option<(u64, u32)>,
+    /// Whether the capture settled the pagesets first (capture.json's `settled_pages`).
+    settled: bool,
 }
 
 impl CaptureDir {
@@ -28,6 +30,7 @@ impl CaptureDir {
         let existing = |name: &str| Some(dir.join(name)).filter(|path| path.exists());
         let summary: Option<serde_json::Value> =
             std::fs::read_to_string(dir.join("capture.json")).ok().and_then(|text| serde_json::from_str(&text).ok());
+        let settled = summary.as_ref().and_then(|summary| summary["settled_pages"].as_u64()).unwrap_or(0) > 0;
         let llc =
             summary.and_then(|summary| Some((summary["llc_kib"].as_u64()?, summary["llc_cpus"].as_u64()? as u32)));
         CaptureDir {
@@ -35,6 +38,7 @@ impl CaptureDir {
             zoneinfo_after: existing("zoneinfo.after"),
             zoneinfo_samples: existing(super::samples::SAMPLES_FILE),
             llc,
+            settled,
         }
     }
 }
@@ -91,6 +95,12 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         ));
     }
     let load_ms = loading.elapsed().as_millis();
+    if args.pageset_stock == PagesetStock::Movable && zoneinfo.is_some() && !capture.settled {
+        eprintln!(
+            "note: the capture did not settle its pagesets (`trace capture --no-settle`, or an older capture): \
+             the default start's order-0 movable pagesets are a guess"
+        );
+    }
     let mut machine = Machine::for_trace(&trace, zoneinfo.as_deref())?;
     let llc = match (args.llc_kib, args.llc_cpus) {
         (Some(kib), Some(cpus)) => Some((kib, cpus)),

@@ -1,7 +1,8 @@
 //! Before a capture, every CPU's pagesets are put in a state the replay can know without
 //! reading the kernel's answer: each CPU faults in and unmaps more order-0 movable pages
-//! than its largest pageset may hold, so each pageset ends at its high, its order-0 movable
-//! list full (`pagelab replay --pageset-stock movable`). The other lists keep what they held:
+//! than its largest pageset may hold, so the pageset of the zone those faults come from (the
+//! CPU's node's highest zone with the memory) ends at its high, its order-0 movable list
+//! full (`pagelab replay --pageset-stock movable`); other zones' pagesets are not touched. The other lists keep what they held:
 //! a drain starts with the list being freed to (free_pcppages_bulk()), which here never
 //! empties, and no interface reachable from userspace drains them all.
 
@@ -20,7 +21,8 @@ fn settle_pages(zoneinfo: &str) -> Result<u64, String> {
     Ok(largest.max(1 << 15))
 }
 
-/// Settles every online CPU's pagesets; returns the pages each CPU faulted and freed.
+/// Settles every online CPU's pageset of the zone its faults come from; returns the pages
+/// each CPU faulted and freed.
 pub fn settle_pagesets() -> Result<u64, String> {
     let zoneinfo = std::fs::read_to_string("/proc/zoneinfo").map_err(|error| format!("/proc/zoneinfo: {error}"))?;
     let pages = settle_pages(&zoneinfo)?;

@@ -58,7 +58,7 @@ pub enum RssCounting {
 }
 
 impl RssCounting {
-    /// Faults between folds into the shared mm on `cpus` CPUs.
+    /// Faults between folds into the shared mm on a machine of `cpus` online CPUs.
     fn fold_every_faults(self, cpus: usize) -> u64 {
         match self {
             RssCounting::TaskCache => RSS_EVENTS_THRESH,
@@ -82,6 +82,8 @@ pub struct PageFault {
     pub lru: bool,
     pub locking: FaultLocking,
     pub rss: RssCounting,
+    /// The machine's online CPUs, which size the percpu_counter batch; 0: the run's CPUs.
+    pub online_cpus: u32,
 }
 
 impl PageFault {
@@ -98,6 +100,7 @@ impl PageFault {
             lru: false,
             locking: if per_vma { FaultLocking::PerVma } else { FaultLocking::MmapSem },
             rss: if percpu_rss { RssCounting::PercpuCounter } else { RssCounting::TaskCache },
+            online_cpus: 0,
         }
     }
 }
@@ -219,8 +222,8 @@ impl Task {
         env.done(1);
     }
 
-    /// munmap: in one step (thread mode, or without the LRU), or, in process mode with the
-    /// LRU, one LRU lock hold's worth of pages per step from this one on.
+    /// munmap: in one step (under a shared mmap_sem, or without the LRU), or else one LRU
+    /// lock hold's worth of pages per step from this one on.
     fn begin_unmap(&mut self, env: &mut dyn Env) {
         if self.shares_mmap_sem() || !self.config.lru {
             self.unmap(env);
@@ -231,7 +234,7 @@ impl Task {
         }
     }
 
-    /// Process mode: the next LRU lock hold's worth of the unmap.
+    /// The next LRU lock hold's worth of the unmap (no shared mmap_sem held).
     fn unmap_step(&mut self, env: &mut dyn Env) {
         let hold_pages = if self.config.lru { env.lru_pages_per_removal_hold() } else { GATHER_BATCH_PAGES };
         self.release_front(env, hold_pages);
@@ -250,7 +253,7 @@ impl Task {
         }
     }
 
-    /// Thread mode: the whole unmap in one step, under the mmap_sem held for writing (a
+    /// The whole unmap in one step; under a shared mmap_sem, held for writing throughout (a
     /// lock stays in one step in the simulator; the other threads wait at their next
     /// down_read).
     fn unmap(&mut self, env: &mut dyn Env) {
@@ -300,7 +303,11 @@ impl Workload for PageFault {
                     faulting: None,
                     unmapping: false,
                     faults: 0,
-                    rss_fold_every: self.rss.fold_every_faults(cpus),
+                    rss_fold_every: self.rss.fold_every_faults(if self.online_cpus > 0 {
+                        self.online_cpus as usize
+                    } else {
+                        cpus
+                    }),
                 }) as Box<dyn CpuTask>
             })
             .collect()

@@ -120,7 +120,7 @@ impl Pairs {
             }
         };
         let touches_ns = 2 * pages * calibration.page_l2_hit_ns;
-        let half_ns = measured_ns.saturating_sub(paths_ns + touches_ns) / 2;
+        let half_ns = measured_ns.saturating_sub(paths_ns.saturating_add(touches_ns)) / 2;
         Pairs {
             per_message_ns: half_ns,
             receive_per_message_ns: half_ns,

@@ -29,7 +29,7 @@ impl Sleep {
     /// The other side made work for this one at `now_ns`: a sleeper runs `wake_ns` later.
     pub(super) fn wake(&mut self, now_ns: u64, wake_ns: u64) {
         if *self == Sleep::Asleep {
-            *self = Sleep::WokenFor(now_ns + wake_ns);
+            *self = Sleep::WokenFor(now_ns.saturating_add(wake_ns));
         }
     }
 }
