@@ -45,7 +45,8 @@ pub enum TraceCommand {
     /// A writer and a reader thread streaming fixed-size writes over TCP loopback (a
     /// workload to capture).
     TcpStream(more_workloads::TcpStreamArgs),
-    /// page_fault1 with several processes, each pinned to its CPU (a workload to capture).
+    /// page_fault1 with several processes, pinned to the online CPUs in turn (a workload to
+    /// capture).
     PageFault1(more_workloads::PageFault1Args),
 }
 

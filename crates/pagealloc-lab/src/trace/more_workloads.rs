@@ -17,7 +17,7 @@ pub struct TcpStreamArgs {
 /// `pagelab trace page-fault1`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct PageFault1Args {
-    /// Processes, each pinned to its own CPU (the first online CPUs).
+    /// Processes, pinned to the online CPUs in turn (one each while there are enough).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub tasks: u16,
     /// Rounds of map 128 MiB, touch, unmap, per process.
@@ -54,7 +54,7 @@ pub fn tcp_stream(args: &TcpStreamArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// page_fault1 with `tasks` processes pinned to the first online CPUs.
+/// page_fault1 with `tasks` processes pinned to the online CPUs in turn.
 pub fn page_fault1(args: &PageFault1Args) -> Result<(), String> {
     let host = crate::calibrate::host::read_host()?;
     let cpus: Vec<usize> = (0..usize::from(args.tasks)).map(|task| host.cpus[task % host.cpus.len()].cpu).collect();
