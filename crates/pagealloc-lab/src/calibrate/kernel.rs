@@ -84,9 +84,8 @@ pub fn page_fault1(rounds: usize, repeats: usize) -> Result<Measurement, String>
     let mut samples = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let start = Instant::now();
-        for _ in 0..rounds {
-            let mapping = Mapping::new(FAULT_MAP_BYTES)?;
-            mapping.touch_pages();
+        if !fault_rounds(rounds) {
+            return Err(format!("mmap of {FAULT_MAP_BYTES} bytes: {}", std::io::Error::last_os_error()));
         }
         samples.push(start.elapsed().as_nanos() as f64 / (rounds * pages) as f64);
     }
