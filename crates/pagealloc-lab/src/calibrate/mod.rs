@@ -5,11 +5,13 @@
 //! - `host`: kernel, CPU model, topology, caches and zones, from procfs and sysfs;
 //! - `hardware`: cache-line transfers, atomics, cache and memory latency, page zero and copy;
 //! - `kernel`: the real kernel around the allocator, timed from userspace;
+//! - `cross_cpu`: a socket message's extra cost when its writer and reader are on two CPUs;
 //! - `kernel_files`: spawning a process, creating a file, filling and truncating page cache;
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
 //! - `own_path`: this library's path per call, for the `pagealloc` preset.
 
 pub mod check;
+pub mod cross_cpu;
 pub mod hardware;
 pub mod host;
 pub mod kernel;
@@ -208,13 +210,18 @@ fn kernel_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Mea
     Ok(constants)
 }
 
-/// A blocked task's wake-up: on another CPU (where the host has two) and on the same CPU.
+/// A blocked task's wake-up: on another CPU (where the host has two) and on the same CPU;
+/// and, between two CPUs, a socket message's cross-CPU part without a wake-up.
 fn wake_ups(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Measurement)>, String> {
     let trips = effort.times(20_000) as usize;
     let first = host.cpus[0].cpu;
     let mut constants = vec![("switch_same_cpu_ns".to_string(), kernel::wake_up(first, first, trips, effort.repeats)?)];
     if let Some(other) = host.cpus.get(1) {
         constants.push(("wake_other_cpu_ns".to_string(), kernel::wake_up(first, other.cpu, trips, effort.repeats)?));
+        for (name, family) in [("unix_cross_cpu_ns", StreamFamily::Unix), ("tcp_cross_cpu_ns", StreamFamily::Tcp)] {
+            let cross = cross_cpu::cross_cpu_message(family, first, other.cpu, trips, effort.repeats)?;
+            constants.push((name.to_string(), cross));
+        }
     }
     Ok(constants)
 }

@@ -13,8 +13,12 @@
 //! - **A socket message** (one thread, write then read back) is split the same way in
 //!   `workload::pairs`: its blocks' allocator paths and page touches apart, the rest in
 //!   halves between the write and the read.
+//! - **A message between two CPUs** costs, besides its work, the socket state moving between
+//!   their caches: a polling 1-byte ping-pong's one-way trip less one thread's write and
+//!   read (see `calibrate::cross_cpu`), charged in halves to the writer and the reader.
 //! - **Wake-ups**: a 1-byte ping-pong's one-way trip less one thread's write and read of
-//!   the byte, between two CPUs (a blocked task on another CPU) and on one (a switch).
+//!   the byte, between two CPUs (a blocked task on another CPU, less the message's
+//!   cross-CPU part, charged apart) and on one (a switch).
 //! - **Page cache**: writing a page of a tmpfs file less its allocation path and one touch of
 //!   a page from memory (the workloads touch the page apart); truncating a page less its free
 //!   path. Spawning a process, creating a file
@@ -61,6 +65,11 @@ pub struct KernelCosts {
     pub unix_message_ns: Vec<(u64, u64)>,
     /// The same through a TCP loopback stream.
     pub tcp_message_ns: Vec<(u64, u64)>,
+    /// An AF_UNIX message whose writer and reader run on two CPUs: the socket state moving
+    /// between their caches, besides the message's own work.
+    pub unix_cross_cpu_ns: u64,
+    /// The same for a TCP loopback message.
+    pub tcp_cross_cpu_ns: u64,
     /// A blocked task woken from another CPU: when it runs, after the waker's event.
     pub wake_other_cpu_ns: u64,
     /// A context switch between two tasks of one CPU.
@@ -95,6 +104,7 @@ impl KernelCosts {
                 "page_fault1_page_ns {fault_page_ns:.0} is no more than its parts charged apart ({apart_ns:.0})"
             ));
         }
+        let unix_cross_cpu_ns = cross_cpu_ns(constants, "unix_cross_cpu_ns")?;
         Ok(KernelCosts {
             kernel_calls,
             own_calls,
@@ -102,7 +112,10 @@ impl KernelCosts {
             map_unmap_ns: map_unmap_ns.round() as u64,
             unix_message_ns: by_size(constants, "unix_stream_")?,
             tcp_message_ns: by_size(constants, "tcp_stream_")?,
-            wake_other_cpu_ns: wake_ns(constants, "wake_other_cpu_ns")?,
+            unix_cross_cpu_ns,
+            tcp_cross_cpu_ns: cross_cpu_ns(constants, "tcp_cross_cpu_ns")?,
+            // Its ping-pong's trip holds the message's cross-CPU part too, charged apart.
+            wake_other_cpu_ns: wake_ns(constants, "wake_other_cpu_ns")?.saturating_sub(unix_cross_cpu_ns),
             switch_same_cpu_ns: wake_ns(constants, "switch_same_cpu_ns")?,
             process_spawn_ns: constants.value("process_spawn_ns")?.round() as u64,
             file_create_ns: constants.value("file_create_ns")?.round() as u64,
@@ -131,19 +144,33 @@ fn kernel_calls(constants: &Constants<'_>) -> Result<CallCosts, String> {
     })
 }
 
-/// A wake-up cost, which may be 0 (a wake-up faster than the write and read it is measured
-/// against): present, finite, not negative and at most [`super::MAX_COST_NS`]. A host of one
-/// CPU has no cross-CPU wake-up: it costs what a switch does.
+/// A wake-up cost. A host of one CPU has no cross-CPU wake-up: it costs what a switch does.
 fn wake_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
-    let measured = match constants.get(name) {
-        Some(measured) => measured,
-        None if name == "wake_other_cpu_ns" => return wake_ns(constants, "switch_same_cpu_ns"),
-        None => return Err(format!("the profile has no {name} (run pagelab calibrate)")),
-    };
+    match constants.get(name) {
+        None if name == "wake_other_cpu_ns" => wake_ns(constants, "switch_same_cpu_ns"),
+        None => Err(format!("the profile has no {name} (run pagelab calibrate)")),
+        Some(_) => zero_or_more_ns(constants, name),
+    }
+}
+
+/// A cost measured as a difference, which may be 0 (what it is measured against took as
+/// long): present, finite, not negative and at most [`super::MAX_COST_NS`].
+fn zero_or_more_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
+    let measured = constants.get(name).ok_or_else(|| format!("the profile has no {name} (run pagelab calibrate)"))?;
     if !(measured.value.is_finite() && (0.0..=super::MAX_COST_NS).contains(&measured.value)) {
         return Err(format!("{name} = {}: a cost is between 0 and {} ns", measured.value, super::MAX_COST_NS));
     }
     Ok(measured.value.round() as u64)
+}
+
+/// A message's cross-CPU part: measured wherever a cross-CPU wake-up is, and 0 on a host of
+/// one CPU (which has neither).
+fn cross_cpu_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
+    match (constants.get(name), constants.get("wake_other_cpu_ns")) {
+        (None, None) => Ok(0),
+        (None, Some(_)) => Err(format!("the profile has no {name} (run pagelab calibrate)")),
+        (Some(_), _) => zero_or_more_ns(constants, name),
+    }
 }
 
 /// The constants `<prefix><N>k_ns` as (bytes, ns), by size: at least one, each a valid cost,

@@ -56,7 +56,7 @@ type Row = (&'static str, fn(&SimMachine) -> u64);
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [Row; 23] = [
+    let rows: [Row; 25] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),
@@ -73,6 +73,8 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("kernel_free_ns o1+", |m| m.kernel.kernel_calls.free_ns[1]),
         ("fault_ns", |m| m.kernel.fault_ns),
         ("map_unmap_ns", |m| m.kernel.map_unmap_ns),
+        ("unix_cross_cpu_ns", |m| m.kernel.unix_cross_cpu_ns),
+        ("tcp_cross_cpu_ns", |m| m.kernel.tcp_cross_cpu_ns),
         ("wake_other_cpu_ns", |m| m.kernel.wake_other_cpu_ns),
         ("switch_same_cpu_ns", |m| m.kernel.switch_same_cpu_ns),
         ("process_spawn_ns", |m| m.kernel.process_spawn_ns),

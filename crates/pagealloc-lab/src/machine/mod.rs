@@ -98,6 +98,31 @@ mod tests {
     }
 
     #[test]
+    fn a_wake_up_on_another_cpu_is_charged_apart_from_the_message_it_carries() {
+        let value = |profile: &MachineProfile, name: &str| profile.constant(name).unwrap().value.round() as u64;
+        let measured = profile();
+        let machine = SimMachine::from_profile(&measured, "test").unwrap();
+        let cross = value(&measured, "unix_cross_cpu_ns");
+        assert_eq!(machine.kernel.unix_cross_cpu_ns, cross);
+        assert_eq!(machine.kernel.tcp_cross_cpu_ns, value(&measured, "tcp_cross_cpu_ns"));
+        assert_eq!(machine.kernel.wake_other_cpu_ns, value(&measured, "wake_other_cpu_ns") - cross);
+        // A profile of two CPUs without the cross-CPU message is refused; one of one CPU
+        // has neither, and its wake-ups cost a switch.
+        let mut without = measured.clone();
+        without.constants.retain(|(name, _)| name != "tcp_cross_cpu_ns");
+        assert!(SimMachine::from_profile(&without, "test").unwrap_err().contains("tcp_cross_cpu_ns"));
+        let mut one_cpu = measured.clone();
+        one_cpu.constants.retain(|(name, _)| !name.ends_with("cross_cpu_ns") && name != "wake_other_cpu_ns");
+        let machine = SimMachine::from_profile(&one_cpu, "test").unwrap();
+        assert_eq!((machine.kernel.unix_cross_cpu_ns, machine.kernel.tcp_cross_cpu_ns), (0, 0));
+        assert_eq!(machine.kernel.wake_other_cpu_ns, machine.kernel.switch_same_cpu_ns);
+        // A difference of measurements may be 0, but never negative.
+        let mut negative = measured;
+        negative.constants.iter_mut().find(|(name, _)| name == "unix_cross_cpu_ns").unwrap().1.value = -1.0;
+        assert!(SimMachine::from_profile(&negative, "test").unwrap_err().contains("unix_cross_cpu_ns"));
+    }
+
+    #[test]
     fn the_host_topology_comes_from_packages_cores_and_caches() {
         let cache =
             |level, size_kib| CacheInfo { level, kind: "Unified".into(), size_kib, shared_cpu_list: "0".into() };

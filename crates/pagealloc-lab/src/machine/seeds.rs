@@ -110,6 +110,12 @@ impl SeedHardware {
         // The reference host's cross-CPU wake-up wakes a halted vCPU through its hypervisor;
         // on bare metal a wake-up is taken to cost a context switch.
         kernel.wake_other_cpu_ns = kernel.switch_same_cpu_ns;
+        // A message between two CPUs moves socket state between their caches: the reference
+        // host's measured cost scaled by the part's core-to-core latency over the host's.
+        let line_ratio = calibration.line_same_socket_ns as f64 / hardware.line_same_socket_ns.max(1) as f64;
+        let by_lines = |ns: u64| (ns as f64 * line_ratio).round() as u64;
+        kernel.unix_cross_cpu_ns = by_lines(reference.kernel.unix_cross_cpu_ns);
+        kernel.tcp_cross_cpu_ns = by_lines(reference.kernel.tcp_cross_cpu_ns);
         // Copying a page is bound by memory bandwidth, not the clock: the part's page from
         // memory times the reference host's copy-to-zero ratio.
         let copy_ratio = reference.kernel.page_copy_ns as f64 / reference.calibration.page_miss_ns as f64;
@@ -231,6 +237,8 @@ impl KernelCosts {
             map_unmap_ns: ns(self.map_unmap_ns),
             unix_message_ns: sizes(&self.unix_message_ns),
             tcp_message_ns: sizes(&self.tcp_message_ns),
+            unix_cross_cpu_ns: ns(self.unix_cross_cpu_ns),
+            tcp_cross_cpu_ns: ns(self.tcp_cross_cpu_ns),
             wake_other_cpu_ns: ns(self.wake_other_cpu_ns),
             switch_same_cpu_ns: ns(self.switch_same_cpu_ns),
             process_spawn_ns: ns(self.process_spawn_ns),

@@ -62,6 +62,9 @@ pub struct Pairs {
     pub wake_ns: u64,
     /// Both tasks on one CPU: each turn's switch (a context switch).
     pub switch_ns: u64,
+    /// A message whose writer and reader run on two CPUs: the socket state moving between
+    /// their caches, charged in halves to each side (nothing when they share a CPU).
+    pub cross_cpu_ns: u64,
     /// A blocked writer is woken once the queue is down to this many messages: af_unix
     /// wakes at a quarter of the send buffer (unix_writable()), TCP when its free space is
     /// half the queued data (sk_stream_is_writeable(): two thirds of the buffer queued).
@@ -90,6 +93,7 @@ impl Pairs {
             poll_ns: 500,
             wake_ns: 0,
             switch_ns: 500,
+            cross_cpu_ns: 0,
             writable_messages: match kind {
                 PairKind::Unix => (SOCKET_BUFFER_BYTES / 4 / message_bytes) as usize,
                 PairKind::Netperf => (SOCKET_BUFFER_BYTES * 2 / 3 / message_bytes) as usize,
@@ -104,19 +108,21 @@ impl Pairs {
     /// The per-message kernel work on a profiled machine: the one-thread message cost at
     /// this size, less what the simulator charges apart (the kernel allocator's path for
     /// the message's blocks, and its pages touched twice, written and read, from the L2, as
-    /// one thread touches them), split in halves between the write and the read.
+    /// one thread touches them), split in halves between the write and the read; and the
+    /// socket's cross-CPU cost per message.
     pub fn with_costs(self, kernel: &KernelCosts, calibration: &pagealloc_sim::Calibration) -> Pairs {
         let calls = &kernel.kernel_calls;
         let pages = self.message_bytes.div_ceil(4096);
-        let (measured_ns, paths_ns) = match self.kind {
+        let (measured_ns, paths_ns, cross_cpu_ns) = match self.kind {
             PairKind::Unix => {
                 let blocks = unix_skb::write_blocks(self.message_bytes, SOCKET_BUFFER_BYTES);
                 let paths_ns: u64 = blocks.iter().map(|b| calls.alloc_ns(b.order) + calls.free_ns(b.order)).sum();
-                (at_size(&kernel.unix_message_ns, self.message_bytes), paths_ns)
+                (at_size(&kernel.unix_message_ns, self.message_bytes), paths_ns, kernel.unix_cross_cpu_ns)
             }
             PairKind::Netperf => {
                 let block_ns = calls.alloc_ns(FRAG_ORDER) + calls.free_ns(FRAG_ORDER);
-                (at_size(&kernel.tcp_message_ns, self.message_bytes), block_ns * self.message_bytes / FRAG_BYTES)
+                let paths_ns = block_ns * self.message_bytes / FRAG_BYTES;
+                (at_size(&kernel.tcp_message_ns, self.message_bytes), paths_ns, kernel.tcp_cross_cpu_ns)
             }
         };
         let touches_ns = 2 * pages * calibration.page_l2_hit_ns;
@@ -126,7 +132,20 @@ impl Pairs {
             receive_per_message_ns: half_ns,
             wake_ns: kernel.wake_other_cpu_ns,
             switch_ns: kernel.switch_same_cpu_ns,
+            cross_cpu_ns,
             ..self
+        }
+    }
+}
+
+impl Pairs {
+    /// Each side's share of a message's cross-CPU cost: half, or nothing when both tasks
+    /// share a CPU.
+    pub(super) fn cross_cpu_share_ns(&self) -> u64 {
+        if self.co_located {
+            0
+        } else {
+            self.cross_cpu_ns / 2
         }
     }
 }
@@ -158,6 +177,7 @@ impl Workload for Pairs {
             "poll_ns": self.poll_ns,
             "wake_ns": self.wake_ns,
             "switch_ns": self.switch_ns,
+            "cross_cpu_ns": if self.co_located { 0 } else { self.cross_cpu_ns },
             "writable_messages": self.writable_messages,
             "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
             "co_located": self.co_located,
@@ -187,5 +207,24 @@ impl Workload for Pairs {
             tasks.push(Box::new(Idle));
         }
         tasks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_side_pays_half_the_cross_cpu_cost_unless_both_share_a_cpu() {
+        let machine = crate::machine::seeds::reference();
+        let kernel =
+            crate::machine::KernelCosts { unix_cross_cpu_ns: 300, tcp_cross_cpu_ns: 500, ..machine.kernel.clone() };
+        let unix = Pairs::new(PairKind::Unix, 4096).with_costs(&kernel, &machine.calibration);
+        assert_eq!((unix.cross_cpu_ns, unix.cross_cpu_share_ns()), (300, 150));
+        let tcp = Pairs::new(PairKind::Netperf, 4096).with_costs(&kernel, &machine.calibration);
+        assert_eq!(tcp.cross_cpu_share_ns(), 250);
+        let together = Pairs { co_located: true, ..unix };
+        assert_eq!(together.cross_cpu_share_ns(), 0);
+        assert_eq!(together.params()["cross_cpu_ns"], 0);
     }
 }

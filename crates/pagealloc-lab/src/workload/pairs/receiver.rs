@@ -60,7 +60,7 @@ impl Receiver {
 
     pub(super) fn step(&mut self, env: &mut dyn Env) {
         let Some(message) = self.next_message(env) else { return };
-        env.compute(self.config.receive_per_message_ns);
+        env.compute(self.config.receive_per_message_ns + self.config.cross_cpu_share_ns());
         self.consume(env, message, true);
         // The freed data makes room: a writer asleep on a full buffer wakes once the queue
         // is down to the writable mark (sk_write_space()).

@@ -126,7 +126,7 @@ impl Sender {
         if !self.awake(env) {
             return false;
         }
-        env.compute(self.config.per_message_ns);
+        env.compute(self.config.per_message_ns + self.config.cross_cpu_share_ns());
         let message = match self.config.kind {
             PairKind::Unix => self.unix_message(env),
             PairKind::Netperf => self.netperf_message(env),
