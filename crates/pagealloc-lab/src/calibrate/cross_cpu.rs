@@ -17,7 +17,7 @@ use super::hardware::pin_to_cpu_id;
 use super::kernel::{stream_message, StreamFamily};
 use super::profile::Measurement;
 
-/// A connected stream socket's two ends.
+/// One end of a connected stream socket.
 trait Stream: Read + Write + Send {
     fn set_polling(&self) -> Result<(), String>;
 }
@@ -34,7 +34,10 @@ impl Stream for TcpStream {
     }
 }
 
-fn connected(family: StreamFamily) -> Result<(Box<dyn Stream>, Box<dyn Stream>), String> {
+/// A connected socket's two ends.
+type Ends = (Box<dyn Stream>, Box<dyn Stream>);
+
+fn connected(family: StreamFamily) -> Result<Ends, String> {
     match family {
         StreamFamily::Unix => {
             let (a, b) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
