@@ -213,6 +213,44 @@ fn a_run_trace_replays_with_its_own_counts() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn a_replay_takes_its_last_level_cache_from_a_machine_profile() {
+    let (dir, trace) = traced_kbuild("trace-machine", "run.trace.gz", "30");
+    let zoneinfo = dir.join("run.trace.gz.zoneinfo");
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/reference-host.json");
+    let (trace, zoneinfo) = (trace.to_str().unwrap(), zoneinfo.to_str().unwrap());
+    let replay = |extra: &[&str]| {
+        let mut args = vec!["replay", trace, "--zoneinfo", zoneinfo, "--format", "json"];
+        args.extend_from_slice(extra);
+        let mut json: serde_json::Value = serde_json::from_str(&successful_stdout(&args)).expect("json");
+        json.as_object_mut().unwrap().remove("wall_ms");
+        json
+    };
+    // The reference host: 32 MiB of L3 shared by both its CPUs.
+    assert_eq!(replay(&["--machine", profile]), replay(&["--llc-kib", "32768", "--llc-cpus", "2"]));
+    // A profile that names no last-level cache is refused, not read as none.
+    let mut cacheless: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(profile).unwrap()).expect("profile json");
+    cacheless["host"]["caches"] = serde_json::json!([]);
+    let cacheless_path = dir.join("cacheless.json");
+    std::fs::write(&cacheless_path, cacheless.to_string()).unwrap();
+    let cacheless_path = cacheless_path.to_str().unwrap();
+    for bad in [
+        vec!["--machine", "/nonexistent.json"],
+        vec!["--machine", cacheless_path],
+        vec!["--machine", profile, "--llc-kib", "1", "--llc-cpus", "1"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_pagelab"))
+            .args(["replay", trace, "--zoneinfo", zoneinfo])
+            .args(&bad)
+            .output()
+            .expect("run pagelab");
+        assert!(!output.status.success(), "{bad:?} was accepted");
+        assert!(!output.stderr.is_empty(), "{bad:?}: no message");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// What `pagelab ARGS` printed, once it exited successfully.
 fn successful_stdout(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().expect("run pagelab");

@@ -43,6 +43,15 @@ impl CaptureDir {
     }
 }
 
+/// A profile's last-level cache: (KiB, CPUs sharing it).
+fn profile_llc(path: &Path) -> Result<(u64, u32), String> {
+    let host = crate::calibrate::profile::MachineProfile::read(path)?.host;
+    match (host.llc_kib(), host.llc_sharers()) {
+        (Some(kib), Some(cpus)) => Ok((kib, cpus)),
+        _ => Err(format!("{}: the profile names no last-level cache and its CPUs", path.display())),
+    }
+}
+
 /// `pagelab replay` arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct ReplayArgs {
@@ -55,6 +64,11 @@ pub struct ReplayArgs {
     /// Presets to replay under (repeatable).
     #[arg(long = "preset", default_value = "mainline", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
+    /// A machine profile (`pagelab calibrate`) of the traced machine: the replay takes its
+    /// last-level cache (size and sharers), which the pagesets' cache-aware batching reads.
+    /// The replay counts events, not time, so no other constant applies.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["llc_kib", "llc_cpus"])]
+    pub machine: Option<PathBuf>,
     /// The traced machine's last-level cache, KiB (default: capture.json beside the trace).
     #[arg(long, requires = "llc_cpus")]
     pub llc_kib: Option<u64>,
@@ -102,8 +116,9 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         );
     }
     let mut machine = Machine::for_trace(&trace, zoneinfo.as_deref())?;
-    let llc = match (args.llc_kib, args.llc_cpus) {
-        (Some(kib), Some(cpus)) => Some((kib, cpus)),
+    let llc = match (args.llc_kib, args.llc_cpus, &args.machine) {
+        (Some(kib), Some(cpus), _) => Some((kib, cpus)),
+        (_, _, Some(profile)) => Some(profile_llc(profile)?),
         _ => capture.llc,
     };
     machine.llc = llc.map(|(kib, cpus)| LastLevelCache { size_bytes: kib << 10, shared_by_cpus: cpus });
