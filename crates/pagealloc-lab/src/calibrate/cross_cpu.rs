@@ -9,63 +9,50 @@
 //! that far into a read that finds nothing when the byte lands), is the cross-CPU part.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
 use super::hardware::pin_to_cpu_id;
-use super::kernel::{stream_message, StreamFamily};
+use super::kernel::{stream_message, tcp_pair, StreamFamily};
 use super::profile::Measurement;
 
 /// One end of a connected stream socket.
-trait Stream: Read + Write + Send {
-    fn set_polling(&self) -> Result<(), String>;
-}
+trait Stream: Read + Write + Send {}
 
-impl Stream for UnixStream {
-    fn set_polling(&self) -> Result<(), String> {
-        self.set_nonblocking(true).map_err(|error| format!("O_NONBLOCK: {error}"))
-    }
-}
+impl<T: Read + Write + Send> Stream for T {}
 
-impl Stream for TcpStream {
-    fn set_polling(&self) -> Result<(), String> {
-        self.set_nonblocking(true).map_err(|error| format!("O_NONBLOCK: {error}"))
-    }
-}
-
-/// A connected socket's two ends.
+/// A connected socket's two ends, each set to poll (non-blocking reads).
 type Ends = (Box<dyn Stream>, Box<dyn Stream>);
 
-fn connected(family: StreamFamily) -> Result<Ends, String> {
+fn polling_pair(family: StreamFamily) -> Result<Ends, String> {
+    let polling = |error: std::io::Error| format!("O_NONBLOCK: {error}");
     match family {
         StreamFamily::Unix => {
             let (a, b) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+            for end in [&a, &b] {
+                end.set_nonblocking(true).map_err(polling)?;
+            }
             Ok((Box::new(a), Box::new(b)))
         }
         StreamFamily::Tcp => {
-            let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("bind: {error}"))?;
-            let address = listener.local_addr().map_err(|error| error.to_string())?;
-            let a = TcpStream::connect(address).map_err(|error| format!("connect: {error}"))?;
-            let (b, _) = listener.accept().map_err(|error| format!("accept: {error}"))?;
+            let (a, b) = tcp_pair()?;
             for end in [&a, &b] {
-                end.set_nodelay(true).map_err(|error| error.to_string())?;
+                end.set_nonblocking(true).map_err(polling)?;
             }
             Ok((Box::new(a), Box::new(b)))
         }
     }
 }
 
-/// Reads one byte, polling: returns how many reads found nothing first.
-fn poll_byte(end: &mut dyn Stream) -> Result<u64, String> {
+/// Reads one byte, polling.
+fn poll_byte(end: &mut dyn Stream) -> Result<(), String> {
     let mut byte = [0u8; 1];
     // Bounded by the peer: it writes the byte, or its exit closes the end (a 0-byte read).
-    let mut empty_reads = 0;
     loop {
         match end.read(&mut byte) {
-            Ok(1) => return Ok(empty_reads),
+            Ok(1) => return Ok(()),
             Ok(_) => return Err("the peer closed its end".to_string()),
-            Err(error) if error.kind() == ErrorKind::WouldBlock => empty_reads += 1,
+            Err(error) if error.kind() == ErrorKind::WouldBlock => {}
             Err(error) => return Err(format!("read: {error}")),
         }
     }
@@ -74,9 +61,7 @@ fn poll_byte(end: &mut dyn Stream) -> Result<u64, String> {
 /// One-way trip of a 1-byte message between threads on CPUs `a` and `b` polling their
 /// ends, ns (round trip / 2).
 fn polling_trip_ns(family: StreamFamily, a: usize, b: usize, trips: usize) -> Result<f64, String> {
-    let (mut near, mut far) = connected(family)?;
-    near.set_polling()?;
-    far.set_polling()?;
+    let (mut near, mut far) = polling_pair(family)?;
     // Pinned before the peer starts: an error here leaves no thread waiting.
     pin_to_cpu_id(a)?;
     std::thread::scope(|scope| -> Result<f64, String> {
@@ -92,7 +77,7 @@ fn polling_trip_ns(family: StreamFamily, a: usize, b: usize, trips: usize) -> Re
         let start = Instant::now();
         let bounced = (0..trips).try_for_each(|_| -> Result<(), String> {
             near.write_all(&[1]).map_err(|error| format!("write: {error}"))?;
-            poll_byte(near.as_mut()).map(|_| ())
+            poll_byte(near.as_mut())
         });
         let elapsed_ns = start.elapsed().as_nanos() as f64;
         drop(near);
@@ -104,8 +89,7 @@ fn polling_trip_ns(family: StreamFamily, a: usize, b: usize, trips: usize) -> Re
 
 /// A non-blocking read of an empty stream socket, ns.
 fn empty_read_ns(family: StreamFamily, reads: usize) -> Result<f64, String> {
-    let (mut end, _other) = connected(family)?;
-    end.set_polling()?;
+    let (mut end, _other) = polling_pair(family)?;
     let mut byte = [0u8; 1];
     let start = Instant::now();
     for _ in 0..reads {

@@ -16,13 +16,7 @@ pub fn pin_to_cpu_id(cpu: usize) -> Result<(), String> {
     if cpu >= libc::CPU_SETSIZE as usize {
         return Err(format!("cannot pin to CPU {cpu}: beyond CPU_SETSIZE"));
     }
-    // SAFETY: the set is zeroed then filled by the libc macros; sched_setaffinity only reads it.
-    let pinned = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    };
-    if pinned {
+    if pin_without_allocating(cpu) {
         Ok(())
     } else {
         Err(format!("cannot pin to CPU {cpu}: {}", std::io::Error::last_os_error()))
@@ -32,7 +26,8 @@ pub fn pin_to_cpu_id(cpu: usize) -> Result<(), String> {
 /// Pins the calling thread to CPU `cpu` (below CPU_SETSIZE) without allocating: for a forked
 /// child of a threaded parent. Says whether it worked.
 pub fn pin_without_allocating(cpu: usize) -> bool {
-    // SAFETY: as in `pin_to_cpu_id`; the caller checked the CPU is below CPU_SETSIZE.
+    // SAFETY: the set is zeroed then filled by the libc macros (the caller checked the CPU is
+    // below CPU_SETSIZE); sched_setaffinity only reads it.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);

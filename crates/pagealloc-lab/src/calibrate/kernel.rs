@@ -5,6 +5,7 @@
 //! CPU, so that two-CPU pairs stay a prediction).
 
 use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
@@ -13,6 +14,8 @@ use super::profile::Measurement;
 const PAGE_BYTES: usize = 4096;
 /// page_fault1's mapping (will-it-scale: 128 MiB).
 pub const FAULT_MAP_BYTES: usize = 128 << 20;
+/// Its 4 KiB pages.
+pub const FAULT_MAP_PAGES: usize = FAULT_MAP_BYTES / PAGE_BYTES;
 
 /// An anonymous private mapping, never huge-page backed (page_fault1 measures 4 KiB faults).
 struct Mapping {
@@ -80,7 +83,7 @@ pub fn fault_and_unmap(bytes: usize) -> Result<(), String> {
 /// `rounds` times; time / pages. It includes the unmap's freeing of each page and the
 /// map and unmap themselves, as page_fault1's faults per second do.
 pub fn page_fault1(rounds: usize, repeats: usize) -> Result<Measurement, String> {
-    let pages = FAULT_MAP_BYTES / PAGE_BYTES;
+    let pages = FAULT_MAP_PAGES;
     let mut samples = Vec::with_capacity(repeats);
     for _ in 0..repeats {
         let start = Instant::now();
@@ -127,11 +130,7 @@ pub fn stream_message(
                 .collect::<Result<Vec<_>, _>>()?
         }
         StreamFamily::Tcp => {
-            let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|error| format!("bind: {error}"))?;
-            let address = listener.local_addr().map_err(|error| error.to_string())?;
-            let mut writer = std::net::TcpStream::connect(address).map_err(|error| format!("connect: {error}"))?;
-            let (mut reader, _) = listener.accept().map_err(|error| format!("accept: {error}"))?;
-            writer.set_nodelay(true).map_err(|error| error.to_string())?;
+            let (mut writer, mut reader) = tcp_pair()?;
             (0..repeats)
                 .map(|_| echo_pair(&mut writer, &mut reader, &message, messages))
                 .collect::<Result<Vec<_>, _>>()?
@@ -143,6 +142,18 @@ pub fn stream_message(
         family.name()
     );
     Ok(Measurement::from_samples(samples, "ns", &method))
+}
+
+/// A connected TCP loopback stream's two ends, each sending at once (TCP_NODELAY).
+pub(super) fn tcp_pair() -> Result<(TcpStream, TcpStream), String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|error| format!("bind: {error}"))?;
+    let address = listener.local_addr().map_err(|error| error.to_string())?;
+    let near = TcpStream::connect(address).map_err(|error| format!("connect: {error}"))?;
+    let (far, _) = listener.accept().map_err(|error| format!("accept: {error}"))?;
+    for end in [&near, &far] {
+        end.set_nodelay(true).map_err(|error| error.to_string())?;
+    }
+    Ok((near, far))
 }
 
 /// Writes `message` to `writer` and reads it whole from `reader`, `messages` times.
@@ -163,42 +174,37 @@ fn echo_pair<W: Write, R: Read>(
 
 /// A 1-byte message bounced between two threads pinned to CPUs `a` and `b` over two AF_UNIX
 /// stream pairs, each thread blocking in read() until the other writes: ns per one-way
-/// trip (round trip / 2), median of `repeats` runs of `trips` round trips.
-fn unix_ping_pong(a: usize, b: usize, trips: usize, repeats: usize) -> Result<f64, String> {
-    let mut samples = Vec::with_capacity(repeats);
-    for _ in 0..repeats {
-        let (mut ping_out, mut ping_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
-        let (mut pong_out, mut pong_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
-        // Pinned before the peer starts: an error here leaves no thread waiting (the peer's own
-        // early return closes its ends, which ends this side's read).
-        super::hardware::pin_to_cpu_id(a)?;
-        let elapsed = std::thread::scope(|scope| -> Result<f64, String> {
-            let peer = scope.spawn(move || -> Result<(), String> {
-                super::hardware::pin_to_cpu_id(b)?;
-                let mut byte = [0u8; 1];
-                for _ in 0..trips {
-                    ping_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;
-                    pong_out.write_all(&byte).map_err(|error| format!("write: {error}"))?;
-                }
-                Ok(())
-            });
-            let mut byte = [1u8; 1];
-            let start = Instant::now();
-            let bounced = (0..trips).try_for_each(|_| {
-                ping_out.write_all(&byte)?;
-                pong_in.read_exact(&mut byte)
-            });
-            let elapsed = start.elapsed().as_nanos() as f64;
-            // Closed before the join, so a peer waiting for the next ping sees the end.
-            drop(ping_out);
-            peer.join().map_err(|_| "the ping-pong peer panicked".to_string())??;
-            bounced.map_err(|error| format!("ping-pong: {error}"))?;
-            Ok(elapsed)
-        })?;
-        samples.push(elapsed / (2 * trips) as f64);
-    }
-    samples.sort_by(f64::total_cmp);
-    Ok(samples[samples.len() / 2])
+/// trip (round trip / 2) over `trips` round trips.
+fn unix_ping_pong(a: usize, b: usize, trips: usize) -> Result<f64, String> {
+    let (mut ping_out, mut ping_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+    let (mut pong_out, mut pong_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
+    // Pinned before the peer starts: an error here leaves no thread waiting (the peer's own
+    // early return closes its ends, which ends this side's read).
+    super::hardware::pin_to_cpu_id(a)?;
+    let elapsed = std::thread::scope(|scope| -> Result<f64, String> {
+        let peer = scope.spawn(move || -> Result<(), String> {
+            super::hardware::pin_to_cpu_id(b)?;
+            let mut byte = [0u8; 1];
+            for _ in 0..trips {
+                ping_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;
+                pong_out.write_all(&byte).map_err(|error| format!("write: {error}"))?;
+            }
+            Ok(())
+        });
+        let mut byte = [1u8; 1];
+        let start = Instant::now();
+        let bounced = (0..trips).try_for_each(|_| {
+            ping_out.write_all(&byte)?;
+            pong_in.read_exact(&mut byte)
+        });
+        let elapsed = start.elapsed().as_nanos() as f64;
+        // Closed before the join, so a peer waiting for the next ping sees the end.
+        drop(ping_out);
+        peer.join().map_err(|_| "the ping-pong peer panicked".to_string())??;
+        bounced.map_err(|error| format!("ping-pong: {error}"))?;
+        Ok(elapsed)
+    })?;
+    Ok(elapsed / (2 * trips) as f64)
 }
 
 /// What a blocked task's wake-up adds to a 1-byte AF_UNIX message, ns: a ping-pong's
@@ -207,7 +213,7 @@ fn unix_ping_pong(a: usize, b: usize, trips: usize, repeats: usize) -> Result<f6
 pub fn wake_up(a: usize, b: usize, trips: usize, repeats: usize) -> Result<Measurement, String> {
     let alone = stream_message(StreamFamily::Unix, 1, trips.max(1000), repeats)?.value;
     let samples = (0..repeats)
-        .map(|_| unix_ping_pong(a, b, trips, 1).map(|trip_ns| (trip_ns - alone).max(0.0)))
+        .map(|_| unix_ping_pong(a, b, trips).map(|trip_ns| (trip_ns - alone).max(0.0)))
         .collect::<Result<Vec<_>, _>>()?;
     let what = if a == b { "both threads on one CPU (a context switch)" } else { "threads on two CPUs" };
     let method = format!(

@@ -72,7 +72,7 @@ impl SampledLoop {
     /// Units of one run of `count` iterations (pages for page_fault1, writes for AF_UNIX).
     fn units(self, count: u64) -> u64 {
         match self {
-            SampledLoop::PageFault1 => count * (super::kernel::FAULT_MAP_BYTES as u64 / 4096),
+            SampledLoop::PageFault1 => count * super::kernel::FAULT_MAP_PAGES as u64,
             SampledLoop::Unix64k => count,
         }
     }

@@ -83,10 +83,10 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
         let outside = rows.iter().filter(|row| !row.within_band()).count();
         if outside > 0 {
             // Exit 1, as a failed check; 2 stays for errors.
-            eprintln!("pagelab: {outside} of {} predictions outside +-15%", rows.len());
+            eprintln!("pagelab: {outside} of {} predictions outside +-{:.0}%", rows.len(), check::BAND * 100.0);
             std::process::exit(1);
         }
-        println!("every prediction within +-15%");
+        println!("every prediction within +-{:.0}%", check::BAND * 100.0);
         return Ok(());
     }
     // Fail before minutes of measuring, not after.

@@ -95,20 +95,20 @@ impl HostInfo {
         self.caches.iter().find(|cache| cache.level == level && cache.kind != "Instruction").map(|c| c.size_kib)
     }
 
+    /// The last-level cache: the highest level, unified or data.
+    fn llc(&self) -> Option<&CacheInfo> {
+        self.caches.iter().filter(|cache| cache.kind != "Instruction").max_by_key(|cache| cache.level)
+    }
+
     /// CPUs sharing CPU 0's last-level cache (its `shared_cpu_list`), if it parses.
     pub fn llc_sharers(&self) -> Option<u32> {
-        let llc = self.caches.iter().filter(|cache| cache.kind != "Instruction").max_by_key(|cache| cache.level)?;
-        let cpus = super::host::parse_cpu_list(&llc.shared_cpu_list).ok()?;
+        let cpus = super::host::parse_cpu_list(&self.llc()?.shared_cpu_list).ok()?;
         (!cpus.is_empty()).then_some(cpus.len() as u32)
     }
 
-    /// The last-level cache's size, KiB (the highest level, unified or data).
+    /// The last-level cache's size, KiB.
     pub fn llc_kib(&self) -> Option<u64> {
-        self.caches
-            .iter()
-            .filter(|cache| cache.kind != "Instruction")
-            .max_by_key(|cache| cache.level)
-            .map(|c| c.size_kib)
+        self.llc().map(|cache| cache.size_kib)
     }
 }
 

@@ -8,10 +8,10 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use super::hardware::pin_to_cpu_id;
-use super::kernel::{page_fault1, FAULT_MAP_BYTES};
+use super::kernel::{page_fault1, FAULT_MAP_PAGES};
 use super::profile::Measurement;
 
-const PAGES_PER_ROUND: u64 = (FAULT_MAP_BYTES / 4096) as u64;
+const PAGES_PER_ROUND: u64 = FAULT_MAP_PAGES as u64;
 
 /// page_fault1 with one forked process per CPU of `cpus`, `rounds` rounds each: faults per
 /// second over all of them, from the fork to the last exit.

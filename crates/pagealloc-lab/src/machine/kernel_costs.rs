@@ -27,7 +27,7 @@
 use pagealloc_sim::Calibration;
 
 use super::Constants;
-use crate::calibrate::kernel::FAULT_MAP_BYTES;
+use crate::calibrate::kernel::FAULT_MAP_PAGES;
 
 /// An allocator call's own work, ns: order 0, and orders 1 and up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -93,7 +93,7 @@ impl KernelCosts {
             alloc_ns: [constants.value("pagealloc_alloc_ns")?.round() as u64; 2],
             free_ns: [constants.value("pagealloc_free_ns")?.round() as u64; 2],
         };
-        let region_pages = (FAULT_MAP_BYTES / 4096) as f64;
+        let region_pages = FAULT_MAP_PAGES as f64;
         let map_unmap_ns = constants.value("mmap_munmap_128m_ns")?;
         let apart_ns = map_unmap_ns / region_pages
             + (kernel_calls.alloc_ns(0) + kernel_calls.free_ns(0) + calibration.page_miss_ns) as f64;
@@ -115,8 +115,8 @@ impl KernelCosts {
             unix_cross_cpu_ns,
             tcp_cross_cpu_ns: cross_cpu_ns(constants, "tcp_cross_cpu_ns")?,
             // Its ping-pong's trip holds the message's cross-CPU part too, charged apart.
-            wake_other_cpu_ns: wake_ns(constants, "wake_other_cpu_ns")?.saturating_sub(unix_cross_cpu_ns),
-            switch_same_cpu_ns: wake_ns(constants, "switch_same_cpu_ns")?,
+            wake_other_cpu_ns: wake_other_cpu_ns(constants)?.saturating_sub(unix_cross_cpu_ns),
+            switch_same_cpu_ns: zero_or_more_ns(constants, "switch_same_cpu_ns")?,
             process_spawn_ns: constants.value("process_spawn_ns")?.round() as u64,
             file_create_ns: constants.value("file_create_ns")?.round() as u64,
             page_cache_fill_ns: less(constants.value("page_cache_fill_ns")?, apart_fill_ns),
@@ -144,12 +144,12 @@ fn kernel_calls(constants: &Constants<'_>) -> Result<CallCosts, String> {
     })
 }
 
-/// A wake-up cost. A host of one CPU has no cross-CPU wake-up: it costs what a switch does.
-fn wake_ns(constants: &Constants<'_>, name: &str) -> Result<u64, String> {
-    match constants.get(name) {
-        None if name == "wake_other_cpu_ns" => wake_ns(constants, "switch_same_cpu_ns"),
-        None => Err(format!("the profile has no {name} (run pagelab calibrate)")),
-        Some(_) => zero_or_more_ns(constants, name),
+/// A wake-up of a task on another CPU. A host of one CPU has none: it costs what a switch
+/// does.
+fn wake_other_cpu_ns(constants: &Constants<'_>) -> Result<u64, String> {
+    match constants.get("wake_other_cpu_ns") {
+        Some(_) => zero_or_more_ns(constants, "wake_other_cpu_ns"),
+        None => zero_or_more_ns(constants, "switch_same_cpu_ns"),
     }
 }
 

@@ -35,12 +35,15 @@ impl CpuZoneStats {
         target: FoldTarget<'a, P>,
     ) {
         self.pgalloc_pages += pages;
-        // pgalloc, and two NUMA events unless they are off.
-        target.platform.percpu_counter_updates(if target.global.numa_disabled() { 1 } else { 3 });
+        // Counter updates: pgalloc, and two NUMA events unless they are off.
         if target.global.numa_per_cpu() {
+            target.platform.percpu_counter_updates(3);
             self.numa_events[if placement.hit { NumaEvent::Hit } else { NumaEvent::Miss }.index()] += 1;
             self.numa_events[if placement.local { NumaEvent::Local } else { NumaEvent::Other }.index()] += 1;
-        } else if !target.global.numa_disabled() {
+        } else if target.global.numa_disabled() {
+            target.platform.percpu_counter_updates(1);
+        } else {
+            target.platform.percpu_counter_updates(3);
             self.count_numa_diffs(placement, &target);
         }
     }

@@ -77,7 +77,7 @@ pub(super) struct CoLocatedPair {
 impl CpuTask for CoLocatedPair {
     fn step(&mut self, env: &mut dyn Env) -> Step {
         let Pair { sender, receiver } = &mut self.pair;
-        let switch = if self.sending { sender.turn_over() } else { receiver.queue_empty() };
+        let switch = if self.sending { sender.queue_full() } else { receiver.queue_empty() };
         if switch {
             self.sending = !self.sending;
             env.compute(sender.config.switch_ns);

@@ -145,11 +145,6 @@ impl Sender {
         }
     }
 
-    /// Both tasks on one CPU: whether the buffer is full (the writer's turn ends).
-    pub(super) fn turn_over(&self) -> bool {
-        self.queue_full()
-    }
-
     pub(super) fn finish(&mut self, env: &mut dyn Env) {
         self.retire_current(env, false);
     }
