@@ -226,7 +226,7 @@ fn a_replay_takes_its_last_level_cache_from_a_machine_profile() {
         json.as_object_mut().unwrap().remove("wall_ms");
         json
     };
-    // The reference host: 32 MiB of L3 shared by both its CPUs.
+    // The reference profile's last-level cache, as its caches list it.
     assert_eq!(replay(&["--machine", profile]), replay(&["--llc-kib", "32768", "--llc-cpus", "2"]));
     // A profile that names no last-level cache is refused, not read as none.
     let mut cacheless: serde_json::Value =

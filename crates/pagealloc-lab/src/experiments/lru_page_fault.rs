@@ -62,7 +62,7 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
     };
     let workload =
         PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_release::release_of(preset)) }
-            .with_costs(&super::simulate::machine(&setup).kernel);
+            .on_machine(&super::simulate::machine(&setup));
     let args = RunArgs { lru_batch, mode, ..run_args(&setup, preset, seed, false) };
     let report = run_sim(&workload, &args)?;
     // Every wait as a share of all tasks' time over the run.

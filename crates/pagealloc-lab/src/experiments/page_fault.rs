@@ -20,8 +20,8 @@ pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
         memory_gib: 32,
         duration_ms: if quick { 10 } else { 40 },
     };
-    let kernel = super::simulate::machine(&setup_of(counts[0])).kernel;
-    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset)).with_costs(&kernel);
+    let machine = super::simulate::machine(&setup_of(counts[0]));
+    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset)).on_machine(&machine);
     for &processes in counts {
         bar.set_message(format!("{preset}, {processes} processes"));
         let setup = setup_of(processes);

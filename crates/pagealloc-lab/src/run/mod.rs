@@ -239,10 +239,7 @@ impl RunArgs {
             WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
-                let online_cpus = machine.topology.cpus();
-                Box::new(
-                    PageFault { lru: self.lru, online_cpus, ..PageFault::new(self.mode, release) }.with_costs(kernel),
-                )
+                Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode, release) }.on_machine(&machine))
             }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };

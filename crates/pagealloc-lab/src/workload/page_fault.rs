@@ -106,9 +106,15 @@ impl PageFault {
 }
 
 impl PageFault {
-    /// The kernel's fault and map costs on a profiled machine.
-    pub fn with_costs(self, kernel: &crate::machine::KernelCosts) -> PageFault {
-        PageFault { fault_overhead_ns: kernel.fault_ns, map_overhead_ns: kernel.map_unmap_ns, ..self }
+    /// The workload on `machine`: its kernel's fault and map costs, and its CPUs online
+    /// (which size the RSS counters' batch), whatever share of them the tasks use.
+    pub fn on_machine(self, machine: &crate::machine::SimMachine) -> PageFault {
+        PageFault {
+            fault_overhead_ns: machine.kernel.fault_ns,
+            map_overhead_ns: machine.kernel.map_unmap_ns,
+            online_cpus: machine.topology.cpus(),
+            ..self
+        }
     }
 }
 
