@@ -125,6 +125,7 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
     let (events, trace_bytes, zoneinfo_samples, run) = trace_command(&instance, args)?;
     let per_cpu = read_all_cpu_stats(&instance.path)?;
     snapshot(&args.out, "after")?;
+    let llc = host_llc();
     let summary = CaptureSummary {
         command: args.command.clone(),
         seconds_limit: args.seconds,
@@ -140,8 +141,8 @@ pub fn capture(args: &CaptureArgs) -> Result<CaptureSummary, String> {
         trace_file: TRACE_FILE.into(),
         tracefs: tracefs.root.display().to_string(),
         kernel_release: fs::read_to_string(RELEASE).map_err(|e| format!("cannot read {RELEASE}: {e}"))?.trim().into(),
-        llc_kib: host_llc().map(|(kib, _)| kib),
-        llc_cpus: host_llc().map(|(_, cpus)| cpus),
+        llc_kib: llc.map(|(kib, _)| kib),
+        llc_cpus: llc.map(|(_, cpus)| cpus),
         settled_pages,
     };
     let json_path = args.out.join(SUMMARY_FILE);
@@ -198,40 +199,13 @@ impl Drop for Tracefs {
     }
 }
 
-/// Refuses a kernel that lacks any of the six kmem tracepoints.
-/// CPU 0's highest-level cache: (KiB, CPUs sharing it), from sysfs.
+/// CPU 0's last-level cache: (KiB, CPUs sharing it), as calibrate reads the host.
 fn host_llc() -> Option<(u64, u32)> {
-    let dir = Path::new("/sys/devices/system/cpu/cpu0/cache");
-    let read = |index: &Path, name: &str| fs::read_to_string(index.join(name)).ok().map(|text| text.trim().to_string());
-    let mut best: Option<(u32, u64, u32)> = None;
-    for entry in fs::read_dir(dir).ok()?.flatten() {
-        let index = entry.path();
-        if read(&index, "type").as_deref() == Some("Instruction") {
-            continue;
-        }
-        let (Some(level), Some(size)) = (read(&index, "level"), read(&index, "size")) else { continue };
-        let (Ok(level), Some(kib)) = (level.parse::<u32>(), size.strip_suffix('K').and_then(|kib| kib.parse().ok()))
-        else {
-            continue;
-        };
-        let cpus = read(&index, "shared_cpu_list").map_or(1, |list| cpu_list_len(&list));
-        if best.is_none_or(|(best_level, _, _)| level > best_level) {
-            best = Some((level, kib, cpus));
-        }
-    }
-    best.map(|(_, kib, cpus)| (kib, cpus))
+    let host = crate::calibrate::host::read_host().ok()?;
+    Some((host.llc_kib()?, host.llc_sharers()?))
 }
 
-/// CPUs in a sysfs CPU list such as "0-3,8".
-fn cpu_list_len(list: &str) -> u32 {
-    list.split(',')
-        .filter_map(|range| match range.split_once('-') {
-            Some((low, high)) => Some(high.trim().parse::<u32>().ok()? - low.trim().parse::<u32>().ok()? + 1),
-            None => range.trim().parse::<u32>().ok().map(|_| 1),
-        })
-        .sum()
-}
-
+/// Refuses a kernel that lacks any of the six kmem tracepoints.
 fn check_events(tracefs: &Path) -> Result<(), String> {
     let kmem = tracefs.join("events/kmem");
     let missing: Vec<&str> = EVENTS.iter().copied().filter(|e| !kmem.join(e).is_dir()).collect();
@@ -377,13 +351,6 @@ fn count_lines(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
     use clap::Parser;
-
-    #[test]
-    fn cpu_lists_count_their_cpus() {
-        assert_eq!(cpu_list_len("0-1"), 2);
-        assert_eq!(cpu_list_len("0-3,8,10-11"), 7);
-        assert_eq!(cpu_list_len("5"), 1);
-    }
 
     #[test]
     fn counts_newlines() {
