@@ -1,6 +1,7 @@
 //! The `pagelab bench` command line: which benchmark, allocators, thread counts and sizes,
 //! and the output format.
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
@@ -36,12 +37,26 @@ pub struct BenchArgs {
     pub bench: BenchKind,
     #[arg(long, value_enum, default_value = "pagealloc")]
     pub allocator: Vec<AllocatorKind>,
-    /// Threads the per-thread block count is sized for.
-    #[arg(long, default_value_t = 2)]
-    pub threads_max: usize,
-    /// Thread counts to run (repeatable); default 1..=threads-max.
+    /// Threads the per-thread block count is sized for (default 2; with --sim, --cpus).
+    #[arg(long)]
+    pub threads_max: Option<usize>,
+    /// Thread counts to run (repeatable); default 1..=threads-max (with --sim: the powers
+    /// of two up to it, and it).
     #[arg(short = 'x', long = "threads")]
     pub threads: Vec<usize>,
+    /// Run on the simulator's CPUs instead of real threads.
+    #[arg(long)]
+    pub sim: bool,
+    /// --sim: CPUs of the simulated machine (the first N of --topology; default
+    /// --threads-max).
+    #[arg(long, requires = "sim", value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
+    pub cpus: Option<usize>,
+    /// --sim: the simulated machine's topology (as `pagelab run --topology`).
+    #[arg(long, value_enum, default_value = "flat", requires = "sim")]
+    pub topology: crate::run::TopologyKind,
+    /// --sim: a machine profile written by `pagelab calibrate` (its topology and costs).
+    #[arg(long, value_name = "FILE", requires = "sim", conflicts_with = "topology", value_parser = crate::run::parse_machine)]
+    pub machine: Option<std::sync::Arc<crate::machine::SimMachine>>,
     #[arg(long, default_value_t = 0)]
     pub order: u8,
     #[arg(long, default_value_t = 4)]
@@ -62,4 +77,25 @@ pub struct BenchArgs {
     /// free them one by one).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub free_batch: u32,
+}
+
+impl BenchArgs {
+    /// The threads the per-thread block count is sized for.
+    pub fn threads_max(&self) -> usize {
+        self.threads_max.unwrap_or(if self.sim { self.cpus.unwrap_or(2) } else { 2 })
+    }
+
+    /// The thread counts to run.
+    pub fn thread_counts(&self) -> Vec<usize> {
+        let most = self.threads_max();
+        if !self.threads.is_empty() {
+            return self.threads.clone();
+        }
+        if !self.sim {
+            return (1..=most).collect();
+        }
+        let mut counts: Vec<usize> = (0..usize::BITS).map(|shift| 1 << shift).take_while(|&t| t < most).collect();
+        counts.push(most);
+        counts
+    }
 }

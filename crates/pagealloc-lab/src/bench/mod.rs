@@ -22,6 +22,7 @@ mod pin;
 mod report;
 mod results;
 mod runner;
+mod sim;
 mod workloads;
 
 pub use args::{AllocatorKind, BenchArgs, BenchKind, Format};

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 
 use pagealloc::platform::StdPlatform;
-use pagealloc::types::{MAX_ORDER, PAGEBLOCK_ORDER};
+use pagealloc::types::PAGEBLOCK_ORDER;
 use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, Policy, ZoneType};
 
 /// What a benchmark thread needs from an allocator.
@@ -63,19 +63,7 @@ impl FrameSource for Pagealloc {
     }
 
     fn free_huge_pct(&self) -> f64 {
-        // Only buddy blocks of pageblock order or more count: pages parked in per-CPU
-        // pagesets are not free huge pages. Every zone: per-CPU arenas are zones of their own.
-        let platform = self.allocator.platform();
-        let huge_pages: u64 = (self.allocator.zones().iter())
-            .map(|zone| {
-                zone.with_free_area(platform, |area| {
-                    (PAGEBLOCK_ORDER as usize..=MAX_ORDER as usize)
-                        .map(|order| area.blocks_of_order(order) << order)
-                        .sum::<u64>()
-                })
-            })
-            .sum();
-        huge_pages as f64 * 100.0 / self.allocator.managed_pages() as f64
+        crate::run::free_huge_pct(&self.allocator)
     }
 
     fn metadata_bytes_per_frame(&self) -> Option<usize> {

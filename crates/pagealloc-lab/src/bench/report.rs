@@ -17,12 +17,12 @@ pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String>
                 println!("frees: {} blocks per call (--free-batch)", batched.free_batch);
             }
             println!(
-                "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                "{:<7} {:<21} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
                 "bench", "allocator", "preset", "order", "threads", "alloc ns median [min-max]", "free ns", "pair ns"
             );
             for r in results {
                 println!(
-                    "{:<7} {:<13} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
+                    "{:<7} {:<21} {:<22} {:>5} {:>7}  {:<24} {:<24} {:<24}",
                     format!("{:?}", r.bench).to_lowercase(),
                     r.allocator,
                     r.preset.as_deref().unwrap_or("-"),
@@ -32,6 +32,17 @@ pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String>
                     cell(&r.free_ns),
                     cell(&r.pair_ns)
                 );
+                if let Some(costs) = &r.sim_costs {
+                    println!(
+                        "        per call: zone-lock wait {:.1} ns ({:.1}% contended), hold {:.1} ns; {:.2} line transfers ({:.1} ns); {:.2} memory misses",
+                        costs.zone_lock_wait_ns,
+                        costs.zone_lock_contended_pct,
+                        costs.zone_lock_hold_ns,
+                        costs.line_transfers,
+                        costs.line_transfer_ns,
+                        costs.line_misses
+                    );
+                }
                 if let Some(huge) = &r.free_huge_pct {
                     let at = |round: usize| huge.get(round.saturating_sub(1)).copied().unwrap_or(0.0);
                     println!(

@@ -51,6 +51,9 @@ pub struct RunResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pack_moves: Option<Vec<f64>>,
     pub metadata_bytes_per_frame: Option<usize>,
+    /// --sim: where the time went, per allocator call (mean over iterations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sim_costs: Option<super::sim::SimCosts>,
 }
 
 fn is_one(value: &u32) -> bool {
@@ -65,4 +68,5 @@ pub(super) struct Iteration {
     pub(super) pair_ns: Option<f64>,
     pub(super) free_huge_pct: Vec<f64>,
     pub(super) pack_moves: Vec<u64>,
+    pub(super) sim_costs: Option<super::sim::SimCosts>,
 }

@@ -41,7 +41,8 @@ fn plan(args: &BenchArgs) -> Result<Plan, String> {
         .iter()
         .map(|name| pagealloc::presets::find(name).ok_or_else(|| format!("unknown preset '{name}'")))
         .collect::<Result<Vec<_>, _>>()?;
-    if args.threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 || args.frag_rounds == 0 {
+    let threads_max = args.threads_max();
+    if threads_max == 0 || args.memory_gib == 0 || args.iterations == 0 || args.frag_rounds == 0 {
         return Err("--threads-max, --memory-gib, --iterations and --frag-rounds must be positive".into());
     }
     if args.memory_gib > MAX_MEMORY_GIB {
@@ -59,15 +60,21 @@ fn plan(args: &BenchArgs) -> Result<Plan, String> {
     if args.free_batch != 1 && !matches!(args.bench, BenchKind::Bulk | BenchKind::Rand) {
         return Err("--free-batch applies to bulk and rand".into());
     }
-    let thread_counts: Vec<usize> =
-        if args.threads.is_empty() { (1..=args.threads_max).collect() } else { args.threads.clone() };
-    if let Some(&bad) = thread_counts.iter().find(|&&t| t == 0 || t > args.threads_max) {
-        return Err(format!("-x {bad}: thread counts run from 1 to --threads-max {}", args.threads_max));
+    let thread_counts = args.thread_counts();
+    if let Some(&bad) = thread_counts.iter().find(|&&t| t == 0 || t > threads_max) {
+        return Err(format!("-x {bad}: thread counts run from 1 to --threads-max {threads_max}"));
     }
     let frames = args.memory_gib << 18;
     let most_threads = thread_counts.iter().copied().max().unwrap_or(1);
-    super::pin::check_pinning(most_threads).map_err(|error| format!("-x {most_threads}: {error}"))?;
-    let blocks = ((frames / args.threads_max as u64 / 2) >> args.order) as usize;
+    if args.sim {
+        if args.allocator.iter().any(|&kind| kind != AllocatorKind::Pagealloc) {
+            return Err("--sim runs pagealloc (with --preset global-lock for one zone lock)".into());
+        }
+        super::sim::machine_cpus(args, most_threads)?;
+    } else {
+        super::pin::check_pinning(most_threads).map_err(|error| format!("-x {most_threads}: {error}"))?;
+    }
+    let blocks = ((frames / threads_max as u64 / 2) >> args.order) as usize;
     if blocks == 0 {
         return Err("memory too small for this order and thread count".into());
     }
@@ -104,6 +111,11 @@ fn run_one(
     let mut metadata = None;
     let mut name = "";
     for iteration in 0..args.iterations {
+        if args.sim {
+            iterations.push(super::sim::iteration(args, preset.name, threads, plan.blocks, iteration)?);
+            (name, metadata) = ("pagealloc (simulated)", Some(pagealloc::FRAME_METADATA_BYTES));
+            continue;
+        }
         let source = make_source(kind, plan.frames, preset)?;
         metadata = source.metadata_bytes_per_frame();
         name = source.name();
@@ -134,7 +146,7 @@ fn run_one(
         preset: (kind == AllocatorKind::Pagealloc).then(|| preset.name.to_string()),
         order: args.order,
         threads,
-        threads_max: args.threads_max,
+        threads_max: args.threads_max(),
         memory_gib: args.memory_gib,
         iterations: args.iterations,
         free_batch: args.free_batch,
@@ -144,5 +156,6 @@ fn run_one(
         free_huge_pct: frag.then(|| per_round(|it, round| it.free_huge_pct[round])),
         pack_moves: frag.then(|| per_round(|it, round| it.pack_moves[round] as f64)),
         metadata_bytes_per_frame: metadata,
+        sim_costs: super::sim::SimCosts::mean(&iterations.iter().filter_map(|it| it.sim_costs).collect::<Vec<_>>()),
     })
 }

@@ -105,15 +105,22 @@ pub(super) fn repeat(source: &dyn FrameSource, threads: usize, blocks: usize, or
     Iteration { pair_ns: Some(mean(per_thread.into_iter())), ..Iteration::default() }
 }
 
-fn shuffle(frames: &mut [u64], rng: &mut SplitMix64) {
-    for i in (1..frames.len()).rev() {
-        frames.swap(i, rng.below(i as u64 + 1) as usize);
+/// Fisher-Yates, drawing from `rng`.
+pub(super) fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i as u64 + 1) as usize);
     }
 }
 
-fn split(frames: Vec<u64>, parts: usize) -> Vec<Vec<u64>> {
-    let chunk = frames.len().div_ceil(parts.max(1)).max(1);
-    let mut shares: Vec<Vec<u64>> = frames.chunks(chunk).map(<[u64]>::to_vec).collect();
+/// `items` in `parts` consecutive shares of ceil(len / parts) (the last ones shorter or
+/// empty).
+pub(super) fn split<T>(mut items: Vec<T>, parts: usize) -> Vec<Vec<T>> {
+    let chunk = items.len().div_ceil(parts.max(1)).max(1);
+    let mut shares = Vec::with_capacity(parts);
+    while !items.is_empty() {
+        let rest = items.split_off(chunk.min(items.len()));
+        shares.push(core::mem::replace(&mut items, rest));
+    }
     shares.resize_with(parts, Vec::new);
     shares
 }

@@ -29,7 +29,7 @@ pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressB
     let args = BenchArgs {
         bench: BenchKind::Frag,
         allocator: allocators,
-        threads_max: THREADS,
+        threads_max: Some(THREADS),
         threads: vec![THREADS],
         order: 0,
         memory_gib: if quick { 1 } else { MEMORY_GIB },
@@ -38,6 +38,10 @@ pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressB
         format: Format::Json,
         frag_rounds: ROUNDS,
         free_batch: 1,
+        sim: false,
+        cpus: None,
+        topology: crate::run::TopologyKind::Flat,
+        machine: None,
     };
     let results = run_benchmarks(&args)?;
     Ok(results.iter().map(|result| row(preset, &args, result)).collect())

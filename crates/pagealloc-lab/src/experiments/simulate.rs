@@ -80,6 +80,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         madvise: false,
         dma32: false,
         trace: None,
+        own_path: false,
     }
 }
 

@@ -58,6 +58,13 @@ fn free_huge<P: Platform>(allocator: &PageAllocator<P>) -> (u64, u64) {
     })
 }
 
+/// Share of managed memory free in blocks of pageblock order or more, in percent: pages in
+/// per-CPU pagesets are not free huge pages; every zone counts (per-CPU arenas are zones of
+/// their own).
+pub fn free_huge_pct<P: Platform>(allocator: &PageAllocator<P>) -> f64 {
+    pct(free_huge(allocator).0, allocator.managed_pages())
+}
+
 /// Whole pageblocks' share of `free` pages at best, in percent.
 fn ceiling_pct(free: u64) -> f64 {
     pct(free >> PAGEBLOCK_ORDER << PAGEBLOCK_ORDER, free)

@@ -11,7 +11,7 @@ mod sim;
 mod sim_env;
 
 pub use faults::{FaultArgs, FaultReport};
-pub use frag_report::FragReport;
+pub use frag_report::{free_huge_pct, FragReport};
 pub use lru_pages::LruReport;
 pub use page_cache::{AgedBlocks, PageCache, PageCacheReport};
 pub use real::run_real;
@@ -180,9 +180,13 @@ pub struct RunArgs {
     /// Pages per LRU add batch, overriding the preset's (workloads with LRU lists).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
     pub lru_batch: Option<u8>,
+    /// Every preset's calls cost this library's own path, not the kernel's: the workload
+    /// calls the library itself, as `pagelab bench --sim` does.
+    #[arg(skip)]
+    pub own_path: bool,
 }
 
-fn parse_machine(path: &str) -> Result<std::sync::Arc<crate::machine::SimMachine>, String> {
+pub(crate) fn parse_machine(path: &str) -> Result<std::sync::Arc<crate::machine::SimMachine>, String> {
     crate::machine::SimMachine::read(std::path::Path::new(path)).map(std::sync::Arc::new)
 }
 
@@ -211,10 +215,12 @@ impl RunArgs {
     }
 
     /// What each allocator call of the workload costs besides its data movement: the
-    /// kernel's path for the Linux presets, this library's own for `pagealloc`.
+    /// kernel's path for the Linux presets, this library's own for `pagealloc` (or for every
+    /// preset, with `own_path`).
     pub fn call_costs(&self) -> crate::machine::CallCosts {
         let machine = self.sim_machine();
-        let own = pagealloc::presets::find(&self.preset).is_some_and(|preset| preset.name == "pagealloc");
+        let own =
+            self.own_path || pagealloc::presets::find(&self.preset).is_some_and(|preset| preset.name == "pagealloc");
         if own {
             machine.kernel.own_calls
         } else {

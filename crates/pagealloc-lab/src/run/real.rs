@@ -363,6 +363,7 @@ mod tests {
             madvise: false,
             dma32: false,
             trace: None,
+            own_path: false,
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

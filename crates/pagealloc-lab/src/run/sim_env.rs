@@ -121,6 +121,9 @@ impl Env for SimEnv<'_> {
     fn record(&mut self, key: &'static str, value: f64) {
         *self.recorded.entry(key).or_default() += value;
     }
+    fn free_huge_pct(&self) -> Option<f64> {
+        Some(super::frag_report::free_huge_pct(self.allocator))
+    }
     fn page_cache(&self) -> Option<&super::PageCache> {
         self.page_cache
     }

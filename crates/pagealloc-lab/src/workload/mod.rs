@@ -44,6 +44,11 @@ pub trait Env {
     fn now_ns(&self) -> u64;
     /// A workload-specific result (summed over CPUs), e.g. a phase's duration.
     fn record(&mut self, key: &'static str, value: f64);
+    /// Share of managed memory free in buddy blocks of 2 MiB or more, in percent, where the
+    /// environment sees the allocator's free lists (the simulator does).
+    fn free_huge_pct(&self) -> Option<f64> {
+        None
+    }
     /// The run's LRU lists: built, from the preset's policy, for a workload that says so in
     /// [`Workload::uses_lru`].
     fn lru(&self) -> Option<&dyn LruSink>;

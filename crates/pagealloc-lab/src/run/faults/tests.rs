@@ -47,6 +47,7 @@ fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
         madvise: false,
         dma32: false,
         trace: None,
+        own_path: false,
     }
 }
 

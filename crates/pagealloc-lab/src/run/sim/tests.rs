@@ -31,6 +31,7 @@ fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
         madvise: false,
         dma32: false,
         trace: None,
+        own_path: false,
     }
 }
 
