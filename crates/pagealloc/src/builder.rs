@@ -49,6 +49,8 @@ pub struct AllocatorBuilder {
     pub(crate) llc: Option<LastLevelCache>,
     /// Node of each CPU, when CPUs are not numbered node by node.
     pub(crate) cpu_nodes: Option<Table<u16, FIXED_CPUS>>,
+    /// Per-CPU arenas: the described node each arena (a node of the build) was cut from.
+    pub(crate) arena_homes: Option<Table<u16, FIXED_NODES>>,
     /// The first description table that was full (without the `alloc` feature).
     pub(crate) overflow: Option<BuildError>,
 }
@@ -94,6 +96,7 @@ impl AllocatorBuilder {
             policy: Policy::default(),
             llc: None,
             cpu_nodes: None,
+            arena_homes: None,
             overflow: None,
         }
     }
@@ -267,15 +270,21 @@ impl AllocatorBuilder {
 
     /// Node of `cpu` (validated): the map if given, else CPUs numbered node by node.
     pub(crate) fn node_of_cpu(&self, cpu: usize) -> u16 {
+        self.described_node_of_cpu(cpu).expect("a validated CPU")
+    }
+
+    /// Node of `cpu` as described; `None` for a CPU a description not yet validated does not
+    /// cover.
+    pub(crate) fn described_node_of_cpu(&self, cpu: usize) -> Option<u16> {
         match &self.cpu_nodes {
-            Some(map) => map[cpu],
+            Some(map) => map.get(cpu).copied(),
             None => {
                 let mut first_cpu = 0;
                 let node = self.node_cpus.iter().position(|&cpus| {
                     first_cpu += cpus as usize;
                     cpu < first_cpu
                 });
-                node.expect("a validated CPU") as u16
+                node.map(|node| node as u16)
             }
         }
     }

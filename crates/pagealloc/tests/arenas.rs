@@ -1,5 +1,5 @@
-//! Per-CPU arenas (`ArenaRule::PerCpu`, the `pagealloc` preset): a single node's zones cut
-//! into one arena per CPU, each a node of its own.
+//! Per-CPU arenas (`ArenaRule::PerCpu`, the `pagealloc` preset): each node's zones cut
+//! into one arena per CPU of the node, each a node of its own.
 
 #![cfg(feature = "alloc")]
 
@@ -74,13 +74,17 @@ fn arenas_are_at_least_the_minimum_and_at_most_one_per_cpu() {
     assert_eq!(three.zones().len(), 3);
     assert!(three.zones().iter().all(|zone| zone.spanned_pages() >= MIN_ARENA_PAGES));
     assert_eq!((0..8).map(|cpu| three.node_of_cpu(cpu)).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2, 0, 1]);
+    // With the alloc feature, no cap below the CPUs: 16 CPUs, 16 arenas.
+    let sixteen = build(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * MIN_ARENA_PAGES), 16);
+    assert_eq!(sixteen.zones().len(), 16);
+    assert_eq!((0..16).map(|cpu| sixteen.node_of_cpu(cpu)).collect::<Vec<_>>(), (0..16).collect::<Vec<u16>>());
     // One CPU: nothing to cut.
     assert_eq!(build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 1).zones().len(), 1);
     three.check_invariants().unwrap();
 }
 
 #[test]
-fn small_zones_stay_whole_in_the_first_arena_and_numa_layouts_keep_their_nodes() {
+fn small_zones_stay_whole_in_the_first_arena() {
     // PC layout, 4 GiB: DMA (16 MiB) stays whole; DMA32 and Normal are cut.
     let pc = build(AllocatorBuilder::pc_layout(4096), 2);
     let per_node: Vec<Vec<ZoneType>> =
@@ -89,13 +93,37 @@ fn small_zones_stay_whole_in_the_first_arena_and_numa_layouts_keep_their_nodes()
     assert_eq!(per_node[1], [ZoneType::Dma32, ZoneType::Normal]);
     assert_eq!(pc.managed_pages(), build_linux(AllocatorBuilder::pc_layout(4096)).managed_pages());
     pc.check_invariants().unwrap();
-    // Two real nodes: left as described.
-    let numa = AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, 1 << 20..(1 << 20) + GIB_PAGES).zone(
+}
+
+/// Two nodes of 2 CPUs and 2 arenas' worth of memory each: four arenas, each node's CPUs on
+/// its own node's arenas; a CPU whose arena runs dry goes on into its node's other arena
+/// before the other node's.
+#[test]
+fn numa_nodes_are_cut_into_arenas_of_their_own() {
+    let node_pages = 2 * MIN_ARENA_PAGES;
+    let base = 1 << 20;
+    let numa = AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, base..base + node_pages).zone(
         1,
         ZoneType::Normal,
-        (1 << 20) + GIB_PAGES..(1 << 20) + 2 * GIB_PAGES,
+        base + node_pages..base + 2 * node_pages,
     );
-    assert_eq!(build(numa, 4).zones().len(), 2);
+    let allocator = build(numa, 4);
+    assert_eq!(allocator.zones().len(), 4);
+    assert_eq!((0..4).map(|cpu| allocator.node_of_cpu(cpu)).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    let node_end = base + node_pages;
+    assert!(allocator.zones().iter().all(|zone| {
+        let end = zone.start_pfn() + zone.spanned_pages();
+        (zone.node() < 2) == (end <= node_end)
+    }));
+    allocator.platform().set_cpu(1);
+    let held: Vec<Block> =
+        (0..MIN_ARENA_PAGES * 3 / 2).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    let arenas: std::collections::BTreeSet<u16> = held.iter().map(|block| arena_of(&allocator, block)).collect();
+    assert_eq!(arenas.into_iter().collect::<Vec<_>>(), [0, 1], "node 0's arenas first");
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator.check_invariants().unwrap();
 }
 
 fn build_linux(builder: AllocatorBuilder) -> TestAllocator {

@@ -237,3 +237,21 @@ fn memory_added_past_the_span_without_a_heap() {
     assert_eq!(allocations, 0);
     assert_eq!(allocator.managed_pages(), 4096 + 8192);
 }
+
+/// Per-CPU arenas in fixed tables: at most `FIXED_NODES` of them, however many CPUs, built
+/// without a heap (with the `alloc` feature, one per CPU: `tests/arenas.rs`).
+#[test]
+fn per_cpu_arenas_stop_at_the_fixed_node_table() {
+    let arena_pages = pagealloc::builder::MIN_ARENA_PAGES;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 16 * arena_pages)
+        .policy(pagealloc::presets::find("pagealloc").unwrap().policy);
+    let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 16) as usize;
+    let memory = boot_memory(bytes);
+    let (allocator, allocations) =
+        heap_allocations_of(|| PageAllocator::build_in(builder, TestPlatform::new(16), memory));
+    let allocator = allocator.expect("metadata_bytes is enough");
+    assert_eq!(allocations, 0, "the build took heap memory");
+    assert_eq!(allocator.zones().len(), FIXED_NODES);
+    let arenas: Vec<u16> = (0..16).map(|cpu| allocator.node_of_cpu(cpu)).collect();
+    assert_eq!(arenas, (0..16).map(|cpu| (cpu % FIXED_NODES) as u16).collect::<Vec<_>>(), "round robin");
+}

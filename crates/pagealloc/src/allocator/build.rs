@@ -225,7 +225,7 @@ fn build_nodes<P: Platform>(
 ) -> Result<MetaSlice<Node>, MetaArenaFull> {
     let node_cpus = &builder.node_cpus;
     MetaSlice::new(node_cpus.len(), arena, |node_id| {
-        let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len());
+        let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len(), builder.arena_homes.as_deref());
         let node = Node {
             cpu_count: node_cpus[node_id],
             background_cpu: if node_cpus[node_id] == 0 {
@@ -368,12 +368,20 @@ pub(crate) fn percpu_drift_mark(params: &ZoneParams, nr_cpus: usize) -> u64 {
 }
 
 /// Node-ordered zonelist: local zones highest type first, then other nodes by distance
-/// (|a - b|, ties to the lower id); zones empty at build too, for memory added later.
-fn build_zonelist<P: Platform>(zones: &[Zone<P>], node: u16, node_count: usize) -> Table<u16, FIXED_ZONES> {
+/// (|a - b|, ties to the lower id); zones empty at build too, for memory added later. With
+/// per-CPU arenas (`homes`: each arena's described node), the arenas of the same home come
+/// first, then the homes by distance.
+fn build_zonelist<P: Platform>(
+    zones: &[Zone<P>],
+    node: u16,
+    node_count: usize,
+    homes: Option<&[u16]>,
+) -> Table<u16, FIXED_ZONES> {
     let mut node_order: Table<u16, FIXED_NODES> =
         Table::from_fn(node_count, |other| other as u16).expect("as many nodes as the builder's");
+    let home = |arena: u16| homes.map_or(arena, |homes| homes[arena as usize]);
     // Keys are distinct (the id breaks ties), so an unstable sort orders them fully.
-    node_order.sort_unstable_by_key(|&other| (other.abs_diff(node), other));
+    node_order.sort_unstable_by_key(|&other| (home(other).abs_diff(home(node)), other.abs_diff(node), other));
     let mut zonelist = Table::new();
     for &other in node_order.iter() {
         // This node's zones, highest type first (one zone per type and node).

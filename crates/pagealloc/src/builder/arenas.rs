@@ -1,9 +1,11 @@
-//! Per-CPU arenas (beyond Linux; `ArenaRule::PerCpu`, the `pagealloc` preset): a
-//! single-node machine's zones cut into one arena per CPU, each arena a node of its own, as
+//! Per-CPU arenas (beyond Linux; `ArenaRule::PerCpu`, the `pagealloc` preset): each node's
+//! zones cut into one arena per CPU of the node, each arena a node of its own, as
 //! `numa=fake` cuts a machine into nodes. A CPU allocates from its own arena first and falls
-//! back to its neighbours' through the node-ordered zonelist; a free goes to the arena that
-//! holds the frame. Each arena has its own zone lock and free lists, so CPUs working in
-//! their own memory neither queue on one lock nor pass its lines between them.
+//! back through the node-ordered zonelist: to the other arenas of its node, then to the
+//! arenas of the nearest nodes (each arena remembers the node it was cut from, its home). A
+//! free goes to the arena that holds the frame. Each arena has its own zone lock and free
+//! lists, so CPUs working in their own memory neither queue on one lock nor pass its lines
+//! between them.
 
 use super::{AllocatorBuilder, ZoneLayout};
 use crate::table::{Table, TableFull, FIXED_CPUS, FIXED_NODES, FIXED_ZONES};
@@ -14,44 +16,75 @@ use crate::types::{Pfn, MAX_ORDER};
 /// refill. Beyond `zone pages / MIN_ARENA_PAGES` CPUs, arenas are shared round robin.
 pub const MIN_ARENA_PAGES: u64 = 1 << 15;
 
-/// Most arenas: the nodes a description holds without the `alloc` feature, so that a
-/// kernel's boot-time build takes the same layout; more CPUs share arenas round robin.
+/// Most arenas: without the `alloc` feature, the nodes a fixed description table holds (a
+/// kernel's boot-time build); with it, one per CPU the platform may have. Nodes share them
+/// evenly; more CPUs share arenas round robin.
+#[cfg(not(feature = "alloc"))]
 const MAX_ARENAS: u64 = FIXED_NODES as u64;
+#[cfg(feature = "alloc")]
+const MAX_ARENAS: u64 = FIXED_CPUS as u64;
 
-/// The arena layout: zones and the CPU-to-node map that replace the builder's.
+/// The arena layout: zones and the CPU-to-node map that replace the builder's, and each
+/// arena's home node.
 pub(crate) struct ArenaLayout {
     pub zones: Table<ZoneLayout, FIXED_ZONES>,
     pub cpu_nodes: Table<u16, FIXED_CPUS>,
+    pub homes: Table<u16, FIXED_NODES>,
 }
 
 impl ArenaLayout {
     pub(crate) fn node_count(&self) -> usize {
-        self.zones.iter().map(|zone| zone.node as usize + 1).max().unwrap_or(1)
+        self.homes.len()
     }
 }
 
-/// Arenas for `nr_cpus` CPUs on the builder's description; `None` leaves it as it is: one
-/// CPU, zones too small to cut, or more than one node (arenas have no distance to tell a
-/// neighbouring arena from another socket's, so NUMA machines keep their nodes).
+/// Arenas for `nr_cpus` CPUs on the builder's (validated) description; `None` leaves it as
+/// it is: no node has two CPUs and a zone to cut for them.
 pub(crate) fn arena_layout(builder: &AllocatorBuilder, nr_cpus: usize) -> Result<Option<ArenaLayout>, TableFull> {
-    let single_node = builder.zones.iter().all(|zone| zone.node == 0)
-        && builder.node_cpus.len() <= 1
-        && builder.cpu_nodes.as_deref().is_none_or(|map| map.iter().all(|&node| node == 0));
-    let largest_pages = builder.zones.iter().map(|zone| zone.span.end.saturating_sub(zone.span.start)).max();
-    let arenas = (largest_pages.unwrap_or(0) / MIN_ARENA_PAGES).min(nr_cpus as u64).min(MAX_ARENAS);
-    if !single_node || arenas < 2 {
+    let nodes = builder.node_count();
+    let share = (MAX_ARENAS / nodes as u64).max(1);
+    let node_cpus = |node: u16| (0..nr_cpus).filter(|&cpu| node_of_cpu(builder, cpu) == node).count() as u64;
+    let arenas_of = |node: u16| {
+        let zones = builder.zones.iter().filter(|zone| zone.node == node);
+        let largest_pages = zones.map(|zone| zone.span.end.saturating_sub(zone.span.start)).max().unwrap_or(0);
+        (largest_pages / MIN_ARENA_PAGES).min(node_cpus(node)).min(share).max(1)
+    };
+    if (0..nodes as u16).all(|node| arenas_of(node) < 2) {
         return Ok(None);
+    }
+    // Each node's first arena, and the arenas' homes.
+    let mut first_arena: Table<u16, FIXED_NODES> = Table::new();
+    let mut homes: Table<u16, FIXED_NODES> = Table::new();
+    for node in 0..nodes as u16 {
+        first_arena.push(homes.len() as u16)?;
+        for _ in 0..arenas_of(node) {
+            homes.push(node)?;
+        }
     }
     let mut zones = Table::new();
     for zone in builder.zones.iter() {
         let pages = zone.span.end.saturating_sub(zone.span.start);
-        let parts = arenas.min(pages / MIN_ARENA_PAGES).max(1);
+        let parts = arenas_of(zone.node).min(pages / MIN_ARENA_PAGES).max(1);
         for (part, span) in cut(zone.span.clone(), parts).enumerate() {
-            zones.push(ZoneLayout { node: part as u16, zone_type: zone.zone_type, span })?;
+            let node = first_arena[zone.node as usize] + part as u16;
+            zones.push(ZoneLayout { node, zone_type: zone.zone_type, span })?;
         }
     }
-    let cpu_nodes = Table::from_fn(nr_cpus, |cpu| (cpu as u64 % arenas) as u16)?;
-    Ok(Some(ArenaLayout { zones, cpu_nodes }))
+    // A node's CPUs take its arenas round robin, in CPU order.
+    let mut seen: Table<u64, FIXED_NODES> = Table::from_fn(nodes, |_| 0)?;
+    let cpu_nodes = Table::from_fn(nr_cpus, |cpu| {
+        let node = node_of_cpu(builder, cpu);
+        let turn = seen[node as usize];
+        seen[node as usize] += 1;
+        first_arena[node as usize] + (turn % arenas_of(node)) as u16
+    })?;
+    Ok(Some(ArenaLayout { zones, cpu_nodes, homes }))
+}
+
+/// The node of `cpu`; node 0 for a description not yet validated that names none
+/// (`metadata_bytes` sizes those).
+fn node_of_cpu(builder: &AllocatorBuilder, cpu: usize) -> u16 {
+    builder.described_node_of_cpu(cpu).unwrap_or(0)
 }
 
 /// `span` in `parts` consecutive pieces, cut at max-order boundaries (a buddy block never

@@ -124,8 +124,8 @@ impl AllocatorBuilder {
         Ok(())
     }
 
-    /// Replaces a valid single-node description by its per-CPU arenas when the policy asks
-    /// for them (`ArenaRule::PerCpu`): sub-spans of valid zones, one node per arena.
+    /// Replaces a valid description by its per-CPU arenas when the policy asks for them
+    /// (`ArenaRule::PerCpu`): sub-spans of valid zones, one node per arena.
     fn cut_into_arenas(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
         if self.policy.arenas != crate::policy::ArenaRule::PerCpu {
             return Ok(());
@@ -137,6 +137,7 @@ impl AllocatorBuilder {
         sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
         self.node_cpus = cpus_per_node(&layout.cpu_nodes)?;
         self.cpu_nodes = Some(layout.cpu_nodes);
+        self.arena_homes = Some(layout.homes);
         Ok(())
     }
 }
