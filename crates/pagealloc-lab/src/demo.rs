@@ -213,7 +213,7 @@ fn report_json(args: &DemoArgs, allocator: &Allocator, summary: &Summary) -> ser
 fn write_report(out: &mut String, args: &DemoArgs, allocator: &Allocator, summary: &Summary) -> std::fmt::Result {
     let Summary { managed, failures, after_fill, totals, census } = summary;
     writeln!(out, "pagelab demo: {} MiB PC layout, seed {}, {} managed pages", args.memory_mib, args.seed, managed)?;
-    out.push_str(&crate::metadata_line());
+    out.push_str(&crate::metadata::metadata_line());
     writeln!(
         out,
         "workload: fill to 70% (60% user movable, 20% kernel, 12% slab, 6% order-3 kernel, 2% order-2 atomic), \

@@ -8,6 +8,7 @@ mod flat_csv;
 mod huge_pages;
 mod machine;
 mod machine_args;
+mod metadata;
 mod preset_arg;
 mod preset_release;
 mod rng;
@@ -88,11 +89,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "table")]
         format: run::RunFormat,
     },
-    /// Print the allocator's metadata cost per frame.
-    Metadata {
-        #[arg(long, value_enum, default_value = "table")]
-        format: run::RunFormat,
-    },
+    /// Print the allocator's metadata, part by part, per frame.
+    Metadata(metadata::MetadataArgs),
     /// List the policy presets (each seed stage) and their switches.
     Presets {
         /// Print every switch of every preset.
@@ -127,7 +125,7 @@ fn main() {
                 })
         }
         Command::Experiments { format } => list_experiments(format),
-        Command::Metadata { format } => show_metadata(format),
+        Command::Metadata(args) => metadata::show(&args),
         Command::Presets { verbose, format } => list_presets(verbose, format),
     };
     if let Err(message) = result {
@@ -157,19 +155,6 @@ fn list_experiments(format: run::RunFormat) -> Result<(), String> {
         .map(|experiment| serde_json::json!({ "name": experiment.name, "summary": experiment.summary }))
         .collect();
     print_listing(format, entries)
-}
-
-fn show_metadata(format: run::RunFormat) -> Result<(), String> {
-    if format == run::RunFormat::Table {
-        print!("{}", metadata_line());
-        return Ok(());
-    }
-    let entry = serde_json::json!({
-        "frame_metadata_bytes": pagealloc::FRAME_METADATA_BYTES,
-        "frame_bytes": 4096,
-        "linux_struct_page_bytes": 64,
-    });
-    print_listing(format, vec![entry])
 }
 
 fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
@@ -210,12 +195,4 @@ fn print_listing(format: run::RunFormat, items: Vec<serde_json::Value>) -> Resul
             Ok(())
         }
     }
-}
-
-pub fn metadata_line() -> String {
-    format!(
-        "frame metadata: {} bytes per 4 KiB frame ({:.2}% of memory; Linux's struct page: 64 bytes, 1.56%)\n",
-        pagealloc::FRAME_METADATA_BYTES,
-        pagealloc::FRAME_METADATA_BYTES as f64 * 100.0 / 4096.0
-    )
 }

@@ -41,6 +41,11 @@ const BAD_INVOCATIONS: &[&str] = &[
     "bench bulk --memory-gib 18446744073709551615 --iterations 1",
     "bench bulk --allocator buddy-system --memory-gib 100000 --iterations 1",
     "bench bulk --cpus 4 --iterations 1",
+    "metadata --cpus 0",
+    "metadata --cpus 257",
+    "metadata --memory-gib 0",
+    "metadata --memory-gib 20000",
+    "metadata --preset nope",
     "bench bulk --topology 2s-128cpu --iterations 1",
     "bench bulk --sim --cpus 0 --iterations 1",
     "bench bulk --sim --cpus 257 --iterations 1",
@@ -294,7 +299,7 @@ fn every_result_printing_command_has_json_and_csv() {
         (&["zoneinfo", "--cpus", "2", "--zone", "Normal=100000"], "0.pagesets.1.batch,"),
         (&["presets"], "0.name,vanilla-5.17"),
         (&["experiments"], "0.name,pcp-kbuild"),
-        (&["metadata"], "0.frame_metadata_bytes,12"),
+        (&["metadata"], "0.parts_bytes.frame_records,"),
         (&["machines"], "0.name,reference-host"),
     ];
     for (command, row) in commands {

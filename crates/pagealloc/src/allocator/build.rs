@@ -19,68 +19,6 @@ use crate::zone::{Zone, ZoneParams, ZoneState};
 use crate::zone_mem::ZoneMem;
 
 impl<P: Platform> PageAllocator<P> {
-    /// Bytes of metadata an allocator built from `builder` takes on this platform type with
-    /// `nr_cpus` CPUs: per zone, a record per spanned frame ([`crate::FRAME_METADATA_BYTES`]),
-    /// a type per pageblock (with fullest-first placement also its free count and bucket
-    /// links), a pageset per CPU and the zone itself; per node its zonelist and counters; per
-    /// CPU its node and its next vmstat pass. [`Self::build_in`] places all of it in the
-    /// memory it is given, this much being enough (each table's alignment included).
-    ///
-    /// ```
-    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
-    /// use pagealloc::platform::TestPlatform;
-    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
-    /// let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4);
-    /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
-    /// ```
-    pub fn metadata_bytes(builder: &AllocatorBuilder, nr_cpus: usize) -> u64 {
-        use core::mem::{align_of, size_of};
-        // Per zone with per-CPU free-count diffs: an i16 per CPU.
-        let free_diffs = if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
-            (nr_cpus.max(1) * 2 + 2) as u64
-        } else {
-            0
-        };
-        // Per-CPU arenas (`ArenaRule::PerCpu`) are zones and nodes of their own.
-        let arenas = match builder.policy.arenas {
-            crate::policy::ArenaRule::PerCpu => crate::builder::arena_layout(builder, nr_cpus).ok().flatten(),
-            crate::policy::ArenaRule::PerNode => None,
-        };
-        let zones = arenas.as_ref().map_or(&builder.zones[..], |layout| &layout.zones[..]);
-        let node_count = arenas.as_ref().map_or(builder.node_count(), |layout| layout.node_count());
-        zones
-            .iter()
-            .map(|zone| {
-                let spanned = zone.span.end.saturating_sub(zone.span.start);
-                let pageblocks = if spanned == 0 {
-                    0
-                } else {
-                    ((zone.span.end - 1) >> crate::PAGEBLOCK_ORDER) - (zone.span.start >> crate::PAGEBLOCK_ORDER) + 1
-                };
-                // Free count (u16), bucket links (2 x u32), bucket (u8) and search start
-                // (u16) per pageblock.
-                let fullness = if builder.policy.frag.fullest_first { 13 } else { 0 };
-                let pagesets =
-                    if builder.policy.pcp.enabled { nr_cpus * size_of::<crate::pcp::PcpSlot<P>>() } else { 0 };
-                // Placed in caller memory, each table may start up to its alignment less one
-                // byte late.
-                let alignment_slack = core::mem::align_of::<crate::frame::Frame>()
-                    + core::mem::align_of::<crate::pcp::PcpSlot<P>>()
-                    + if builder.policy.frag.fullest_first { 2 + 4 + 4 + 2 } else { 0 };
-                spanned * size_of::<crate::frame::Frame>() as u64
-                    + pageblocks * (1 + fullness)
-                    + pagesets as u64
-                    + alignment_slack as u64
-                    + size_of::<crate::zone::Zone<P>>() as u64
-                    + free_diffs
-            })
-            .sum::<u64>()
-            + (node_count * size_of::<Node>() + align_of::<Node>()) as u64
-            + (node_count * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
-                + align_of::<crate::sizing::ZoneSizing>()) as u64
-            + (align_of::<crate::zone::Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64
-    }
-
     /// Builds the zones, derives their parameters and frees every managed frame into the
     /// buddy in the largest aligned blocks (as memblock_free_all() does at boot), with the
     /// tables on the heap (the `alloc` feature; [`Self::build_in`] needs none).

@@ -30,6 +30,7 @@ mod grow;
 mod hotplug;
 mod kcompactd;
 mod kswapd;
+mod metadata;
 mod migrate;
 mod periodic;
 mod range;
@@ -53,6 +54,7 @@ use crate::zone::Zone;
 
 pub use bulk_free::FREE_LOOKAHEAD_BLOCKS;
 pub use contig::ContigRun;
+pub use metadata::MetadataParts;
 pub use migrate::{Migrate, MigrateSource};
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};

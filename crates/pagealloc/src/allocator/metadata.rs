@@ -1,0 +1,150 @@
+//! What an allocator's metadata costs, part by part: every table [`PageAllocator::build_in`]
+//! places in the memory it is given (mirrors what Linux spends in its memmap, pageblock
+//! bitmap, per-CPU pagesets and pg_data_t).
+
+use core::mem::{align_of, size_of};
+
+use super::{Node, PageAllocator};
+use crate::builder::AllocatorBuilder;
+use crate::platform::Platform;
+use crate::policy::FreePagesCount;
+use crate::types::MAX_NR_ZONES;
+
+/// An allocator's metadata by part, in bytes; each table's alignment slack is in its part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MetadataParts {
+    /// Frames the zones span (holes and reservations included).
+    pub spanned_frames: u64,
+    /// A record per spanned frame ([`crate::FRAME_METADATA_BYTES`] each).
+    pub frame_records: u64,
+    /// A migratetype per pageblock.
+    pub pageblock_types: u64,
+    /// Fullest-first placement: per pageblock its free count, bucket links, bucket and search
+    /// start.
+    pub pageblock_fullness: u64,
+    /// A pageset per CPU and zone.
+    pub pagesets: u64,
+    /// The zones themselves, with their per-CPU free-count diffs where kept.
+    pub zones: u64,
+    /// The nodes, their zonelists and the boot-time zone sizings.
+    pub nodes: u64,
+    /// Per CPU: its node and its next periodic pass.
+    pub per_cpu: u64,
+}
+
+impl MetadataParts {
+    pub fn total_bytes(&self) -> u64 {
+        self.frame_records
+            + self.pageblock_types
+            + self.pageblock_fullness
+            + self.pagesets
+            + self.zones
+            + self.nodes
+            + self.per_cpu
+    }
+
+    /// All parts over the spanned frames.
+    pub fn bytes_per_frame(&self) -> f64 {
+        self.total_bytes() as f64 / self.spanned_frames.max(1) as f64
+    }
+
+    /// The parts by name, largest first as laid out in the struct.
+    pub fn named(&self) -> [(&'static str, u64); 7] {
+        [
+            ("frame records", self.frame_records),
+            ("pageblock types", self.pageblock_types),
+            ("pageblock fullness", self.pageblock_fullness),
+            ("per-CPU pagesets", self.pagesets),
+            ("zones", self.zones),
+            ("nodes", self.nodes),
+            ("per-CPU tables", self.per_cpu),
+        ]
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// Bytes of metadata an allocator built from `builder` takes on this platform type with
+    /// `nr_cpus` CPUs: all of [`Self::metadata_parts`]. [`Self::build_in`] places all of it
+    /// in the memory it is given, this much being enough (each table's alignment included).
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
+    /// let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4);
+    /// assert!(bytes >= (1 << 18) * FRAME_METADATA_BYTES as u64); // 12 bytes a frame, and a little more
+    /// ```
+    pub fn metadata_bytes(builder: &AllocatorBuilder, nr_cpus: usize) -> u64 {
+        Self::metadata_parts(builder, nr_cpus).total_bytes()
+    }
+
+    /// The metadata of an allocator built from `builder` with `nr_cpus` CPUs, part by part:
+    /// per zone, a record per spanned frame, a type per pageblock (with fullest-first
+    /// placement also its fullness), a pageset per CPU and the zone itself; per node its
+    /// zonelist, counters and sizings; per CPU its node and its next vmstat pass.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18); // 1 GiB
+    /// let parts = PageAllocator::<TestPlatform>::metadata_parts(&builder, 4);
+    /// assert_eq!(parts.total_bytes(), PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4));
+    /// assert_eq!(parts.spanned_frames, 1 << 18);
+    /// assert!(parts.frame_records >= (1 << 18) * FRAME_METADATA_BYTES as u64);
+    /// // Everything else is a few hundredths of a byte a frame.
+    /// assert!(parts.bytes_per_frame() < FRAME_METADATA_BYTES as f64 + 0.1);
+    /// ```
+    pub fn metadata_parts(builder: &AllocatorBuilder, nr_cpus: usize) -> MetadataParts {
+        // Per-CPU arenas (`ArenaRule::PerCpu`) are zones and nodes of their own.
+        let arenas = match builder.policy.arenas {
+            crate::policy::ArenaRule::PerCpu => crate::builder::arena_layout(builder, nr_cpus).ok().flatten(),
+            crate::policy::ArenaRule::PerNode => None,
+        };
+        let zones = arenas.as_ref().map_or(&builder.zones[..], |layout| &layout.zones[..]);
+        let node_count = arenas.as_ref().map_or(builder.node_count(), |layout| layout.node_count());
+        let mut parts = MetadataParts::default();
+        for zone in zones {
+            add_zone(&mut parts, builder, zone.span.clone(), nr_cpus, size_of::<crate::pcp::PcpSlot<P>>());
+            parts.pagesets += align_of::<crate::pcp::PcpSlot<P>>() as u64;
+            parts.zones += size_of::<crate::zone::Zone<P>>() as u64;
+        }
+        parts.nodes = (node_count * size_of::<Node>() + align_of::<Node>()) as u64
+            + (node_count * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
+                + align_of::<crate::sizing::ZoneSizing>()) as u64;
+        parts.per_cpu = (align_of::<crate::zone::Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64;
+        parts
+    }
+}
+
+/// One zone's frame records, pageblock tables, pagesets and free-count diffs.
+fn add_zone(
+    parts: &mut MetadataParts,
+    builder: &AllocatorBuilder,
+    span: core::ops::Range<u64>,
+    nr_cpus: usize,
+    pageset_bytes: usize,
+) {
+    let spanned = span.end.saturating_sub(span.start);
+    let pageblocks = if spanned == 0 {
+        0
+    } else {
+        ((span.end - 1) >> crate::PAGEBLOCK_ORDER) - (span.start >> crate::PAGEBLOCK_ORDER) + 1
+    };
+    let fullest_first = builder.policy.frag.fullest_first;
+    parts.spanned_frames += spanned;
+    // Placed in caller memory, each table may start up to its alignment less one byte late.
+    parts.frame_records += spanned * size_of::<crate::frame::Frame>() as u64 + align_of::<crate::frame::Frame>() as u64;
+    parts.pageblock_types += pageblocks;
+    if fullest_first {
+        // Free count (u16), bucket links (2 x u32), bucket (u8) and search start (u16), each
+        // table aligned.
+        parts.pageblock_fullness += pageblocks * 13 + (2 + 4 + 4 + 2);
+    }
+    if builder.policy.pcp.enabled {
+        parts.pagesets += (nr_cpus * pageset_bytes) as u64;
+    }
+    // Per zone with per-CPU free-count diffs: an i16 per CPU.
+    if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
+        parts.zones += (nr_cpus.max(1) * 2 + 2) as u64;
+    }
+}
