@@ -62,8 +62,9 @@ fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
 }
 
 /// Hands the buddy-bound list, frees into another CPU's arena, to that arena's next zone-lock
-/// holder (`DrainPolicy::hand_remote_frees`): one push, no lock. With a batch's worth
-/// pending (an owner that took no lock since), this CPU takes the lock, which releases them.
+/// holder (`DrainPolicy::hand_remote_frees`): one push, no lock. With [`pending_bound`]
+/// pages pending (an owner that took no lock since), this CPU takes the lock, which
+/// releases them.
 #[inline(never)]
 fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) {
     let Some((head, tail)) = pcp.buddy_bound.take_all() else { return };
@@ -71,9 +72,19 @@ fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) 
     pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(pages);
     zone.platform.touch_shared(SharedLine::RemoteFrees(zone.mem.zone_index), true);
     let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.core.mem.frames);
-    if pending >= pcp.batch_pages.max(1) {
+    if u64::from(pending) >= pending_bound(zone, pcp) {
         drop(zone.lock());
     }
+}
+
+/// The pages an arena may have pending before a pusher releases them: its low watermark, at
+/// least a batch. Pages pending are out of the buddy, as a pageset's are, and Linux bounds
+/// all pagesets of a zone together by its low watermark (mirrors zone_highsize()), so that
+/// a watermark check errs by no more than the reserve itself. A release of that many merges
+/// in one hold what a release per batch would merge in many, each taking the owner's lock
+/// and its free-list lines from it.
+pub(crate) fn pending_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) -> u64 {
+    zone.core.state.params.watermarks().low_pages.max(u64::from(pcp.batch_pages.max(1)))
 }
 
 /// Returns every buddy-bound block to the buddy in one zone-lock hold (each a
