@@ -263,9 +263,9 @@ impl AllocatorBuilder {
         builder
     }
 
-    /// Nodes the build makes: the CPU map's, else the declared ones, else one.
+    /// Nodes the build makes: the declared ones and those the CPU map names, at least one.
     pub(crate) fn node_count(&self) -> usize {
-        self.cpu_nodes.as_deref().map_or(self.node_cpus.len(), mapped_nodes).max(1)
+        self.cpu_nodes.as_deref().map_or(0, mapped_nodes).max(self.node_cpus.len()).max(1)
     }
 
     /// Node of `cpu` (validated): the map if given, else CPUs numbered node by node.

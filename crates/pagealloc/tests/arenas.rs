@@ -182,3 +182,31 @@ fn random_traffic_across_arenas_keeps_every_invariant() {
     allocator.drain_all();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, pages);
 }
+
+/// A memory-only node (CXL memory, no CPUs) beside a node of CPUs: the node of CPUs is cut
+/// into arenas, the memory-only node stays one, and requests keep naming the described
+/// nodes: node 1 is the memory-only node's memory, node 0 the calling CPU's arena, and a
+/// third node does not exist.
+#[test]
+fn requests_name_described_nodes_beside_a_memory_only_node() {
+    let base = 1 << 20;
+    let node0_end = base + 2 * MIN_ARENA_PAGES;
+    let described = AllocatorBuilder::new().node(2).node(0).zone(0, ZoneType::Normal, base..node0_end).zone(
+        1,
+        ZoneType::Normal,
+        node0_end..node0_end + MIN_ARENA_PAGES,
+    );
+    let allocator = build(described, 2);
+    assert_eq!(allocator.zones().len(), 3, "node 0 in two arenas, node 1 whole");
+    assert_eq!(allocator.described_nodes(), 2);
+    allocator.platform().set_cpu(1);
+    let far = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE.on_node(1)).unwrap();
+    assert!(far.pfn() >= node0_end, "node 1's memory: {:#x}", far.pfn());
+    let near = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE.on_node(0)).unwrap();
+    assert_eq!(arena_of(&allocator, &near), allocator.node_of_cpu(1), "the calling CPU's own arena");
+    let missing = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE.on_node(2));
+    assert_eq!(missing.unwrap_err(), pagealloc::AllocError::NoSuchNode { node: 2, nodes: 2 });
+    allocator.free_pages(far).unwrap();
+    allocator.free_pages(near).unwrap();
+    allocator.check_invariants().unwrap();
+}

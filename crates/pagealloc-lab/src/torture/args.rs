@@ -28,8 +28,7 @@ pub struct TortureArgs {
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u64).range(64..=65_536))]
     pub memory_mib: u64,
     /// A second NUMA node with this much memory (one Normal zone) and no CPUs, as CXL
-    /// memory is: its background work runs on node 0's first CPU. 0 for none (the pagealloc
-    /// preset cuts per-CPU arenas only on one node).
+    /// memory is: its background work runs on node 0's first CPU. 0 for none.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_536))]
     pub memory_only_node_mib: u64,
     /// The migration client panics on every N-th call (0: never), and every page the

@@ -56,7 +56,7 @@ impl Worker<'_> {
 
     /// Any request of the table; the one for node 1 only on a machine that has it.
     fn random_request(&mut self) -> usize {
-        let requests = if self.shared.allocator.nodes().len() > 1 { REQUESTS.len() } else { NODE1_REQUEST };
+        let requests = if self.shared.allocator.described_nodes() > 1 { REQUESTS.len() } else { NODE1_REQUEST };
         self.rng.below(requests as u64) as usize
     }
 

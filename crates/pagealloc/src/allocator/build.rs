@@ -166,6 +166,7 @@ fn build_nodes<P: Platform>(
         let zonelist = build_zonelist(zones, node_id as u16, node_cpus.len(), builder.arena_homes.as_deref());
         let node = Node {
             cpu_count: node_cpus[node_id],
+            home: builder.arena_homes.as_deref().map_or(node_id as u16, |homes| homes[node_id]),
             background_cpu: if node_cpus[node_id] == 0 {
                 nearest_cpu(builder, nr_cpus, node_id as u16)
             } else {

@@ -73,9 +73,14 @@ impl<P: Platform> PageAllocator<P> {
             return Err(AllocError::ContigUnavailable { pages });
         }
         let _guard = self.lock_ranges().map_err(|_| AllocError::ContigUnavailable { pages })?;
-        let node = request.node.unwrap_or_else(|| self.node_of_cpu(self.platform.current_cpu()));
-        let node =
-            self.nodes.get(node as usize).ok_or(AllocError::NoSuchNode { node, nodes: self.nodes.len() as u16 })?;
+        let cpu = self.platform.current_cpu();
+        let node = match request.node {
+            None => self.node_of_cpu(cpu),
+            Some(home) => self
+                .node_for_request(home, cpu)
+                .ok_or(AllocError::NoSuchNode { node: home, nodes: self.described_nodes() })?,
+        };
+        let node = &self.nodes[node as usize];
         for &zone_index in node.zonelist_from(request.highest_zone) {
             let zone = &self.zones[zone_index as usize];
             let allowed = zone.zone_type != ZoneType::Device

@@ -78,6 +78,9 @@ pub(crate) const OWN_CPUS: u32 = u32::MAX;
 #[derive(Debug)]
 pub struct Node {
     pub(crate) cpu_count: u32,
+    /// The described node this one is: itself, or with per-CPU arenas the node the arena
+    /// was cut from. Requests name described nodes.
+    pub(crate) home: u16,
     /// For a node without CPUs, the CPU whose periodic work runs its kswapd and kcompactd;
     /// [`OWN_CPUS`] when the node's own CPUs run them.
     pub(crate) background_cpu: u32,
@@ -260,6 +263,22 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     pub fn node_of_cpu(&self, cpu: usize) -> u16 {
         self.cpu_node.get(cpu).copied().unwrap_or(0)
+    }
+
+    /// The node an allocation for described node `home` starts from: `cpu`'s own when it is
+    /// on that node, else the node's first (with per-CPU arenas, its first arena); `None`
+    /// when the description has no such node.
+    pub(crate) fn node_for_request(&self, home: u16, cpu: usize) -> Option<u16> {
+        let own = self.node_of_cpu(cpu);
+        if self.nodes.get(own as usize).is_some_and(|node| node.home == home) {
+            return Some(own);
+        }
+        self.nodes.iter().position(|node| node.home == home).map(|node| node as u16)
+    }
+
+    /// Nodes of the description (per-CPU arenas count as the node they were cut from).
+    pub fn described_nodes(&self) -> u16 {
+        self.nodes.iter().map(|node| node.home + 1).max().unwrap_or(1)
     }
 
     /// Publishes a tracepoint's event if a subscriber is set.

@@ -132,7 +132,7 @@ impl<P: Platform> PageAllocator<P> {
         (start, end): (Pfn, Pfn),
     ) -> Result<(), RangeError> {
         let order = info.order();
-        let request = AllocRequest::USER_MOVABLE.on_node(zone.node);
+        let request = AllocRequest::USER_MOVABLE.on_node(self.nodes[zone.node as usize].home);
         let target = self.alloc_pages(order, request).map_err(|_| RangeError::MigrationFailed { pfn })?;
         if zone.index == target.zone_index() && (start..end).contains(&target.pfn()) {
             // A block freed into a pageset before the isolation came back: it belongs to

@@ -135,7 +135,10 @@ impl AllocatorBuilder {
         let Some(layout) = layout else { return Ok(()) };
         self.zones = layout.zones;
         sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
-        self.node_cpus = cpus_per_node(&layout.cpu_nodes)?;
+        // Every arena is a node, those without CPUs too (a memory-only node's).
+        let cpus_of = |arena: usize| layout.cpu_nodes.iter().filter(|&&node| node as usize == arena).count() as u32;
+        self.node_cpus = Table::from_fn(layout.homes.len(), cpus_of)
+            .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
         self.cpu_nodes = Some(layout.cpu_nodes);
         self.arena_homes = Some(layout.homes);
         Ok(())
