@@ -323,7 +323,16 @@ fn tours() -> Vec<Input> {
         let preset = preset_index(MODEL_PRESETS[i % MODEL_PRESETS.len()]);
         Input { header: Header { machine, preset, cpus: 1 + i as u8 % 3 }, ops: tour.clone() }
     });
-    seeds.collect()
+    // The embedder default's per-CPU arenas: one node of 2 CPUs, and two nodes of 2 each.
+    let arenas = [(0, 2), (1, 4)].map(|(nodes, cpus)| Input {
+        header: Header {
+            machine: MachineChoice::Arenas { nodes, pages: 77 },
+            preset: preset_index("pagealloc"),
+            cpus: cpus - 1,
+        },
+        ops: tour.clone(),
+    });
+    seeds.chain(arenas).collect()
 }
 
 /// Writes every seed as `corpus/<target>/seed-NNN` under `dir`; returns the files written.

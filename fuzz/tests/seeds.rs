@@ -74,3 +74,23 @@ fn compaction_seeds_make_the_migration_client_panic_and_lose_nothing() {
         assert!(operations::client_panics_on_this_thread() > before, "{:?}: the client never panicked", seed.header);
     }
 }
+
+/// The `Arenas` machine does what the embedder default's seeds are there for: each node of
+/// two CPUs or more is cut into per-CPU arenas, and the model accepts the pieces.
+#[test]
+fn the_arenas_machine_is_cut_into_arenas() {
+    use pagealloc::platform::TestPlatform;
+    use pagealloc_fuzz::operations::MachineChoice;
+    let policy = pagealloc::presets::find("pagealloc").expect("preset").policy;
+    for (nodes, cpus, arenas) in [(0, 2, 2), (1, 4, 4), (1, 2, 2)] {
+        let (builder, spec) = MachineChoice::Arenas { nodes, pages: 77 }.build(cpus);
+        let allocator = pagealloc::PageAllocator::build(builder.policy(policy), TestPlatform::new(cpus)).unwrap();
+        assert_eq!(allocator.zones().len(), arenas, "{nodes} {cpus}");
+        assert_eq!(usize::from(allocator.described_nodes()), spec.node_cpus.len());
+    }
+    let arena_seeds = operations_seeds()
+        .into_iter()
+        .filter(|seed| matches!(seed.header.machine, MachineChoice::Arenas { .. }))
+        .count();
+    assert_eq!(arena_seeds, 2);
+}

@@ -38,6 +38,10 @@ pub enum MachineChoice {
     /// Node 0: DMA and DMA32 (with an unaligned hole); node 1: Normal and Movable. CPUs:
     /// `split % (cpus + 1)` on node 0, the rest on node 1 (a node may have none).
     TwoNodes { split: u8, hole: u16 },
+    /// `1 + nodes % 2` nodes, each one Normal zone of two minimum arenas and `pages % 8192`
+    /// frames more, the CPUs split evenly (node 0 takes the odd one): the `pagealloc` preset
+    /// cuts each node with two CPUs or more into per-CPU arenas.
+    Arenas { nodes: u8, pages: u16 },
 }
 
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,9 +192,10 @@ encode_struct!(Header { machine, preset, cpus });
 impl Encode for MachineChoice {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
-            MachineChoice::Pc { mib } => variant(out, 0, 3, &[mib]),
-            MachineChoice::Single { zone_type, pages, reserve } => variant(out, 1, 3, &[zone_type, pages, reserve]),
-            MachineChoice::TwoNodes { split, hole } => variant(out, 2, 3, &[split, hole]),
+            MachineChoice::Pc { mib } => variant(out, 0, 4, &[mib]),
+            MachineChoice::Single { zone_type, pages, reserve } => variant(out, 1, 4, &[zone_type, pages, reserve]),
+            MachineChoice::TwoNodes { split, hole } => variant(out, 2, 4, &[split, hole]),
+            MachineChoice::Arenas { nodes, pages } => variant(out, 3, 4, &[nodes, pages]),
         }
     }
 }

@@ -35,6 +35,7 @@ impl MachineChoice {
             MachineChoice::Pc { mib } => pc(mib, cpus),
             MachineChoice::Single { zone_type, pages, reserve } => single(zone_type, pages, reserve, cpus),
             MachineChoice::TwoNodes { split, hole } => two_nodes(split, hole, cpus),
+            MachineChoice::Arenas { nodes, pages } => arenas(nodes, pages, cpus),
         }
     }
 }
@@ -87,4 +88,24 @@ fn two_nodes(split: u8, hole: u16, cpus: usize) -> (AllocatorBuilder, MachineSpe
     }
     builder = builder.reserve(0..1).hole(hole.clone()).reserve(reserve.clone());
     (builder, MachineSpec { zones, excluded: vec![0..1, hole, reserve], node_cpus })
+}
+
+fn arenas(nodes: u8, pages: u16, cpus: usize) -> (AllocatorBuilder, MachineSpec) {
+    let nodes = 1 + usize::from(nodes % 2);
+    let node_pages = 2 * pagealloc::builder::MIN_ARENA_PAGES + u64::from(pages % 8192);
+    let node_cpus: Vec<u32> = (0..nodes).map(|node| ((cpus + nodes - 1 - node) / nodes) as u32).collect();
+    let mut builder = AllocatorBuilder::new();
+    for &node_cpus in &node_cpus {
+        builder = builder.node(node_cpus);
+    }
+    let zones: Vec<ZoneSpec> = (0..nodes)
+        .map(|node| {
+            let start = NORMAL_START_PFN + node as u64 * node_pages;
+            ZoneSpec { node: node as u16, zone_type: ZoneType::Normal, span: start..start + node_pages }
+        })
+        .collect();
+    for zone in &zones {
+        builder = builder.zone(zone.node, zone.zone_type, zone.span.clone());
+    }
+    (builder.reserve(0..1), MachineSpec { zones, excluded: vec![0..1], node_cpus })
 }

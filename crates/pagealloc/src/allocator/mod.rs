@@ -121,6 +121,12 @@ pub struct Node {
 }
 
 impl Node {
+    /// The described node this one is: itself, or with per-CPU arenas the node the arena
+    /// was cut from.
+    pub fn home(&self) -> u16 {
+        self.home
+    }
+
     /// The zonelist from the preferred zone for `highest_zone` on (mirrors
     /// first_zones_zonelist()); empty if no zone qualifies.
     #[inline]
