@@ -47,8 +47,8 @@ pub struct BenchArgs {
     /// Run on the simulator's CPUs instead of real threads.
     #[arg(long)]
     pub sim: bool,
-    /// --sim: CPUs of the simulated machine (the first N of --topology; default
-    /// --threads-max).
+    /// --sim: CPUs of the simulated machine (the first N of --topology; default: all of a
+    /// named topology or profile, else --threads-max).
     #[arg(long, requires = "sim", value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
     pub cpus: Option<usize>,
     /// --sim: the simulated machine's topology (as `pagelab run --topology`).
@@ -82,7 +82,22 @@ pub struct BenchArgs {
 impl BenchArgs {
     /// The threads the per-thread block count is sized for.
     pub fn threads_max(&self) -> usize {
-        self.threads_max.unwrap_or(if self.sim { self.cpus.unwrap_or(2) } else { 2 })
+        self.threads_max.unwrap_or(if self.sim { self.sim_cpus() } else { 2 })
+    }
+
+    /// --sim: the simulated machine's CPUs: --cpus, else the profile's or the named
+    /// topology's, else (flat) --threads-max or 2.
+    pub fn sim_cpus(&self) -> usize {
+        if let Some(cpus) = self.cpus {
+            return cpus;
+        }
+        if let Some(machine) = &self.machine {
+            return machine.topology.cpus() as usize;
+        }
+        match self.topology {
+            crate::run::TopologyKind::Flat => self.threads_max.unwrap_or(2),
+            named => named.topology(1).cpus() as usize,
+        }
     }
 
     /// The thread counts to run.

@@ -69,7 +69,7 @@ impl Workload for SimBench {
 fn run_args(args: &BenchArgs, preset: &str, seed: u64) -> RunArgs {
     RunArgs {
         workload: WorkloadKind::PageBench03,
-        cpus: args.cpus.unwrap_or_else(|| args.threads_max()),
+        cpus: args.sim_cpus(),
         preset: preset.to_string(),
         real: false,
         topology: args.topology,
@@ -99,7 +99,7 @@ fn run_args(args: &BenchArgs, preset: &str, seed: u64) -> RunArgs {
 
 /// The simulated machine's CPUs, checked against the thread counts.
 pub(super) fn machine_cpus(args: &BenchArgs, most_threads: usize) -> Result<usize, String> {
-    let cpus = args.cpus.unwrap_or_else(|| args.threads_max());
+    let cpus = args.sim_cpus();
     let topology_cpus = run_args(args, "mainline", 1).topology().cpus() as usize;
     if cpus == 0 || cpus > topology_cpus {
         return Err(format!("--cpus {cpus} on a {topology_cpus}-CPU topology"));

@@ -65,6 +65,9 @@ fn sim_thread_counts_default_to_powers_of_two_and_the_machine() {
     let cli = Cli::parse_from(["bench", "bulk", "--sim", "--cpus", "12"]);
     assert_eq!(cli.bench.thread_counts(), [1, 2, 4, 8, 12]);
     assert_eq!(cli.bench.threads_max(), 12);
+    let named = Cli::parse_from(["bench", "bulk", "--sim", "--topology", "2s-128cpu"]);
+    assert_eq!((named.bench.sim_cpus(), named.bench.threads_max()), (128, 128), "the whole topology");
+    assert_eq!(named.bench.thread_counts(), [1, 2, 4, 8, 16, 32, 64, 128]);
     let real = Cli::parse_from(["bench", "bulk", "--threads-max", "3"]);
     assert_eq!(real.bench.thread_counts(), [1, 2, 3]);
 }
