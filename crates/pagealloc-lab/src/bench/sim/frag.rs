@@ -5,7 +5,7 @@
 use pagealloc::{AllocRequest, Block};
 
 use super::barrier::Arrival;
-use super::tasks::Ctx;
+use super::ctx::Ctx;
 use crate::rng::SplitMix64;
 use crate::workload::{CpuTask, Env, Step};
 
