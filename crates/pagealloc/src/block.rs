@@ -89,7 +89,7 @@ impl Block {
     /// owns the block. Breaking this cannot corrupt the allocator, whose free checks every
     /// field, but a free of a block that another owner still uses frees their frames.
     ///
-    /// Safe code cannot rebuild a block (finding 3 of issue 13):
+    /// Safe code cannot rebuild a block:
     /// ```compile_fail,E0133
     /// fn forge(raw: pagealloc::RawBlock) -> pagealloc::Block {
     ///     pagealloc::Block::from_raw(raw)

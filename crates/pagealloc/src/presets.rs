@@ -192,16 +192,17 @@ const FRAG_BOOST: FragPolicy =
     FragPolicy { boost: BoostRule::EveryFallback, boost_reclaim_shrinks_slab: false, ..FRAG_LOWZONE };
 const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
-/// The embedder default (issue 18), measured against mainline one change at a time (README,
-/// "A default for embedders"): fullest-first placement keeps free memory in whole
+/// The embedder default, measured against mainline one change at a time (README, "A default
+/// for embedders"; docs/scaling.md): fullest-first placement keeps free memory in whole
 /// pageblocks, as LLFree does; pageblock-order blocks move 256 batches per zone-lock hold,
 /// at most high_max (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3
 /// stay at high_min, as fullest-first needs, while pageblock-order blocks keep Linux's
-/// auto-tuned high; a single node is cut into per-CPU arenas, each with its own zone lock;
+/// auto-tuned high; each node is cut into per-CPU arenas, each with its own zone lock;
 /// buddy-bound flushes read their merges' records before the zone lock; a freed block
 /// likely to merge is listed at the head (Linux: the tail); drains give runs of
 /// contiguous blocks to the buddy as aligned blocks (Linux: one block at a time); frees
-/// into another CPU's arena are handed to it through a lock-free stack.
+/// into another CPU's arena are handed to it through a lock-free stack, until its low
+/// watermark's worth waits.
 /// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
 /// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
 pub const PAGEALLOC: Policy = Policy {

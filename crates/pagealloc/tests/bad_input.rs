@@ -114,7 +114,7 @@ fn block_claiming_the_wrong_zone_is_rejected() {
     allocator.free_pages(unsafe { Block::from_raw(raw) }).unwrap();
 }
 
-/// Finding 4 of issue 13: a stale copy of a block, freed and handed out again to someone
+/// A stale copy of a block, freed and handed out again to someone
 /// else, used to free the new owner's pages.
 #[test]
 #[cfg(feature = "generations")]

@@ -8,7 +8,7 @@
 //! end, before and after compacting every node, with the most any packing could reach
 //! (whole pageblocks in the free page count: with memory nearly full that ceiling is below
 //! 98%), and again after the anonymous memory is released with the file pages still cached.
-//! The goal (issue 15): with compaction, at least 98% of free memory obtainable as order-9
+//! The goal: with compaction, at least 98% of free memory obtainable as order-9
 //! (upstream proactive compaction reported 98%).
 
 use std::collections::BTreeMap;
@@ -20,7 +20,7 @@ use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};
 
-/// The presets of issue 15's fragmentation experiments.
+/// The presets of the fragmentation experiments.
 pub(super) const FRAG_PRESETS: &[&str] =
     &["vanilla-4.20", "lowzone", "boost", "stall", "mainline", "mainline+defrag-mode", "mainline+fullest-first"];
 

@@ -97,8 +97,8 @@ pub const HIGHORDER_PAGE_FAULT1: PublishedTable = PublishedTable {
     ],
 };
 
-/// The 2017 NUMA-statistics series (Kemi Wang), page_bench03: figures withheld on purpose
-/// (issue 14), so the result comes from the mechanism alone. Columns are ours.
+/// The 2017 NUMA-statistics series (Kemi Wang), page_bench03: figures withheld on purpose,
+/// so the result comes from the mechanism alone. Columns are ours.
 pub const VMSTAT_PAGE_BENCH03: PublishedTable = PublishedTable {
     source: "withheld: \"mm: NUMA stats code cleanup and enhancement\" (Kemi Wang, 2017), page_bench03 sweep",
     columns: &["cycles_per_pair", "pairs_per_sec", "counter_wait_pct"],
@@ -106,7 +106,7 @@ pub const VMSTAT_PAGE_BENCH03: PublishedTable = PublishedTable {
 };
 
 /// The 2018 lru_lock scalability RFC (Daniel Jordan), will-it-scale page_fault1: figures
-/// withheld on purpose (issue 14). Columns are ours.
+/// withheld on purpose. Columns are ours.
 pub const LRU_PAGE_FAULT1: PublishedTable = PublishedTable {
     source: "withheld: \"lru_lock scalability\" RFC (Daniel Jordan, 2018), will-it-scale page_fault1",
     columns: &[

@@ -92,7 +92,7 @@ impl<P: Platform> PageAllocator<P> {
     /// reserved), and the allocator's state stays consistent; what no check can see is a
     /// free of a block that someone else now owns, which frees their frames.
     ///
-    /// Safe code cannot free by frame number (finding 3 of issue 13):
+    /// Safe code cannot free by frame number:
     /// ```compile_fail,E0133
     /// fn free_any<P: pagealloc::platform::Platform>(allocator: &pagealloc::PageAllocator<P>) {
     ///     let _ = allocator.free_pfn(0x1000, 0);
