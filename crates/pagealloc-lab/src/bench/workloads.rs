@@ -114,15 +114,10 @@ pub(super) fn shuffle<T>(items: &mut [T], rng: &mut SplitMix64) {
 
 /// `items` in `parts` consecutive shares of ceil(len / parts) (the last ones shorter or
 /// empty).
-pub(super) fn split<T>(mut items: Vec<T>, parts: usize) -> Vec<Vec<T>> {
+pub(super) fn split<T>(items: Vec<T>, parts: usize) -> Vec<Vec<T>> {
     let chunk = items.len().div_ceil(parts.max(1)).max(1);
-    let mut shares = Vec::with_capacity(parts);
-    while !items.is_empty() {
-        let rest = items.split_off(chunk.min(items.len()));
-        shares.push(core::mem::replace(&mut items, rest));
-    }
-    shares.resize_with(parts, Vec::new);
-    shares
+    let mut items = items.into_iter();
+    (0..parts).map(|_| items.by_ref().take(chunk).collect()).collect()
 }
 
 pub(super) fn rand(source: &dyn FrameSource, threads: usize, blocks: usize, order: u8, free_batch: usize) -> Iteration {

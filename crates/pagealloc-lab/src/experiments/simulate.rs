@@ -52,10 +52,8 @@ pub(super) fn cost_model() -> &'static str {
 /// The `pagelab run` arguments of one simulated run of `preset` on `setup`'s machine.
 pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) -> RunArgs {
     RunArgs {
-        workload: setup.workload,
         cpus: setup.cpus,
         preset: preset.to_string(),
-        real: false,
         topology: setup.topology,
         machine: MACHINE_COSTS.get().map(|costs| {
             let topology = setup.topology.topology(setup.cpus);
@@ -65,22 +63,10 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         duration_ms: Some(setup.duration_ms),
         memory_gib: setup.memory_gib,
         seed,
-        order: 0,
-        mode: crate::workload::FaultMode::Process,
         message_bytes: 0,
-        role_swap_us: None,
-        co_located: false,
         format: crate::run::RunFormat::Json,
         top_reuse,
-        faults: crate::run::FaultArgs::default(),
-        numa_stats: None,
-        vmstat: false,
-        lru_batch: None,
-        lru: false,
-        madvise: false,
-        dma32: false,
-        trace: None,
-        own_path: false,
+        ..RunArgs::defaults(setup.workload)
     }
 }
 

@@ -196,7 +196,22 @@ fn parse_numa_stats(text: &str) -> Result<NumaStats, String> {
     })
 }
 
+/// `pagelab run`'s arguments alone, to read their defaults.
+#[derive(clap::Parser)]
+struct RunCommand {
+    #[command(flatten)]
+    run: RunArgs,
+}
+
 impl RunArgs {
+    /// `pagelab run WORKLOAD` with every other argument at its default, as the command line
+    /// gives them: callers that build a run in code change only what they need.
+    pub fn defaults(workload: WorkloadKind) -> RunArgs {
+        use clap::{Parser, ValueEnum};
+        let name = workload.to_possible_value().expect("every workload has a name");
+        RunCommand::parse_from(["pagelab run", name.get_name()]).run
+    }
+
     /// The preset's policy with this run's overrides.
     pub fn policy(&self, preset: &pagealloc::presets::Preset) -> Policy {
         let mut policy = preset.policy;

@@ -331,39 +331,18 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::{FaultMode, LayoutKind, RunFormat, TopologyKind, WorkloadKind};
+    use crate::run::WorkloadKind;
 
     /// A fixed-work workload ends long before its cap: the report gives the time it ran, not
     /// the cap it was given (it reported the cap).
     #[test]
     fn real_runs_report_measured_time() {
         let args = RunArgs {
-            workload: WorkloadKind::Trunc,
             cpus: 1,
-            preset: "mainline".into(),
             real: true,
-            topology: TopologyKind::Flat,
-            machine: None,
-            metadata_layout: LayoutKind::Pagealloc,
             duration_ms: Some(60_000),
             memory_gib: 1,
-            seed: 1,
-            order: 0,
-            mode: FaultMode::Process,
-            message_bytes: 16_384,
-            role_swap_us: None,
-            co_located: false,
-            format: RunFormat::Table,
-            top_reuse: false,
-            faults: crate::run::FaultArgs::default(),
-            numa_stats: None,
-            vmstat: false,
-            lru_batch: None,
-            lru: false,
-            madvise: false,
-            dma32: false,
-            trace: None,
-            own_path: false,
+            ..RunArgs::defaults(WorkloadKind::Trunc)
         };
         let report = run_real(args.workload().unwrap().as_ref(), &args).unwrap();
         assert_eq!(report.work_units, 1 << 16, "the whole file truncated");

@@ -77,10 +77,7 @@ impl<P: Platform> PageAllocator<P> {
         let cpu = self.platform.current_cpu();
         let node = match request.node {
             None => self.node_of_cpu(cpu),
-            Some(home) => match self.node_for_request(home, cpu) {
-                Some(node) => node,
-                None => return Err(AllocError::NoSuchNode { node: home, nodes: self.described_nodes() }),
-            },
+            Some(home) => self.node_for_request(home, cpu)?,
         };
         let highest_zone = request.highest_zone;
         let zonelist = self.nodes[node as usize].zonelist_from(highest_zone);

@@ -76,9 +76,7 @@ impl<P: Platform> PageAllocator<P> {
         let cpu = self.platform.current_cpu();
         let node = match request.node {
             None => self.node_of_cpu(cpu),
-            Some(home) => self
-                .node_for_request(home, cpu)
-                .ok_or(AllocError::NoSuchNode { node: home, nodes: self.described_nodes() })?,
+            Some(home) => self.node_for_request(home, cpu)?,
         };
         let node = &self.nodes[node as usize];
         for &zone_index in node.zonelist_from(request.highest_zone) {

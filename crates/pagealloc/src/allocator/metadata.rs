@@ -48,7 +48,7 @@ impl MetadataParts {
         self.total_bytes() as f64 / self.spanned_frames.max(1) as f64
     }
 
-    /// The parts by name, largest first as laid out in the struct.
+    /// The parts by name, in the struct's order.
     pub fn named(&self) -> [(&'static str, u64); 7] {
         [
             ("frame records", self.frame_records),
@@ -104,9 +104,7 @@ impl<P: Platform> PageAllocator<P> {
         let node_count = arenas.as_ref().map_or(builder.node_count(), |layout| layout.node_count());
         let mut parts = MetadataParts::default();
         for zone in zones {
-            add_zone(&mut parts, builder, zone.span.clone(), nr_cpus, size_of::<crate::pcp::PcpSlot<P>>());
-            parts.pagesets += align_of::<crate::pcp::PcpSlot<P>>() as u64;
-            parts.zones += size_of::<crate::zone::Zone<P>>() as u64;
+            add_zone::<P>(&mut parts, builder, zone.span.clone(), nr_cpus);
         }
         parts.nodes = (node_count * size_of::<Node>() + align_of::<Node>()) as u64
             + (node_count * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
@@ -116,13 +114,13 @@ impl<P: Platform> PageAllocator<P> {
     }
 }
 
-/// One zone's frame records, pageblock tables, pagesets and free-count diffs.
-fn add_zone(
+/// One zone's frame records, pageblock tables, pagesets, the zone itself and its free-count
+/// diffs.
+fn add_zone<P: Platform>(
     parts: &mut MetadataParts,
     builder: &AllocatorBuilder,
     span: core::ops::Range<u64>,
     nr_cpus: usize,
-    pageset_bytes: usize,
 ) {
     let spanned = span.end.saturating_sub(span.start);
     let pageblocks = if spanned == 0 {
@@ -140,9 +138,11 @@ fn add_zone(
         // table aligned.
         parts.pageblock_fullness += pageblocks * 13 + (2 + 4 + 4 + 2);
     }
+    parts.pagesets += align_of::<crate::pcp::PcpSlot<P>>() as u64;
     if builder.policy.pcp.enabled {
-        parts.pagesets += (nr_cpus * pageset_bytes) as u64;
+        parts.pagesets += (nr_cpus * size_of::<crate::pcp::PcpSlot<P>>()) as u64;
     }
+    parts.zones += size_of::<crate::zone::Zone<P>>() as u64;
     // Per zone with per-CPU free-count diffs: an i16 per CPU.
     if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
         parts.zones += (nr_cpus.max(1) * 2 + 2) as u64;

@@ -272,14 +272,16 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// The node an allocation for described node `home` starts from: `cpu`'s own when it is
-    /// on that node, else the node's first (with per-CPU arenas, its first arena); `None`
-    /// when the description has no such node.
-    pub(crate) fn node_for_request(&self, home: u16, cpu: usize) -> Option<u16> {
+    /// on that node, else the node's first (with per-CPU arenas, its first arena);
+    /// [`crate::AllocError::NoSuchNode`] when the description has no such node.
+    #[cold]
+    pub(crate) fn node_for_request(&self, home: u16, cpu: usize) -> Result<u16, crate::AllocError> {
         let own = self.node_of_cpu(cpu);
         if self.nodes.get(own as usize).is_some_and(|node| node.home == home) {
-            return Some(own);
+            return Ok(own);
         }
-        self.nodes.iter().position(|node| node.home == home).map(|node| node as u16)
+        let first = self.nodes.iter().position(|node| node.home == home);
+        first.map(|node| node as u16).ok_or(crate::AllocError::NoSuchNode { node: home, nodes: self.described_nodes() })
     }
 
     /// Nodes of the description (per-CPU arenas count as the node they were cut from).

@@ -43,15 +43,20 @@ impl ArenaLayout {
 pub(crate) fn arena_layout(builder: &AllocatorBuilder, nr_cpus: usize) -> Result<Option<ArenaLayout>, TableFull> {
     let nodes = builder.node_count();
     let share = (MAX_ARENAS / nodes as u64).max(1);
-    let node_cpus = |node: u16| (0..nr_cpus).filter(|&cpu| node_of_cpu(builder, cpu) == node).count() as u64;
-    let arenas_of = |node: u16| {
-        let zones = builder.zones.iter().filter(|zone| zone.node == node);
+    let mut node_cpus: Table<u64, FIXED_NODES> = Table::from_fn(nodes, |_| 0)?;
+    for cpu in 0..nr_cpus {
+        node_cpus[node_of_cpu(builder, cpu) as usize] += 1;
+    }
+    // Per node: one arena per CPU, per minimum arena of its largest zone, per share, at least one.
+    let arenas: Table<u64, FIXED_NODES> = Table::from_fn(nodes, |node| {
+        let zones = builder.zones.iter().filter(|zone| zone.node as usize == node);
         let largest_pages = zones.map(|zone| zone.span.end.saturating_sub(zone.span.start)).max().unwrap_or(0);
-        (largest_pages / MIN_ARENA_PAGES).min(node_cpus(node)).min(share).max(1)
-    };
-    if (0..nodes as u16).all(|node| arenas_of(node) < 2) {
+        (largest_pages / MIN_ARENA_PAGES).min(node_cpus[node]).min(share).max(1)
+    })?;
+    if arenas.iter().all(|&count| count < 2) {
         return Ok(None);
     }
+    let arenas_of = |node: u16| arenas[node as usize];
     // Each node's first arena, and the arenas' homes.
     let mut first_arena: Table<u16, FIXED_NODES> = Table::new();
     let mut homes: Table<u16, FIXED_NODES> = Table::new();

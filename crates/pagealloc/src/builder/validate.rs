@@ -34,7 +34,7 @@ impl AllocatorBuilder {
             if map.len() != platform_cpus {
                 return Err(BuildError::CpuMismatch { node_cpus: map.len() as u32, platform_cpus });
             }
-            self.node_cpus = cpus_per_node(map)?;
+            self.node_cpus = cpus_per_node(map, mapped_nodes(map))?;
         }
         if self.node_cpus.is_empty() {
             self.node_cpus.push(platform_cpus as u32).expect("room for one node");
@@ -136,18 +136,16 @@ impl AllocatorBuilder {
         self.zones = layout.zones;
         sort_stable_by_key(&mut self.zones, |zone| (zone.node, zone.zone_type));
         // Every arena is a node, those without CPUs too (a memory-only node's).
-        let cpus_of = |arena: usize| layout.cpu_nodes.iter().filter(|&&node| node as usize == arena).count() as u32;
-        self.node_cpus = Table::from_fn(layout.homes.len(), cpus_of)
-            .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })?;
+        self.node_cpus = cpus_per_node(&layout.cpu_nodes, layout.homes.len())?;
         self.cpu_nodes = Some(layout.cpu_nodes);
         self.arena_homes = Some(layout.homes);
         Ok(())
     }
 }
 
-/// CPUs per node of a CPU-to-node map.
-pub(super) fn cpus_per_node(map: &[u16]) -> Result<Table<u32, FIXED_NODES>, BuildError> {
-    Table::from_fn(mapped_nodes(map), |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
+/// CPUs per node of a CPU-to-node map, for `nodes` nodes.
+pub(super) fn cpus_per_node(map: &[u16], nodes: usize) -> Result<Table<u32, FIXED_NODES>, BuildError> {
+    Table::from_fn(nodes, |node| map.iter().filter(|&&n| n as usize == node).count() as u32)
         .map_err(|TableFull { capacity }| BuildError::TableFull { table: "nodes", capacity })
 }
 

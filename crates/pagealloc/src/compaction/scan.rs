@@ -33,9 +33,9 @@ impl Candidates {
 
 /// May the migration scanner take blocks from a pageblock of this type? Not Linux's
 /// suitable_migration_source(), deliberately: the fragmentation goal has the scanner skip
-/// unmovable pageblocks in every mode (Linux's synchronous runs scan them for movable pages stolen
-/// into them), and asynchronous runs take only movable pageblocks whatever the request
-/// (Linux's take the request's own type). Never reserve pageblocks.
+/// unmovable pageblocks in every mode (Linux's synchronous runs scan them for movable pages
+/// stolen into them), and asynchronous runs take only movable pageblocks whatever the
+/// request (Linux's take the request's own type). Never reserve pageblocks.
 pub(crate) fn suitable_source(block_type: MigrateType, mode: CompactMode) -> bool {
     match mode {
         CompactMode::Async => matches!(block_type, MigrateType::Movable | MigrateType::Cma),

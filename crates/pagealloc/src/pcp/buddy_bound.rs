@@ -83,7 +83,7 @@ fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) 
 /// a watermark check errs by no more than the reserve itself. A release of that many merges
 /// in one hold what a release per batch would merge in many, each taking the owner's lock
 /// and its free-list lines from it.
-pub(crate) fn pending_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) -> u64 {
+fn pending_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) -> u64 {
     zone.core.state.params.watermarks().low_pages.max(u64::from(pcp.batch_pages.max(1)))
 }
 

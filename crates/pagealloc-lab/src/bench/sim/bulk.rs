@@ -3,7 +3,6 @@
 
 use pagealloc::Block;
 
-use super::barrier::Arrival;
 use super::ctx::{free_all, per_op_ns, Ctx};
 use crate::workload::{CpuTask, Env, Step};
 
@@ -34,7 +33,7 @@ impl CpuTask for Bulk {
     fn step(&mut self, env: &mut dyn Env) -> Step {
         let (blocks, rounds) = (self.ctx.blocks, 1usize << self.ctx.order);
         match self.stage {
-            BulkStage::Start if self.ctx.wait(env) == Arrival::Waiting => {}
+            BulkStage::Start if !self.ctx.pass(env) => {}
             BulkStage::Start => self.stage = BulkStage::Alloc(env.now_ns()),
             BulkStage::Alloc(start_ns) => {
                 self.held.push(self.ctx.take(env));

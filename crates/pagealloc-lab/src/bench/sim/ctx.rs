@@ -22,9 +22,22 @@ impl Ctx {
         Ctx { index, order, blocks, shared, ticket: Ticket::default() }
     }
 
-    /// One step at the shared barrier.
-    pub(super) fn wait(&mut self, env: &mut dyn Env) -> Arrival {
-        self.shared.barrier.wait(&mut self.ticket, env)
+    /// One step at the shared barrier: true once released. The CPU that arrives last runs
+    /// `last` first, before any CPU goes on.
+    pub(super) fn pass_then(&mut self, env: &mut dyn Env, last: impl FnOnce(&Shared, &mut dyn Env)) -> bool {
+        match self.shared.barrier.wait(&mut self.ticket, env) {
+            Arrival::Waiting => false,
+            Arrival::Last => {
+                last(&self.shared, env);
+                true
+            }
+            Arrival::Released => true,
+        }
+    }
+
+    /// One step at the shared barrier: true once released.
+    pub(super) fn pass(&mut self, env: &mut dyn Env) -> bool {
+        self.pass_then(env, |_, _| {})
     }
 
     /// One block, as the real bench's `take`: running out of memory ends the bench.

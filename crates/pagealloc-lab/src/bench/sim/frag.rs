@@ -4,8 +4,8 @@
 
 use pagealloc::{AllocRequest, Block};
 
-use super::barrier::Arrival;
 use super::ctx::Ctx;
+use super::shared::Shared;
 use crate::rng::SplitMix64;
 use crate::workload::{CpuTask, Env, Step};
 
@@ -49,12 +49,16 @@ impl Frag {
 
     /// The last CPU at the fill's barrier: the span noted, everything shuffled, the first
     /// half freed here, the rest split among the threads.
-    fn scatter(&self, env: &mut dyn Env) {
-        self.ctx.shared.note_span();
-        let freed = self.ctx.shared.shuffle_deposits_keeping(&mut SplitMix64::new(self.seed), |all| all / 2);
-        for block in freed {
+    fn scatter(shared: &Shared, seed: u64, env: &mut dyn Env) {
+        shared.note_span();
+        for block in shared.shuffle_deposits_keeping(&mut SplitMix64::new(seed), |all| all / 2) {
             env.free(block);
         }
+    }
+
+    /// The last CPU at a round's end: the round's figures noted.
+    fn note_round(shared: &Shared, env: &mut dyn Env) {
+        shared.note_round(env.free_huge_pct().expect("the simulator sees its allocator"));
     }
 
     /// Ends a round's churn: the per-op means added, the held frames shown for the round's
@@ -79,7 +83,7 @@ impl Frag {
 impl CpuTask for Frag {
     fn step(&mut self, env: &mut dyn Env) -> Step {
         match self.stage {
-            Stage::Start if self.ctx.wait(env) == Arrival::Waiting => {}
+            Stage::Start if !self.ctx.pass(env) => {}
             Stage::Start => self.stage = Stage::Fill,
             Stage::Fill => match env.alloc(0, AllocRequest::USER_MOVABLE) {
                 Some(block) => self.held.push(block),
@@ -88,16 +92,13 @@ impl CpuTask for Frag {
                     self.stage = Stage::Scatter;
                 }
             },
-            Stage::Scatter => match self.ctx.wait(env) {
-                Arrival::Waiting => {}
-                arrival => {
-                    if arrival == Arrival::Last {
-                        self.scatter(env);
-                    }
+            Stage::Scatter => {
+                let seed = self.seed;
+                if self.ctx.pass_then(env, |shared, env| Self::scatter(shared, seed, env)) {
                     self.held = self.ctx.shared.withdraw(self.ctx.index);
                     self.stage = Stage::Free(0);
                 }
-            },
+            }
             Stage::Free(done) if done == self.churn_ops() || self.held.is_empty() => self.end_churn(),
             Stage::Free(done) => {
                 let victim = self.rng.below(self.held.len() as u64) as usize;
@@ -110,24 +111,18 @@ impl CpuTask for Frag {
                 self.held.extend(block);
                 self.stage = Stage::Free(done + 1);
             }
-            Stage::RoundEnd => match self.ctx.wait(env) {
-                Arrival::Waiting => {}
-                arrival => {
-                    if arrival == Arrival::Last {
-                        let free_huge_pct = env.free_huge_pct().expect("the simulator sees its allocator");
-                        self.ctx.shared.note_round(free_huge_pct);
-                    }
-                    self.round += 1;
-                    if self.round == self.rounds {
-                        let rounds = self.rounds as f64;
-                        let (alloc_ns, free_ns) = (self.sum_ns.0 / rounds, self.sum_ns.1 / rounds);
-                        self.ctx.shared.record(self.ctx.index, Some(alloc_ns), Some(free_ns), None);
-                        return Step::Done;
-                    }
-                    self.rng = Self::round_rng(self.seed, self.round, self.ctx.index);
-                    self.stage = Stage::Free(0);
+            Stage::RoundEnd if !self.ctx.pass_then(env, Self::note_round) => {}
+            Stage::RoundEnd => {
+                self.round += 1;
+                if self.round == self.rounds {
+                    let rounds = self.rounds as f64;
+                    let (alloc_ns, free_ns) = (self.sum_ns.0 / rounds, self.sum_ns.1 / rounds);
+                    self.ctx.shared.record(self.ctx.index, Some(alloc_ns), Some(free_ns), None);
+                    return Step::Done;
                 }
-            },
+                self.rng = Self::round_rng(self.seed, self.round, self.ctx.index);
+                self.stage = Stage::Free(0);
+            }
         }
         Step::Continue
     }

@@ -23,7 +23,7 @@ use serde_json::json;
 
 use super::results::Iteration;
 use super::{BenchArgs, BenchKind};
-use crate::run::{run_sim, LayoutKind, RunArgs, RunFormat, WorkloadKind};
+use crate::run::{run_sim, RunArgs, RunFormat, WorkloadKind};
 use crate::workload::{CpuTask, Idle, Workload};
 use bulk::Bulk;
 pub use costs::SimCosts;
@@ -75,32 +75,17 @@ impl Workload for SimBench {
 /// preset, run to the end of its work.
 fn run_args(args: &BenchArgs, preset: &str, seed: u64) -> RunArgs {
     RunArgs {
-        workload: WorkloadKind::PageBench03,
         cpus: args.sim_cpus(),
         preset: preset.to_string(),
-        real: false,
         topology: args.topology,
         machine: args.machine.clone(),
-        metadata_layout: LayoutKind::Pagealloc,
         duration_ms: Some(86_400_000),
         memory_gib: args.memory_gib,
         seed,
         order: args.order,
-        mode: crate::workload::FaultMode::Process,
-        message_bytes: 0,
-        role_swap_us: None,
-        co_located: false,
         format: RunFormat::Json,
-        top_reuse: false,
-        faults: crate::run::FaultArgs::default(),
-        numa_stats: None,
-        vmstat: false,
-        lru_batch: None,
-        lru: false,
-        madvise: false,
-        dma32: false,
-        trace: None,
         own_path: true,
+        ..RunArgs::defaults(WorkloadKind::PageBench03)
     }
 }
 

@@ -3,7 +3,6 @@
 
 use pagealloc::Block;
 
-use super::barrier::Arrival;
 use super::ctx::{free_all, per_op_ns, Ctx};
 use crate::rng::SplitMix64;
 use crate::workload::{CpuTask, Env, Step};
@@ -35,7 +34,7 @@ impl Rand {
 impl CpuTask for Rand {
     fn step(&mut self, env: &mut dyn Env) -> Step {
         match self.stage {
-            RandStage::Start if self.ctx.wait(env) == Arrival::Waiting => {}
+            RandStage::Start if !self.ctx.pass(env) => {}
             RandStage::Start => self.stage = RandStage::Alloc(env.now_ns()),
             RandStage::Alloc(start_ns) => {
                 self.held.push(self.ctx.take(env));
@@ -45,18 +44,15 @@ impl CpuTask for Rand {
                     self.stage = RandStage::Shuffle;
                 }
             }
-            RandStage::Shuffle => match self.ctx.wait(env) {
-                Arrival::Waiting => {}
-                arrival => {
-                    if arrival == Arrival::Last {
-                        self.ctx.shared.shuffle_deposits(&mut SplitMix64::new(self.seed));
-                    }
+            RandStage::Shuffle => {
+                let seed = self.seed;
+                if self.ctx.pass_then(env, |shared, _| shared.shuffle_deposits(&mut SplitMix64::new(seed))) {
                     self.held = self.ctx.shared.withdraw(self.ctx.index);
                     // Freed from the front, as the real bench walks its share.
                     self.held.reverse();
                     self.stage = RandStage::Free(env.now_ns(), self.held.len());
                 }
-            },
+            }
             RandStage::Free(start_ns, share) => match self.held.pop() {
                 Some(block) => env.free(block),
                 None => {

@@ -3,7 +3,6 @@
 
 use pagealloc::Block;
 
-use super::barrier::Arrival;
 use super::ctx::{free_all, per_op_ns, Ctx};
 use crate::workload::{CpuTask, Env, Step};
 
@@ -39,7 +38,7 @@ impl CpuTask for Repeat {
                     self.stage = RepeatStage::Start;
                 }
             }
-            RepeatStage::Start if self.ctx.wait(env) == Arrival::Waiting => {}
+            RepeatStage::Start if !self.ctx.pass(env) => {}
             RepeatStage::Start => self.stage = RepeatStage::Pairs(env.now_ns(), 0),
             RepeatStage::Pairs(start_ns, done) => {
                 let block = self.ctx.take(env);
@@ -50,7 +49,7 @@ impl CpuTask for Repeat {
                     self.stage = RepeatStage::End;
                 }
             }
-            RepeatStage::End if self.ctx.wait(env) == Arrival::Waiting => {}
+            RepeatStage::End if !self.ctx.pass(env) => {}
             RepeatStage::End => self.stage = RepeatStage::Release,
             RepeatStage::Release => match self.held.pop() {
                 Some(block) => env.free(block),

@@ -5,7 +5,7 @@ use clap::ValueEnum;
 
 use super::*;
 use crate::run::sim::run_sim_checked;
-use crate::run::{run_sim, LayoutKind, RunArgs, RunFormat, RunReport, TopologyKind, WorkloadKind};
+use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 
 /// Short runs: long enough for a few checks and hundreds of faults, short enough for CI.
 fn duration_ms(workload: WorkloadKind) -> u64 {
@@ -22,32 +22,15 @@ fn duration_ms(workload: WorkloadKind) -> u64 {
 
 fn args(workload: WorkloadKind, preset: &str, faults: FaultArgs) -> RunArgs {
     RunArgs {
-        workload,
         cpus: 4,
         preset: preset.into(),
-        real: false,
-        machine: None,
         topology: TopologyKind::SmallCache,
-        metadata_layout: LayoutKind::Pagealloc,
         duration_ms: Some(duration_ms(workload)),
         memory_gib: 1,
         seed: 5,
-        order: 0,
         mode: crate::workload::FaultMode::Thread,
-        message_bytes: 16_384,
-        role_swap_us: None,
-        co_located: false,
-        format: RunFormat::Table,
-        top_reuse: false,
         faults,
-        numa_stats: None,
-        vmstat: false,
-        lru_batch: None,
-        lru: false,
-        madvise: false,
-        dma32: false,
-        trace: None,
-        own_path: false,
+        ..RunArgs::defaults(workload)
     }
 }
 

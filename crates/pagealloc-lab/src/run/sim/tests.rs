@@ -2,36 +2,17 @@
 //! regression checks.
 
 use super::*;
-use crate::run::{LayoutKind, TopologyKind, WorkloadKind};
+use crate::run::{TopologyKind, WorkloadKind};
 
 fn args(workload: WorkloadKind, cpus: usize, duration_ms: u64) -> RunArgs {
     RunArgs {
-        workload,
         cpus,
-        preset: "mainline".into(),
-        real: false,
         topology: TopologyKind::SmallCache,
-        machine: None,
-        metadata_layout: LayoutKind::Pagealloc,
         duration_ms: Some(duration_ms),
         memory_gib: 1,
         seed: 7,
-        order: 0,
         mode: crate::workload::FaultMode::Thread,
-        message_bytes: 16_384,
-        role_swap_us: None,
-        co_located: false,
-        format: crate::run::RunFormat::Table,
-        top_reuse: false,
-        faults: crate::run::FaultArgs::default(),
-        numa_stats: None,
-        vmstat: false,
-        lru_batch: None,
-        lru: false,
-        madvise: false,
-        dma32: false,
-        trace: None,
-        own_path: false,
+        ..RunArgs::defaults(workload)
     }
 }
 
