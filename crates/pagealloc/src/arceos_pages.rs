@@ -147,7 +147,7 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
         let run =
             allocator.alloc_pages_exact_aligned(num_pages as u64, align_order as u8, request).map_err(|error| {
                 match error {
-                    crate::AllocError::RunTooLarge { .. } => AllocError::InvalidParam,
+                    crate::AllocError::RunTooLarge { .. } | crate::AllocError::EmptyRun => AllocError::InvalidParam,
                     _ => AllocError::NoMemory,
                 }
             })?;

@@ -13,11 +13,25 @@ use crate::types::{Pfn, MAX_ORDER, PAGE_SHIFT, PFN_LIMIT};
 /// [`PFN_LIMIT`]) with the zone index in the top 16 bits; `tag` is the allocator id in the
 /// top 32 bits over the head frame's word as the free expects it (allocated, the order,
 /// the generation; the type bits zero), so the free's check is one xor and mask.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 #[must_use = "a block that is dropped without being freed leaks its frames"]
 pub struct Block {
     pfn_zone: u64,
     tag: u64,
+}
+
+/// The block's parts by name, the pfn in hex as /proc files print frames.
+impl core::fmt::Debug for Block {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "Block {{ pfn: {:#x}, order: {}, zone: {}, generation: {} }}",
+            self.pfn(),
+            self.order(),
+            self.zone_index(),
+            self.generation()
+        )
+    }
 }
 
 const ZONE_SHIFT: u32 = 48;

@@ -19,12 +19,14 @@ pub enum AllocError {
     /// The request may not use that zone: Device memory is never allocated, and only
     /// movable requests reach Movable (gfp_zone() needs __GFP_MOVABLE for ZONE_MOVABLE).
     ZoneNotAllowed { highest_zone: ZoneType, migratetype: MigrateType },
-    /// An exact run of 0 pages, or of more than the largest block holds.
+    /// A run (exact or contiguous) of 0 pages.
+    EmptyRun,
+    /// An exact run of more pages than the largest block holds.
     RunTooLarge { pages: u64 },
     /// A `Layout` larger (or more aligned) than the largest block.
     LayoutTooLarge { size_bytes: usize, align_bytes: usize },
-    /// No candidate range for a contiguous run could be emptied (or the run was empty, its
-    /// alignment not a power of two, or another range operation was running).
+    /// No candidate range for a contiguous run could be emptied (or its alignment was not a
+    /// power of two, or another range operation was running).
     ContigUnavailable { pages: u64 },
 }
 
@@ -43,6 +45,7 @@ impl fmt::Display for AllocError {
             AllocError::ZoneNotAllowed { highest_zone, migratetype } => {
                 write!(f, "{} requests may not use zone {}", migratetype.kernel_name(), highest_zone.kernel_name())
             }
+            AllocError::EmptyRun => write!(f, "a run of 0 pages"),
             AllocError::RunTooLarge { pages } => {
                 write!(f, "a run of {pages} pages: an exact run is 1 to {} pages", 1u64 << MAX_ORDER)
             }
@@ -82,12 +85,14 @@ pub enum FreeError {
         claimed_zone: u16,
         actual_zone: u16,
     },
-    /// The block is already free (on a zone free list or a per-CPU list).
+    /// The block is already free (on a zone free list or a per-CPU list), and its head was
+    /// freed since it was handed out.
     DoubleFree {
         pfn: Pfn,
     },
-    /// The frame is not the head of an allocated block: inside a larger block, or free as
-    /// part of a merged block (a double free or a frame never allocated).
+    /// The frame is not the head of an allocated block: inside a larger block, free as part
+    /// of a merged block, or the head of a free block that was never freed since the build
+    /// (or, for a [`crate::Block`], since that block was handed out).
     NotAllocated {
         pfn: Pfn,
     },
@@ -152,12 +157,9 @@ impl fmt::Display for BulkFreeError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for AllocError {}
-#[cfg(feature = "std")]
-impl std::error::Error for FreeError {}
-#[cfg(feature = "std")]
-impl std::error::Error for BulkFreeError {}
+impl core::error::Error for AllocError {}
+impl core::error::Error for FreeError {}
+impl core::error::Error for BulkFreeError {}
 
 /// Why a range operation (memory online, offline, add, or a contiguous allocation's
 /// isolation) was refused. The range is left exactly as it was.
@@ -174,8 +176,11 @@ pub enum RangeError {
     /// A pageblock of the range is a reserve (HIGHATOMIC, CMA) or isolated by another
     /// range operation.
     ReservedPageblock { pfn: Pfn },
-    /// An allocated block of the range is not movable, or no migration client is set.
+    /// An allocated block of the range is not movable.
     Unmovable { pfn: Pfn },
+    /// An allocated block of the range is movable, but no migration client is set
+    /// ([`crate::PageAllocator::set_migrate`]) to move it.
+    NoMigrationClient { pfn: Pfn },
     /// The migration client refused to move a block, or no target could be allocated.
     MigrationFailed { pfn: Pfn },
     /// Blocks kept appearing in the range (frees racing with the isolation) through every
@@ -246,6 +251,9 @@ impl fmt::Display for RangeError {
                 write!(f, "the pageblock at {pfn:#x} is a reserve or isolated by another operation")
             }
             RangeError::Unmovable { pfn } => write!(f, "the block at {pfn:#x} cannot be moved"),
+            RangeError::NoMigrationClient { pfn } => {
+                write!(f, "the movable block at {pfn:#x} needs a migration client to move it (set_migrate)")
+            }
             RangeError::MigrationFailed { pfn } => write!(f, "the block at {pfn:#x} could not be moved"),
             RangeError::Busy { pfn } => write!(f, "the range stayed busy at {pfn:#x}"),
             RangeError::Concurrent => write!(f, "another range operation is running"),
@@ -254,5 +262,5 @@ impl fmt::Display for RangeError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for RangeError {}
+impl core::error::Error for RangeError {}
+impl core::error::Error for GrowError {}

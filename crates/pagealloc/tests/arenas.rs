@@ -83,6 +83,27 @@ fn arenas_are_at_least_the_minimum_and_at_most_one_per_cpu() {
     three.check_invariants().unwrap();
 }
 
+/// Arenas are cut by the pages present, not by the span: a span whose second half is mostly
+/// a hole still gives every arena at least the minimum, and as many arenas as the present
+/// memory holds.
+#[test]
+fn arenas_are_cut_by_present_pages_around_holes() {
+    let start = 1 << 20; // 4 GiB
+    let end = start + 8 * MIN_ARENA_PAGES;
+    // Present: the first 3.5 minimums, and the last half minimum of the span.
+    let hole = start + 7 * MIN_ARENA_PAGES / 2..end - MIN_ARENA_PAGES / 2;
+    let builder = AllocatorBuilder::new().node(4).zone(0, ZoneType::Normal, start..end).hole(hole.clone());
+    let allocator = build(builder, 4);
+    let managed: Vec<u64> = allocator.zones().iter().map(|zone| zone.managed_pages()).collect();
+    assert_eq!(managed.iter().sum::<u64>(), 4 * MIN_ARENA_PAGES);
+    assert!(managed.iter().all(|&pages| pages >= MIN_ARENA_PAGES), "every arena at least the minimum: {managed:?}");
+    assert_eq!(managed.len(), 4, "as many arenas as the present pages hold: {managed:?}");
+    // Too little present for two arenas, however wide the span: one zone.
+    let sparse = AllocatorBuilder::new().node(4).zone(0, ZoneType::Normal, start..end).hole(start + MIN_ARENA_PAGES..end - 1024);
+    assert_eq!(build(sparse, 4).zones().len(), 1);
+    allocator.check_invariants().unwrap();
+}
+
 #[test]
 fn small_zones_stay_whole_in_the_first_arena() {
     // PC layout, 4 GiB: DMA (16 MiB) stays whole; DMA32 and Normal are cut.

@@ -47,8 +47,62 @@ fn freeing_a_frame_never_allocated_is_rejected() {
     let zone = &allocator.zones()[1];
     let pfn = zone.start_pfn() + 8;
     rejected(&allocator, FreeError::NotAllocated { pfn }, || free_unowned(&allocator, pfn, 0));
+    // A free head that was never freed since the build: never allocated, not a double free.
     let head = zone.start_pfn();
-    rejected(&allocator, FreeError::DoubleFree { pfn: head }, || free_unowned(&allocator, head, MAX_ORDER));
+    rejected(&allocator, FreeError::NotAllocated { pfn: head }, || free_unowned(&allocator, head, MAX_ORDER));
+}
+
+#[test]
+fn a_forged_block_naming_a_free_head_is_not_allocated_and_a_freed_one_is_a_double_free() {
+    let allocator = pc(64);
+    let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    let raw = block.raw_parts();
+    allocator.free_pages(block).unwrap();
+    allocator.drain_all();
+    // SAFETY: rebuilt only to show its free refused.
+    let stale = unsafe { Block::from_raw(raw) };
+    let free_head = allocator.zones()[1].start_pfn();
+    // SAFETY: forged only to show its free refused.
+    let forged =
+        unsafe { Block::from_raw(pagealloc::RawBlock { pfn: free_head, order: MAX_ORDER, zone_index: 1, ..raw }) };
+    rejected(&allocator, FreeError::NotAllocated { pfn: free_head }, || allocator.free_pages(forged));
+    let result = allocator.free_pages(stale);
+    assert!(matches!(result, Err(FreeError::DoubleFree { .. } | FreeError::NotAllocated { .. })), "{result:?}");
+}
+
+#[test]
+fn every_error_type_is_a_core_error() {
+    fn is_error<E: core::error::Error + Send + Sync + 'static>() {}
+    is_error::<pagealloc::AllocError>();
+    is_error::<FreeError>();
+    is_error::<pagealloc::BulkFreeError>();
+    is_error::<pagealloc::RangeError>();
+    is_error::<pagealloc::GrowError>();
+    is_error::<pagealloc::BuildError>();
+    is_error::<pagealloc::InvariantViolation>();
+    is_error::<pagealloc::sizing::SizingError>();
+    is_error::<pagealloc::lru::LruError>();
+    is_error::<pagealloc::lru::LruViolation>();
+    // As the README's first snippet uses them: `?` into a boxed error.
+    fn boxed() -> Result<(), Box<dyn core::error::Error>> {
+        let allocator = pc(64);
+        allocator.check_invariants()?;
+        let block = allocator.alloc_pages(0, AllocRequest::KERNEL)?;
+        allocator.free_pages(block)?;
+        Ok(())
+    }
+    boxed().unwrap();
+}
+
+#[test]
+fn a_block_prints_its_frame_order_and_zone() {
+    let allocator = pc(64);
+    let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
+    let shown = format!("{block:?}");
+    let expected =
+        format!("Block {{ pfn: {:#x}, order: 2, zone: {}, generation: 0 }}", block.pfn(), block.zone_index());
+    assert_eq!(shown, expected);
+    allocator.free_pages(block).unwrap();
 }
 
 #[test]
@@ -106,6 +160,7 @@ fn block_claiming_the_wrong_zone_is_rejected() {
     let (pfn, zone_index) = (block.pfn(), block.zone_index());
     let raw = block.into_raw();
     // SAFETY: a forged copy naming zone 0; the free is rejected, so `raw` still owns it.
+    // SAFETY: forged only to show its free refused.
     let forged = unsafe { Block::from_raw(pagealloc::RawBlock { zone_index: 0, ..raw }) };
     rejected(&allocator, FreeError::WrongZone { pfn, claimed_zone: 0, actual_zone: zone_index }, || {
         allocator.free_pages(forged)

@@ -30,7 +30,8 @@ fn an_exact_run_holds_the_pages_asked_for_and_returns_the_rest() {
 #[test]
 fn impossible_runs_are_refused() {
     let allocator = single_zone(ZoneType::Normal, 1 << 12);
-    for pages in [0, (1 << 10) + 1, u64::MAX] {
+    assert!(matches!(allocator.alloc_pages_exact(0, AllocRequest::KERNEL), Err(AllocError::EmptyRun)));
+    for pages in [(1 << 10) + 1, u64::MAX] {
         let result = allocator.alloc_pages_exact(pages, AllocRequest::KERNEL);
         assert!(matches!(result, Err(AllocError::RunTooLarge { .. })), "{pages} pages");
     }

@@ -142,6 +142,21 @@ fn offline_moves_the_movable_pages_out_and_online_brings_the_range_back() {
 }
 
 #[test]
+fn offline_without_a_migration_client_names_the_missing_client() {
+    let owner = Owner::default();
+    let allocator =
+        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), TestPlatform::new(2)).unwrap();
+    scatter(&allocator, &owner);
+    let start = first_unit(&allocator);
+    let range = start..start + 4 * UNIT;
+    let held = owner.pfns().into_iter().filter(|pfn| range.contains(pfn)).min().expect("the range holds pages");
+    let before = snapshot(&allocator);
+    assert_eq!(allocator.offline(range.clone()), Err(RangeError::NoMigrationClient { pfn: held }));
+    assert_eq!(snapshot(&allocator), before);
+    owner.release_all(&allocator);
+}
+
+#[test]
 fn a_refused_offline_leaves_everything_as_it_was() {
     let owner = Arc::new(Owner::default());
     let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
@@ -251,7 +266,7 @@ fn a_1_gib_run_comes_out_of_fragmented_memory_and_goes_back() {
 fn contiguous_runs_skip_unmovable_memory_and_refuse_bad_requests() {
     let owner = Arc::new(Owner::default());
     let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 8 * UNIT), &owner);
-    assert_eq!(allocator.alloc_contig(0, 1, AllocRequest::KERNEL), Err(AllocError::ContigUnavailable { pages: 0 }));
+    assert_eq!(allocator.alloc_contig(0, 1, AllocRequest::KERNEL), Err(AllocError::EmptyRun));
     assert_eq!(allocator.alloc_contig(4, 3, AllocRequest::KERNEL), Err(AllocError::ContigUnavailable { pages: 4 }));
     // An unmovable page in every unit: no run of two units exists, and nothing changes.
     let mut kernel = Vec::new();

@@ -134,6 +134,7 @@ fn refusal(error: &RangeError) -> bool {
         RangeError::NotOnline { .. }
             | RangeError::ReservedPageblock { .. }
             | RangeError::Unmovable { .. }
+            | RangeError::NoMigrationClient { .. }
             | RangeError::MigrationFailed { .. }
             | RangeError::Busy { .. }
             | RangeError::Concurrent

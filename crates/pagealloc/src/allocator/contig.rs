@@ -69,7 +69,10 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
     /// ```
     pub fn alloc_contig(&self, pages: u64, align_pages: u64, request: AllocRequest) -> Result<ContigRun, AllocError> {
-        if pages == 0 || !align_pages.is_power_of_two() {
+        if pages == 0 {
+            return Err(AllocError::EmptyRun);
+        }
+        if !align_pages.is_power_of_two() {
             return Err(AllocError::ContigUnavailable { pages });
         }
         let _guard = self.lock_ranges().map_err(|_| AllocError::ContigUnavailable { pages })?;
@@ -110,7 +113,11 @@ impl<P: Platform> PageAllocator<P> {
                         self.take_contig(zone, (unit_start, unit_end), (start, end));
                         return Some(start);
                     }
-                    Err(RangeError::NotOnline { pfn } | RangeError::Unmovable { pfn }) => Some(pfn),
+                    Err(
+                        RangeError::NotOnline { pfn }
+                        | RangeError::Unmovable { pfn }
+                        | RangeError::NoMigrationClient { pfn },
+                    ) => Some(pfn),
                     Err(_) => None,
                 }
             };

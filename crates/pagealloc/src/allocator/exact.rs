@@ -45,8 +45,11 @@ impl<P: Platform> PageAllocator<P> {
         align_order: u8,
         request: AllocRequest,
     ) -> Result<SplitBlocks<'_, P>, AllocError> {
+        if pages == 0 {
+            return Err(AllocError::EmptyRun);
+        }
         let order = match pages.checked_next_power_of_two().map(u64::trailing_zeros) {
-            Some(order) if pages > 0 && order.max(u32::from(align_order)) <= u32::from(MAX_ORDER) => {
+            Some(order) if order.max(u32::from(align_order)) <= u32::from(MAX_ORDER) => {
                 order.max(u32::from(align_order))
             }
             _ => return Err(AllocError::RunTooLarge { pages }),

@@ -143,7 +143,7 @@ impl<P: Platform> PageAllocator<P> {
                 FrameState::AllocHead => {
                     return Err(FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order })
                 }
-                FrameState::FreeHead | FrameState::PcpHead => return Err(FreeError::DoubleFree { pfn }),
+                FrameState::FreeHead | FrameState::PcpHead => return Err(Self::free_head_error(pfn, info, generation)),
                 FrameState::Interior => return Err(FreeError::NotAllocated { pfn }),
                 FrameState::Reserved => return Err(FreeError::NotManaged { pfn }),
             }
@@ -154,6 +154,18 @@ impl<P: Platform> PageAllocator<P> {
         }
         self.release_claimed(zone, pfn, order);
         Ok(())
+    }
+
+    /// Why a free of a free head is refused. Every free of a head advances its generation,
+    /// so a free head still at the generation it was handed out with (the block's, or 0 for
+    /// a free by frame number) was never freed since: it was never allocated. Without
+    /// generations nothing tells the two apart, and it is a double free.
+    fn free_head_error(pfn: Pfn, info: FrameInfo, generation: Option<u32>) -> FreeError {
+        if FrameInfo::GENERATIONS && info.generation() == generation.unwrap_or(0) {
+            FreeError::NotAllocated { pfn }
+        } else {
+            FreeError::DoubleFree { pfn }
+        }
     }
 
     /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.

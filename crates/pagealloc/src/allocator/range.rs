@@ -56,10 +56,11 @@ impl<P: Platform> PageAllocator<P> {
         let mut pfn = start;
         while pfn < end {
             let info = zone.mem.frame(pfn).info();
-            let movable = info.migratetype() == MigrateType::Movable && self.migrate.is_some();
+            let movable = info.migratetype() == MigrateType::Movable;
             match info.state() {
                 FrameState::Reserved => return Err(RangeError::NotOnline { pfn }),
                 FrameState::AllocHead if !movable => return Err(RangeError::Unmovable { pfn }),
+                FrameState::AllocHead if self.migrate.is_none() => return Err(RangeError::NoMigrationClient { pfn }),
                 FrameState::Interior => pfn += 1,
                 _ => pfn += 1 << info.order(),
             }
@@ -108,7 +109,7 @@ impl<P: Platform> PageAllocator<P> {
             let info = zone.mem.frame(pfn).info();
             match info.state() {
                 FrameState::AllocHead => {
-                    let client = self.migrate.as_deref().ok_or(RangeError::Unmovable { pfn })?;
+                    let client = self.migrate.as_deref().ok_or(RangeError::NoMigrationClient { pfn })?;
                     if info.migratetype() != MigrateType::Movable {
                         return Err(RangeError::Unmovable { pfn });
                     }

@@ -7,7 +7,9 @@
 //! lists, so CPUs working in their own memory neither queue on one lock nor pass its lines
 //! between them.
 
-use super::{AllocatorBuilder, ZoneLayout};
+use core::ops::Range;
+
+use super::{AllocatorBuilder, Ranges, ZoneLayout};
 use crate::table::{Table, TableFull, FIXED_CPUS, FIXED_NODES, FIXED_ZONES};
 use crate::types::{Pfn, MAX_ORDER};
 
@@ -47,11 +49,12 @@ pub(crate) fn arena_layout(builder: &AllocatorBuilder, nr_cpus: usize) -> Result
     for cpu in 0..nr_cpus {
         node_cpus[node_of_cpu(builder, cpu) as usize] += 1;
     }
-    // Per node: one arena per CPU, per minimum arena of its largest zone, per share, at least one.
+    // Per node: one arena per CPU, per minimum arena of its largest zone's present pages,
+    // per share, at least one.
     let arenas: Table<u64, FIXED_NODES> = Table::from_fn(nodes, |node| {
         let zones = builder.zones.iter().filter(|zone| zone.node as usize == node);
-        let largest_pages = zones.map(|zone| zone.span.end.saturating_sub(zone.span.start)).max().unwrap_or(0);
-        (largest_pages / MIN_ARENA_PAGES).min(node_cpus[node]).min(share).max(1)
+        let wanted = node_cpus[node].min(share);
+        zones.map(|zone| ArenaCut::of(builder, &zone.span, wanted).parts).max().unwrap_or(1)
     })?;
     if arenas.iter().all(|&count| count < 2) {
         return Ok(None);
@@ -68,11 +71,10 @@ pub(crate) fn arena_layout(builder: &AllocatorBuilder, nr_cpus: usize) -> Result
     }
     let mut zones = Table::new();
     for zone in builder.zones.iter() {
-        let pages = zone.span.end.saturating_sub(zone.span.start);
-        let parts = arenas_of(zone.node).min(pages / MIN_ARENA_PAGES).max(1);
-        for (part, span) in cut(zone.span.clone(), parts).enumerate() {
+        let cut = ArenaCut::of(builder, &zone.span, arenas_of(zone.node));
+        for part in 0..cut.parts {
             let node = first_arena[zone.node as usize] + part as u16;
-            zones.push(ZoneLayout { node, zone_type: zone.zone_type, span })?;
+            zones.push(ZoneLayout { node, zone_type: zone.zone_type, span: cut.piece(part) })?;
         }
     }
     // A node's CPUs take its arenas round robin, in CPU order.
@@ -92,17 +94,62 @@ fn node_of_cpu(builder: &AllocatorBuilder, cpu: usize) -> u16 {
     builder.described_node_of_cpu(cpu).unwrap_or(0)
 }
 
-/// `span` in `parts` consecutive pieces, cut at max-order boundaries (a buddy block never
-/// straddles two arenas); the last piece takes the remainder.
-fn cut(span: core::ops::Range<Pfn>, parts: u64) -> impl Iterator<Item = core::ops::Range<Pfn>> {
-    debug_assert!(parts >= 1);
-    let step = ((span.end - span.start) / parts) & !((1 << MAX_ORDER) - 1);
-    let boundary = move |part: u64| match part {
-        0 => span.start,
-        _ if part == parts => span.end,
-        _ => (span.start + part * step) & !((1 << MAX_ORDER) - 1),
-    };
-    (0..parts).map(move |part| boundary(part)..boundary(part + 1))
+/// A zone's span cut into arenas by the pages present in it (holes and reservations do
+/// not count), at max-order boundaries so that no buddy block straddles two arenas. Every
+/// piece holds at least [`MIN_ARENA_PAGES`] present pages, unless there is only one.
+struct ArenaCut {
+    managed: Ranges,
+    span: Range<Pfn>,
+    parts: u64,
+}
+
+impl ArenaCut {
+    /// At most `wanted` pieces: as many as the present pages hold at the minimum each.
+    fn of(builder: &AllocatorBuilder, span: &Range<Pfn>, wanted: u64) -> ArenaCut {
+        let managed = builder.managed_ranges(span);
+        let present: u64 = managed.iter().map(|range| range.end - range.start).sum();
+        let mut cut = ArenaCut { managed, span: span.clone(), parts: (present / MIN_ARENA_PAGES).min(wanted).max(1) };
+        // Rounding the cuts to max-order boundaries can leave the last piece short: fewer.
+        while cut.parts > 1 && (0..cut.parts).any(|part| cut.present_in(&cut.piece(part)) < MIN_ARENA_PAGES) {
+            cut.parts -= 1;
+        }
+        debug_assert!(cut.parts >= 1 && cut.boundary(cut.parts) == span.end);
+        cut
+    }
+
+    /// The `part`-th piece; consecutive pieces cover the span.
+    fn piece(&self, part: u64) -> Range<Pfn> {
+        self.boundary(part)..self.boundary(part + 1)
+    }
+
+    /// Where piece `part` starts: the first max-order boundary at or after which `part /
+    /// parts` of the present pages lie below.
+    fn boundary(&self, part: u64) -> Pfn {
+        if part == 0 {
+            return self.span.start;
+        }
+        if part >= self.parts {
+            return self.span.end;
+        }
+        let present = self.present_in(&self.span);
+        let mut below = present * part / self.parts;
+        let mut pfn = self.span.start;
+        for range in self.managed.iter() {
+            let pages = range.end - range.start;
+            if below < pages {
+                pfn = range.start + below;
+                break;
+            }
+            below -= pages;
+            pfn = range.end;
+        }
+        pfn.next_multiple_of(1 << MAX_ORDER).clamp(self.span.start, self.span.end)
+    }
+
+    fn present_in(&self, piece: &Range<Pfn>) -> u64 {
+        let overlap = |range: &Range<Pfn>| range.end.min(piece.end).saturating_sub(range.start.max(piece.start));
+        self.managed.iter().map(overlap).sum()
+    }
 }
 
 #[cfg(test)]
@@ -112,7 +159,9 @@ mod tests {
     #[test]
     fn cuts_are_contiguous_aligned_and_cover_the_span() {
         let span = 100..100 + 5 * MIN_ARENA_PAGES + 77;
-        let pieces: alloc::vec::Vec<_> = cut(span.clone(), 3).collect();
+        let builder = AllocatorBuilder::new().node(3).zone(0, crate::ZoneType::Normal, span.clone());
+        let cut = ArenaCut::of(&builder, &span, 3);
+        let pieces: alloc::vec::Vec<_> = (0..cut.parts).map(|part| cut.piece(part)).collect();
         assert_eq!(pieces.len(), 3);
         assert_eq!(pieces[0].start, span.start);
         assert_eq!(pieces[2].end, span.end);

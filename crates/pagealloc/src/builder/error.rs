@@ -113,5 +113,4 @@ impl fmt::Display for BuildError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for BuildError {}
+impl core::error::Error for BuildError {}

@@ -25,6 +25,8 @@ pub struct InvariantViolation {
     pub what: String,
 }
 
+impl core::error::Error for InvariantViolation {}
+
 impl fmt::Display for InvariantViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.pfn {

@@ -17,6 +17,8 @@ pub struct LruViolation {
     pub what: String,
 }
 
+impl core::error::Error for LruViolation {}
+
 impl core::fmt::Display for LruViolation {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self.page {

@@ -116,6 +116,8 @@ pub enum LruError {
     InvalidConfig(&'static str),
 }
 
+impl core::error::Error for LruError {}
+
 impl core::fmt::Display for LruError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {

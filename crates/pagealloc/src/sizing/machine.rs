@@ -50,6 +50,8 @@ pub enum SizingError {
     HighFractionRejected(u32),
 }
 
+impl core::error::Error for SizingError {}
+
 impl fmt::Display for SizingError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
