@@ -4,10 +4,10 @@
 //! and a free is checked page by page.
 //!
 //! ArceOS hands its allocator the first region with `init` and the others with
-//! `add_memory` before allocating. The regions are gathered and the allocator is built (one
-//! Normal zone over them, the gaps as holes) on the first allocation; `add_memory` after
-//! that takes whole pageblocks, of those gaps or past the zone's end, which the zone grows
-//! to take ([`PageAllocator::add_memory`]; the feature implies `memory-growth`), and
+//! `add_memory` before allocating. The regions are gathered and the allocator is built as
+//! a memory map ([`AllocatorBuilder::memory_map`]: zones by address, the gaps as holes) on
+//! the first allocation; `add_memory` after that takes whole pageblocks, of those gaps or
+//! past a zone's end, which the zone of their addresses grows to take ([`PageAllocator::add_memory`]; the feature implies `memory-growth`), and
 //! refuses anything else (`InvalidParam`). Runs
 //! beyond MAX_ORDER, or aligned beyond it (1 GiB pages), are contiguous runs
 //! ([`PageAllocator::alloc_contig`]) split into pages.
@@ -17,10 +17,10 @@ use alloc::vec::Vec;
 use ax_allocator::{AllocError, AllocResult, BaseAllocator};
 
 use crate::allocator::PageAllocator;
-use crate::builder::AllocatorBuilder;
+use crate::builder::{zone_type_of_pfn, AllocatorBuilder, MemoryRegion};
 use crate::platform::Platform;
 use crate::request::AllocRequest;
-use crate::types::{ZoneType, MAX_ORDER, PAGE_SHIFT};
+use crate::types::{PhysAddr, MAX_ORDER, PAGE_SHIFT};
 
 const PAGE_BYTES: usize = 1 << PAGE_SHIFT;
 
@@ -66,17 +66,12 @@ impl<P: Platform> ArceosPages<P> {
     pub fn allocator(&mut self) -> AllocResult<&PageAllocator<P>> {
         if self.allocator.is_none() {
             let platform = self.platform.take().ok_or(AllocError::NoMemory)?;
-            let start = self.regions.iter().map(|region| region.start).min().ok_or(AllocError::NoMemory)?;
-            let end = self.regions.iter().map(|region| region.end).max().ok_or(AllocError::NoMemory)?;
-            let mut builder =
-                AllocatorBuilder::new().node(platform.nr_cpus() as u32).zone(0, ZoneType::Normal, start..end);
-            let mut sorted = self.regions.clone();
-            sorted.sort_by_key(|region| region.start);
-            for pair in sorted.windows(2) {
-                if pair[0].end < pair[1].start {
-                    builder = builder.hole(pair[0].end..pair[1].start);
-                }
-            }
+            let map: Vec<MemoryRegion> = self
+                .regions
+                .iter()
+                .map(|pfns| MemoryRegion::new(PhysAddr::of_pfn(pfns.start), PhysAddr::of_pfn(pfns.end)))
+                .collect();
+            let builder = AllocatorBuilder::new().node(platform.nr_cpus() as u32).memory_map(&map);
             self.allocator = Some(PageAllocator::build(builder, platform).map_err(|_| AllocError::InvalidParam)?);
         }
         self.allocator.as_ref().ok_or(AllocError::NoMemory)
@@ -89,7 +84,7 @@ impl<P: Platform> ArceosPages<P> {
         let pfns = (start >> PAGE_SHIFT) as u64..((start + size) >> PAGE_SHIFT) as u64;
         if let Some(allocator) = &self.allocator {
             // Built: whole pageblocks of a gap between the regions, or past the zone's end.
-            return match allocator.add_memory(pfns, ZoneType::Normal) {
+            return match allocator.add_memory(pfns.clone(), zone_type_of_pfn(pfns.start)) {
                 Ok(_) => Ok(()),
                 Err(crate::RangeError::NotOffline { .. }) => Err(AllocError::MemoryOverlap),
                 Err(_) => Err(AllocError::InvalidParam),
@@ -154,7 +149,7 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
         let mut address = None;
         // The run's handles go: it is freed by address (dealloc_pages).
         for page in run {
-            address.get_or_insert(page.phys_addr() as usize);
+            address.get_or_insert(page.phys_addr().0 as usize);
             page.into_raw();
         }
         let address = address.expect("a run of at least one page");

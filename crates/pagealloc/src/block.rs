@@ -1,7 +1,7 @@
 //! An allocated block: what `alloc_pages` returns and `free_pages` takes back.
 
 use crate::frame::{FrameInfo, FrameState};
-use crate::types::{Pfn, MAX_ORDER, PAGE_SHIFT, PFN_LIMIT};
+use crate::types::{Pfn, PhysAddr, MAX_ORDER, PFN_LIMIT};
 
 /// A block of 2^order contiguous frames, owned by the caller until freed. Not `Clone` or
 /// `Copy`, and only `unsafe` code can make one from parts, so safe code frees each block it
@@ -154,7 +154,7 @@ impl Block {
 
     /// Physical address of the first byte.
     #[inline]
-    pub fn phys_addr(&self) -> u64 {
-        self.pfn() << PAGE_SHIFT
+    pub fn phys_addr(&self) -> PhysAddr {
+        PhysAddr::of_pfn(self.pfn())
     }
 }

@@ -13,10 +13,12 @@ use crate::types::{Pfn, ZoneType};
 
 mod arenas;
 mod error;
+mod memory_map;
 mod ranges;
 mod validate;
 pub(crate) use arenas::arena_layout;
 pub use arenas::MIN_ARENA_PAGES;
+pub use memory_map::{MemoryMapError, MemoryRegion};
 use validate::mapped_nodes;
 
 /// Holes and reservations of one zone, clipped to it, and the managed ranges between them.
@@ -51,8 +53,9 @@ pub struct AllocatorBuilder {
     pub(crate) cpu_nodes: Option<Table<u16, FIXED_CPUS>>,
     /// Per-CPU arenas: the described node each arena (a node of the build) was cut from.
     pub(crate) arena_homes: Option<Table<u16, FIXED_NODES>>,
-    /// The first description table that was full (without the `alloc` feature).
-    pub(crate) overflow: Option<BuildError>,
+    /// The first error met while describing (a full table without the `alloc` feature, a
+    /// refused memory map), for `build` to report.
+    pub(crate) deferred_error: Option<BuildError>,
 }
 
 /// The last-level cache as the PCP sees it (mirrors the per-CPU data cache slice of
@@ -97,15 +100,20 @@ impl AllocatorBuilder {
             llc: None,
             cpu_nodes: None,
             arena_homes: None,
-            overflow: None,
+            deferred_error: None,
         }
     }
 
     /// Keeps the first table overflow for `build` to report.
     fn note_full(&mut self, table: &'static str, pushed: Result<(), TableFull>) {
-        if let (Err(TableFull { capacity }), None) = (pushed, &self.overflow) {
-            self.overflow = Some(BuildError::TableFull { table, capacity });
+        if let Err(TableFull { capacity }) = pushed {
+            self.note_error(BuildError::TableFull { table, capacity });
         }
+    }
+
+    /// Keeps the first error met while describing, for `build` to report.
+    fn note_error(&mut self, error: BuildError) {
+        self.deferred_error.get_or_insert(error);
     }
 
     /// Declares the next node (ids count from 0) with `cpus` CPUs; CPU ids are assigned to
@@ -303,6 +311,18 @@ pub fn zone_type_limit_pfn(zone_type: ZoneType) -> Pfn {
 }
 /// First frame above 4 GiB.
 pub const NORMAL_START_PFN: Pfn = 1 << 20;
+
+/// The zone type Linux gives memory at `pfn` on x86-64 when it is not hot-pluggable: DMA
+/// below 16 MiB, DMA32 below 4 GiB, Normal above.
+pub const fn zone_type_of_pfn(pfn: Pfn) -> ZoneType {
+    if pfn < DMA32_START_PFN {
+        ZoneType::Dma
+    } else if pfn < NORMAL_START_PFN {
+        ZoneType::Dma32
+    } else {
+        ZoneType::Normal
+    }
+}
 
 impl fmt::Debug for AllocatorBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

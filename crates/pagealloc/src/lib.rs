@@ -90,6 +90,10 @@ pub mod handle;
 pub mod views;
 #[cfg(feature = "x86_64-frames")]
 pub mod x86_64_frames;
+/// The `x86_64` crate the frame-allocator adapter implements, re-exported so that its
+/// types (`PhysFrame`, `OffsetPageTable`) match the adapter's without a second dependency line.
+#[cfg(feature = "x86_64-frames")]
+pub use x86_64;
 
 #[cfg(feature = "arceos")]
 pub mod arceos_pages;
@@ -109,4 +113,4 @@ pub use handle::OwnedBlock;
 pub use lock_api;
 pub use policy::Policy;
 pub use request::AllocRequest;
-pub use types::{MigrateType, Pfn, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
+pub use types::{MigrateType, Pfn, PhysAddr, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};

@@ -19,8 +19,47 @@ pub const PAGEBLOCK_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 /// Orders above this are "costly" and never cached per CPU (Linux `PAGE_ALLOC_COSTLY_ORDER`).
 pub const COSTLY_ORDER: u8 = 3;
 
-/// Physical frame number: physical address >> PAGE_SHIFT.
+/// Physical frame number: physical address >> PAGE_SHIFT. Every `u64` the allocator's
+/// interfaces take or give for memory is a frame number; a byte address is a [`PhysAddr`].
 pub type Pfn = u64;
+
+/// A physical byte address, as firmware memory maps and page tables give them. Kept apart
+/// from frame numbers by its type: `pfn_down`, `pfn_up` and `of_pfn` convert.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(transparent)]
+pub struct PhysAddr(pub u64);
+
+impl PhysAddr {
+    /// The frame holding this address.
+    #[inline]
+    pub const fn pfn_down(self) -> Pfn {
+        self.0 >> PAGE_SHIFT
+    }
+
+    /// The first frame starting at or above this address (a region's first whole frame).
+    #[inline]
+    pub const fn pfn_up(self) -> Pfn {
+        self.0.div_ceil(PAGE_SIZE_BYTES)
+    }
+
+    /// The address frame `pfn` starts at.
+    #[inline]
+    pub const fn of_pfn(pfn: Pfn) -> PhysAddr {
+        PhysAddr(pfn << PAGE_SHIFT)
+    }
+
+    /// Whether the address is the start of a frame.
+    #[inline]
+    pub const fn is_page_aligned(self) -> bool {
+        self.0 % PAGE_SIZE_BYTES == 0
+    }
+}
+
+impl core::fmt::LowerHex for PhysAddr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::LowerHex::fmt(&self.0, f)
+    }
+}
 
 /// Mobility class of a pageblock or request (Linux `enum migratetype`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -17,6 +17,43 @@ use crate::types::{PAGEBLOCK_ORDER, PAGE_SHIFT};
 /// number is `unsafe` ([`PageAllocator::free_pfn`]), so safe code cannot give it back while
 /// the page tables use it: the uniqueness `FrameAllocator` promises holds. Give frames back
 /// only through `deallocate_frame` of a source over the same allocator.
+///
+/// Mapping a page, with the page tables in frames from the allocator. Here "physical
+/// memory" is a heap buffer standing for frames 0x100..0x200 (a kernel would use its
+/// direct map's offset instead):
+/// ```
+/// use pagealloc::platform::TestPlatform;
+/// use pagealloc::x86_64::structures::paging::{
+///     FrameAllocator, Mapper, OffsetPageTable, Page, PageTable, PageTableFlags, Size4KiB,
+/// };
+/// use pagealloc::x86_64::VirtAddr;
+/// use pagealloc::x86_64_frames::X86FrameSource;
+/// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+///
+/// #[repr(align(4096))]
+/// struct Frame([u8; 4096]);
+/// let mut memory: Vec<Frame> = (0..0x100).map(|_| Frame([0; 4096])).collect();
+/// // The virtual address at which physical address 0 would be mapped.
+/// let offset = memory.as_mut_ptr() as u64 - 0x100 * 4096;
+///
+/// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x100..0x200);
+/// let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+/// let mut frames = X86FrameSource::new(&allocator, AllocRequest::KERNEL);
+/// let top: pagealloc::x86_64::structures::paging::PhysFrame = frames.allocate_frame().unwrap();
+/// // SAFETY: the frame is the allocator's, inside `memory`, and used by nothing else.
+/// let table = unsafe { &mut *((offset + top.start_address().as_u64()) as *mut PageTable) };
+/// table.zero();
+/// // SAFETY: every physical frame the tables use lies inside `memory`, at `offset`.
+/// let mut mapper = unsafe { OffsetPageTable::new(table, VirtAddr::new(offset)) };
+/// let page = Page::<Size4KiB>::containing_address(VirtAddr::new(0x4000_0000));
+/// let frame = frames.allocate_frame().unwrap();
+/// let flags = PageTableFlags::PRESENT | PageTableFlags::WRITABLE;
+/// // SAFETY: the frame is fresh from the allocator; nothing else maps it.
+/// unsafe { mapper.map_to(page, frame, flags, &mut frames) }.unwrap().ignore();
+/// assert_eq!(mapper.translate_page(page).ok(), Some(frame));
+/// // The top table, three intermediate tables and the page: five frames taken.
+/// assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 5);
+/// ```
 #[derive(Debug)]
 pub struct X86FrameSource<'a, P: Platform> {
     allocator: &'a PageAllocator<P>,
@@ -36,7 +73,7 @@ impl<'a, P: Platform> X86FrameSource<'a, P> {
 unsafe impl<P: Platform> FrameAllocator<Size4KiB> for X86FrameSource<'_, P> {
     fn allocate_frame(&mut self) -> Option<PhysFrame<Size4KiB>> {
         let block = self.allocator.alloc_pages(0, self.request).ok()?;
-        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr())).ok()
+        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr().0)).ok()
     }
 }
 
@@ -44,7 +81,7 @@ unsafe impl<P: Platform> FrameAllocator<Size4KiB> for X86FrameSource<'_, P> {
 unsafe impl<P: Platform> FrameAllocator<Size2MiB> for X86FrameSource<'_, P> {
     fn allocate_frame(&mut self) -> Option<PhysFrame<Size2MiB>> {
         let block = self.allocator.alloc_pages(PAGEBLOCK_ORDER, self.request).ok()?;
-        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr())).ok()
+        PhysFrame::from_start_address(PhysAddr::new(block.phys_addr().0)).ok()
     }
 }
 

@@ -99,7 +99,8 @@ fn arenas_are_cut_by_present_pages_around_holes() {
     assert!(managed.iter().all(|&pages| pages >= MIN_ARENA_PAGES), "every arena at least the minimum: {managed:?}");
     assert_eq!(managed.len(), 4, "as many arenas as the present pages hold: {managed:?}");
     // Too little present for two arenas, however wide the span: one zone.
-    let sparse = AllocatorBuilder::new().node(4).zone(0, ZoneType::Normal, start..end).hole(start + MIN_ARENA_PAGES..end - 1024);
+    let sparse =
+        AllocatorBuilder::new().node(4).zone(0, ZoneType::Normal, start..end).hole(start + MIN_ARENA_PAGES..end - 1024);
     assert_eq!(build(sparse, 4).zones().len(), 1);
     allocator.check_invariants().unwrap();
 }

@@ -59,6 +59,10 @@ pub enum BuildError {
         table: &'static str,
         capacity: usize,
     },
+    /// The firmware memory map given to [`AllocatorBuilder::memory_map`] was refused.
+    ///
+    /// [`AllocatorBuilder::memory_map`]: crate::AllocatorBuilder::memory_map
+    MemoryMap(super::MemoryMapError),
     /// The memory given for the metadata ([`crate::PageAllocator::build_in`]) is too small.
     MetadataMemoryTooSmall {
         needed_bytes: u64,
@@ -106,6 +110,7 @@ impl fmt::Display for BuildError {
             BuildError::TableFull { table, capacity } => {
                 write!(f, "more {table} than the {capacity} a table holds without the alloc feature")
             }
+            BuildError::MemoryMap(error) => write!(f, "memory map: {error}"),
             BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes } => {
                 write!(f, "the metadata needs at least {needed_bytes} bytes, {given_bytes} were given")
             }

@@ -10,8 +10,8 @@ impl AllocatorBuilder {
     /// sorts its zones, and cuts them into per-CPU arenas if the policy asks (mirrors the
     /// checks of free_area_init() and the sysctl handlers' ranges).
     pub(crate) fn validate(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
-        if let Some(overflow) = self.overflow.take() {
-            return Err(overflow);
+        if let Some(error) = self.deferred_error.take() {
+            return Err(error);
         }
         if self.zones.is_empty() {
             return Err(BuildError::NoZones);

@@ -1,0 +1,205 @@
+//! A firmware memory map in, zones and holes out: each node's usable RAM is split into
+//! zones by address as Linux does on x86-64 (DMA below 16 MiB, DMA32 below 4 GiB, Normal
+//! above, hot-pluggable memory in Movable), and the gaps between regions become holes
+//! (mirrors what zone_sizes_init() and free_area_init() derive from memblock).
+
+use core::fmt;
+use core::ops::Range;
+
+use super::validate::sort_stable_by_key;
+use super::{zone_type_limit_pfn, AllocatorBuilder, BuildError};
+use crate::table::{Table, FIXED_RANGES};
+use crate::types::{Pfn, PhysAddr, ZoneType};
+
+/// One usable RAM region of a firmware memory map (an E820 "usable" entry, UEFI
+/// conventional memory, a device-tree memory node), in bytes: `[start, end)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryRegion {
+    pub start: PhysAddr,
+    pub end: PhysAddr,
+    pub node: u16,
+    /// Hot-pluggable memory, placed in ZONE_MOVABLE (Linux's `movable_node` does so for
+    /// memory the firmware marks hot-pluggable).
+    pub movable: bool,
+}
+
+impl MemoryRegion {
+    /// `[start, end)` on node 0, not movable.
+    pub const fn new(start: PhysAddr, end: PhysAddr) -> MemoryRegion {
+        MemoryRegion { start, end, node: 0, movable: false }
+    }
+
+    /// The region on `node`.
+    pub const fn on_node(self, node: u16) -> MemoryRegion {
+        MemoryRegion { node, ..self }
+    }
+
+    /// The region as hot-pluggable memory (ZONE_MOVABLE).
+    pub const fn movable(self) -> MemoryRegion {
+        MemoryRegion { movable: true, ..self }
+    }
+
+    /// The whole frames inside the region (a partial frame at either end is left out, as
+    /// memblock trims regions to pages).
+    pub const fn pfns(&self) -> Range<Pfn> {
+        let start = self.start.pfn_up();
+        let end = self.end.pfn_down();
+        if end > start {
+            start..end
+        } else {
+            start..start
+        }
+    }
+}
+
+/// Why a memory map was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryMapError {
+    /// A region ends before it starts.
+    Inverted { start: PhysAddr, end: PhysAddr },
+    /// Two regions overlap, and they name different nodes or one is movable and the
+    /// other not (regions of one kind may overlap; they are merged).
+    Conflict { at: PhysAddr },
+    /// No region holds a whole frame.
+    NoMemory,
+}
+
+impl fmt::Display for MemoryMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryMapError::Inverted { start, end } => write!(f, "region {start:#x}..{end:#x} ends before it starts"),
+            MemoryMapError::Conflict { at } => {
+                write!(f, "regions of different nodes or kinds overlap at {at:#x}")
+            }
+            MemoryMapError::NoMemory => write!(f, "no region holds a whole 4 KiB frame"),
+        }
+    }
+}
+
+impl core::error::Error for MemoryMapError {}
+
+impl From<MemoryMapError> for BuildError {
+    fn from(error: MemoryMapError) -> BuildError {
+        BuildError::MemoryMap(error)
+    }
+}
+
+/// A region in frames, after trimming.
+#[derive(Clone, Debug, Default)]
+struct Pages {
+    pfns: Range<Pfn>,
+    node: u16,
+    movable: bool,
+}
+
+type Regions = Table<Pages, FIXED_RANGES>;
+
+impl AllocatorBuilder {
+    /// Adds the zones and holes a firmware memory map describes: per node, DMA, DMA32 and
+    /// Normal zones over the regions' frames by address, a Movable zone over its movable
+    /// regions, and every gap between regions as a hole. Declare the nodes' CPUs as
+    /// usual ([`Self::node`]); reservations ([`Self::reserve`]) still apply on top.
+    ///
+    /// Zones of different nodes must not interleave (a zone spans from its node's first
+    /// frame of its type to its last); the build refuses such a map with
+    /// [`BuildError::Overlap`].
+    ///
+    /// ```
+    /// use pagealloc::builder::MemoryRegion;
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, PhysAddr, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// const MIB: u64 = 1 << 20;
+    /// let map = [
+    ///     MemoryRegion::new(PhysAddr(0x1000), PhysAddr(0x9f000)), // below 640 KiB
+    ///     MemoryRegion::new(PhysAddr(MIB), PhysAddr(512 * MIB)),
+    ///     MemoryRegion::new(PhysAddr(4096 * MIB), PhysAddr(4608 * MIB)),
+    /// ];
+    /// let builder = AllocatorBuilder::new().memory_map(&map);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// let types: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.zone_type()).collect();
+    /// assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
+    /// assert_eq!(allocator.managed_pages(), 0x9e + (511 * MIB + 512 * MIB) / 4096);
+    /// ```
+    pub fn memory_map(mut self, regions: &[MemoryRegion]) -> Self {
+        match sorted_regions(regions) {
+            Ok(sorted) => {
+                for pair in sorted.windows(2) {
+                    if pair[0].pfns.end < pair[1].pfns.start {
+                        self = self.hole(pair[0].pfns.end..pair[1].pfns.start);
+                    }
+                }
+                self.zones_of(&sorted)
+            }
+            Err(error) => {
+                self.note_error(error);
+                self
+            }
+        }
+    }
+
+    /// One zone per node and zone type that the sorted regions reach.
+    fn zones_of(mut self, sorted: &Regions) -> Self {
+        let nodes = sorted.iter().map(|region| region.node + 1).max().unwrap_or(0);
+        for node in 0..nodes {
+            for zone_type in [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::Movable] {
+                let movable = zone_type == ZoneType::Movable;
+                let floor = match zone_type {
+                    ZoneType::Dma32 => zone_type_limit_pfn(ZoneType::Dma),
+                    ZoneType::Normal => zone_type_limit_pfn(ZoneType::Dma32),
+                    _ => 0,
+                };
+                let ceiling = if movable { Pfn::MAX } else { zone_type_limit_pfn(zone_type) };
+                let clipped = sorted
+                    .iter()
+                    .filter(|region| region.node == node && region.movable == movable)
+                    .map(|region| region.pfns.start.max(floor)..region.pfns.end.min(ceiling))
+                    .filter(|pfns| pfns.start < pfns.end);
+                let span = clipped.fold(None, |span: Option<Range<Pfn>>, pfns| match span {
+                    None => Some(pfns),
+                    Some(span) => Some(span.start.min(pfns.start)..span.end.max(pfns.end)),
+                });
+                if let Some(span) = span {
+                    self = self.zone(node, zone_type, span);
+                }
+            }
+        }
+        self
+    }
+}
+
+/// The regions in frames, by start, overlapping or touching ones of one kind merged.
+fn sorted_regions(regions: &[MemoryRegion]) -> Result<Regions, BuildError> {
+    let mut sorted = Regions::new();
+    for region in regions {
+        if region.end < region.start {
+            return Err(MemoryMapError::Inverted { start: region.start, end: region.end }.into());
+        }
+        let pfns = region.pfns();
+        if !pfns.is_empty() {
+            let pushed = sorted.push(Pages { pfns, node: region.node, movable: region.movable });
+            pushed.map_err(|full| BuildError::TableFull { table: "memory map regions", capacity: full.capacity })?;
+        }
+    }
+    if sorted.is_empty() {
+        return Err(MemoryMapError::NoMemory.into());
+    }
+    sort_stable_by_key(&mut sorted, |region| region.pfns.start);
+    let mut merged = Regions::new();
+    for region in sorted.iter() {
+        match merged.last_mut() {
+            Some(last) if region.pfns.start <= last.pfns.end => {
+                let same_kind = last.node == region.node && last.movable == region.movable;
+                if !same_kind && region.pfns.start < last.pfns.end {
+                    return Err(MemoryMapError::Conflict { at: PhysAddr::of_pfn(region.pfns.start) }.into());
+                }
+                if same_kind {
+                    last.pfns.end = last.pfns.end.max(region.pfns.end);
+                    continue;
+                }
+                merged.push(region.clone()).expect("no more merged regions than regions");
+            }
+            _ => merged.push(region.clone()).expect("no more merged regions than regions"),
+        }
+    }
+    Ok(merged)
+}
