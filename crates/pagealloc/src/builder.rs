@@ -165,9 +165,15 @@ impl AllocatorBuilder {
     /// Frames that exist but are kept from the allocator (firmware, kernel image); see
     /// [`Self::hole`] for overlapping and out-of-zone ranges.
     pub fn reserve(mut self, range: Range<Pfn>) -> Self {
+        self.add_reservation(range);
+        self
+    }
+
+    /// [`Self::reserve`] in place: the builder is not moved, which on a boot stack would
+    /// copy its tables.
+    pub(crate) fn add_reservation(&mut self, range: Range<Pfn>) {
         let pushed = self.reserved.push(range);
         self.note_full("reservations", pushed);
-        self
     }
 
     pub fn tunables(mut self, tunables: Tunables) -> Self {

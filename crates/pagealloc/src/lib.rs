@@ -39,6 +39,7 @@ pub mod error;
 pub mod events;
 pub mod growable;
 pub mod meta;
+pub mod metadata_memory;
 pub mod platform;
 pub mod policy;
 mod prefetch;
@@ -111,6 +112,7 @@ pub use handle::OwnedBlock;
 /// The lock traits a [`platform::Platform`] names its locks by, re-exported so an embedder
 /// implements them against the same version.
 pub use lock_api;
+pub use metadata_memory::MetadataMemory;
 pub use policy::Policy;
 pub use request::AllocRequest;
 pub use types::{MigrateType, Pfn, PhysAddr, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};

@@ -51,7 +51,7 @@ impl PhysAddr {
     /// Whether the address is the start of a frame.
     #[inline]
     pub const fn is_page_aligned(self) -> bool {
-        self.0 % PAGE_SIZE_BYTES == 0
+        self.0.is_multiple_of(PAGE_SIZE_BYTES)
     }
 }
 

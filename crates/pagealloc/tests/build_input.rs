@@ -147,6 +147,7 @@ fn variant(error: &BuildError) -> &'static str {
         BuildError::InvalidPolicy(_) => "InvalidPolicy",
         BuildError::Sizing(_) => "Sizing",
         BuildError::MetadataMemoryTooSmall { .. } => "MetadataMemoryTooSmall",
+        BuildError::MemoryMap(_) => "MemoryMap",
         // Only without the alloc feature: tests/no_alloc.rs reaches it.
         BuildError::TableFull { .. } => "TableFull",
     }
@@ -188,7 +189,9 @@ fn every_build_error_variant_is_reachable() {
         assert_eq!(variant(&error), expected, "{error:?}");
         assert!(!error.to_string().is_empty());
     }
-    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); 1024].into_boxed_slice());
+    let heap = Box::leak(vec![std::mem::MaybeUninit::uninit(); 1024].into_boxed_slice());
+    // SAFETY: heap memory is no frame of the described zone.
+    let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
     let error = PageAllocator::build_in(normal(0..4096), TestPlatform::new(1), memory).expect_err("too small");
     assert_eq!(variant(&error), "MetadataMemoryTooSmall", "{error:?}");
     assert!(!error.to_string().is_empty());

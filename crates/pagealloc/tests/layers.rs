@@ -11,8 +11,23 @@ const LAYERS: &[&[&str]] = &[
     // Foundation: machine abstraction, locks, types, requests, policies, sizing, the
     // machine description.
     &[
-        "builder", "client", "error", "events", "growable", "meta", "platform", "policy", "prefetch", "presets",
-        "request", "sizing", "sync", "table", "types", "vmstat",
+        "builder",
+        "client",
+        "error",
+        "events",
+        "growable",
+        "meta",
+        "metadata_memory",
+        "platform",
+        "policy",
+        "prefetch",
+        "presets",
+        "request",
+        "sizing",
+        "sync",
+        "table",
+        "types",
+        "vmstat",
     ],
     // Data: frame records, the index lists linking them, and the block handle (which
     // records its head frame's word).

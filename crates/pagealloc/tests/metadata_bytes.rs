@@ -76,7 +76,9 @@ fn the_prediction_is_what_the_build_allocates_within_a_few_kib() {
 /// counting), and what the heap build keeps.
 fn measured_in_place(builder: AllocatorBuilder, cpus: usize) -> (i64, u64) {
     let predicted = PageAllocator::<TestPlatform>::metadata_bytes(&builder, cpus);
-    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); predicted as usize].into_boxed_slice());
+    let heap = Box::leak(vec![std::mem::MaybeUninit::uninit(); predicted as usize].into_boxed_slice());
+    // SAFETY: heap memory is no frame of any described zone.
+    let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
     let before = LIVE_BYTES.load(SeqCst);
     let allocator = PageAllocator::build_in(builder, TestPlatform::new(cpus), memory).unwrap();
     let after = LIVE_BYTES.load(SeqCst);
@@ -109,7 +111,9 @@ fn a_build_in_caller_memory_keeps_nothing_but_zonelists_on_the_heap() {
         assert!(heap <= 0, "{name}: {heap} heap bytes kept beside {placed} placed");
     }
     // Too little memory: the build says how much it needed.
-    let memory = Box::leak(vec![std::mem::MaybeUninit::uninit(); 4096].into_boxed_slice());
+    let heap = Box::leak(vec![std::mem::MaybeUninit::uninit(); 4096].into_boxed_slice());
+    // SAFETY: as above.
+    let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
     let error = PageAllocator::build_in(AllocatorBuilder::pc_layout(64), TestPlatform::new(2), memory).unwrap_err();
     assert!(
         matches!(error, pagealloc::BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes: 4096 } if needed_bytes > 4096),

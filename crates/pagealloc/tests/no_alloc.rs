@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimRequest};
 use pagealloc::platform::TestPlatform;
 use pagealloc::table::{FIXED_NODES, FIXED_RANGES};
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, BuildError, PageAllocator, ZoneType};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, BuildError, MetadataMemory, PageAllocator, PhysAddr, ZoneType};
 
 /// Counts the heap allocations this thread makes while `COUNTING` is on.
 struct Counting;
@@ -55,8 +55,10 @@ fn heap_allocations_of<R>(work: impl FnOnce() -> R) -> (R, u64) {
 
 /// Memory for the metadata, as a boot allocator hands it out (leaked here for 'static,
 /// before counting starts).
-fn boot_memory(bytes: usize) -> &'static mut [MaybeUninit<u8>] {
-    Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice())
+fn boot_memory(bytes: usize) -> MetadataMemory {
+    let heap = Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice());
+    // SAFETY: heap memory is no frame of any described zone.
+    unsafe { MetadataMemory::outside_managed_memory(heap) }
 }
 
 /// A page cache without a heap: blocks it holds in a fixed array, which reclaim frees.
@@ -182,7 +184,70 @@ fn too_little_caller_memory_is_a_typed_error() {
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16);
     let needed = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2);
     let error = PageAllocator::build_in(builder, TestPlatform::new(2), boot_memory(needed as usize / 2)).unwrap_err();
-    assert!(matches!(error, BuildError::MetadataMemoryTooSmall { given_bytes, .. } if given_bytes == needed / 2));
+    // The error names everything the build needs, so a retry with that figure succeeds.
+    assert_eq!(error, BuildError::MetadataMemoryTooSmall { needed_bytes: needed, given_bytes: needed / 2 });
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16);
+    assert!(PageAllocator::build_in(builder, TestPlatform::new(2), boot_memory(needed as usize)).is_ok());
+}
+
+/// Metadata carved from the described RAM: given with its physical address, its frames are
+/// reserved by the build, and no allocation ever hands them out.
+#[test]
+fn metadata_inside_described_memory_is_never_handed_out() {
+    let pages = 1 << 14;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages);
+    let start = pagealloc::builder::NORMAL_START_PFN;
+    let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 1) as usize;
+    let heap = Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice());
+    // The buffer stands for frames 16.. of the zone (a kernel passes its real address).
+    let phys = PhysAddr::of_pfn(start + 16);
+    let memory = MetadataMemory::at(heap, phys);
+    let reserved = memory.frames().unwrap();
+    assert_eq!(reserved, start + 16..start + 16 + (bytes as u64).div_ceil(4096));
+    let allocator = PageAllocator::build_in(builder, TestPlatform::new(1), memory).unwrap();
+    assert_eq!(allocator.managed_pages(), pages - (reserved.end - reserved.start));
+    let mut held = Vec::new();
+    while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
+        assert!(!reserved.contains(&block.pfn()), "pfn {:#x} holds the allocator's records", block.pfn());
+        held.push(block);
+    }
+    assert!(held.len() as u64 > (pages - 64) * 9 / 10);
+    // Freeing into the reserved frames is refused: they are not the allocator's.
+    // SAFETY: refused before anything is touched.
+    assert!(unsafe { allocator.free_pfn(reserved.start, 0) }.is_err());
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+}
+
+/// A const upper bound on the metadata sizes a static buffer before anything runs.
+#[test]
+fn the_const_metadata_bound_covers_every_description() {
+    const BOUND: u64 = PageAllocator::<TestPlatform>::metadata_bytes_bound(1 << 18, 2, 4);
+    assert!(BOUND >= (1 << 18) * pagealloc::FRAME_METADATA_BYTES as u64);
+    let pagealloc = pagealloc::presets::find("pagealloc").unwrap().policy;
+    for (name, builder) in [
+        ("pc 1 GiB", AllocatorBuilder::pc_layout(1024)),
+        ("single zone", AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18)),
+        ("pagealloc preset", AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18).policy(pagealloc)),
+        (
+            "two nodes",
+            AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, 1 << 20..(1 << 20) + (1 << 17)).zone(
+                1,
+                ZoneType::Normal,
+                (1 << 20) + (1 << 17)..(1 << 20) + (1 << 18),
+            ),
+        ),
+    ] {
+        let needed = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 4);
+        assert!(needed <= BOUND, "{name}: {needed} needed, bound {BOUND}");
+        let built = PageAllocator::build_in(builder, TestPlatform::new(4), boot_memory(BOUND as usize));
+        assert!(built.is_ok(), "{name}: {:?}", built.err());
+    }
+    // A bound, not a guess: within a tenth of the single zone's need.
+    let single =
+        PageAllocator::<TestPlatform>::metadata_bytes(&AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), 4);
+    assert!(BOUND < single + single / 10, "bound {BOUND}, single zone {single}");
 }
 
 /// Linux's boot stack on x86-64 is 16 KiB (THREAD_SIZE): the build and a first allocation

@@ -10,6 +10,7 @@ use crate::builder::{AllocatorBuilder, BuildError};
 use crate::frame::{FrameInfo, FrameState};
 use crate::fullness::{FullnessBuckets, PageblockFree};
 use crate::meta::{MetaArena, MetaArenaFull, MetaSlice, MetaSlots};
+use crate::metadata_memory::MetadataMemory;
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
 use crate::policy::{FreePagesCount, HighMaxRule};
@@ -43,19 +44,24 @@ impl<P: Platform> PageAllocator<P> {
     /// [`Self::build`] with every table (all of [`Self::metadata_bytes`]: frame records,
     /// pageblock types and counts, pagesets, zones, nodes, per-CPU tables, the derived
     /// sizing) placed in `memory`, given for the allocator's lifetime, as a kernel carves
-    /// its memmap out of early memory before it has a heap. Without the `alloc` feature it
-    /// takes nothing from a heap (`tests/no_alloc.rs`); with it, the zonelists are `Vec`s
-    /// of a few bytes (`tests/metadata_bytes.rs`). `memory` too small is
-    /// [`BuildError::MetadataMemoryTooSmall`], with the bytes needed.
+    /// its memmap out of early memory before it has a heap. Memory given with its physical
+    /// address ([`MetadataMemory::at`]) is reserved from the description first, so the
+    /// allocator never hands out its own records. Without the `alloc` feature it takes
+    /// nothing from a heap (`tests/no_alloc.rs`); with it, the zonelists are `Vec`s of a few
+    /// bytes (`tests/metadata_bytes.rs`). `memory` too small is
+    /// [`BuildError::MetadataMemoryTooSmall`], naming all the bytes the build needs.
     ///
     /// ```
     /// use core::mem::MaybeUninit;
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, MetadataMemory, PageAllocator, ZoneType};
     /// use pagealloc::platform::TestPlatform;
     /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16); // 256 MiB
     /// let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2) as usize;
-    /// // In a kernel: memory from the boot allocator. Here: leaked for 'static.
-    /// let memory = Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice());
+    /// // In a kernel: memory from the boot allocator, with its physical address
+    /// // (`MetadataMemory::at`). Here: leaked from the heap, which the allocator does not manage.
+    /// let heap = Box::leak(vec![MaybeUninit::uninit(); bytes].into_boxed_slice());
+    /// // SAFETY: heap memory is no frame of the described zone.
+    /// let memory = unsafe { MetadataMemory::outside_managed_memory(heap) };
     /// let allocator = PageAllocator::build_in(builder, TestPlatform::new(2), memory).unwrap();
     /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
     /// allocator.free_pages(block).unwrap();
@@ -63,13 +69,45 @@ impl<P: Platform> PageAllocator<P> {
     pub fn build_in(
         builder: AllocatorBuilder,
         platform: P,
-        memory: &'static mut [core::mem::MaybeUninit<u8>],
+        memory: MetadataMemory,
     ) -> Result<PageAllocator<P>, BuildError> {
-        Self::build_with(builder, platform, Some(&mut MetaArena::new(memory)))
+        Self::build_with(builder, platform, Some(memory))
     }
 
+    /// Builds on the heap (`memory` none) or in `memory`, whose frames, when their address
+    /// is known, are reserved first. The builder is changed in place, never moved: on a
+    /// boot stack a move copies its tables.
     fn build_with(
         mut builder: AllocatorBuilder,
+        platform: P,
+        memory: Option<MetadataMemory>,
+    ) -> Result<PageAllocator<P>, BuildError> {
+        let Some(memory) = memory else {
+            return Self::build_tables(&mut builder, platform, None);
+        };
+        if let Some(frames) = memory.frames() {
+            builder.add_reservation(frames);
+        }
+        let needed_bytes = Self::metadata_bytes_outlined(&builder, platform.nr_cpus());
+        let built = Self::build_tables(&mut builder, platform, Some(&mut MetaArena::new(memory.bytes)));
+        built.map_err(|error| match error {
+            // The table that did not fit knows only the bytes up to itself.
+            BuildError::MetadataMemoryTooSmall { given_bytes, .. } => {
+                BuildError::MetadataMemoryTooSmall { needed_bytes, given_bytes }
+            }
+            error => error,
+        })
+    }
+
+    /// [`Self::metadata_bytes`] in a frame of its own, popped before the build's: a boot
+    /// stack holds one at a time.
+    #[inline(never)]
+    fn metadata_bytes_outlined(builder: &AllocatorBuilder, nr_cpus: usize) -> u64 {
+        Self::metadata_bytes(builder, nr_cpus)
+    }
+
+    fn build_tables(
+        builder: &mut AllocatorBuilder,
         platform: P,
         mut arena: Option<&mut MetaArena>,
     ) -> Result<PageAllocator<P>, BuildError> {
@@ -83,7 +121,7 @@ impl<P: Platform> PageAllocator<P> {
         for (index, layout) in builder.zones.iter().enumerate() {
             let zone_sizing = boot_sizing.zone(&spec, layout.node as usize, layout.zone_type);
             let managed_ranges = builder.managed_ranges(&layout.span);
-            let state = zone_state(&builder, index as u16, layout, &zone_sizing, &managed_ranges);
+            let state = zone_state(builder, index as u16, layout, &zone_sizing, &managed_ranges);
             let mut mem = ZoneMem::new(index as u16, (layout.span.start, layout.span.end), arena.as_deref_mut())?;
             if builder.policy.frag.fullest_first {
                 mem.pageblock_free = PageblockFree::new(mem.pageblock_count(), arena.as_deref_mut())?;
@@ -105,11 +143,11 @@ impl<P: Platform> PageAllocator<P> {
                 zone.buddy(&platform).lock().use_free_diffs(nr_cpus, arena.as_deref_mut())?;
                 zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), nr_cpus));
             }
-            zone.pcp = build_pagesets(&zone, &builder, nr_cpus, arena.as_deref_mut())?;
+            zone.pcp = build_pagesets(&zone, builder, nr_cpus, arena.as_deref_mut())?;
             zones.push(zone);
         }
         let mut zones = zones.finish();
-        let nodes = build_nodes(&zones, &builder, nr_cpus, arena.as_deref_mut())?;
+        let nodes = build_nodes(&zones, builder, nr_cpus, arena.as_deref_mut())?;
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.managed_pages()).sum();
         let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
@@ -127,7 +165,7 @@ impl<P: Platform> PageAllocator<P> {
             boot_zone_sizings,
             periodic,
             vmstat: crate::vmstat::GlobalVmstat::new(builder.policy.vmstat.numa),
-            tunables: builder.tunables,
+            tunables: core::mem::take(&mut builder.tunables),
             policy: builder.policy,
             grouping_disabled: total_managed < PAGEBLOCK_PAGES * NR_MIGRATETYPES as u64,
             sink: crate::buddy::SinkSlot(sink),

@@ -6,9 +6,13 @@ use core::mem::{align_of, size_of};
 
 use super::{Node, PageAllocator};
 use crate::builder::AllocatorBuilder;
+use crate::frame::Frame;
+use crate::pcp::PcpSlot;
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
-use crate::types::MAX_NR_ZONES;
+use crate::sizing::ZoneSizing;
+use crate::types::{MAX_NR_ZONES, PAGEBLOCK_PAGES};
+use crate::zone::Zone;
 
 /// An allocator's metadata by part, in bytes; each table's alignment slack is in its part.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,6 +82,35 @@ impl<P: Platform> PageAllocator<P> {
         Self::metadata_parts(builder, nr_cpus).total_bytes()
     }
 
+    /// An upper bound on [`Self::metadata_bytes`] for any description whose zones span at
+    /// most `spanned_frames` frames in all, on at most `nodes` nodes, with `nr_cpus` CPUs,
+    /// under any policy. `const`, so that a kernel can size a static buffer for
+    /// [`Self::build_in`] before anything runs.
+    ///
+    /// ```
+    /// use pagealloc::PageAllocator;
+    /// use pagealloc::platform::TestPlatform;
+    /// // 1 GiB on one node of 4 CPUs.
+    /// const BYTES: u64 = PageAllocator::<TestPlatform>::metadata_bytes_bound(1 << 18, 1, 4);
+    /// assert!(BYTES < (1 << 18) * 13);
+    /// ```
+    pub const fn metadata_bytes_bound(spanned_frames: u64, nodes: usize, nr_cpus: usize) -> u64 {
+        // Per-CPU arenas make up to one node per CPU, each with every zone type.
+        let nodes = (if nr_cpus > nodes { nr_cpus } else { nodes }) as u64;
+        let zones = nodes * MAX_NR_ZONES as u64;
+        let cpus = (if nr_cpus > 0 { nr_cpus } else { 1 }) as u64;
+        // A zone's pageblock tables hold its span's pageblocks and up to two partial ones.
+        let pageblocks = spanned_frames / PAGEBLOCK_PAGES + 2 * zones;
+        let frames = spanned_frames * size_of::<Frame>() as u64 + zones * align_of::<Frame>() as u64;
+        let pageblock_tables = pageblocks * (1 + FULLNESS_BYTES_PER_PAGEBLOCK) + zones * FULLNESS_ALIGN_BYTES;
+        let per_zone = (align_of::<PcpSlot<P>>() + size_of::<Zone<P>>()) as u64
+            + cpus * size_of::<PcpSlot<P>>() as u64
+            + FREE_DIFF_BYTES * (cpus + 1);
+        let per_node = (size_of::<Node>() + MAX_NR_ZONES * size_of::<ZoneSizing>()) as u64;
+        let node_align = (align_of::<Node>() + align_of::<ZoneSizing>()) as u64;
+        frames + pageblock_tables + zones * per_zone + nodes * per_node + node_align + per_cpu_bytes::<P>(nr_cpus)
+    }
+
     /// The metadata of an allocator built from `builder` with `nr_cpus` CPUs, part by part:
     /// per zone, a record per spanned frame, a type per pageblock (with fullest-first
     /// placement also its fullness), a pageset per CPU and the zone itself; per node its
@@ -109,9 +142,22 @@ impl<P: Platform> PageAllocator<P> {
         parts.nodes = (node_count * size_of::<Node>() + align_of::<Node>()) as u64
             + (node_count * MAX_NR_ZONES * size_of::<crate::sizing::ZoneSizing>()
                 + align_of::<crate::sizing::ZoneSizing>()) as u64;
-        parts.per_cpu = (align_of::<crate::zone::Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64;
+        parts.per_cpu = per_cpu_bytes::<P>(nr_cpus);
         parts
     }
+}
+
+/// Pageblock fullness (fullest-first placement): a free count (u16), bucket links (2 x
+/// u32) and a bucket (u8) per pageblock, and a search start (u16) per zone's table.
+const FULLNESS_BYTES_PER_PAGEBLOCK: u64 = 2 + 8 + 1 + 2;
+/// Each of those tables placed aligned.
+const FULLNESS_ALIGN_BYTES: u64 = 2 + 4 + 4 + 2;
+/// A per-CPU free-count diff (i16), per zone per CPU and one more for alignment.
+const FREE_DIFF_BYTES: u64 = 2;
+
+/// Per CPU: its node (u16) and its next vmstat pass (u64), each table aligned.
+const fn per_cpu_bytes<P: Platform>(nr_cpus: usize) -> u64 {
+    (align_of::<Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64
 }
 
 /// One zone's frame records, pageblock tables, pagesets, the zone itself and its free-count
@@ -134,9 +180,7 @@ fn add_zone<P: Platform>(
     parts.frame_records += spanned * size_of::<crate::frame::Frame>() as u64 + align_of::<crate::frame::Frame>() as u64;
     parts.pageblock_types += pageblocks;
     if fullest_first {
-        // Free count (u16), bucket links (2 x u32), bucket (u8) and search start (u16), each
-        // table aligned.
-        parts.pageblock_fullness += pageblocks * 13 + (2 + 4 + 4 + 2);
+        parts.pageblock_fullness += pageblocks * FULLNESS_BYTES_PER_PAGEBLOCK + FULLNESS_ALIGN_BYTES;
     }
     parts.pagesets += align_of::<crate::pcp::PcpSlot<P>>() as u64;
     if builder.policy.pcp.enabled {
@@ -145,6 +189,6 @@ fn add_zone<P: Platform>(
     parts.zones += size_of::<crate::zone::Zone<P>>() as u64;
     // Per zone with per-CPU free-count diffs: an i16 per CPU.
     if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
-        parts.zones += (nr_cpus.max(1) * 2 + 2) as u64;
+        parts.zones += FREE_DIFF_BYTES * (nr_cpus.max(1) as u64 + 1);
     }
 }
