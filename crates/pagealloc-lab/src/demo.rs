@@ -7,9 +7,8 @@ use std::fmt::Write;
 
 use clap::Args;
 use pagealloc::platform::StdPlatform;
-use pagealloc::sizing::LinuxVersion;
 use pagealloc::views::{
-    write_buddyinfo, write_extfrag_index, write_pagetypeinfo, write_unusable_index, write_zoneinfo, ZoneinfoZone,
+    write_buddyinfo, write_extfrag_index, write_pagetypeinfo, write_unusable_index, write_zoneinfo,
 };
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, ExtfragStats, MigrateType, PageAllocator, PageCensus};
 
@@ -241,7 +240,7 @@ fn write_report(out: &mut String, args: &DemoArgs, allocator: &Allocator, summar
     write_extfrag_index(out, allocator)?;
     if args.zoneinfo {
         writeln!(out, "\n== /proc/zoneinfo")?;
-        write_zoneinfo(out, &ZoneinfoZone::from_allocator(allocator), LinuxVersion::MAINLINE)?;
+        write_zoneinfo(out, allocator)?;
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use clap::Args;
 use pagealloc::sizing::{LinuxVersion, MachineSizing, MachineSpec, NodeSpec, Tunables};
 use pagealloc::types::{ZoneType, MAX_NR_ZONES};
-use pagealloc::views::{write_zoneinfo, ZoneinfoZone};
+use pagealloc::views::{write_zoneinfo_zones, ZoneinfoZone};
 
 #[derive(Args, Debug)]
 pub struct ZoneinfoArgs {
@@ -130,7 +130,7 @@ pub fn run_zoneinfo(args: &ZoneinfoArgs) -> Result<(), String> {
     match args.format {
         crate::run::RunFormat::Table => {
             let mut text = String::new();
-            write_zoneinfo(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
+            write_zoneinfo_zones(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
             print!("{text}");
         }
         crate::run::RunFormat::Json => {

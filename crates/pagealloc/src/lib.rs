@@ -87,7 +87,6 @@ pub mod builder;
 pub mod check;
 pub mod global_alloc;
 pub mod handle;
-#[cfg(any(feature = "alloc", test))]
 pub mod views;
 #[cfg(feature = "x86_64-frames")]
 pub mod x86_64_frames;
@@ -99,8 +98,8 @@ pub use x86_64;
 #[cfg(feature = "arceos")]
 pub mod arceos_pages;
 
-pub use allocator::PageAllocator;
 pub use allocator::FREE_LOOKAHEAD_BLOCKS;
+pub use allocator::{AllocatorStats, PageAllocator, ZoneStats};
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 #[cfg(any(feature = "alloc", test))]

@@ -408,7 +408,7 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
     }
     assert!(shrunk[0].2 < bounds_before[0].2, "high_max follows the zone down");
     let mut text = String::new();
-    pagealloc::views::write_zoneinfo(
+    pagealloc::views::write_zoneinfo_zones(
         &mut text,
         &pagealloc::views::ZoneinfoZone::from_allocator(&allocator),
         pagealloc::sizing::LinuxVersion::MAINLINE,

@@ -320,3 +320,44 @@ fn per_cpu_arenas_stop_at_the_fixed_node_table() {
     let arenas: Vec<u16> = (0..16).map(|cpu| allocator.node_of_cpu(cpu)).collect();
     assert_eq!(arenas, (0..16).map(|cpu| (cpu % FIXED_NODES) as u16).collect::<Vec<_>>(), "round robin");
 }
+
+/// A `core::fmt::Write` into a fixed buffer, as a kernel's console or seq_file would be.
+struct FixedText {
+    bytes: [u8; 16384],
+    len: usize,
+}
+
+impl std::fmt::Write for FixedText {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        let end = self.len + text.len();
+        self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?.copy_from_slice(text.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// The /proc views and the stats snapshot need no heap.
+#[test]
+fn views_and_stats_work_without_a_heap() {
+    let builder = AllocatorBuilder::pc_layout(256);
+    let bytes = PageAllocator::<TestPlatform>::metadata_bytes(&builder, 2) as usize;
+    let memory = boot_memory(bytes);
+    let (allocator, allocations) =
+        heap_allocations_of(|| PageAllocator::build_in(builder, TestPlatform::new(2), memory));
+    let allocator = allocator.unwrap();
+    assert_eq!(allocations, 0);
+    let block = allocator.alloc_pages(3, AllocRequest::KERNEL).unwrap();
+    let mut text = FixedText { bytes: [0; 16384], len: 0 };
+    let ((), allocations) = heap_allocations_of(|| {
+        pagealloc::views::write_buddyinfo(&mut text, &allocator).unwrap();
+        pagealloc::views::write_pagetypeinfo(&mut text, &allocator).unwrap();
+        pagealloc::views::write_zoneinfo(&mut text, &allocator).unwrap();
+        let stats = allocator.stats();
+        assert_eq!(stats.free_pages, stats.managed_pages - 8);
+    });
+    assert_eq!(allocations, 0, "the views took heap memory");
+    let text = std::str::from_utf8(&text.bytes[..text.len]).unwrap();
+    assert!(text.starts_with("Node 0, zone      DMA "), "{text}");
+    assert!(text.contains("Node 0, zone   Normal\n  pages free"), "{text}");
+    allocator.free_pages(block).unwrap();
+}

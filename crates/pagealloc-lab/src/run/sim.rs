@@ -84,7 +84,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
 fn write_zoneinfo_beside(trace: &std::path::Path, allocator: &PageAllocator<SimPlatform>) -> Result<(), String> {
     let mut text = String::new();
     let zones = pagealloc::views::ZoneinfoZone::from_allocator(allocator);
-    pagealloc::views::write_zoneinfo(&mut text, &zones, pagealloc::sizing::LinuxVersion::MAINLINE)
+    pagealloc::views::write_zoneinfo_zones(&mut text, &zones, pagealloc::sizing::LinuxVersion::MAINLINE)
         .map_err(|error| error.to_string())?;
     let path = format!("{}.zoneinfo", trace.display());
     std::fs::write(&path, text).map_err(|error| format!("{path}: {error}"))

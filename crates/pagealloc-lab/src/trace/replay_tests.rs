@@ -31,7 +31,7 @@ fn replaying_our_own_trace_reproduces_our_counts() {
     let allocator = PageAllocator::build(builder, pagealloc::platform::TestPlatform::new(2)).unwrap();
     let mut zoneinfo = String::new();
     let zones = pagealloc::views::ZoneinfoZone::from_allocator(&allocator);
-    pagealloc::views::write_zoneinfo(&mut zoneinfo, &zones, pagealloc::sizing::LinuxVersion::MAINLINE).unwrap();
+    pagealloc::views::write_zoneinfo_zones(&mut zoneinfo, &zones, pagealloc::sizing::LinuxVersion::MAINLINE).unwrap();
     let mut rng = crate::rng::SplitMix64::new(7);
     let mut live: Vec<Block> = Vec::new();
     // Bursts: CPU 0 allocates 1000 blocks, CPU 1 frees most of them (its pagesets

@@ -36,6 +36,7 @@ mod periodic;
 mod range;
 mod reclaim;
 mod resize;
+mod snapshot;
 mod split;
 mod stats;
 mod watermarks;
@@ -58,6 +59,7 @@ pub use metadata::MetadataParts;
 pub use migrate::{Migrate, MigrateSource};
 pub use periodic::DueWork;
 pub use reclaim::{Reclaim, ReclaimReason, ReclaimRequest, ReclaimStats, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+pub use snapshot::{AllocatorStats, ZoneStats};
 pub use split::SplitBlocks;
 
 static NEXT_ALLOCATOR_ID: AtomicU32 = AtomicU32::new(1);

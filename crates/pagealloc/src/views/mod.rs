@@ -1,6 +1,7 @@
 //! The allocator's state in the layouts kernel developers read: /proc/buddyinfo,
 //! /proc/pagetypeinfo, /proc/zoneinfo, /proc/vmstat and debugfs extfrag/{unusable,extfrag}_index.
-//! Writers take `core::fmt::Write`, so they work in no_std too.
+//! Writers of a live allocator take `(out, &allocator)`, `out` any `core::fmt::Write`, and
+//! need no heap; writing a description's zones (`write_zoneinfo_zones`) needs `alloc`.
 
 mod buddyinfo;
 mod fragmentation;
@@ -12,4 +13,6 @@ pub use fragmentation::{
     extfrag_index_milli, unusable_index_milli, write_extfrag_index, write_unusable_index, ContigInfo,
 };
 pub use vmstat::write_vmstat;
-pub use zoneinfo::{write_zoneinfo, PagesetLine, ZoneinfoZone};
+pub use zoneinfo::{write_zoneinfo, PagesetLine};
+#[cfg(feature = "alloc")]
+pub use zoneinfo::{write_zoneinfo_zones, ZoneinfoZone};

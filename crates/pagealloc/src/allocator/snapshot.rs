@@ -1,0 +1,113 @@
+//! One snapshot of what an embedder watches: free pages in total, per zone and per order,
+//! the pages cached in pagesets, and the allocation, free and fallback counters.
+
+use super::PageAllocator;
+use crate::events::ExtfragStats;
+use crate::pcp::PcpCounters;
+use crate::platform::Platform;
+use crate::table::{Table, FIXED_ZONES};
+use crate::types::{ZoneType, NR_ORDERS};
+
+/// One zone's memory (a `/proc/zoneinfo` and `/proc/buddyinfo` line, as numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneStats {
+    pub node: u16,
+    pub zone_type: ZoneType,
+    pub managed_pages: u64,
+    /// Free in the zone's buddy (NR_FREE_PAGES).
+    pub buddy_free_pages: u64,
+    /// Cached in the zone's per-CPU pagesets: free, and handed out first.
+    pub pageset_pages: u64,
+    /// Free buddy blocks of each order, as /proc/buddyinfo counts them.
+    pub free_blocks: [u64; NR_ORDERS],
+}
+
+/// A fixed table's unused entry.
+impl Default for ZoneStats {
+    fn default() -> Self {
+        ZoneStats {
+            node: 0,
+            zone_type: ZoneType::Dma,
+            managed_pages: 0,
+            buddy_free_pages: 0,
+            pageset_pages: 0,
+            free_blocks: [0; NR_ORDERS],
+        }
+    }
+}
+
+impl ZoneStats {
+    /// Pages that can be allocated now: the buddy's and the pagesets'.
+    pub fn free_pages(&self) -> u64 {
+        self.buddy_free_pages + self.pageset_pages
+    }
+}
+
+/// The allocator's counts at one moment ([`PageAllocator::stats`]). Each zone is read
+/// under its own locks, one after another: exact when nothing runs beside the reader.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllocatorStats {
+    pub managed_pages: u64,
+    /// Free pages: every zone's buddy and pagesets.
+    pub free_pages: u64,
+    pub buddy_free_pages: u64,
+    pub pageset_pages: u64,
+    /// Every zone, in the allocator's order.
+    pub zones: Table<ZoneStats, FIXED_ZONES>,
+    /// Pages handed out, over every zone (vm events `pgalloc_*`).
+    pub pgalloc_pages: u64,
+    /// Pages given back (vm event `pgfree`).
+    pub pgfree_pages: u64,
+    /// Fallbacks to another migratetype's free lists (claims and steals).
+    pub fallbacks: ExtfragStats,
+    /// Pageset refills, drains and hits.
+    pub pagesets: PcpCounters,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// A snapshot of free memory and counters; needs no heap.
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(1)).unwrap();
+    /// let block = allocator.alloc_pages(2, AllocRequest::KERNEL).unwrap();
+    /// let stats = allocator.stats();
+    /// assert_eq!(stats.free_pages, stats.managed_pages - 4);
+    /// assert_eq!(stats.zones[0].free_pages(), stats.free_pages);
+    /// assert_eq!(stats.pgalloc_pages, 4);
+    /// allocator.free_pages(block).unwrap();
+    /// ```
+    pub fn stats(&self) -> AllocatorStats {
+        let mut stats = AllocatorStats {
+            pgalloc_pages: ZoneType::ALL.iter().map(|&zone_type| self.pgalloc_pages(zone_type)).sum(),
+            pgfree_pages: self.pgfree_pages(),
+            fallbacks: self.extfrag_stats(),
+            pagesets: self.pcp_counters(),
+            ..AllocatorStats::default()
+        };
+        for zone in self.zones.iter() {
+            let pageset_pages = zone
+                .pcp
+                .iter()
+                .map(|slot| slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages())))
+                .sum();
+            let free_blocks =
+                zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)));
+            let zone_stats = ZoneStats {
+                node: zone.node(),
+                zone_type: zone.zone_type(),
+                managed_pages: zone.managed_pages(),
+                buddy_free_pages: zone.free_pages(),
+                pageset_pages,
+                free_blocks,
+            };
+            stats.managed_pages += zone_stats.managed_pages;
+            stats.buddy_free_pages += zone_stats.buddy_free_pages;
+            stats.pageset_pages += zone_stats.pageset_pages;
+            stats.zones.push(zone_stats).expect("as many zones as the build made");
+        }
+        stats.free_pages = stats.buddy_free_pages + stats.pageset_pages;
+        stats
+    }
+}
