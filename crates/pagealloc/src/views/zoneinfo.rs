@@ -310,7 +310,7 @@ fn write_zone(
     writeln!(out)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::sizing::{MachineSpec, NodeSpec, Tunables};
