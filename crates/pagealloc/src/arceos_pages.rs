@@ -12,9 +12,28 @@
 //! beyond MAX_ORDER, or aligned beyond it (1 GiB pages), are contiguous runs
 //! ([`PageAllocator::alloc_contig`]) split into pages.
 
+//!
+//! ```
+//! use pagealloc::arceos_pages::{ArceosPageAllocator, ArceosPages, BaseAllocator};
+//! use pagealloc::platform::TestPlatform;
+//! use pagealloc::AllocRequest;
+//!
+//! let mut pages = ArceosPages::new(TestPlatform::new(1), AllocRequest::KERNEL);
+//! pages.init(0x8000_0000, 64 << 20);
+//! pages.add_memory(0x9000_0000, 64 << 20).unwrap();
+//! let run = pages.alloc_pages(5, 1 << 16).unwrap(); // 5 pages, 64 KiB aligned
+//! assert_eq!(run % (1 << 16), 0);
+//! assert_eq!(pages.used_pages(), 5);
+//! pages.dealloc_pages(run, 5);
+//! assert_eq!((pages.used_pages(), pages.rejected_frees), (0, 0));
+//! ```
+
 use alloc::vec::Vec;
 
-use ax_allocator::{AllocError, AllocResult, BaseAllocator};
+use ax_allocator::{AllocError, AllocResult};
+/// ArceOS's traits, re-exported: the page trait under a name of its own, beside this
+/// crate's [`PageAllocator`].
+pub use ax_allocator::{BaseAllocator, PageAllocator as ArceosPageAllocator};
 
 use crate::allocator::PageAllocator;
 use crate::builder::{zone_type_of_pfn, AllocatorBuilder, MemoryRegion};

@@ -19,7 +19,31 @@ pub fn order_for_layout(layout: Layout) -> Option<u8> {
     (order <= MAX_ORDER).then_some(order)
 }
 
-/// A block that returns itself to its allocator when dropped.
+/// A block that returns itself to its allocator when dropped. It borrows the allocator, so
+/// a handle kept for as long as the system runs needs an allocator that lives as long: a
+/// `static` set once at boot (`std::sync::OnceLock` with std; `spin::Once`, spin's `once`
+/// feature, in a kernel), or one leaked with `Box::leak` once a heap exists.
+///
+/// ```
+/// use std::sync::OnceLock;
+/// use pagealloc::handle::OwnedBlock;
+/// use pagealloc::platform::TestPlatform;
+/// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+///
+/// static ALLOCATOR: OnceLock<PageAllocator<TestPlatform>> = OnceLock::new();
+///
+/// fn frames() -> &'static PageAllocator<TestPlatform> {
+///     ALLOCATOR.get_or_init(|| {
+///         let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14);
+///         PageAllocator::build(builder, TestPlatform::new(1)).expect("the boot map is valid")
+///     })
+/// }
+///
+/// // A handle that any thread may keep for good.
+/// let page: OwnedBlock<'static, TestPlatform> = frames().alloc_owned(0, AllocRequest::KERNEL).unwrap();
+/// let kept = std::thread::spawn(move || page.block().pfn()).join().unwrap();
+/// assert!(frames().zones()[0].start_pfn() <= kept);
+/// ```
 #[derive(Debug)]
 pub struct OwnedBlock<'a, P: Platform> {
     allocator: &'a PageAllocator<P>,
