@@ -219,7 +219,6 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
 mod tests {
     use super::*;
     use crate::platform::TestPlatform;
-    use ax_allocator::PageAllocator as _;
 
     const BASE: usize = 0x8000_0000;
 
