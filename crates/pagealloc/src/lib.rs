@@ -115,3 +115,13 @@ pub use metadata_memory::MetadataMemory;
 pub use policy::Policy;
 pub use request::AllocRequest;
 pub use types::{MigrateType, Pfn, PhysAddr, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
+
+/// The README's Rust snippets, each compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeSnippets;
+
+/// docs/platform.md's snippets, which need the `memory-growth` and `arceos` features.
+#[cfg(all(doctest, feature = "arceos"))]
+#[doc = include_str!("../../../docs/platform.md")]
+struct PlatformSnippets;

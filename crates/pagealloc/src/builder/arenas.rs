@@ -13,9 +13,11 @@ use super::{AllocatorBuilder, Ranges, ZoneLayout};
 use crate::table::{Table, TableFull, FIXED_CPUS, FIXED_NODES, FIXED_ZONES};
 use crate::types::{Pfn, MAX_ORDER};
 
-/// Smallest arena: 128 MiB, 64 pageblocks, so that each arena keeps many pageblocks for
-/// fullest-first placement to choose among and its watermarks stay well above a pageset
-/// refill. Beyond `zone pages / MIN_ARENA_PAGES` CPUs, arenas are shared round robin.
+/// Smallest arena: 128 MiB of present memory, 64 pageblocks, so that each arena keeps many
+/// pageblocks for fullest-first placement to choose among and its watermarks stay well
+/// above a pageset refill. Arenas are cut by the pages present (holes and reservations do
+/// not count), so a node with fewer than `CPUs x MIN_ARENA_PAGES` present pages gets fewer
+/// arenas, shared by its CPUs round robin, and one with fewer than two minimums stays whole.
 pub const MIN_ARENA_PAGES: u64 = 1 << 15;
 
 /// Most arenas: without the `alloc` feature, the nodes a fixed description table holds (a
