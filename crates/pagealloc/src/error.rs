@@ -188,6 +188,9 @@ pub enum RangeError {
     Busy { pfn: Pfn },
     /// Another range operation is running on this allocator.
     Concurrent,
+    /// The memory given for the range's records lies inside the range, whose pages would
+    /// then be handed out over them.
+    MetadataInRange { pfn: Pfn },
     /// The range lies past every zone's span of the type, and no zone could grow to take it.
     Grow { pfn: Pfn, reason: GrowError },
 }
@@ -251,6 +254,9 @@ impl fmt::Display for RangeError {
                 write!(f, "the pageblock at {pfn:#x} is a reserve or isolated by another operation")
             }
             RangeError::Unmovable { pfn } => write!(f, "the block at {pfn:#x} cannot be moved"),
+            RangeError::MetadataInRange { pfn } => {
+                write!(f, "the records' memory at pfn {pfn:#x} lies inside the range being added")
+            }
             RangeError::NoMigrationClient { pfn } => {
                 write!(f, "the movable block at {pfn:#x} needs a migration client to move it (set_migrate)")
             }

@@ -126,15 +126,30 @@ fn refused_growths_leave_the_allocator_as_it_was() {
     let range = BASE + 20 * UNIT..BASE + 24 * UNIT;
     let needed = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     assert!(needed >= 4 * UNIT * 8, "{needed} bytes for 4096 frames");
-    let small = Box::leak(vec![MaybeUninit::uninit(); needed as usize / 2].into_boxed_slice());
+    let small = heap_memory(needed as usize / 2);
     assert!(matches!(
         allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
         Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
     ));
     assert_eq!(snapshot(&allocator), grown);
-    let enough = Box::leak(vec![MaybeUninit::uninit(); needed as usize].into_boxed_slice());
+    let enough = heap_memory(needed as usize);
+    // Records placed inside the range they describe: refused, nothing changes.
+    let inside = vec![MaybeUninit::uninit(); needed as usize].leak();
+    let memory = pagealloc::MetadataMemory::at(inside, pagealloc::PhysAddr::of_pfn(range.start + 8));
+    assert_eq!(
+        allocator.add_memory_in(range.clone(), ZoneType::Normal, memory),
+        Err(RangeError::MetadataInRange { pfn: range.start + 8 })
+    );
+    assert_eq!(snapshot(&allocator), grown);
     assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, enough).unwrap(), 4 * UNIT);
     allocator.check_invariants().unwrap();
+}
+
+/// Caller memory for a growth's records, from the heap here (no frame the allocator manages).
+fn heap_memory(bytes: usize) -> pagealloc::MetadataMemory {
+    let heap = vec![MaybeUninit::uninit(); bytes].leak();
+    // SAFETY: heap memory is no frame of any zone.
+    unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) }
 }
 
 #[test]
@@ -259,14 +274,14 @@ fn the_metadata_bytes_said_suffice_with_fullest_first_and_after_a_failed_attempt
     let range = BASE + 4 * UNIT..BASE + 6 * UNIT;
     let before = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     // Enough for the first directories, not for the frames.
-    let small = Box::leak(vec![MaybeUninit::uninit(); 4096].into_boxed_slice());
+    let small = heap_memory(4096);
     assert!(matches!(
         allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
         Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
     ));
     let after = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     assert!(after <= before, "{after} bytes after the failed attempt, {before} before");
-    let exact = Box::leak(vec![MaybeUninit::uninit(); after as usize].into_boxed_slice());
+    let exact = heap_memory(after as usize);
     assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, exact).unwrap(), 2 * UNIT);
     allocator.check_invariants().unwrap();
     // The next growth needs no directories: fewer bytes per frame.

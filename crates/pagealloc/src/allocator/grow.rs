@@ -5,13 +5,13 @@
 //! Frames between the old end and the range stay holes, which a later `add_memory` can fill.
 //! Needs the `memory-growth` feature; without it, [`GrowError::Disabled`].
 
-use core::mem::MaybeUninit;
 use core::ops::Range;
 
 use super::PageAllocator;
 use crate::builder::zone_type_limit_pfn;
 use crate::error::{GrowError, RangeError};
 use crate::meta::MetaArena;
+use crate::metadata_memory::MetadataMemory;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
 use crate::zone::Zone;
@@ -21,7 +21,9 @@ impl<P: Platform> PageAllocator<P> {
     /// placing the records a growth of the zone's span needs in `metadata` (which the
     /// allocator keeps for its lifetime). For builds without a heap; with one,
     /// [`Self::add_memory`] places them on the heap. [`Self::add_memory_metadata_bytes`]
-    /// says how much to give.
+    /// says how much to give. Metadata given with its address inside `range` itself would
+    /// be handed out as free pages: that is [`RangeError::MetadataInRange`], and nothing is
+    /// added.
     ///
     /// ```
     /// # #[cfg(feature = "memory-growth")] {
@@ -32,7 +34,9 @@ impl<P: Platform> PageAllocator<P> {
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     /// let dimm = 0x100000 + 8192..0x100000 + 16384;
     /// let bytes = allocator.add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap();
-    /// let memory = Box::leak(vec![MaybeUninit::uninit(); bytes as usize].into_boxed_slice());
+    /// let heap = Box::leak(vec![MaybeUninit::uninit(); bytes as usize].into_boxed_slice());
+    /// // SAFETY: heap memory is no frame the allocator manages.
+    /// let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
     /// assert_eq!(allocator.add_memory_in(dimm, ZoneType::Normal, memory).unwrap(), 8192);
     /// assert_eq!(allocator.zones()[0].spanned_pages(), 16384);
     /// # }
@@ -41,9 +45,12 @@ impl<P: Platform> PageAllocator<P> {
         &self,
         range: Range<Pfn>,
         zone_type: ZoneType,
-        metadata: &'static mut [MaybeUninit<u8>],
+        metadata: MetadataMemory,
     ) -> Result<u64, RangeError> {
-        let mut arena = MetaArena::new(metadata);
+        if let Some(frames) = metadata.frames().filter(|frames| frames.start < range.end && range.start < frames.end) {
+            return Err(RangeError::MetadataInRange { pfn: frames.start.max(range.start) });
+        }
+        let mut arena = MetaArena::new(metadata.bytes);
         self.add_memory_placing(range, zone_type, Some(&mut arena))
     }
 
