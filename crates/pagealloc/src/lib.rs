@@ -116,12 +116,13 @@ pub use policy::Policy;
 pub use request::AllocRequest;
 pub use types::{MigrateType, Pfn, PhysAddr, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER};
 
-/// The README's Rust snippets, each compiled and run as a doctest.
-#[cfg(doctest)]
+/// The README's Rust snippets, each compiled and run as a doctest (they use the std
+/// platform).
+#[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
 
 /// docs/platform.md's snippets, which need the `memory-growth` and `arceos` features.
-#[cfg(all(doctest, feature = "arceos"))]
+#[cfg(all(doctest, feature = "arceos", feature = "std"))]
 #[doc = include_str!("../../../docs/platform.md")]
 struct PlatformSnippets;
