@@ -9,6 +9,7 @@ mod huge_pages;
 mod machine;
 mod machine_args;
 mod metadata;
+mod policy_file;
 mod preset_arg;
 mod preset_release;
 mod rng;
@@ -93,11 +94,15 @@ enum Command {
     Metadata(metadata::MetadataArgs),
     /// List the policy presets (each seed stage) and their switches.
     Presets {
-        /// Print every switch of every preset.
+        /// Print every switch of every preset, as policy files and --set name them.
         #[arg(long)]
         verbose: bool,
+        /// Write one preset as a policy file (TOML): its base and every switch, to edit
+        /// and pass to --policy.
+        #[arg(long, value_name = "PRESET", value_parser = preset_arg::parser(), conflicts_with = "verbose")]
+        dump: Option<String>,
         /// A list, or JSON / `key,value` CSV rows (name, summary, aliases, and with
-        /// --verbose the pageset switches).
+        /// --verbose every switch).
         #[arg(long, value_enum, default_value = "table")]
         format: run::RunFormat,
     },
@@ -126,7 +131,12 @@ fn main() {
         }
         Command::Experiments { format } => list_experiments(format),
         Command::Metadata(args) => metadata::show(&args),
-        Command::Presets { verbose, format } => list_presets(verbose, format),
+        Command::Presets { dump: Some(name), .. } => {
+            let preset = pagealloc::presets::find(&name).expect("the parser checked the name");
+            print!("{}", policy_file::dump(preset));
+            Ok(())
+        }
+        Command::Presets { verbose, format, dump: None } => list_presets(verbose, format),
     };
     if let Err(message) = result {
         eprintln!("pagelab: {message}");
@@ -167,7 +177,10 @@ fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
                     "aliases": preset.aliases,
                 });
                 if verbose {
-                    entry["pcp"] = format!("{:?}", preset.policy.pcp).into();
+                    let switches =
+                        policy_file::SWITCHES.iter().map(|switch| (switch.key, (switch.get)(&preset.policy)));
+                    entry["switches"] =
+                        switches.map(|(key, value)| (key.to_string(), serde_json::Value::String(value))).collect();
                 }
                 entry
             })
@@ -179,7 +192,11 @@ fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
             if preset.aliases.is_empty() { String::new() } else { format!(" (alias {})", preset.aliases.join(", ")) };
         println!("{:<16} {}{}", preset.name, preset.summary, aliases);
         if verbose {
-            println!("{:16} {:?}", "", preset.policy.pcp);
+            let switches: Vec<String> = policy_file::SWITCHES
+                .iter()
+                .map(|switch| format!("{}={}", switch.key, (switch.get)(&preset.policy)))
+                .collect();
+            println!("{:16} {}", "", switches.join(" "));
         }
     }
     Ok(())

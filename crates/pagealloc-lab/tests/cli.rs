@@ -110,6 +110,14 @@ const BAD_INVOCATIONS: &[&str] = &[
     "reproduce --quick --machine CARGO_TOML --out /tmp/cli-out highorder-trunc",
     "trace tcp-stream --seconds 0",
     "trace page-fault1 --tasks 0",
+    "run page_fault1 --duration-ms 2 --policy CARGO_TOML",
+    "run page_fault1 --duration-ms 2 --policy /nonexistent/policy.toml",
+    "run page_fault1 --duration-ms 2 --set pcp.batch_scale_max=7",
+    "run page_fault1 --duration-ms 2 --set pcp.nosuch=1",
+    "run page_fault1 --duration-ms 2 --set pcp.enabled",
+    "run page_fault1 --duration-ms 2 --preset global-lock --set pcp.thp_lists=1",
+    "run page_fault1 --duration-ms 2 --preset vanilla-5.17 --set pcp.drain.coalesce_runs=true",
+    "presets --dump nope",
 ];
 
 #[test]
@@ -346,4 +354,30 @@ fn a_capture_directory_replays_with_its_samples() {
     }
     assert!(pairs.iter().any(|pair| pair["sample"] == 1), "the last marker pairs too");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A preset dumped as a policy file, edited and passed back, runs as the preset with that
+/// switch changed, and the report names the change.
+#[test]
+fn a_dumped_preset_edited_runs_with_its_change() {
+    let dump = successful_stdout(&["presets", "--dump", "patch7"]);
+    assert!(dump.contains("base = \"patch7\"") && dump.contains("\n[pcp.drain]\n"), "{dump}");
+    let edited = dump.replace("\nbatch_scale_max = 5 ", "\nbatch_scale_max = 6 ");
+    assert_ne!(edited, dump, "the dump has the switch");
+    let path = std::env::temp_dir().join(format!("pagelab-policy-{}.toml", std::process::id()));
+    std::fs::write(&path, edited).unwrap();
+    let file = path.display().to_string();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "page_fault1", "--cpus", "4", "--duration-ms", "5", "--format", "json"];
+        args.extend_from_slice(extra);
+        let report: serde_json::Value = serde_json::from_str(&successful_stdout(&args)).unwrap();
+        (report["preset"].as_str().unwrap().to_string(), report["work_units"].as_u64().unwrap())
+    };
+    let (label, _) = run(&["--policy", &file]);
+    assert_eq!(label, "patch7 + pcp.batch_scale_max=6");
+    // --set comes after the file; back to the preset's own value, the label is the preset.
+    let (label, units) = run(&["--policy", &file, "--set", "pcp.batch_scale_max=5"]);
+    assert_eq!(label, "patch7");
+    assert_eq!(units, run(&["--preset", "patch7"]).1, "the same policy runs the same");
+    let _ = std::fs::remove_file(&path);
 }

@@ -92,7 +92,9 @@ fn two_nodes(split: u8, hole: u16, cpus: usize) -> (AllocatorBuilder, MachineSpe
 
 fn arenas(nodes: u8, pages: u16, cpus: usize) -> (AllocatorBuilder, MachineSpec) {
     let nodes = 1 + usize::from(nodes % 2);
-    let node_pages = 2 * pagealloc::builder::MIN_ARENA_PAGES + u64::from(pages % 8192);
+    // Two arenas' minimum and a max-order block more, so that a node starting off a
+    // max-order boundary still has room for two arenas of at least the minimum each.
+    let node_pages = 2 * pagealloc::builder::MIN_ARENA_PAGES + 1024 + u64::from(pages % 8192);
     let node_cpus: Vec<u32> = (0..nodes).map(|node| ((cpus + nodes - 1 - node) / nodes) as u32).collect();
     let mut builder = AllocatorBuilder::new();
     for &node_cpus in &node_cpus {

@@ -131,7 +131,7 @@ impl Model {
         assert_eq!(block.order(), order, "{block:?}");
         assert_eq!(block.pages(), 1 << order);
         assert_eq!(block.pfn() % block.pages(), 0, "{block:?} misaligned");
-        assert_eq!(block.phys_addr(), block.pfn() << PAGE_SHIFT);
+        assert_eq!(block.phys_addr().0, block.pfn() << PAGE_SHIFT);
         let zone = allocator.zone_of_pfn(block.pfn()).unwrap_or_else(|| panic!("{block:?} in no zone"));
         assert_eq!(zone.index(), block.zone_index(), "{block:?} names another zone");
         assert!(zone.zone_type() <= request.highest_zone, "{block:?} from {:?} for {request:?}", zone.zone_type());

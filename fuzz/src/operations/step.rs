@@ -73,7 +73,7 @@ impl Harness {
                 assert_eq!((size_bytes, align_bytes), (size as usize, align));
             }
             (Ok(block), Some(order)) => {
-                assert!(block.pages() << PAGE_SHIFT >= size as u64 && block.phys_addr() % align as u64 == 0);
+                assert!(block.pages() << PAGE_SHIFT >= size as u64 && block.phys_addr().0 % align as u64 == 0);
                 assert!(self.model.request_errors(order, &request).is_empty());
                 self.model.take(&self.allocator, &block, order, &request);
                 self.held.push(block);

@@ -22,7 +22,10 @@ use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 
 use pagealloc::policy::NumaStats;
+use pagealloc::presets::Preset;
 use pagealloc::Policy;
+
+use crate::policy_file::{PolicyFile, Set};
 
 use crate::workload::{
     FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, ThpCompact, ThpFioScale, Trunc, Workload,
@@ -180,6 +183,13 @@ pub struct RunArgs {
     /// Pages per LRU add batch, overriding the preset's (workloads with LRU lists).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=64))]
     pub lru_batch: Option<u8>,
+    /// A policy file (TOML): `base = "PRESET"`, which replaces --preset, and any switch
+    /// `pagelab presets --dump` writes (`[pcp.drain] chunked = true`).
+    #[arg(long = "policy", value_name = "FILE", value_parser = PolicyFile::load)]
+    pub policy_file: Option<PolicyFile>,
+    /// One switch, after the policy file's (`--set pcp.batch_scale_max=6`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Set::parse)]
+    pub sets: Vec<Set>,
     /// Every preset's calls cost this library's own path, not the kernel's: the workload
     /// calls the library itself, as `pagelab bench --sim` does.
     #[arg(skip)]
@@ -212,9 +222,27 @@ impl RunArgs {
         RunCommand::parse_from(["pagelab run", name.get_name()]).run
     }
 
-    /// The preset's policy with this run's overrides.
-    pub fn policy(&self, preset: &pagealloc::presets::Preset) -> Policy {
-        let mut policy = preset.policy;
+    /// The preset the run starts from: the policy file's base, else --preset; refused when
+    /// a switch the file or --set changes does nothing there.
+    pub fn preset(&self) -> Result<&'static Preset, String> {
+        let named =
+            pagealloc::presets::find(&self.preset).ok_or_else(|| format!("unknown preset '{}'", self.preset))?;
+        let base = self.policy_file.as_ref().and_then(|file| file.base).unwrap_or(named);
+        crate::policy_file::resolve(base, self.policy_file.as_ref(), &self.sets)?;
+        Ok(base)
+    }
+
+    /// The preset, and every switch the file and --set leave changed from it, as reports
+    /// name the policy (`patch7 + pcp.batch_scale_max=6`).
+    pub fn policy_label(&self, preset: &Preset) -> String {
+        let policy = crate::policy_file::apply(preset, self.policy_file.as_ref(), &self.sets);
+        crate::policy_file::label(preset, &policy)
+    }
+
+    /// The preset's policy with this run's switches (the file's, then --set's) and
+    /// overrides.
+    pub fn policy(&self, preset: &Preset) -> Policy {
+        let mut policy = crate::policy_file::apply(preset, self.policy_file.as_ref(), &self.sets);
         if let Some(numa) = self.numa_stats {
             policy.vmstat.numa = numa;
         }
@@ -234,8 +262,7 @@ impl RunArgs {
     /// preset, with `own_path`).
     pub fn call_costs(&self) -> crate::machine::CallCosts {
         let machine = self.sim_machine();
-        let own =
-            self.own_path || pagealloc::presets::find(&self.preset).is_some_and(|preset| preset.name == "pagealloc");
+        let own = self.own_path || self.preset().is_ok_and(|preset| preset.name == "pagealloc");
         if own {
             machine.kernel.own_calls
         } else {

@@ -222,7 +222,7 @@ fn build_allocator(
 }
 
 pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
-    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    let preset = args.preset()?;
     crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
     let pages = args.memory_gib << 18;
     let (allocator, page_cache) = build_allocator(workload, args, preset)?;
@@ -296,7 +296,7 @@ fn finish(
     Ok(RunReport {
         workload: workload.name(),
         params: workload.params(),
-        preset: preset.name.to_string(),
+        preset: args.policy_label(preset),
         cpus: args.cpus,
         platform: "real threads".into(),
         seed: args.seed,

@@ -55,7 +55,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     if args.cpus == 0 || args.cpus > machine_cpus {
         return Err(format!("--cpus {} on a {machine_cpus}-CPU topology", args.cpus));
     }
-    let preset = pagealloc::presets::find(&args.preset).ok_or_else(|| format!("unknown preset '{}'", args.preset))?;
+    let preset = args.preset()?;
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
     let builder =
@@ -327,7 +327,7 @@ fn report(
     RunReport {
         workload: workload.name(),
         params: workload.params(),
-        preset: preset.name.to_string(),
+        preset: args.policy_label(preset),
         cpus: args.cpus,
         platform: platform_name,
         seed: args.seed,

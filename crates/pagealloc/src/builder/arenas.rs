@@ -124,8 +124,9 @@ impl ArenaCut {
         self.boundary(part)..self.boundary(part + 1)
     }
 
-    /// Where piece `part` starts: the first max-order boundary at or after which `part /
-    /// parts` of the present pages lie below.
+    /// Where piece `part` starts: a max-order boundary near where `part / parts` of the
+    /// present pages lie below; the one below it when that leaves the pieces before it
+    /// their minimums, else the one above.
     fn boundary(&self, part: u64) -> Pfn {
         if part == 0 {
             return self.span.start;
@@ -145,7 +146,13 @@ impl ArenaCut {
             below -= pages;
             pfn = range.end;
         }
-        pfn.next_multiple_of(1 << MAX_ORDER).clamp(self.span.start, self.span.end)
+        let align = 1 << MAX_ORDER;
+        let down = (pfn - pfn % align).clamp(self.span.start, self.span.end);
+        if self.present_in(&(self.span.start..down)) >= part * MIN_ARENA_PAGES {
+            down
+        } else {
+            pfn.next_multiple_of(align).clamp(self.span.start, self.span.end)
+        }
     }
 
     fn present_in(&self, piece: &Range<Pfn>) -> u64 {
