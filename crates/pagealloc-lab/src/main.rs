@@ -14,6 +14,7 @@ mod preset_arg;
 mod preset_release;
 mod rng;
 mod run;
+mod sweep;
 mod torture;
 mod trace;
 mod workload;
@@ -46,6 +47,11 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run one workload on the many-CPU simulator (or on real threads with --real).
     Run(run::RunArgs),
+    /// One workload over presets x switch values x run options x seeds (the Cartesian
+    /// product), on the simulator; `--shard I/N` runs one part, for a batch engine.
+    Sweep(sweep::SweepArgs),
+    /// Join the parts of a sharded sweep into what the whole sweep writes.
+    Merge(sweep::MergeArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
     /// Random mixed operations on real threads (more than cores) under memory pressure,
@@ -117,6 +123,8 @@ fn main() {
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
+        Command::Merge(args) => sweep::merge(&args),
         Command::Trace { command } => trace::run(&command),
         Command::Replay(args) => trace::replay_cli::run(&args),
         Command::Torture(args) => run_torture(&args),

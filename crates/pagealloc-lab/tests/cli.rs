@@ -118,6 +118,16 @@ const BAD_INVOCATIONS: &[&str] = &[
     "run page_fault1 --duration-ms 2 --preset global-lock --set pcp.thp_lists=1",
     "run page_fault1 --duration-ms 2 --preset vanilla-5.17 --set pcp.drain.coalesce_runs=true",
     "presets --dump nope",
+    "sweep page_fault1 --param nosuch=1,2 -- --duration-ms 2",
+    "sweep page_fault1 --param cpus=2,0 -- --duration-ms 2",
+    "sweep page_fault1 --param seed=1,2 -- --duration-ms 2",
+    "sweep page_fault1 --set pcp.batch_scale_max=4,9 -- --duration-ms 2",
+    "sweep page_fault1 --preset global-lock --set pcp.thp_lists=0,1 -- --duration-ms 2",
+    "sweep page_fault1 --shard 3/3 -- --duration-ms 2",
+    "sweep page_fault1 --shard 1 -- --duration-ms 2",
+    "sweep nosuchworkload -- --duration-ms 2",
+    "merge /nonexistent/part.json",
+    "merge CARGO_TOML",
 ];
 
 #[test]
@@ -380,4 +390,58 @@ fn a_dumped_preset_edited_runs_with_its_change() {
     assert_eq!(label, "patch7");
     assert_eq!(units, run(&["--preset", "patch7"]).1, "the same policy runs the same");
     let _ = std::fs::remove_file(&path);
+}
+
+/// A sweep split into shards and merged back is the unsharded sweep, byte for byte; parts
+/// missing, doubled or of another sweep are refused.
+#[test]
+fn a_sharded_sweep_merges_into_the_whole_sweep_byte_for_byte() {
+    let dir = std::env::temp_dir().join(format!("pagelab-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = |name: &str| dir.join(name).display().to_string();
+    let sweep = |extra: &[&str]| {
+        let mut args = vec!["sweep", "page_fault1", "--preset", "mainline", "--preset", "patch7"];
+        args.extend_from_slice(&["--set", "pcp.batch_scale_max=4,6", "--param", "cpus=2,4", "--seeds", "2"]);
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "--duration-ms", "2"]);
+        args.iter().map(|arg| arg.to_string()).collect::<Vec<String>>()
+    };
+    let pagelab = |args: &[String]| Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().unwrap();
+    let whole = file("whole.json");
+    assert!(pagelab(&sweep(&["--out", &whole])).status.success());
+    let mut parts = Vec::new();
+    for shard in ["0/3", "1/3", "2/3"] {
+        let part = file(&format!("part{}.json", &shard[..1]));
+        assert!(pagelab(&sweep(&["--shard", shard, "--out", &part])).status.success());
+        parts.push(part);
+    }
+    let merged = file("merged.json");
+    let merge = |parts: &[&String]| {
+        let mut args = vec!["merge".to_string()];
+        args.extend(parts.iter().map(|part| part.to_string()));
+        args.extend(["--out".to_string(), merged.clone()]);
+        pagelab(&args)
+    };
+    assert!(merge(&[&parts[2], &parts[0], &parts[1]]).status.success());
+    let whole_bytes = std::fs::read(&whole).unwrap();
+    assert!(whole_bytes == std::fs::read(&merged).unwrap(), "the merged parts differ from the whole sweep");
+    let document: serde_json::Value = serde_json::from_slice(&whole_bytes).unwrap();
+    assert_eq!(document["results"].as_array().unwrap().len(), 16);
+    assert_eq!(document["results"][15]["report"]["preset"], "patch7 + pcp.batch_scale_max=6");
+    // A part missing, a part twice, a part of another sweep: exit 2, a message.
+    let other = file("other.json");
+    let mut changed: serde_json::Value = serde_json::from_slice(&std::fs::read(&parts[1]).unwrap()).unwrap();
+    changed["sweep"]["seeds"] = 3.into();
+    std::fs::write(&other, changed.to_string()).unwrap();
+    let refusals = [
+        (vec![&parts[0], &parts[1]], "points are in no part"),
+        (vec![&parts[0], &parts[1], &parts[2], &parts[2]], "is in two parts"),
+        (vec![&parts[0], &other, &parts[2]], "of another sweep"),
+    ];
+    for (bad, why) in refusals {
+        let output = merge(&bad);
+        assert_eq!(output.status.code(), Some(2), "{bad:?}");
+        assert!(String::from_utf8_lossy(&output.stderr).contains(why), "{bad:?}: {:?}", output.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

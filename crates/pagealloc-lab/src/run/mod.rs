@@ -257,6 +257,16 @@ impl RunArgs {
         self.sim_machine().calibration
     }
 
+    /// `pagelab run`'s arguments from a command line (`words[0]` is the program), with
+    /// clap's message on error.
+    pub fn try_parse_words(words: &[String]) -> Result<RunArgs, String> {
+        use clap::Parser;
+        RunCommand::try_parse_from(words).map(|command| command.run).map_err(|error| {
+            let text = error.to_string();
+            text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string()
+        })
+    }
+
     /// What each allocator call of the workload costs besides its data movement: the
     /// kernel's path for the Linux presets, this library's own for `pagealloc` (or for every
     /// preset, with `own_path`).
