@@ -2,6 +2,7 @@
 
 mod bench;
 mod calibrate;
+mod compare;
 mod demo;
 mod experiments;
 mod flat_csv;
@@ -52,6 +53,9 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Join the parts of a sharded sweep into what the whole sweep writes.
     Merge(sweep::MergeArgs),
+    /// Two result files side by side: each metric's mean and deviation over seeds, the
+    /// change, and Welch's t-test (mmtests' compare-kernels style).
+    Compare(compare::CompareArgs),
     /// Run a small mixed workload on a live allocator and print its state in kernel formats.
     Demo(demo::DemoArgs),
     /// Random mixed operations on real threads (more than cores) under memory pressure,
@@ -125,6 +129,7 @@ fn main() {
         Command::Run(args) => run::run(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Merge(args) => sweep::merge(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Trace { command } => trace::run(&command),
         Command::Replay(args) => trace::replay_cli::run(&args),
         Command::Torture(args) => run_torture(&args),

@@ -128,6 +128,9 @@ const BAD_INVOCATIONS: &[&str] = &[
     "sweep nosuchworkload -- --duration-ms 2",
     "merge /nonexistent/part.json",
     "merge CARGO_TOML",
+    "compare CARGO_TOML CARGO_TOML",
+    "compare /nonexistent/a.json /nonexistent/b.json",
+    "compare REFERENCE_PROFILE REFERENCE_PROFILE --fail-on-regression -3",
 ];
 
 #[test]
@@ -443,5 +446,53 @@ fn a_sharded_sweep_merges_into_the_whole_sweep_byte_for_byte() {
         assert_eq!(output.status.code(), Some(2), "{bad:?}");
         assert!(String::from_utf8_lossy(&output.stderr).contains(why), "{bad:?}: {:?}", output.stderr);
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `compare` on two files of known runs: means, deviations, the change and Welch's p, and
+/// the exit code `--fail-on-regression` sets.
+#[test]
+fn compare_reports_means_changes_and_significance() {
+    let dir = std::env::temp_dir().join(format!("pagelab-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, label: &str, work: &[f64], elapsed: &[f64]| {
+        let results: Vec<serde_json::Value> = work
+            .iter()
+            .zip(elapsed)
+            .enumerate()
+            .map(|(seed, (work, elapsed))| {
+                serde_json::json!({ "index": seed, "params": {}, "report": {
+                    "workload": "toy", "preset": label, "cpus": 4, "params": {}, "seed": seed + 1,
+                    "work_per_sec": work, "elapsed_s": elapsed } })
+            })
+            .collect();
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            serde_json::json!({ "sweep": { "points": results.len() }, "results": results }).to_string(),
+        )
+        .unwrap();
+        path.display().to_string()
+    };
+    let a = write("a.json", "mainline", &[1.0, 2.0, 3.0, 4.0, 5.0], &[1.0, 1.1, 0.9, 1.0, 1.0]);
+    let b = write("b.json", "patch7", &[2.0, 3.0, 4.0, 5.0, 6.0], &[2.0, 2.1, 1.9, 2.0, 2.0]);
+    let out = successful_stdout(&["compare", &a, &b]);
+    assert!(out.contains("A: mainline (5 runs)   B: patch7 (5 runs)"), "{out}");
+    // 3 -> 4: +33.33%, t = 1 on 8 degrees of freedom, p = 0.3466, not significant.
+    let work = out.lines().find(|line| line.trim_start().starts_with("work_per_sec")).unwrap();
+    assert!(work.contains("+33.33% ") && work.ends_with("0.3466"), "{work}");
+    let elapsed = out.lines().find(|line| line.trim_start().starts_with("elapsed_s")).unwrap();
+    assert!(elapsed.contains("+100.00%*"), "{elapsed}");
+    let pagelab = |args: &[&str]| Command::new(env!("CARGO_BIN_EXE_pagelab")).args(args).output().unwrap();
+    // Twice the time is a significant regression beyond 50%; the work's gain is not one.
+    let gate = pagelab(&["compare", &a, &b, "--fail-on-regression", "50"]);
+    assert_eq!(gate.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&gate.stdout).contains("regressions beyond 50%: elapsed_s +100.00%"));
+    assert_eq!(pagelab(&["compare", &b, &a, "--fail-on-regression", "50"]).status.code(), Some(0));
+    // Files of different configurations share nothing to compare.
+    let other = write("c.json", "mainline", &[1.0], &[1.0]);
+    let text = std::fs::read_to_string(&other).unwrap().replace("\"cpus\":4", "\"cpus\":8");
+    std::fs::write(&other, text).unwrap();
+    assert_eq!(pagelab(&["compare", &a, &other]).status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
