@@ -68,8 +68,8 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
 /// `limit_pct`, significantly.
 fn print_metrics(a: &Sample, b: &Sample, limit_pct: Option<f64>) -> Vec<String> {
     println!(
-        "  {:<28} {:>16} {:>10} {:>16} {:>10} {:>9}  {}",
-        "metric", "mean A", "sd A", "mean B", "sd B", "change", "p"
+        "  {:<28} {:>16} {:>10} {:>16} {:>10} {:>9}  p",
+        "metric", "mean A", "sd A", "mean B", "sd B", "change"
     );
     let mut regressions = Vec::new();
     for (metric, values_a) in &a.metrics {
