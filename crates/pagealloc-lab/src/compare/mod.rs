@@ -67,10 +67,7 @@ pub fn compare(args: &CompareArgs) -> Result<(), String> {
 /// One line per metric both samples have; returns the metrics that regressed beyond
 /// `limit_pct`, significantly.
 fn print_metrics(a: &Sample, b: &Sample, limit_pct: Option<f64>) -> Vec<String> {
-    println!(
-        "  {:<28} {:>16} {:>10} {:>16} {:>10} {:>9}  p",
-        "metric", "mean A", "sd A", "mean B", "sd B", "change"
-    );
+    println!("  {:<28} {:>16} {:>10} {:>16} {:>10} {:>9}  p", "metric", "mean A", "sd A", "mean B", "sd B", "change");
     let mut regressions = Vec::new();
     for (metric, values_a) in &a.metrics {
         let Some(values_b) = b.metrics.get(metric) else { continue };
