@@ -88,3 +88,23 @@ fn linuxs_struct_page_makes_zone_lock_holds_longer_than_our_records() {
     // lock miss instead of hitting a line the previous frame brought in.
     assert!(linux > 2 * ours, "zone lock held {linux} ns with struct page, {ours} ns with ours");
 }
+
+/// A 768-CPU machine (two sockets of 192 cores, 2 threads each), every CPU allocating:
+/// CPU ids past 256 share lines, queue on locks and keep the invariants.
+#[test]
+fn seven_hundred_and_sixty_eight_cpus_run_and_repeat() {
+    let topology = Topology {
+        name: "2s-768cpu-test",
+        sockets: 2,
+        cores_per_socket: 192,
+        threads_per_core: 2,
+        l2_bytes_per_core: 1 << 20,
+        llc_bytes_per_socket: 384 << 20,
+    };
+    assert_eq!(topology.cpus(), 768);
+    let first = page_bench(topology.clone(), "mainline", 0, 1_000_000, 2_000_000);
+    assert_eq!(first.0.len(), 768);
+    assert!(first.0.iter().all(|&clock| clock > 0), "every CPU ran");
+    assert!(first.1.sim.line_transfers > 0, "lines crossed between CPUs");
+    assert_eq!(first, page_bench(topology, "mainline", 0, 1_000_000, 2_000_000));
+}

@@ -49,7 +49,7 @@ pub struct BenchArgs {
     pub sim: bool,
     /// --sim: CPUs of the simulated machine (the first N of --topology; default: all of a
     /// named topology or profile, else --threads-max).
-    #[arg(long, requires = "sim", value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
+    #[arg(long, requires = "sim", value_parser = clap::value_parser!(u16).range(1..=1024).map(usize::from))]
     pub cpus: Option<usize>,
     /// --sim: the simulated machine's topology (as `pagelab run --topology`).
     #[arg(long, value_enum, default_value = "flat", requires = "sim")]

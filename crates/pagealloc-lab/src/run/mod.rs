@@ -104,8 +104,8 @@ impl LayoutKind {
 pub struct RunArgs {
     pub workload: WorkloadKind,
     /// CPUs running the workload (the first N of the topology; the simulator models up to
-    /// 256).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=256).map(usize::from))]
+    /// 1024).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..=1024).map(usize::from))]
     pub cpus: usize,
     /// A preset of `pagelab presets` (name or alias).
     #[arg(long, default_value = "mainline", value_parser = crate::preset_arg::parser())]

@@ -16,8 +16,8 @@ pub use faults::{FaultConfig, FaultStats, PPM};
 pub use slots::{SimHandle, SimPlatform};
 pub use stats::{LockClassStats, SimStats, WorkloadLockStats};
 
-/// Up to 256 CPUs per simulation (the seeds' largest machine has 224).
-pub const MAX_CPUS: usize = 256;
+/// Up to 1024 CPUs per simulation: a 2-socket server of 192-core, 2-thread parts has 768.
+pub const MAX_CPUS: usize = 1024;
 
 /// Up to 8 sockets (a line's LLC residency is a byte of socket bits).
 pub const MAX_SOCKETS: usize = 8;
