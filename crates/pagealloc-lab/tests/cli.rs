@@ -48,7 +48,7 @@ const BAD_INVOCATIONS: &[&str] = &[
     "metadata --preset nope",
     "bench bulk --topology 2s-128cpu --iterations 1",
     "bench bulk --sim --cpus 0 --iterations 1",
-    "bench bulk --sim --cpus 257 --iterations 1",
+    "bench bulk --sim --cpus 1025 --iterations 1",
     "bench bulk --sim --cpus 4 -x 8 --iterations 1",
     "bench bulk --sim --cpus 300 --topology 2s-128cpu --iterations 1",
     "bench bulk --sim --cpus 200 --topology 2s-128cpu --iterations 1",

@@ -20,6 +20,7 @@ mod page_fault;
 mod pairs;
 mod published;
 mod registry;
+mod report_html;
 mod reproduce;
 mod seeds;
 mod simulate;

@@ -79,7 +79,8 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             Ok(())
         },
     )?;
-    bar.finish_with_message(format!("done; JSON, CSV and SVG in {}", out.display()));
+    super::report_html::write_report(&chosen, out)?;
+    bar.finish_with_message(format!("done; JSON, CSV, SVG and report.html in {}", out.display()));
     Ok(())
 }
 
@@ -115,6 +116,15 @@ mod tests {
         assert!(
             figure.starts_with("<svg") && figure.contains("revert-highpcp") && figure.trim_end().ends_with("</svg>")
         );
+        // The report holds the experiment's section: its tables, ours then the published
+        // one, and the figure itself.
+        let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+        let section = &report[report.find("<section id=\"highorder-trunc\">").expect("the experiment's section")..];
+        let ours = section.find("<table class=\"ours\">").expect("our table");
+        let published = section.find("<table class=\"published\">").expect("the published table");
+        assert!(ours < published && section.contains("<td>revert-highpcp</td>"));
+        assert!(section.contains(figure.trim_end()), "the figure inline");
+        assert!(report.starts_with("<!DOCTYPE html>") && report.trim_end().ends_with("</html>"));
         std::fs::remove_dir_all(out).ok();
     }
 }

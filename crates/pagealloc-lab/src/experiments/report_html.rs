@@ -1,0 +1,129 @@
+//! `report.html`: one self-contained page of a reproduction, every experiment's tables
+//! (ours, then the published figures) and its figure, built from the files the experiments
+//! wrote to the output directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::registry::Experiment;
+
+/// Writes `out/report.html` for `experiments`, whose JSON and SVG files are in `out`.
+pub(super) fn write_report(experiments: &[&Experiment], out: &Path) -> Result<(), String> {
+    let mut page = String::from(HEAD);
+    page.push_str("<h1>pagelab reproduction</h1>\n<ul class=\"toc\">\n");
+    for experiment in experiments {
+        let _ = writeln!(page, "<li><a href=\"#{0}\">{0}</a>: {1}</li>", experiment.name, escape(experiment.summary));
+    }
+    page.push_str("</ul>\n");
+    for experiment in experiments {
+        section(&mut page, experiment, out)?;
+    }
+    page.push_str("</body>\n</html>\n");
+    let path = out.join("report.html");
+    std::fs::write(&path, page).map_err(|error| format!("{}: {error}", path.display()))
+}
+
+/// One experiment: its heading, our table, the published one, and the figure.
+fn section(page: &mut String, experiment: &Experiment, out: &Path) -> Result<(), String> {
+    let read = |extension: &str| {
+        let path = out.join(format!("{}.{extension}", experiment.name));
+        std::fs::read_to_string(&path).map_err(|error| format!("{}: {error}", path.display()))
+    };
+    let json: Value = serde_json::from_str(&read("json")?).map_err(|error| format!("{}: {error}", experiment.name))?;
+    let _ =
+        writeln!(page, "<section id=\"{0}\">\n<h2>{0}</h2>\n<p>{1}</p>", experiment.name, escape(experiment.summary));
+    let _ = writeln!(
+        page,
+        "<p class=\"meta\">{} CPUs, seed {}{}; costs: {}</p>",
+        json["cpus"],
+        json["seed"],
+        if json["quick"] == true { ", quick" } else { "" },
+        escape(json["cost_model"].as_str().unwrap_or_default())
+    );
+    page.push_str("<h3>Ours</h3>\n");
+    ours_table(page, &json["rows"]);
+    let published = &json["published"];
+    let _ = writeln!(
+        page,
+        "<h3>Published</h3>\n<p class=\"meta\">{}</p>",
+        escape(published["source"].as_str().unwrap_or_default())
+    );
+    published_table(page, published);
+    let _ = writeln!(page, "<figure>{}</figure>\n</section>", read("svg")?);
+    Ok(())
+}
+
+/// Our rows: the preset, its parameter point, and every metric.
+fn ours_table(page: &mut String, rows: &Value) {
+    let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut metrics: Vec<&str> = Vec::new();
+    for row in rows {
+        for metric in row["metrics"].as_object().into_iter().flat_map(|fields| fields.keys()) {
+            if !metrics.contains(&metric.as_str()) {
+                metrics.push(metric);
+            }
+        }
+    }
+    page.push_str("<table class=\"ours\">\n<tr><th>preset</th><th>parameters</th>");
+    for metric in &metrics {
+        let _ = write!(page, "<th>{}</th>", escape(metric));
+    }
+    page.push_str("</tr>\n");
+    for row in rows {
+        let params = if row["params"].is_null() { String::new() } else { row["params"].to_string() };
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td>",
+            escape(row["preset"].as_str().unwrap_or_default()),
+            escape(&params)
+        );
+        for metric in &metrics {
+            let _ = write!(page, "<td>{}</td>", number(&row["metrics"][*metric]));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n");
+}
+
+/// The published table as its source gives it.
+fn published_table(page: &mut String, published: &Value) {
+    page.push_str("<table class=\"published\">\n<tr><th>preset</th>");
+    for column in published["columns"].as_array().into_iter().flatten() {
+        let _ = write!(page, "<th>{}</th>", escape(column.as_str().unwrap_or_default()));
+    }
+    page.push_str("</tr>\n");
+    for row in published["rows"].as_array().into_iter().flatten() {
+        let _ = write!(page, "<tr><td>{}</td>", escape(row[0].as_str().unwrap_or_default()));
+        for value in row[1].as_array().into_iter().flatten() {
+            let _ = write!(page, "<td>{}</td>", number(value));
+        }
+        page.push_str("</tr>\n");
+    }
+    page.push_str("</table>\n");
+}
+
+/// A number as tables print it: integers whole, others to four significant places.
+fn number(value: &Value) -> String {
+    match value.as_f64() {
+        Some(number) if number.fract() == 0.0 && number.abs() < 1e15 => format!("{number:.0}"),
+        Some(number) => format!("{number:.4}"),
+        None => String::new(),
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<title>pagelab reproduction</title>\n<style>\n\
+body { font-family: sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }\n\
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }\n\
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }\n\
+th:first-child, td:first-child, .ours td:nth-child(2) { text-align: left; }\n\
+.meta { color: #666; font-size: 0.85rem; }\n\
+figure { margin: 0; } figure svg { max-width: 100%; height: auto; }\n\
+section { border-top: 2px solid #ddd; margin-top: 2rem; }\n\
+</style>\n</head>\n<body>\n";
