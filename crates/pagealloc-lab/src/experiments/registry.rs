@@ -21,7 +21,7 @@ use super::vmstat::page_bench03;
 
 /// One of our rows: a preset (and parameters) with its metrics, named as the published
 /// columns.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub preset: String,
     pub params: serde_json::Value,

@@ -7,7 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::registry::Experiment;
+use std::collections::BTreeMap;
+
+use super::registry::{Experiment, Row};
+use super::table::shown_rows;
 
 /// Writes `out/report.html` for `experiments`, whose JSON and SVG files are in `out`.
 pub(super) fn write_report(experiments: &[&Experiment], out: &Path) -> Result<(), String> {
@@ -42,8 +45,10 @@ fn section(page: &mut String, experiment: &Experiment, out: &Path) -> Result<(),
         if json["quick"] == true { ", quick" } else { "" },
         escape(json["cost_model"].as_str().unwrap_or_default())
     );
-    page.push_str("<h3>Ours</h3>\n");
-    ours_table(page, &json["rows"]);
+    let rows: Vec<Row> =
+        serde_json::from_value(json["rows"].clone()).map_err(|error| format!("{}: {error}", experiment.name))?;
+    page.push_str("<h3>Ours</h3>\n<p class=\"meta\">As the text tables show them: columns the seeds normalise are relative to the first row (= 100).</p>\n");
+    ours_table(page, &rows, &shown_rows(experiment, &rows));
     let published = &json["published"];
     let _ = writeln!(
         page,
@@ -55,32 +60,42 @@ fn section(page: &mut String, experiment: &Experiment, out: &Path) -> Result<(),
     Ok(())
 }
 
-/// Our rows: the preset, its parameter point, and every metric.
-fn ours_table(page: &mut String, rows: &Value) {
-    let rows = rows.as_array().map(Vec::as_slice).unwrap_or_default();
+/// Our rows: the preset, the parameters that differ between rows, and every metric as
+/// shown; the parameters every row shares are listed once above.
+fn ours_table(page: &mut String, rows: &[Row], shown: &[BTreeMap<String, f64>]) {
+    let params = |row: &Row| row.params.as_object().cloned().unwrap_or_default();
+    let first = rows.first().map(params).unwrap_or_default();
+    let varying: Vec<&String> =
+        first.keys().filter(|key| rows.iter().any(|row| params(row).get(*key) != first.get(*key))).collect();
+    let shared: Vec<String> =
+        first.iter().filter(|(key, _)| !varying.contains(key)).map(|(key, value)| format!("{key}={value}")).collect();
+    if !shared.is_empty() {
+        let _ = writeln!(
+            page,
+            "<details><summary>parameters of every row</summary><p class=\"meta\">{}</p></details>",
+            escape(&shared.join(", "))
+        );
+    }
     let mut metrics: Vec<&str> = Vec::new();
-    for row in rows {
-        for metric in row["metrics"].as_object().into_iter().flat_map(|fields| fields.keys()) {
-            if !metrics.contains(&metric.as_str()) {
-                metrics.push(metric);
-            }
+    for metric in shown.iter().flat_map(|row| row.keys()) {
+        if !metrics.contains(&metric.as_str()) {
+            metrics.push(metric);
         }
     }
-    page.push_str("<table class=\"ours\">\n<tr><th>preset</th><th>parameters</th>");
-    for metric in &metrics {
-        let _ = write!(page, "<th>{}</th>", escape(metric));
+    page.push_str("<table class=\"ours\">\n<tr><th>preset</th>");
+    for name in varying.iter().map(|key| key.as_str()).chain(metrics.iter().copied()) {
+        let _ = write!(page, "<th>{}</th>", escape(name));
     }
     page.push_str("</tr>\n");
-    for row in rows {
-        let params = if row["params"].is_null() { String::new() } else { row["params"].to_string() };
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td>",
-            escape(row["preset"].as_str().unwrap_or_default()),
-            escape(&params)
-        );
+    for (row, values) in rows.iter().zip(shown) {
+        let _ = write!(page, "<tr><td>{}</td>", escape(&row.preset));
+        for key in &varying {
+            let _ =
+                write!(page, "<td>{}</td>", escape(&params(row).get(*key).map(Value::to_string).unwrap_or_default()));
+        }
         for metric in &metrics {
-            let _ = write!(page, "<td>{}</td>", number(&row["metrics"][*metric]));
+            let _ =
+                write!(page, "<td>{}</td>", values.get(*metric).map(|v| number(&Value::from(*v))).unwrap_or_default());
         }
         page.push_str("</tr>\n");
     }
@@ -104,11 +119,13 @@ fn published_table(page: &mut String, published: &Value) {
     page.push_str("</table>\n");
 }
 
-/// A number as tables print it: integers whole, others to four significant places.
+/// A number as tables print it: at most four decimals, trailing zeros dropped.
 fn number(value: &Value) -> String {
     match value.as_f64() {
-        Some(number) if number.fract() == 0.0 && number.abs() < 1e15 => format!("{number:.0}"),
-        Some(number) => format!("{number:.4}"),
+        Some(number) => {
+            let text = format!("{number:.4}");
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
         None => String::new(),
     }
 }
@@ -122,7 +139,7 @@ const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\
 body { font-family: sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }\n\
 table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.85rem; }\n\
 th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }\n\
-th:first-child, td:first-child, .ours td:nth-child(2) { text-align: left; }\n\
+th:first-child, td:first-child { text-align: left; }\n\
 .meta { color: #666; font-size: 0.85rem; }\n\
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; }\n\
 section { border-top: 2px solid #ddd; margin-top: 2rem; }\n\
