@@ -1,6 +1,6 @@
 //! `pagelab bench B --sim`: the same benches on the simulator's CPUs, so that what grows
 //! with the thread count (zone-lock waits, hand-over stacks, frame-record and counter lines
-//! crossing between caches) shows at 4 to 256 CPUs on a small host.
+//! crossing between caches) shows at 4 to 1024 CPUs on a small host.
 //!
 //! The allocator is the same code; the simulated machine is `--cpus` CPUs of `--topology`
 //! (or a `--machine` profile). Thread `i` runs on CPU `i`, as the real bench pins it; the
