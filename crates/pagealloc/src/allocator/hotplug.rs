@@ -20,9 +20,11 @@ use crate::zone::Zone;
 impl<P: Platform> PageAllocator<P> {
     /// Takes `range` (whole pageblocks of one zone) out of use: isolates it, moves
     /// every allocated block out through the migration client ([`Self::set_migrate`]),
-    /// and turns its frames into holes. Returns the pages taken. Fails, with the range as
-    /// it was, if a block cannot move (unmovable, or refused by the client), if a
-    /// pageblock is a reserve, or if part of the range is not online.
+    /// and turns its frames into holes. Returns the pages taken; `managed_pages()` and the
+    /// zone's watermarks drop by them until [`Self::online`] brings the range back. Fails,
+    /// with the range as it was, if a block cannot move (unmovable, or refused by the
+    /// client; with no client at all, [`RangeError::NoMigrationClient`]), if a pageblock
+    /// is a reserve, or if part of the range is not online.
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
