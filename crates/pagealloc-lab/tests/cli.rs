@@ -129,6 +129,8 @@ const BAD_INVOCATIONS: &[&str] = &[
     "merge /nonexistent/part.json",
     "merge CARGO_TOML",
     "compare CARGO_TOML CARGO_TOML",
+    "run page_fault1 --machine-memory --duration-ms 2",
+    "run page_fault1 --machine REFERENCE_PROFILE --machine-memory --memory-gib 2 --duration-ms 2",
     "compare /nonexistent/a.json /nonexistent/b.json",
     "compare REFERENCE_PROFILE REFERENCE_PROFILE --fail-on-regression -3",
 ];

@@ -24,6 +24,9 @@ pub struct SimMachine {
     pub topology: Topology,
     pub calibration: Calibration,
     pub kernel: KernelCosts,
+    /// The host's /proc/zoneinfo as the profile captured it (profiles only): its nodes,
+    /// zones and memory, for `run --machine-memory`.
+    pub zoneinfo: Option<std::sync::Arc<str>>,
 }
 
 impl SimMachine {
@@ -33,7 +36,8 @@ impl SimMachine {
         let topology = hardware::topology(&profile.host, name)?;
         let calibration = hardware::calibration(&constants, name)?;
         let kernel = KernelCosts::derive(&constants, &calibration)?;
-        Ok(SimMachine { topology, calibration, kernel })
+        let zoneinfo = (!profile.host.zoneinfo.trim().is_empty()).then(|| profile.host.zoneinfo.as_str().into());
+        Ok(SimMachine { topology, calibration, kernel, zoneinfo })
     }
 
     /// Reads `path` as a profile (see `pagelab calibrate`).

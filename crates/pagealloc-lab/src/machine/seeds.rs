@@ -120,7 +120,7 @@ impl SeedHardware {
         // memory times the reference host's copy-to-zero ratio.
         let copy_ratio = reference.kernel.page_copy_ns as f64 / reference.calibration.page_miss_ns as f64;
         kernel.page_copy_ns = (page_miss_ns as f64 * copy_ratio).round() as u64;
-        SimMachine { topology: self.topology.clone(), calibration, kernel }
+        SimMachine { topology: self.topology.clone(), calibration, kernel, zoneinfo: None }
     }
 }
 
@@ -218,7 +218,8 @@ pub fn seed_machine(topology: &Topology) -> Option<SimMachine> {
 
 /// A machine of `topology` with the reference host's costs (a flat topology of any size).
 pub fn reference_with(topology: Topology) -> SimMachine {
-    SimMachine { topology, ..reference().clone() }
+    // The reference host's zones are not this topology's.
+    SimMachine { topology, zoneinfo: None, ..reference().clone() }
 }
 
 impl KernelCosts {

@@ -120,6 +120,10 @@ pub struct RunArgs {
     /// holds (fault path, allocator path per call, socket messages) the workloads' own.
     #[arg(long, value_name = "FILE", conflicts_with = "topology", value_parser = parse_machine)]
     pub machine: Option<std::sync::Arc<crate::machine::SimMachine>>,
+    /// Simulator: the machine profile's memory too, as its /proc/zoneinfo has it (nodes,
+    /// zones, present and managed pages, the CPUs of each node), instead of --memory-gib.
+    #[arg(long, requires = "machine", conflicts_with_all = ["memory_gib", "dma32"])]
+    pub machine_memory: bool,
     /// Simulator: whose frame-metadata layout to charge cache lines for.
     #[arg(long, value_enum, default_value = "pagealloc")]
     pub metadata_layout: LayoutKind,

@@ -58,8 +58,12 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     let preset = args.preset()?;
     let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
-    let builder =
-        machine_memory(&topology, args.memory_gib << 18, args.dma32).policy(args.policy(preset)).last_level_cache(llc);
+    let memory = if args.machine_memory {
+        profile_memory(args, &topology)?
+    } else {
+        machine_memory(&topology, args.memory_gib << 18, args.dma32)
+    };
+    let builder = memory.policy(args.policy(preset)).last_level_cache(llc);
     let platform = SimPlatform::with_layout(topology, args.calibration(), args.metadata_layout.layout());
     let sim = platform.handle();
     let builder = match &args.trace {
@@ -77,6 +81,20 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
         write_zoneinfo_beside(path, &allocator)?;
     }
     Ok((allocator, sim, preset, platform_name))
+}
+
+/// The machine profile's memory as its /proc/zoneinfo describes it (`--machine-memory`);
+/// its CPUs must be the profile topology's.
+fn profile_memory(args: &RunArgs, topology: &pagealloc_sim::Topology) -> Result<AllocatorBuilder, String> {
+    let machine = args.sim_machine();
+    let text = machine.zoneinfo.as_deref().ok_or("--machine-memory: the profile holds no /proc/zoneinfo")?;
+    let zones =
+        crate::trace::zoneinfo::parse_zoneinfo(text).map_err(|error| format!("the profile's zoneinfo: {error}"))?;
+    let zoneinfo_cpus = crate::trace::zoneinfo::cpu_count(&zones);
+    if zoneinfo_cpus != topology.cpus() as usize {
+        return Err(format!("the profile's zoneinfo has {zoneinfo_cpus} CPUs, its topology {}", topology.cpus()));
+    }
+    crate::trace::zoneinfo::machine(&zones)
 }
 
 /// The machine of a traced run as /proc/zoneinfo, at `<trace>.zoneinfo`, for `pagelab

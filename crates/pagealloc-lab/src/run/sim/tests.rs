@@ -109,3 +109,23 @@ fn thread_mode_faults_take_the_mmap_sem_before_six_four_and_only_their_vma_after
     assert!(old_lock.wait_ns > 0, "munmaps under the write lock stall faults: {old_lock:?}");
     assert!(new_lock.acquisitions * 16 <= new.work_units, "one RSS fold per 32 faults at most: {new_lock:?}");
 }
+
+/// `--machine-memory`: the profile's /proc/zoneinfo is the simulated machine's memory, its
+/// zones and managed pages as the file has them.
+#[test]
+fn a_profiles_zoneinfo_is_the_machine_memory() {
+    let profile = concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/reference-host.json");
+    let mut run = args(WorkloadKind::PageFault1, 2, 2);
+    run.machine = Some(crate::run::parse_machine(profile).unwrap());
+    run.machine_memory = true;
+    let (allocator, ..) = build_machine(&run).unwrap();
+    let zones = crate::trace::zoneinfo::parse_zoneinfo(run.sim_machine().zoneinfo.as_deref().unwrap()).unwrap();
+    let managed: u64 = zones.iter().map(|zone| zone.managed_pages).sum();
+    assert_eq!(allocator.managed_pages(), managed);
+    let types: Vec<_> = allocator.zones().iter().map(|zone| zone.zone_type()).collect();
+    assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
+    // A built-in machine has no zoneinfo to take.
+    let mut seed = args(WorkloadKind::PageFault1, 2, 2);
+    seed.machine_memory = true;
+    assert!(build_machine(&seed).is_err());
+}
