@@ -11,6 +11,7 @@ mod frag_thpcompact;
 mod frag_thpfioscale;
 mod frag_thpfioscale_sweep;
 mod kbuild;
+mod line_figure;
 mod llfree_frag;
 mod lru_page_fault;
 mod netperf;

@@ -89,7 +89,13 @@ pub(super) fn write_outputs(
             .collect()
     };
     let ours = shown_rows(experiment, rows);
-    let figure = svg::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours);
+    // A scaling experiment whose published figures are withheld is a line chart over its
+    // parameter; with published rows, the paired bars set ours beside them.
+    let scaling = super::line_figure::scaling_parameter(rows).filter(|_| experiment.published.rows.is_empty());
+    let figure = match scaling {
+        Some(x) => super::line_figure::figure(experiment.summary, rows, &x, experiment.published.columns)?,
+        None => svg::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours),
+    };
     let svg_path = out.join(format!("{}.svg", experiment.name));
     std::fs::write(&svg_path, figure).map_err(|e| format!("{}: {e}", svg_path.display()))?;
     Ok(())
