@@ -7,6 +7,7 @@
 //! [`REPRODUCTION_LAYOUT`](simulate::REPRODUCTION_LAYOUT)). Normalised columns follow the
 //! seed (the first preset = 100).
 
+mod bar_figure;
 mod frag_thpcompact;
 mod frag_thpfioscale;
 mod frag_thpfioscale_sweep;
@@ -25,7 +26,6 @@ mod report_html;
 mod reproduce;
 mod seeds;
 mod simulate;
-mod svg;
 mod table;
 mod trunc;
 mod vmstat;

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::bar_figure;
 use super::registry::{Experiment, Row};
 use super::simulate::REPRODUCTION_LAYOUT;
-use super::svg;
 use super::table::{published_shown, shown_rows};
 
 #[derive(Debug, Serialize)]
@@ -94,7 +94,7 @@ pub(super) fn write_outputs(
     let scaling = super::line_figure::scaling_parameter(rows).filter(|_| experiment.published.rows.is_empty());
     let figure = match scaling {
         Some(x) => super::line_figure::figure(experiment.summary, rows, &x, experiment.published.columns)?,
-        None => svg::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours),
+        None => bar_figure::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours)?,
     };
     let svg_path = out.join(format!("{}.svg", experiment.name));
     std::fs::write(&svg_path, figure).map_err(|e| format!("{}: {e}", svg_path.display()))?;
