@@ -5,6 +5,7 @@ mod frag_report;
 mod kswapd_task;
 mod lru_pages;
 mod page_cache;
+mod policy_choice;
 mod real;
 mod report;
 mod sim;
@@ -22,8 +23,6 @@ use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 
 use pagealloc::policy::NumaStats;
-use pagealloc::presets::Preset;
-use pagealloc::Policy;
 
 use crate::policy_file::{PolicyFile, Set};
 
@@ -224,36 +223,6 @@ impl RunArgs {
         use clap::{Parser, ValueEnum};
         let name = workload.to_possible_value().expect("every workload has a name");
         RunCommand::parse_from(["pagelab run", name.get_name()]).run
-    }
-
-    /// The preset the run starts from: the policy file's base, else --preset; refused when
-    /// a switch the file or --set changes does nothing there.
-    pub fn preset(&self) -> Result<&'static Preset, String> {
-        let named =
-            pagealloc::presets::find(&self.preset).ok_or_else(|| format!("unknown preset '{}'", self.preset))?;
-        let base = self.policy_file.as_ref().and_then(|file| file.base).unwrap_or(named);
-        crate::policy_file::resolve(base, self.policy_file.as_ref(), &self.sets)?;
-        Ok(base)
-    }
-
-    /// The preset, and every switch the file and --set leave changed from it, as reports
-    /// name the policy (`patch7 + pcp.batch_scale_max=6`).
-    pub fn policy_label(&self, preset: &Preset) -> String {
-        let policy = crate::policy_file::apply(preset, self.policy_file.as_ref(), &self.sets);
-        crate::policy_file::label(preset, &policy)
-    }
-
-    /// The preset's policy with this run's switches (the file's, then --set's) and
-    /// overrides.
-    pub fn policy(&self, preset: &Preset) -> Policy {
-        let mut policy = crate::policy_file::apply(preset, self.policy_file.as_ref(), &self.sets);
-        if let Some(numa) = self.numa_stats {
-            policy.vmstat.numa = numa;
-        }
-        if let Some(batch_pages) = self.lru_batch {
-            policy.lru.batch_pages = batch_pages;
-        }
-        policy
     }
 
     /// The hardware costs of the simulated machine.
