@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 
+use super::line_figure::tick_label;
 use super::published::PublishedTable;
 
 const PANEL_WIDTH: u32 = 400;
@@ -87,7 +88,7 @@ fn panel(
         .light_line_style(WHITE)
         .y_labels(presets.len())
         .y_label_formatter(&name)
-        .x_label_formatter(&|value| short(*value))
+        .x_label_formatter(&|value| tick_label(*value, 1))
         .label_style(("sans-serif", 10))
         .draw()
         .map_err(error)?;
@@ -105,20 +106,6 @@ fn panel(
     };
     chart.draw_series(values.published.iter().enumerate().filter_map(marker)).map_err(error)?;
     Ok(())
-}
-
-/// A tick label: whole numbers plain, large ones with k or M, small ones to one place.
-fn short(value: f64) -> String {
-    let magnitude = value.abs();
-    if magnitude >= 1e6 {
-        format!("{:.1}M", value / 1e6)
-    } else if magnitude >= 1e4 {
-        format!("{:.0}k", value / 1e3)
-    } else if value.fract() == 0.0 {
-        format!("{value:.0}")
-    } else {
-        format!("{value:.1}")
-    }
 }
 
 #[cfg(test)]

@@ -92,8 +92,8 @@ fn panel(
                 .light_line_style(WHITE)
                 .x_desc(x)
                 .y_desc(unit(metric))
-                .x_label_formatter(&|x| short(*x))
-                .y_label_formatter(&|y| short(*y))
+                .x_label_formatter(&|x| tick_label(*x, 2))
+                .y_label_formatter(&|y| tick_label(*y, 2))
                 .draw()
                 .map_err(error)?;
             for (index, (name, rows)) in series.iter().enumerate() {
@@ -126,8 +126,8 @@ fn panel(
     Ok(())
 }
 
-/// A tick label: whole numbers plain, large ones with k or M, small ones to two places.
-fn short(value: f64) -> String {
+/// A tick label: whole numbers plain, large ones with k or M, others to `decimals` places.
+pub(super) fn tick_label(value: f64, decimals: usize) -> String {
     let magnitude = value.abs();
     if magnitude >= 1e6 {
         format!("{:.1}M", value / 1e6)
@@ -136,7 +136,7 @@ fn short(value: f64) -> String {
     } else if value.fract() == 0.0 {
         format!("{value:.0}")
     } else {
-        format!("{value:.2}")
+        format!("{value:.decimals$}")
     }
 }
 

@@ -87,11 +87,7 @@ impl<P: Platform> PageAllocator<P> {
             ..AllocatorStats::default()
         };
         for zone in self.zones.iter() {
-            let pageset_pages = zone
-                .pcp
-                .iter()
-                .map(|slot| slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages())))
-                .sum();
+            let pageset_pages = self.zone_pcp_pages(zone);
             let free_blocks =
                 zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)));
             let zone_stats = ZoneStats {

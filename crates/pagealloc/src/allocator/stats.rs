@@ -55,11 +55,15 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Pages held in pagesets now, over all zones and CPUs.
     pub fn pcp_pages(&self) -> u64 {
-        self.zones
-            .iter()
-            .flat_map(|zone| zone.pcp.iter())
-            .map(|slot| slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages())))
-            .sum()
+        self.zones.iter().map(|zone| self.zone_pcp_pages(zone)).sum()
+    }
+
+    /// Pages held in one zone's pagesets now, over all CPUs.
+    pub(super) fn zone_pcp_pages(&self, zone: &crate::zone::Zone<P>) -> u64 {
+        let held = |slot: &crate::pcp::PcpSlot<P>| {
+            slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages()))
+        };
+        zone.pcp.iter().map(held).sum()
     }
 
     /// Pageset counters summed over all zones and CPUs.

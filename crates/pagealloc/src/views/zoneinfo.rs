@@ -61,20 +61,7 @@ impl ZoneinfoZone {
             .map(|zone| {
                 let head = ZoneHead::at_rest(zone, &mut next_free_pfn);
                 let pagesets = (0..sizing.online_cpus as usize).map(|cpu| PagesetLine::at_rest(zone, cpu)).collect();
-                ZoneinfoZone {
-                    node: head.node,
-                    zone_type: head.zone_type,
-                    free_pages: head.free_pages,
-                    boost_pages: head.boost_pages,
-                    watermarks: head.watermarks,
-                    spanned_pages: head.spanned_pages,
-                    present_pages: head.present_pages,
-                    managed_pages: head.managed_pages,
-                    cma_pages: head.cma_pages,
-                    protection: head.protection,
-                    pagesets,
-                    start_pfn: head.start_pfn,
-                }
+                ZoneinfoZone::from_head(head, pagesets)
             })
             .collect()
     }
@@ -88,21 +75,61 @@ impl ZoneinfoZone {
             else {
                 continue;
             };
-            // Memory online and offline re-derive these; the build's sizing has the first.
-            let params = zone.params();
-            row.managed_pages = zone.managed_pages();
-            row.watermarks = params.watermarks;
-            row.protection = params.lowmem_reserve;
-            row.free_pages = zone.free_pages();
-            row.boost_pages = zone.boost_pages();
-            row.spanned_pages = zone.spanned_pages();
-            row.present_pages = zone.present_pages();
-            row.start_pfn = zone.start_pfn();
+            let mut head = row.head();
+            head.update_from(zone);
+            *row = ZoneinfoZone::from_head(head, core::mem::take(&mut row.pagesets));
             for (line, slot) in row.pagesets.iter_mut().zip(zone.pagesets()) {
                 *line = line.live(allocator.platform(), slot);
             }
         }
         zones
+    }
+
+    fn from_head(head: ZoneHead, pagesets: Vec<PagesetLine>) -> ZoneinfoZone {
+        let ZoneHead {
+            node,
+            zone_type,
+            free_pages,
+            boost_pages,
+            watermarks,
+            spanned_pages,
+            present_pages,
+            managed_pages,
+            cma_pages,
+            protection,
+            start_pfn,
+        } = head;
+        ZoneinfoZone {
+            node,
+            zone_type,
+            free_pages,
+            boost_pages,
+            watermarks,
+            spanned_pages,
+            present_pages,
+            managed_pages,
+            cma_pages,
+            protection,
+            pagesets,
+            start_pfn,
+        }
+    }
+
+    /// Everything printed but the pagesets.
+    fn head(&self) -> ZoneHead {
+        ZoneHead {
+            node: self.node,
+            zone_type: self.zone_type,
+            free_pages: self.free_pages,
+            boost_pages: self.boost_pages,
+            watermarks: self.watermarks,
+            spanned_pages: self.spanned_pages,
+            present_pages: self.present_pages,
+            managed_pages: self.managed_pages,
+            cma_pages: self.cma_pages,
+            protection: self.protection,
+            start_pfn: self.start_pfn,
+        }
     }
 }
 
@@ -147,19 +174,7 @@ pub fn write_zoneinfo<P: Platform>(out: &mut impl Write, allocator: &PageAllocat
 #[cfg(feature = "alloc")]
 pub fn write_zoneinfo_zones(out: &mut impl Write, zones: &[ZoneinfoZone], version: LinuxVersion) -> fmt::Result {
     for zone in zones {
-        let head = ZoneHead {
-            node: zone.node,
-            zone_type: zone.zone_type,
-            free_pages: zone.free_pages,
-            boost_pages: zone.boost_pages,
-            watermarks: zone.watermarks,
-            spanned_pages: zone.spanned_pages,
-            present_pages: zone.present_pages,
-            managed_pages: zone.managed_pages,
-            cma_pages: zone.cma_pages,
-            protection: zone.protection,
-            start_pfn: zone.start_pfn,
-        };
+        let head = zone.head();
         write_zone(out, &head, zone.pagesets.iter().copied(), version)?;
     }
     Ok(())
