@@ -44,6 +44,12 @@ enum Command {
     /// The built-in simulated machines (the reference host as measured, the seeds' machines)
     /// and where every constant comes from.
     Machines(machine::listing::MachinesArgs),
+    /// Machine files: `pagelab machine capture [--out FILE]` writes this host's topology,
+    /// caches and zones in the calibration profile's format.
+    Machine {
+        #[command(subcommand)]
+        command: machine::capture::MachineCommand,
+    },
     /// LLFree's allocator benchmark (bulk, repeat, rand, frag) against peers, on real threads.
     Bench(bench::BenchArgs),
     /// Run one workload on the many-CPU simulator (or on real threads with --real).
@@ -90,10 +96,14 @@ enum Command {
         /// A real-thread experiment (llfree-frag) runs alone.
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..).map(usize::from))]
         jobs: Option<usize>,
-        /// A machine profile (`pagelab calibrate`) whose hardware and kernel costs every
+        /// A machine file (`pagelab calibrate`, or `pagelab machine capture`) whose hardware and kernel costs every
         /// experiment runs with, on its own topology, instead of its seed machine's.
         #[arg(long, value_name = "FILE")]
         machine: Option<std::path::PathBuf>,
+        /// Print each job's (experiment and preset) host wall time at the end, slowest
+        /// first, to standard error.
+        #[arg(long)]
+        timings: bool,
     },
     /// List the experiments `reproduce` runs.
     Experiments {
@@ -124,6 +134,7 @@ fn main() {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Machines(args) => machine::listing::run(&args),
+        Command::Machine { command } => machine::capture::run(&command),
         Command::Demo(args) => demo::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Run(args) => run::run(&args),
@@ -133,13 +144,17 @@ fn main() {
         Command::Trace { command } => trace::run(&command),
         Command::Replay(args) => trace::replay_cli::run(&args),
         Command::Torture(args) => run_torture(&args),
-        Command::Reproduce { experiments, quick, seed, seeds, out, jobs, machine } => {
+        Command::Reproduce { experiments, quick, seed, seeds, out, jobs, machine, timings } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
             machine
                 .map(|path| machine::SimMachine::read(&path).and_then(experiments::use_machine_costs))
                 .transpose()
                 .and_then(|_| {
-                    experiments::reproduce(&experiments::Plan { names: &experiments, quick, seed, seeds }, &out, jobs)
+                    experiments::reproduce(
+                        &experiments::Plan { names: &experiments, quick, seed, seeds, timings },
+                        &out,
+                        jobs,
+                    )
                 })
         }
         Command::Experiments { format } => list_experiments(format),

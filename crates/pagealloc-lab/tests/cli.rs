@@ -498,3 +498,32 @@ fn compare_reports_means_changes_and_significance() {
     assert_eq!(pagelab(&["compare", &a, &other]).status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `machine capture` writes this host as a machine file that `run --machine` simulates, on
+/// the host's own CPUs and, with `--machine-memory`, its own zones.
+#[test]
+fn a_captured_host_is_a_machine_to_run() {
+    let path = std::env::temp_dir().join(format!("pagelab-machine-{}.json", std::process::id()));
+    let file = path.display().to_string();
+    let printed = successful_stdout(&["machine", "capture", "--out", &file]);
+    assert!(printed.contains("borrowed from the reference host"), "{printed}");
+    let profile: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let host_cpus = profile["host"]["cpus"].as_array().unwrap().len() as u64;
+    let cpus = host_cpus.to_string();
+    let report = successful_stdout(&[
+        "run",
+        "page_fault1",
+        "--machine",
+        &file,
+        "--machine-memory",
+        "--cpus",
+        &cpus,
+        "--duration-ms",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(report["cpus"].as_u64(), Some(host_cpus), "{report}");
+    let _ = std::fs::remove_file(&path);
+}

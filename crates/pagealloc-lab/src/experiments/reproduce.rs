@@ -20,10 +20,12 @@ pub struct Plan<'a> {
     pub quick: bool,
     pub seed: u64,
     pub seeds: u64,
+    /// Print each job's host wall time at the end, slowest first.
+    pub timings: bool,
 }
 
 pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String> {
-    let &Plan { names, quick, seed, seeds } = plan;
+    let &Plan { names, quick, seed, seeds, timings } = plan;
     let chosen: Vec<&Experiment> = if names.is_empty() {
         EXPERIMENTS.iter().collect()
     } else {
@@ -47,6 +49,7 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             .progress_chars("=> "),
     );
     let mut rows = Vec::new();
+    let mut job_seconds: Vec<(f64, usize)> = Vec::new();
     // Simulations share the host; a real-thread run has it to itself, since its threads are
     // pinned one per CPU and another job beside them would be measured with them.
     let host = RwLock::new(());
@@ -60,13 +63,16 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             let _shared = (!real).then(|| host.read().unwrap_or_else(PoisonError::into_inner));
             let _exclusive = real.then(|| host.write().unwrap_or_else(PoisonError::into_inner));
             bar.set_message(format!("{}: {preset}", experiment.name));
+            let started = std::time::Instant::now();
             let per_seed = (seed..seed + seeds.max(1))
                 .map(|run_seed| (experiment.run)(preset, quick, run_seed, &bar))
                 .collect::<Result<Vec<_>, _>>()?;
-            super::seeds::combine(per_seed)
+            super::seeds::combine(per_seed).map(|rows| (rows, started.elapsed().as_secs_f64()))
         },
-        |index, result: Result<Vec<Row>, String>| -> Result<(), String> {
-            rows.extend(result?);
+        |index, result: Result<(Vec<Row>, f64), String>| -> Result<(), String> {
+            let (job_rows, seconds) = result?;
+            rows.extend(job_rows);
+            job_seconds.push((seconds, index));
             bar.inc(1);
             let (position, experiment, _) = runs[index];
             let last_of_experiment = runs.get(index + 1).map(|next| next.0) != Some(position);
@@ -81,7 +87,23 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
     )?;
     super::report_html::write_report(&chosen, out)?;
     bar.finish_with_message(format!("done; JSON, CSV, SVG and report.html in {}", out.display()));
+    if timings {
+        print_timings(&mut job_seconds, |index| (runs[index].1.name, runs[index].2));
+    }
     Ok(())
+}
+
+/// Each job's host wall time, slowest first, to stderr (it varies from run to run, so it
+/// is kept out of the results).
+fn print_timings(job_seconds: &mut [(f64, usize)], job: impl Fn(usize) -> (&'static str, &'static str)) {
+    job_seconds.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let total: f64 = job_seconds.iter().map(|(seconds, _)| seconds).sum();
+    eprintln!("{:>9}  {:<24} preset", "seconds", "experiment");
+    for &(seconds, index) in job_seconds.iter() {
+        let (experiment, preset) = job(index);
+        eprintln!("{seconds:>9.2}  {experiment:<24} {preset}");
+    }
+    eprintln!("{total:>9.2}  (sum over jobs; they run in parallel)");
 }
 
 #[cfg(test)]
@@ -94,7 +116,7 @@ mod tests {
         let run = |dir: &str, jobs: usize| {
             let out = base.join(dir);
             let names = ["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()];
-            reproduce(&Plan { names: &names, quick: true, seed: 3, seeds: 1 }, &out, jobs).unwrap();
+            reproduce(&Plan { names: &names, quick: true, seed: 3, seeds: 1, timings: false }, &out, jobs).unwrap();
             ["pcp-unix.json", "highorder-netperf-tcp.json", "pcp-unix.csv", "pcp-unix.svg"]
                 .map(|file| std::fs::read(out.join(file)).unwrap())
         };
@@ -106,7 +128,7 @@ mod tests {
     fn a_quick_experiment_writes_json_and_csv() {
         let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
         let names = ["highorder-trunc".to_string()];
-        reproduce(&Plan { names: &names, quick: true, seed: 1, seeds: 1 }, &out, 1).unwrap();
+        reproduce(&Plan { names: &names, quick: true, seed: 1, seeds: 1, timings: false }, &out, 1).unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("highorder-trunc.json")).unwrap()).unwrap();
         assert_eq!(json["experiment"], "highorder-trunc");

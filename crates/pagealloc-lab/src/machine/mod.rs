@@ -2,11 +2,13 @@
 //! (`pagealloc_sim::Calibration`) and the kernel's costs around and inside the allocator
 //! ([`KernelCosts`]). `pagelab calibrate` measures a profile; `--machine FILE` reads one.
 //!
+//! - `capture`: `pagelab machine capture`, the host as a machine file without timing;
 //! - `hardware`: topology and calibration from the profile's host and measured constants;
 //! - `kernel_costs`: what the workloads and the allocator calls charge besides data movement;
 //! - `seeds`: the built-in machines: the reference host as measured, the seeds' machines
 //!   with cited hardware and the reference host's kernel scaled by clock.
 
+pub mod capture;
 mod hardware;
 pub mod kernel_costs;
 pub mod listing;

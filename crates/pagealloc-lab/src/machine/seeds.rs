@@ -31,14 +31,20 @@ use crate::calibrate::profile::MachineProfile;
 /// guest), from which the seed machines' kernel costs are scaled.
 const REFERENCE_PROFILE: &str = include_str!("../../profiles/reference-host.json");
 
+/// The reference host's profile as measured, parsed once.
+pub fn reference_profile() -> &'static MachineProfile {
+    static PROFILE: OnceLock<MachineProfile> = OnceLock::new();
+    PROFILE.get_or_init(|| serde_json::from_str(REFERENCE_PROFILE).expect("the built-in profile parses"))
+}
+
 /// The reference host as measured (its own topology: 2 CPUs) and its clock, MHz: the
 /// built-in profile, parsed once.
 fn reference_and_clock() -> &'static (SimMachine, f64) {
     static REFERENCE: OnceLock<(SimMachine, f64)> = OnceLock::new();
     REFERENCE.get_or_init(|| {
-        let profile: MachineProfile = serde_json::from_str(REFERENCE_PROFILE).expect("the built-in profile parses");
+        let profile = reference_profile();
         assert!(profile.host.clock_mhz > 0.0, "the reference profile records its clock");
-        let machine = SimMachine::from_profile(&profile, "reference-host").expect("the built-in profile is complete");
+        let machine = SimMachine::from_profile(profile, "reference-host").expect("the built-in profile is complete");
         (machine, profile.host.clock_mhz)
     })
 }

@@ -5,6 +5,7 @@ mod frag_report;
 mod kswapd_task;
 mod lru_pages;
 mod page_cache;
+mod pfn_table;
 mod policy_choice;
 mod real;
 mod report;
@@ -114,7 +115,8 @@ pub struct RunArgs {
     pub real: bool,
     #[arg(long, value_enum, default_value = "flat")]
     pub topology: TopologyKind,
-    /// Simulator: a machine profile written by `pagelab calibrate`. Its topology replaces
+    /// Simulator: a machine file written by `pagelab calibrate` (or `pagelab machine capture`,
+    /// whose costs are the reference host's until calibrated). Its topology replaces
     /// --topology, its measured hardware costs the legacy ones, and the kernel's costs it
     /// holds (fault path, allocator path per call, socket messages) the workloads' own.
     #[arg(long, value_name = "FILE", conflicts_with = "topology", value_parser = parse_machine)]

@@ -5,7 +5,7 @@
 //! swap: never reclaimed). One per run, shared by the run's CPUs; registered before the
 //! run starts.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
@@ -14,6 +14,8 @@ use pagealloc::platform::Platform;
 use pagealloc::{Block, PageAllocator, Pfn};
 use serde::Serialize;
 
+use super::pfn_table::PfnTable;
+
 /// Cached blocks by head pfn, and their pfns oldest first: what a page cache reclaims from
 /// and compaction moves (also torture's cache). A moved block is queued again as the
 /// newest; its old pfn is skipped when it comes up, unless a block read into that pfn since
@@ -21,7 +23,7 @@ use serde::Serialize;
 #[derive(Default)]
 pub struct AgedBlocks {
     age: VecDeque<Pfn>,
-    blocks: HashMap<Pfn, Block>,
+    blocks: PfnTable<Block>,
 }
 
 impl AgedBlocks {
@@ -34,7 +36,7 @@ impl AgedBlocks {
     /// Takes out the oldest block.
     pub fn pop_oldest(&mut self) -> Option<Block> {
         while let Some(pfn) = self.age.pop_front() {
-            if let Some(block) = self.blocks.remove(&pfn) {
+            if let Some(block) = self.blocks.remove(pfn) {
                 return Some(block);
             }
         }
@@ -43,7 +45,7 @@ impl AgedBlocks {
 
     /// Takes out the block compaction names, if it is this one's.
     pub fn take_source(&mut self, source: &MigrateSource) -> Option<Block> {
-        self.blocks.get(&source.pfn).is_some_and(|block| source.is(block)).then(|| self.blocks.remove(&source.pfn))?
+        self.blocks.get(source.pfn).is_some_and(|block| source.is(block)).then(|| self.blocks.remove(source.pfn))?
     }
 
     pub fn len(&self) -> usize {
@@ -56,12 +58,12 @@ struct Pages {
     /// File and slab pages, oldest first.
     cache: AgedBlocks,
     /// Heads of the cached blocks that are slab pages (shrinker-owned, not movable).
-    slab: HashSet<Pfn>,
+    slab: PfnTable<()>,
     /// Slab pages a reclaim that might not shrink slab passed over, oldest first: older
     /// than everything left in `cache`, so the next reclaim that may takes them first.
     passed_slab: VecDeque<Block>,
     /// Anonymous blocks: movable, not reclaimable.
-    anon: HashMap<Pfn, Block>,
+    anon: PfnTable<Block>,
 }
 
 /// What the cache saw.
@@ -103,7 +105,7 @@ impl PageCache {
         self.read.fetch_add(block.pages(), Relaxed);
         self.cached_pages.fetch_add(block.pages(), Relaxed);
         let mut pages = self.pages();
-        pages.slab.insert(block.pfn());
+        pages.slab.insert(block.pfn(), ());
         pages.cache.insert(block);
     }
 
@@ -123,17 +125,17 @@ impl PageCache {
         let block = loop {
             if shrink_slab {
                 if let Some(block) = pages.passed_slab.pop_front() {
-                    pages.slab.remove(&block.pfn());
+                    pages.slab.remove(block.pfn());
                     break block;
                 }
             }
             let block = pages.cache.pop_oldest()?;
-            if pages.slab.contains(&block.pfn()) {
+            if pages.slab.contains(block.pfn()) {
                 if !shrink_slab {
                     pages.passed_slab.push_back(block);
                     continue;
                 }
-                pages.slab.remove(&block.pfn());
+                pages.slab.remove(block.pfn());
             }
             break block;
         };
@@ -157,8 +159,7 @@ impl PageCache {
     /// Frees the anonymous memory, as its processes' exit does; returns the pages freed.
     /// In pfn order, so that the run stays deterministic.
     pub fn free_anon<P: Platform>(&self, allocator: &PageAllocator<P>) -> u64 {
-        let mut anon: Vec<Block> = self.pages().anon.drain().map(|(_, block)| block).collect();
-        anon.sort_unstable_by_key(Block::pfn);
+        let anon: Vec<Block> = self.pages().anon.drain_in_pfn_order();
         let pages = anon.iter().map(Block::pages).sum();
         for block in anon {
             allocator.free_pages(block).expect("the cache frees what it holds");
@@ -196,8 +197,8 @@ impl<P: Platform> Migrate<P> for PageCache {
         let mut pages = self.pages();
         let (old, file) = match pages.cache.take_source(&source) {
             Some(old) => (old, true),
-            None if pages.anon.get(&source.pfn).is_some_and(|block| source.is(block)) => {
-                (pages.anon.remove(&source.pfn).expect("checked above"), false)
+            None if pages.anon.get(source.pfn).is_some_and(|block| source.is(block)) => {
+                (pages.anon.remove(source.pfn).expect("checked above"), false)
             }
             None => {
                 self.refused.fetch_add(1, Relaxed);

@@ -64,8 +64,9 @@ pub struct ReplayArgs {
     /// Presets to replay under (repeatable).
     #[arg(long = "preset", default_value = "mainline", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
-    /// A machine profile (`pagelab calibrate`) of the traced machine: the replay takes its
-    /// last-level cache (size and sharers), which the pagesets' cache-aware batching reads.
+    /// A machine file (`pagelab calibrate` or `pagelab machine capture`) of the traced
+    /// machine: the replay takes its last-level cache (size and sharers), which the
+    /// pagesets' cache-aware batching reads.
     /// The replay counts events, not time, so no other constant applies.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["llc_kib", "llc_cpus"])]
     pub machine: Option<PathBuf>,

@@ -12,29 +12,6 @@ use super::MAX_CPUS;
 use crate::cache_key::{CacheKey, KeyKind};
 use crate::DeterministicHasher;
 
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct CpuSet([u64; MAX_CPUS / 64]);
-
-impl CpuSet {
-    fn insert(&mut self, cpu: usize) {
-        self.0[cpu / 64] |= 1 << (cpu % 64);
-    }
-    fn contains(&self, cpu: usize) -> bool {
-        self.0[cpu / 64] & (1 << (cpu % 64)) != 0
-    }
-    fn iter(self) -> impl Iterator<Item = usize> {
-        self.0.into_iter().enumerate().flat_map(|(word_index, mut word)| {
-            core::iter::from_fn(move || {
-                (word != 0).then(|| {
-                    let bit = word.trailing_zeros() as usize;
-                    word &= word - 1;
-                    word_index * 64 + bit
-                })
-            })
-        })
-    }
-}
-
 /// Coherence state of one shared line (which L2s hold it is the L2s' business).
 #[derive(Clone, Copy)]
 struct LineState {
@@ -102,25 +79,27 @@ impl SimState {
         self.stats.line_touches += 1;
         let socket = self.topology.socket(cpu as u32) as usize;
         let held_here = self.l2.touch(cpu, key, LINE_BYTES);
-        // Other CPUs that still have the line in their L2. A write drops their copies.
-        let mut holders = CpuSet::default();
-        if write {
-            self.l2.invalidate_others(cpu, key, |other| holders.insert(other));
-        } else {
-            self.l2.other_holders(cpu, key, |other| holders.insert(other));
-        }
         let state = self.lines.state(key);
-        // The nearest holder supplies the line (or acknowledges the invalidation); the last
-        // writer is preferred when it still has it.
-        let owner_holds = state.owner != NO_OWNER && holders.contains(state.owner as usize);
-        let supplier = if owner_holds {
-            Some(state.owner as u32)
-        } else {
-            holders
-                .iter()
-                .min_by_key(|&other| (self.topology.distance(other as u32, cpu as u32), other))
-                .map(|c| c as u32)
+        let owner = state.owner;
+        // Other CPUs that still have the line in their L2 (a write drops their copies): the
+        // nearest supplies the line (or acknowledges the invalidation), the last writer
+        // preferred when it still has it, else the nearest by (distance, CPU number).
+        let topology = &self.topology;
+        let mut owner_holds = false;
+        let mut nearest = None;
+        let mut note_holder = |other: usize| {
+            owner_holds |= other == owner as usize;
+            let candidate = (topology.distance(other as u32, cpu as u32), other);
+            if nearest.is_none_or(|best| candidate < best) {
+                nearest = Some(candidate);
+            }
         };
+        if write {
+            self.l2.invalidate_others(cpu, key, &mut note_holder);
+        } else {
+            self.l2.other_holders(cpu, key, &mut note_holder);
+        }
+        let supplier = if owner_holds { Some(owner as u32) } else { nearest.map(|(_, other)| other as u32) };
         // A read of a line held here is local; a write to a line others still hold costs at
         // least an invalidation round trip.
         let transferred_from = if held_here && !write { None } else { supplier };
