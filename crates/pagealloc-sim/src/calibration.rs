@@ -15,6 +15,9 @@ pub struct Calibration {
     /// Line held by another core of the socket: core-to-core transfer through the LLC/mesh.
     /// Measured core-to-core CAS latency on Skylake-SP to Sapphire Rapids is 45-60 ns.
     pub line_same_socket_ns: u64,
+    /// Line held by a core of the socket under another LLC instance (another core complex
+    /// die on AMD EPYC): the transfer crosses the socket's I/O die.
+    pub line_other_llc_ns: u64,
     /// Line held on the other socket (UPI): 110-135 ns measured on 2-socket Xeons.
     pub line_other_socket_ns: u64,
     /// A line no core holds but the socket's LLC does (a metadata line evicted from the L2):
@@ -46,6 +49,8 @@ impl Calibration {
         line_local_ns: 1,
         line_smt_ns: 15,
         line_same_socket_ns: 50,
+        // One LLC per socket on these parts: never charged.
+        line_other_llc_ns: 50,
         line_other_socket_ns: 120,
         line_llc_ns: 35,
         line_memory_ns: 110,
@@ -63,6 +68,7 @@ impl Calibration {
             Distance::SameCpu => self.line_local_ns,
             Distance::SmtSibling => self.line_smt_ns,
             Distance::SameSocket => self.line_same_socket_ns,
+            Distance::SameSocketOtherLlc => self.line_other_llc_ns,
             Distance::OtherSocket => self.line_other_socket_ns,
         }
     }

@@ -12,8 +12,11 @@ pub struct Topology {
     pub threads_per_core: u32,
     /// Private L2 per core.
     pub l2_bytes_per_core: u64,
-    /// Last-level cache per socket.
+    /// Last-level cache per socket, all its instances together.
     pub llc_bytes_per_socket: u64,
+    /// LLC instances per socket, each shared by an equal run of the socket's cores (1 on
+    /// Intel servers; one per core complex die on AMD EPYC).
+    pub llcs_per_socket: u32,
 }
 
 /// How far apart two CPUs are, for cache-line transfers.
@@ -22,7 +25,10 @@ pub enum Distance {
     SameCpu,
     /// Same core, other hardware thread: shares L1/L2.
     SmtSibling,
+    /// Same socket and LLC instance.
     SameSocket,
+    /// Same socket, another LLC instance (another core complex die).
+    SameSocketOtherLlc,
     OtherSocket,
 }
 
@@ -36,6 +42,20 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 2 << 20,
         llc_bytes_per_socket: 105 << 20,
+        llcs_per_socket: 1,
+    };
+
+    /// 2-socket AMD EPYC 9965 (Turin, Zen 5c), 2 x 192 cores x 2 threads = 768 CPUs: 12
+    /// core complex dies per socket, each of 16 cores sharing its own 32 MiB L3 (384 MiB per
+    /// socket); 1 MiB L2 per core.
+    pub const SERVER_768: Topology = Topology {
+        name: "2s-768cpu",
+        sockets: 2,
+        cores_per_socket: 192,
+        threads_per_core: 2,
+        l2_bytes_per_core: 1 << 20,
+        llc_bytes_per_socket: 384 << 20,
+        llcs_per_socket: 12,
     };
 
     /// 2-socket Ice Lake-class server, 2 x 32 cores x 2 threads = 128 CPUs, 48 MiB LLC per
@@ -47,6 +67,7 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 1280 << 10,
         llc_bytes_per_socket: 48 << 20,
+        llcs_per_socket: 1,
     };
 
     /// 2-socket CascadeLake-class server, 2 x 20 cores x 2 threads = 80 CPUs, 27.5 MiB LLC
@@ -58,6 +79,7 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 1 << 20,
         llc_bytes_per_socket: 55 << 19,
+        llcs_per_socket: 1,
     };
 
     /// Xeon E5-2699 v4 (Broadwell-EP), 2 sockets: 22 cores x 2 threads each, 256 KiB L2 per
@@ -69,6 +91,7 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 1 << 18,
         llc_bytes_per_socket: 55 << 20,
+        llcs_per_socket: 1,
     };
 
     /// 2-socket Haswell-EP server, 2 x 12 cores x 2 threads = 48 CPUs, 30 MiB LLC per
@@ -81,6 +104,7 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 256 << 10,
         llc_bytes_per_socket: 30 << 20,
+        llcs_per_socket: 1,
     };
 
     /// 1-socket desktop-class part with a small cache (the "small CPU cache" Skylake of the
@@ -92,6 +116,7 @@ impl Topology {
         threads_per_core: 2,
         l2_bytes_per_core: 256 << 10,
         llc_bytes_per_socket: 8 << 20,
+        llcs_per_socket: 1,
     };
 
     /// A single-socket topology of `cpus` CPUs without SMT (tests, small runs).
@@ -103,6 +128,7 @@ impl Topology {
             threads_per_core: 1,
             l2_bytes_per_core: 1 << 20,
             llc_bytes_per_socket: (cpus.max(1) as u64) << 20,
+            llcs_per_socket: 1,
         }
     }
 
@@ -127,11 +153,41 @@ impl Topology {
         let ((socket_a, core_a), (socket_b, core_b)) = (self.place(a), self.place(b));
         if core_a == core_b {
             Distance::SmtSibling
-        } else if socket_a == socket_b {
+        } else if socket_a != socket_b {
+            Distance::OtherSocket
+        } else if self.llc(a) == self.llc(b) {
             Distance::SameSocket
         } else {
-            Distance::OtherSocket
+            Distance::SameSocketOtherLlc
         }
+    }
+
+    /// The LLC instance of a CPU, numbered across the machine (socket by socket).
+    pub fn llc(&self, cpu: u32) -> u32 {
+        let (socket, core) = self.place(cpu);
+        let core_in_socket = core % self.cores_per_socket;
+        socket * self.llcs_per_socket + core_in_socket / self.cores_per_llc()
+    }
+
+    /// LLC instances in the machine.
+    pub fn llcs(&self) -> u32 {
+        self.sockets * self.llcs_per_socket
+    }
+
+    fn cores_per_llc(&self) -> u32 {
+        assert!(
+            self.llcs_per_socket >= 1 && self.cores_per_socket % self.llcs_per_socket == 0,
+            "{}: {} cores per socket in {} LLC instances",
+            self.name,
+            self.cores_per_socket,
+            self.llcs_per_socket
+        );
+        self.cores_per_socket / self.llcs_per_socket
+    }
+
+    /// One LLC instance's size.
+    pub fn llc_bytes(&self) -> u64 {
+        self.llc_bytes_per_socket / u64::from(self.llcs_per_socket.max(1))
     }
 
     /// A CPU's share of its core's L2 (split between SMT threads).
@@ -146,7 +202,7 @@ impl Topology {
 
     /// CPUs sharing one LLC instance.
     pub fn cpus_per_llc(&self) -> u32 {
-        self.cores_per_socket * self.threads_per_core
+        self.cores_per_llc() * self.threads_per_core
     }
 }
 
@@ -163,6 +219,23 @@ mod tests {
         assert_eq!(topology.distance(0, 56), Distance::OtherSocket);
         assert_eq!(topology.distance(55, 167), Distance::SmtSibling);
         assert_eq!(topology.distance(3, 3), Distance::SameCpu);
+    }
+
+    #[test]
+    fn core_complexes_split_a_socket_into_llc_instances() {
+        let turin = Topology::SERVER_768;
+        assert_eq!((turin.cpus(), turin.llcs(), turin.cpus_per_llc()), (768, 24, 32));
+        assert_eq!(turin.llc_bytes(), 32 << 20);
+        assert_eq!(turin.distance(0, 384), Distance::SmtSibling);
+        assert_eq!(turin.distance(0, 15), Distance::SameSocket, "one die");
+        assert_eq!(turin.distance(0, 16), Distance::SameSocketOtherLlc);
+        assert_eq!(turin.distance(0, 16 + 384), Distance::SameSocketOtherLlc);
+        assert_eq!(turin.distance(191, 192), Distance::OtherSocket);
+        assert_eq!((turin.llc(0), turin.llc(16), turin.llc(192), turin.llc(767)), (0, 1, 12, 23));
+        // One LLC per socket: every same-socket pair shares it.
+        let xeon = Topology::SERVER_224;
+        assert_eq!((xeon.llcs(), xeon.cpus_per_llc(), xeon.llc(111)), (2, 112, 1));
+        assert_eq!(xeon.distance(0, 55), Distance::SameSocket);
     }
 
     #[test]

@@ -138,23 +138,31 @@ fn summary(profile: &MachineProfile) -> String {
     text
 }
 
-/// Pairs of CPUs for the ping-pong: SMT siblings, two cores of a package, two packages;
-/// each where the host has it.
+/// Pairs of CPUs for the ping-pong: SMT siblings, two cores under one LLC, two cores of a
+/// package under two LLC instances (core complex dies), two packages; each where the host
+/// has it.
 fn ping_pong_pairs(host: &HostInfo) -> Vec<(&'static str, &'static str, usize, usize)> {
     let mut pairs = Vec::new();
     let first = &host.cpus[0];
-    let find = |same_package: bool, same_core: bool| {
+    let llc_sharers = host.llc_sharer_cpus();
+    let shares_llc = |cpu: usize| llc_sharers.as_ref().is_none_or(|sharers| sharers.contains(&cpu));
+    let find = |same_package: bool, same_core: bool, same_llc: bool| {
         host.cpus.iter().skip(1).find(|place| {
-            (place.package == first.package) == same_package && (same_package && place.core == first.core) == same_core
+            (place.package == first.package) == same_package
+                && (same_package && place.core == first.core) == same_core
+                && (!same_package || same_core || shares_llc(place.cpu) == same_llc)
         })
     };
-    if let Some(sibling) = find(true, true) {
+    if let Some(sibling) = find(true, true, true) {
         pairs.push(("line_smt_ns", "SMT siblings", first.cpu, sibling.cpu));
     }
-    if let Some(core) = find(true, false) {
-        pairs.push(("line_same_socket_ns", "two cores of one package", first.cpu, core.cpu));
+    if let Some(core) = find(true, false, true) {
+        pairs.push(("line_same_socket_ns", "two cores of one package and LLC", first.cpu, core.cpu));
     }
-    if let Some(other) = find(false, false) {
+    if let Some(core) = find(true, false, false) {
+        pairs.push(("line_other_llc_ns", "two cores of one package under two LLCs", first.cpu, core.cpu));
+    }
+    if let Some(other) = find(false, false, false) {
         pairs.push(("line_other_socket_ns", "two packages", first.cpu, other.cpu));
     }
     pairs

@@ -101,9 +101,14 @@ impl HostInfo {
     }
 
     /// CPUs sharing CPU 0's last-level cache (its `shared_cpu_list`), if it parses.
-    pub fn llc_sharers(&self) -> Option<u32> {
+    pub fn llc_sharer_cpus(&self) -> Option<Vec<usize>> {
         let cpus = super::host::parse_cpu_list(&self.llc()?.shared_cpu_list).ok()?;
-        (!cpus.is_empty()).then_some(cpus.len() as u32)
+        (!cpus.is_empty()).then_some(cpus)
+    }
+
+    /// How many CPUs share CPU 0's last-level cache, if its list parses.
+    pub fn llc_sharers(&self) -> Option<u32> {
+        self.llc_sharer_cpus().map(|cpus| cpus.len() as u32)
     }
 
     /// The last-level cache's size, KiB.

@@ -89,11 +89,19 @@ pub(super) fn write_outputs(
             .collect()
     };
     let ours = shown_rows(experiment, rows);
-    // A scaling experiment whose published figures are withheld is a line chart over its
-    // parameter; with published rows, the paired bars set ours beside them.
-    let scaling = super::line_figure::scaling_parameter(rows).filter(|_| experiment.published.rows.is_empty());
-    let figure = match scaling {
-        Some(x) => super::line_figure::figure(experiment.summary, rows, &x, experiment.published.columns)?,
+    // An experiment that scales one quantity is a line chart over it, with the published
+    // values as crosses where they sit on its axis; otherwise paired bars set ours beside
+    // them. A parameter sweep beside a published table keeps the bars, which pair them.
+    let axis = super::line_figure::axis(rows, experiment.published.columns)
+        .filter(|axis| matches!(axis, super::line_figure::Axis::Columns(_)) || experiment.published.rows.is_empty());
+    let figure = match axis {
+        Some(axis) => super::line_figure::figure(
+            experiment.summary,
+            rows,
+            &axis,
+            experiment.published.columns,
+            experiment.published,
+        )?,
         None => bar_figure::figure(experiment.summary, experiment.published, &presets, &published_by_preset, &ours)?,
     };
     let svg_path = out.join(format!("{}.svg", experiment.name));

@@ -23,6 +23,14 @@ pub const PCP_KBUILD: PublishedTable = PublishedTable {
     ],
 };
 
+/// The same columns on the 768-CPU Turin: nothing has been published, so the table has no
+/// rows and the report shows ours alone.
+pub const PCP_KBUILD_768: PublishedTable = PublishedTable {
+    source: "none published: a 2025 machine the 2023 series never ran on",
+    columns: &["build_time", "lock_contend_pct", "free_high", "alloc_zone"],
+    rows: &[],
+};
+
 /// Same source, netperf SCTP_STREAM_MANY (128 CPUs, 64 pairs).
 pub const PCP_SCTP: PublishedTable = PublishedTable {
     source: "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), netperf SCTP_STREAM_MANY table",

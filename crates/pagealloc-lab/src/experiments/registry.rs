@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::frag_thpcompact::{frag_thpcompact, FRAG_PRESETS};
 use super::frag_thpfioscale::frag_thpfioscale;
 use super::frag_thpfioscale_sweep::{frag_thpfioscale_sweep, SWEEP_PRESETS};
-use super::kbuild::kbuild;
+use super::kbuild::{kbuild, kbuild_768};
 use super::llfree_frag::llfree_frag;
 use super::lru_page_fault::lru_page_fault1;
 use super::netperf::netperf_tcp;
@@ -77,6 +77,16 @@ pub const EXPERIMENTS: &[Experiment] = &[
         presets: PCP_PRESETS,
         run: kbuild,
         cpus: 224,
+        speedup_of: None,
+        real_threads: false,
+    },
+    Experiment {
+        name: "pcp-kbuild-768",
+        summary: "2023 PCP auto-tuning, kbuild on a 768-CPU 2-socket EPYC 9965 (Turin): what the series does in 2025",
+        published: &published::PCP_KBUILD_768,
+        presets: PCP_PRESETS,
+        run: kbuild_768,
+        cpus: 768,
         speedup_of: None,
         real_threads: false,
     },

@@ -6,7 +6,7 @@
 //! - a page touch costs what zeroing a page did with the buffer in the L2, in the LLC, or
 //!   in neither (DRAM);
 //! - a line this CPU holds costs 1 ns (an L1 or L2 hit, 4 to 14 cycles): not measured;
-//! - a kind of transfer the host lacks (SMT siblings, a second socket) costs what a transfer
+//! - a kind of transfer the host lacks (SMT siblings, a second LLC, a second socket) costs what a transfer
 //!   between two of its cores does; the topology then never asks for it.
 
 use std::collections::BTreeSet;
@@ -16,8 +16,9 @@ use pagealloc_sim::{Calibration, Topology};
 use super::Constants;
 use crate::calibrate::profile::HostInfo;
 
-/// The host's sockets, cores and caches as a simulator topology. The LLC of a socket is the
-/// sum of its LLC instances (several on parts whose L3 is split among core complexes).
+/// The host's sockets, cores and caches as a simulator topology. A socket has as many LLC
+/// instances as its CPUs fill CPU 0's LLC sharer list (several on parts whose L3 is split
+/// among core complexes); where they do not divide evenly, one of their summed size.
 pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> {
     if host.cpus.is_empty() {
         return Err("the profile lists no CPUs".into());
@@ -38,13 +39,18 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     let llc_kib = host.llc_kib().ok_or("the profile has no last-level cache size")?;
     let package_cpus = package_cores * threads_per_core;
     let llc_sharers = host.llc_sharers().unwrap_or(package_cpus).clamp(1, package_cpus);
+    let instances = package_cpus.div_ceil(llc_sharers);
+    let even = package_cpus % llc_sharers == 0
+        && package_cores % instances == 0
+        && (sockets * instances) as usize <= pagealloc_sim::platform::MAX_LLCS;
     Ok(Topology {
         name: Box::leak(name.to_string().into_boxed_str()),
         sockets,
         cores_per_socket: package_cores,
         threads_per_core,
         l2_bytes_per_core: l2_kib << 10,
-        llc_bytes_per_socket: (llc_kib << 10) * u64::from(package_cpus.div_ceil(llc_sharers)),
+        llc_bytes_per_socket: (llc_kib << 10) * u64::from(instances),
+        llcs_per_socket: if even { instances } else { 1 },
     })
 }
 
@@ -55,13 +61,16 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
         constants.get(key).map(|measured| (measured.value - atomic_ns).max(1.0).round() as u64)
     };
     let same_socket_ns = transfer("line_same_socket_ns").ok_or("the profile has no line_same_socket_ns")?;
+    let other_socket_ns = transfer("line_other_socket_ns").unwrap_or(same_socket_ns);
     let ns = |key: &str| constants.value(key).map(|value| value.round().max(1.0) as u64);
     Ok(Calibration {
         name: Box::leak(name.to_string().into_boxed_str()),
         line_local_ns: 1,
         line_smt_ns: transfer("line_smt_ns").unwrap_or(same_socket_ns),
         line_same_socket_ns: same_socket_ns,
-        line_other_socket_ns: transfer("line_other_socket_ns").unwrap_or(same_socket_ns),
+        // A host with one LLC per socket has no such transfer: the topology never asks.
+        line_other_llc_ns: transfer("line_other_llc_ns").unwrap_or(same_socket_ns),
+        line_other_socket_ns: other_socket_ns,
         line_llc_ns: ns("line_llc_ns")?,
         line_memory_ns: ns("line_memory_ns")?,
         atomic_rmw_ns: ns("atomic_rmw_ns")?,

@@ -19,6 +19,7 @@ fn machine_json(machine: &SimMachine, seed: Option<&SeedHardware>) -> serde_json
             "base_clock_mhz": [seed.base_clock_mhz.value, seed.base_clock_mhz.source],
             "line_smt_ns": [seed.line_smt_ns.value, seed.line_smt_ns.source],
             "line_same_socket_ns": [seed.line_same_socket_ns.value, seed.line_same_socket_ns.source],
+            "line_other_llc_ns": seed.line_other_llc_ns.map(|c| json!([c.value, c.source])),
             "line_other_socket_ns": [seed.line_other_socket_ns.value, seed.line_other_socket_ns.source],
             "line_llc_ns": [seed.llc_ns.value, seed.llc_ns.source],
             "line_memory_ns": [seed.memory_ns.value, seed.memory_ns.source],
@@ -56,9 +57,10 @@ type Row = (&'static str, fn(&SimMachine) -> u64);
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [Row; 25] = [
+    let rows: [Row; 26] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
+        ("line_other_llc_ns", |m| m.calibration.line_other_llc_ns),
         ("line_other_socket_ns", |m| m.calibration.line_other_socket_ns),
         ("line_llc_ns", |m| m.calibration.line_llc_ns),
         ("line_memory_ns", |m| m.calibration.line_memory_ns),

@@ -77,6 +77,9 @@ pub struct SeedHardware {
     pub base_clock_mhz: Cited,
     pub line_smt_ns: Cited,
     pub line_same_socket_ns: Cited,
+    /// Two cores of a socket under two LLC instances; `None` on parts with one LLC per
+    /// socket.
+    pub line_other_llc_ns: Option<Cited>,
     pub line_other_socket_ns: Cited,
     pub llc_ns: Cited,
     pub memory_ns: Cited,
@@ -103,6 +106,7 @@ impl SeedHardware {
             line_local_ns: 1,
             line_smt_ns: transfer(self.line_smt_ns),
             line_same_socket_ns: transfer(self.line_same_socket_ns),
+            line_other_llc_ns: transfer(self.line_other_llc_ns.unwrap_or(self.line_same_socket_ns)),
             line_other_socket_ns: transfer(self.line_other_socket_ns),
             line_llc_ns: self.llc_ns.value.round() as u64,
             line_memory_ns: self.memory_ns.value.round() as u64,
@@ -138,14 +142,20 @@ const INSTLAT: &str = "github.com/InstLatx64/InstLatx64, InstLatX64 LOCK ADD [m6
 const KERNCRAFT: &str = "github.com/RRZE-HPC/kerncraft machine files (likwid-bench single-core load)";
 const AT_SKYLAKE_SP: &str = "anandtech.com/show/11544 (Skylake-SP vs EPYC, memory subsystem)";
 
-/// The seeds' machines, by topology.
-pub const SEED_MACHINES: [SeedHardware; 6] = [
+/// Where the 2-socket EPYC 9965 (Turin) figures come from.
+const IL_TURIN: &str = "github.com/InstLatx64/InstLatx64 AuthenticAMD0B10F10_K20_TurinD_03_CPUID (EPYC 9965)";
+const NV_GENOA: &str =
+    "nearest found, 2 x EPYC 9274F (Genoa, Zen 4): github.com/nviennot/core-to-core-latency issue 132";
+
+/// The seeds' machines, and a 2-socket EPYC 9005 (Turin) of 2025, by topology.
+pub const SEED_MACHINES: [SeedHardware; 7] = [
     SeedHardware {
         topology: Topology::SERVER_48,
         cpu: "Xeon E5-2670 v3 (Haswell-EP)",
         base_clock_mhz: cited(2300.0, "E5-2670 v3 and E5-2699 v3 @ 2.30GHz (CSIT testbed spec)"),
         line_smt_ns: cited(7.6, "nearest found, Broadwell-EP E5-2695 v4: NV"),
         line_same_socket_ns: cited(47.0, CSIT_HSW),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(108.0, CSIT_HSW),
         llc_ns: cited(20.75, "E5-2660 v3: InstLatx64 HaswellEP2_NewMemLat (AIDA64)"),
         memory_ns: cited(99.0, CSIT_HSW),
@@ -158,6 +168,7 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         base_clock_mhz: cited(2200.0, "E5-2699 v4 @ 2.20GHz (its model string)"),
         line_smt_ns: cited(7.6, NV),
         line_same_socket_ns: cited(44.0, "E5-2695 v4: NV"),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(118.0, "E5-2695 v4: NV"),
         llc_ns: cited(34.5, "E5-2699 v4, 16-32 MB region, 27-42 ns (midpoint): anandtech.com/show/11544"),
         memory_ns: cited(95.0, AT_SKYLAKE_SP),
@@ -170,6 +181,7 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         base_clock_mhz: cited(2500.0, "Gold 6248 @ 2.50GHz: kerncraft CascadelakeSP_Gold-6248_SNC.yml"),
         line_smt_ns: cited(7.6, "8275CL: NV"),
         line_same_socket_ns: cited(47.0, "8275CL: NV"),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(134.0, "8275CL: NV"),
         llc_ns: cited(30.8, "Skylake-SP mesh L3, Intel-stated 77 cycles at 2.5 GHz: anandtech.com/show/11550"),
         memory_ns: cited(80.8, MLC_LEUVEN),
@@ -182,6 +194,7 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         base_clock_mhz: cited(2400.0, "Platinum 8360Y @ 2.40GHz: kerncraft IcelakeSP_Platinum-8360Y.yml"),
         line_smt_ns: cited(8.1, "8375C: NV"),
         line_same_socket_ns: cited(51.0, "8375C: NV"),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(108.0, "8375C: NV"),
         llc_ns: cited(32.1, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.4 GHz"),
         memory_ns: cited(89.2, MLC_LEUVEN),
@@ -194,6 +207,7 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         base_clock_mhz: cited(2000.0, "8480+ @ 2.00GHz: github.com/quattor/template-library-standard"),
         line_smt_ns: cited(8.1, "nearest found, Ice Lake-SP 8375C: NV"),
         line_same_socket_ns: cited(51.0, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(108.0, "nearest found, Ice Lake-SP 8375C: NV"),
         llc_ns: cited(38.5, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.0 GHz"),
         memory_ns: cited(89.2, "nearest found, Ice Lake-SP 8360Y: github.com/hpcleuven/VscDocumentation, Intel MLC"),
@@ -209,14 +223,34 @@ pub const SEED_MACHINES: [SeedHardware; 6] = [
         base_clock_mhz: cited(4000.0, "i7-6700K 4.0 GHz base: hexus.net review"),
         line_smt_ns: cited(6.9, "i7-6700K: NV"),
         line_same_socket_ns: cited(20.0, "i7-6700K: NV"),
+        line_other_llc_ns: None,
         line_other_socket_ns: cited(20.0, "one socket: never used"),
         llc_ns: cited(10.49, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
         memory_ns: cited(64.5, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
         locked_rmw_cycles: cited(18.0, INSTLAT),
         load_gb_per_s: None,
     },
+    SeedHardware {
+        topology: Topology::SERVER_768,
+        cpu: "2 x EPYC 9965 (Turin, Zen 5c)",
+        base_clock_mhz: cited(2250.0, IL_TURIN),
+        line_smt_ns: cited(9.0, NV_GENOA),
+        line_same_socket_ns: cited(22.5, NV_GENOA),
+        line_other_llc_ns: Some(cited(100.0, NV_GENOA)),
+        line_other_socket_ns: cited(197.0, NV_GENOA),
+        llc_ns: cited(
+            24.0,
+            "nearest found, Genoa-X (Zen 4) L3: Milan-X's 50 cycles + 4 (chipsandcheese.com/p/genoa-x-server-v-cache-round-2), 54 cycles at 2.25 GHz",
+        ),
+        memory_ns: cited(
+            130.0,
+            "EPYC 9355P (Turin) NPS1: 2 x 9575F at over 220 ns in NPS0, nearly 90 ns more \
+             (chipsandcheese.com/p/evaluating-uniform-memory-access)",
+        ),
+        locked_rmw_cycles: cited(19.66, "Ryzen 9 9950X (Zen 5), InstLatX64 LOCK ADD [m64], r64: github.com/InstLatx64/InstLatx64"),
+        load_gb_per_s: None,
+    },
 ];
-
 /// The seed machine of `topology`, if it is one.
 pub fn seed_machine(topology: &Topology) -> Option<SimMachine> {
     SEED_MACHINES.iter().find(|seed| seed.topology == *topology).map(SeedHardware::machine)

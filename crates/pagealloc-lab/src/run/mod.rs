@@ -59,6 +59,10 @@ pub enum WorkloadKind {
 pub enum TopologyKind {
     /// One socket, no SMT, as many cores as --cpus.
     Flat,
+    /// 2 sockets x 192 cores x 2 threads, 12 core complex dies per socket each with its own
+    /// L3 (AMD EPYC 9965, Turin, 2025).
+    #[value(name = "2s-768cpu")]
+    Server768,
     /// 2 sockets x 56 cores x 2 threads (the 2023 seed's kbuild machine).
     #[value(name = "2s-224cpu")]
     Server224,
@@ -324,6 +328,7 @@ impl TopologyKind {
     pub fn topology(self, cpus: usize) -> pagealloc_sim::Topology {
         match self {
             TopologyKind::Flat => pagealloc_sim::Topology::flat(cpus as u32),
+            TopologyKind::Server768 => pagealloc_sim::Topology::SERVER_768,
             TopologyKind::Server224 => pagealloc_sim::Topology::SERVER_224,
             TopologyKind::Server128 => pagealloc_sim::Topology::SERVER_128,
             TopologyKind::Server80 => pagealloc_sim::Topology::SERVER_80,

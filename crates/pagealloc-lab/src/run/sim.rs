@@ -56,7 +56,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
         return Err(format!("--cpus {} on a {machine_cpus}-CPU topology", args.cpus));
     }
     let preset = args.preset()?;
-    let llc = LastLevelCache { size_bytes: topology.llc_bytes_per_socket, shared_by_cpus: topology.cpus_per_llc() };
+    let llc = LastLevelCache { size_bytes: topology.llc_bytes(), shared_by_cpus: topology.cpus_per_llc() };
     let platform_name = format!("simulated {}", topology.name);
     let memory = if args.machine_memory {
         profile_memory(args, &topology)?

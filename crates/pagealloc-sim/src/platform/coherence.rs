@@ -7,8 +7,8 @@ use std::hash::BuildHasherDefault;
 
 use pagealloc::platform::SharedLine;
 
-use super::state::SimState;
-use super::MAX_CPUS;
+use super::state::{distance_between, SimState};
+use super::{MAX_CPUS, MAX_LLCS};
 use crate::cache_key::{CacheKey, KeyKind};
 use crate::DeterministicHasher;
 
@@ -17,20 +17,21 @@ use crate::DeterministicHasher;
 struct LineState {
     /// Last writer (or first reader); `NO_OWNER` before any touch.
     owner: u16,
-    /// Sockets whose LLC may hold the line (set on insertion, cleared on invalidation, not
+    /// LLC instances that may hold the line (set on insertion, cleared on invalidation, not
     /// on eviction): a write probes only these LLCs to invalidate their copies.
-    llc_sockets: u8,
+    llcs: u32,
 }
 
 const NO_OWNER: u16 = u16::MAX;
 const _: () = assert!(MAX_CPUS < NO_OWNER as usize);
+const _: () = assert!(MAX_LLCS <= u32::BITS as usize);
 
 /// Size of a cache line, the unit shared lines are cached in.
 const LINE_BYTES: u32 = 64;
 
 impl Default for LineState {
     fn default() -> Self {
-        LineState { owner: NO_OWNER, llc_sockets: 0 }
+        LineState { owner: NO_OWNER, llcs: 0 }
     }
 }
 
@@ -65,7 +66,7 @@ impl LineTable {
 
 impl SimState {
     pub(super) fn transfer_ns(&self, from: u32, to: usize) -> u64 {
-        self.calibration.line_transfer_ns(self.topology.distance(from, to as u32))
+        self.calibration.line_transfer_ns(self.distance(from as usize, to))
     }
 
     /// A touch of a shared line. The line is served from this CPU's L2 if it holds it there,
@@ -77,19 +78,19 @@ impl SimState {
         let cpu = self.current;
         let key = CacheKey::line(line, self.layout);
         self.stats.line_touches += 1;
-        let socket = self.topology.socket(cpu as u32) as usize;
+        let llc = self.llc_of(cpu);
         let held_here = self.l2.touch(cpu, key, LINE_BYTES);
         let state = self.lines.state(key);
         let owner = state.owner;
         // Other CPUs that still have the line in their L2 (a write drops their copies): the
         // nearest supplies the line (or acknowledges the invalidation), the last writer
         // preferred when it still has it, else the nearest by (distance, CPU number).
-        let topology = &self.topology;
+        let places = &self.places;
         let mut owner_holds = false;
         let mut nearest = None;
         let mut note_holder = |other: usize| {
             owner_holds |= other == owner as usize;
-            let candidate = (topology.distance(other as u32, cpu as u32), other);
+            let candidate = (distance_between(places, other, cpu), other);
             if nearest.is_none_or(|best| candidate < best) {
                 nearest = Some(candidate);
             }
@@ -109,22 +110,22 @@ impl SimState {
             }
         } else {
             state.owner = cpu as u16;
-            // Other sockets' LLCs drop their copies too.
-            let other_sockets = state.llc_sockets & !(1 << socket);
-            state.llc_sockets &= 1 << socket;
-            for other_socket in (0..self.llc.len()).filter(|&other| other_sockets & (1 << other) != 0) {
-                self.llc[other_socket].invalidate(key);
+            // Other LLC instances drop their copies too.
+            let other_llcs = state.llcs & !(1 << llc);
+            state.llcs &= 1 << llc;
+            for other_llc in (0..self.llc.len()).filter(|&other| other_llcs & (1 << other) != 0) {
+                self.llc[other_llc].invalidate(key);
             }
         }
         // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
         // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
         let in_llc = !held_here && {
-            state.llc_sockets |= 1 << socket;
-            self.llc[socket].touch(key, LINE_BYTES)
+            state.llcs |= 1 << llc;
+            self.llc[llc].touch(key, LINE_BYTES)
         };
         let cost_ns = if let Some(from) = transferred_from {
             // Holders exclude this CPU, so the distance is never SameCpu.
-            let cost_ns = self.calibration.line_transfer_ns(self.topology.distance(from, cpu as u32));
+            let cost_ns = self.calibration.line_transfer_ns(distance_between(&self.places, from as usize, cpu));
             self.stats.line_transfers += 1;
             self.stats.line_transfer_ns += cost_ns;
             cost_ns

@@ -19,8 +19,10 @@ pub use stats::{LockClassStats, SimStats, WorkloadLockStats};
 /// Up to 1024 CPUs per simulation: a 2-socket server of 192-core, 2-thread parts has 768.
 pub const MAX_CPUS: usize = 1024;
 
-/// Up to 8 sockets (a line's LLC residency is a byte of socket bits).
+/// Up to 8 sockets.
 pub const MAX_SOCKETS: usize = 8;
+/// LLC instances the simulator models (a line's LLC copies are a 32-bit mask).
+pub const MAX_LLCS: usize = 32;
 
 /// A test machine of `cpus` CPUs, all at one distance.
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Page data, cached a whole page at a time: a touch leaves the page in the toucher's L2
-//! alone and in its socket's LLC, and costs an L2 hit, an LLC hit or memory.
+//! alone and in its LLC instance, and costs an L2 hit, an LLC hit or memory.
 
 use pagealloc::types::Pfn;
 
@@ -12,10 +12,10 @@ const PAGE_BYTES: u32 = pagealloc::types::PAGE_SIZE_BYTES as u32;
 
 impl SimState {
     /// A touch is a write (zeroing, copying in) or a read after another CPU's write: either
-    /// way the page ends up in this CPU's L2 alone, and in its socket's LLC.
+    /// way the page ends up in this CPU's L2 alone, and in its LLC instance.
     pub(super) fn touch_pages(&mut self, pfn: Pfn, pages: u64) {
         let cpu = self.current;
-        let socket = self.topology.socket(cpu as u32) as usize;
+        let llc = self.llc_of(cpu);
         let mut cost_ns = 0;
         for page in pfn..pfn + pages {
             self.stats.page_touches += 1;
@@ -24,14 +24,14 @@ impl SimState {
             let previous_owner = core::mem::replace(owner_slot, cpu as u16 + 1).checked_sub(1);
             if let Some(owner) = previous_owner.map(u32::from).filter(|&owner| owner as usize != cpu) {
                 self.l2.invalidate(owner as usize, key);
-                let owner_socket = self.topology.socket(owner) as usize;
-                if owner_socket != socket {
-                    // The other socket's LLC copy is stale after this touch.
-                    self.llc[owner_socket].invalidate(key);
+                let owner_llc = self.llc_of(owner as usize);
+                if owner_llc != llc {
+                    // The other LLC's copy is stale after this touch.
+                    self.llc[owner_llc].invalidate(key);
                 }
             }
             let in_l2 = self.l2.touch(cpu, key, PAGE_BYTES);
-            let in_llc = self.llc[socket].touch(key, PAGE_BYTES);
+            let in_llc = self.llc[llc].touch(key, PAGE_BYTES);
             cost_ns += if in_l2 {
                 self.calibration.page_l2_hit_ns
             } else if in_llc {

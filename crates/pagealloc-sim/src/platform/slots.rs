@@ -6,7 +6,7 @@ use std::cell::RefCell;
 
 use super::state::SimState;
 use super::stats::SimStats;
-use super::{MAX_CPUS, MAX_SOCKETS};
+use super::{MAX_CPUS, MAX_LLCS, MAX_SOCKETS};
 use crate::calibration::Calibration;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::Topology;
@@ -46,6 +46,7 @@ impl SimPlatform {
         let nr_cpus = topology.cpus() as usize;
         assert!((1..=MAX_CPUS).contains(&nr_cpus), "1..={MAX_CPUS} CPUs supported, {nr_cpus} asked");
         assert!((1..=MAX_SOCKETS).contains(&(topology.sockets as usize)), "1..={MAX_SOCKETS} sockets supported");
+        assert!((1..=MAX_LLCS).contains(&(topology.llcs() as usize)), "1..={MAX_LLCS} LLC instances supported");
         let id = NEXT_SIMULATION_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let state = SimState { id, ..SimState::new(topology, calibration, layout) };
         let slot = SIMULATIONS.with(|sims| {

@@ -15,14 +15,25 @@ use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
 use crate::l2_caches::L2Caches;
 use crate::metadata_layout::MetadataLayout;
-use crate::topology::Topology;
+use crate::topology::{Distance, Topology};
 use crate::DeterministicHasher;
+
+/// A CPU's place, looked up instead of divided out on every touch.
+#[derive(Clone, Copy)]
+pub(super) struct CpuPlace {
+    pub(super) socket: u16,
+    /// Its LLC instance, numbered across the machine.
+    pub(super) llc: u16,
+    /// Its core, numbered across the machine (SMT siblings share it).
+    pub(super) core: u32,
+}
 
 pub(super) struct SimState {
     /// Process-unique: a handle checks it names this simulation, not another that took the
     /// same slot number on another host thread.
     pub(super) id: u64,
     pub(super) topology: Topology,
+    pub(super) places: Vec<CpuPlace>,
     pub(super) calibration: Calibration,
     pub(super) clocks_ns: Vec<u64>,
     /// Per CPU, picoseconds of counter updates charged but not yet a whole nanosecond.
@@ -35,7 +46,7 @@ pub(super) struct SimState {
     pub(super) layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
     pub(super) l2: L2Caches,
-    /// Shared LLC per socket.
+    /// Shared LLC per LLC instance (one per socket, or one per core complex die).
     pub(super) llc: Vec<CacheSet>,
     /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
     /// 0: an array, as pages number in the millions.
@@ -60,14 +71,47 @@ impl SimState {
             line_busy_until_ns: HashMap::default(),
             layout,
             l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
-            llc: (0..topology.sockets).map(|_| CacheSet::new(topology.llc_bytes_per_socket)).collect(),
+            llc: (0..topology.llcs()).map(|_| CacheSet::new(topology.llc_bytes())).collect(),
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
             faults: None,
             id: 0,
+            places: (0..topology.cpus()).map(|cpu| place_of(&topology, cpu)).collect(),
             topology,
             calibration,
         }
     }
+
+    /// How far apart two CPUs are (as `Topology::distance`, from the table).
+    pub(super) fn distance(&self, a: usize, b: usize) -> Distance {
+        distance_between(&self.places, a, b)
+    }
+
+    /// A CPU's LLC instance.
+    pub(super) fn llc_of(&self, cpu: usize) -> usize {
+        usize::from(self.places[cpu].llc)
+    }
+}
+
+/// How far apart CPUs `a` and `b` of `places` are.
+pub(super) fn distance_between(places: &[CpuPlace], a: usize, b: usize) -> Distance {
+    let (place_a, place_b) = (places[a], places[b]);
+    if a == b {
+        Distance::SameCpu
+    } else if place_a.core == place_b.core {
+        Distance::SmtSibling
+    } else if place_a.socket != place_b.socket {
+        Distance::OtherSocket
+    } else if place_a.llc == place_b.llc {
+        Distance::SameSocket
+    } else {
+        Distance::SameSocketOtherLlc
+    }
+}
+
+fn place_of(topology: &Topology, cpu: u32) -> CpuPlace {
+    let (socket, core) = topology.place(cpu);
+    let narrow = |value: u32| u16::try_from(value).expect("sockets and LLC instances fit a u16");
+    CpuPlace { socket: narrow(socket), llc: narrow(topology.llc(cpu)), core }
 }
