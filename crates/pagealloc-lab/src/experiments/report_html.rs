@@ -144,3 +144,46 @@ th:first-child, td:first-child { text-align: left; }\n\
 figure { margin: 0; } figure svg { max-width: 100%; height: auto; }\n\
 section { border-top: 2px solid #ddd; margin-top: 2rem; }\n\
 </style>\n</head>\n<body>\n";
+
+#[cfg(test)]
+mod tests {
+    use super::super::outputs::write_outputs;
+    use super::super::registry::EXPERIMENTS;
+    use super::*;
+
+    /// Every experiment, with a row of ours per preset, gets its section: heading, our table
+    /// with each preset, the published table with its source, and its figure inline.
+    #[test]
+    fn the_report_has_every_experiments_tables_and_figure() {
+        let out = std::env::temp_dir().join(format!("pagelab-report-{}", std::process::id()));
+        for experiment in EXPERIMENTS.iter() {
+            let rows: Vec<Row> = experiment
+                .presets
+                .iter()
+                .enumerate()
+                .map(|(index, preset)| Row {
+                    preset: preset.to_string(),
+                    params: serde_json::json!({ "seed_param": 1 }),
+                    metrics: experiment.published.columns.iter().map(|c| (c.to_string(), 1.0 + index as f64)).collect(),
+                })
+                .collect();
+            write_outputs(experiment, &rows, true, 1, &out).unwrap();
+        }
+        let all: Vec<&Experiment> = EXPERIMENTS.iter().collect();
+        write_report(&all, &out).unwrap();
+        let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+        for experiment in EXPERIMENTS.iter() {
+            let start = report.find(&format!("<section id=\"{}\">", experiment.name)).expect(experiment.name);
+            let section = &report[start..start + report[start..].find("</section>").unwrap()];
+            let ours = section.find("<table class=\"ours\">").expect("our table");
+            let published = section.find("<table class=\"published\">").expect("the published table");
+            let figure = section.find("<figure><svg").expect("the figure");
+            assert!(ours < published && published < figure, "{}: tables, then the figure", experiment.name);
+            for preset in experiment.presets {
+                assert!(section.contains(&format!("<td>{}</td>", escape(preset))), "{}: {preset}", experiment.name);
+            }
+            assert!(section.contains(&escape(experiment.published.source)), "{}: the source", experiment.name);
+        }
+        std::fs::remove_dir_all(out).ok();
+    }
+}
