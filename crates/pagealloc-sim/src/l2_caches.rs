@@ -103,23 +103,79 @@ impl L2Caches {
             self.push_front(node);
             return true;
         }
+        let head = self.holders.get(key).unwrap_or(NIL);
+        self.insert(cpu, key, bytes, head);
+        false
+    }
+
+    /// `touch`, and every other CPU holding `key` passed to `each`, its copy dropped when
+    /// `write` (as `invalidate_others`): one walk of the key's holders. The same caches
+    /// result as `touch` then `invalidate_others` or `other_holders`.
+    pub fn touch_visiting_others(
+        &mut self,
+        cpu: usize,
+        key: CacheKey,
+        bytes: u32,
+        write: bool,
+        mut each: impl FnMut(usize),
+    ) -> bool {
+        let first = self.holders.get(key).unwrap_or(NIL);
+        let mut mine = NIL;
+        let mut node = first;
+        // Bounded: a chain holds at most one node per CPU.
+        while node != NIL {
+            let Node { cpu: holder, next_holder, .. } = self.nodes[node as usize];
+            if holder as usize == cpu {
+                mine = node;
+            } else {
+                each(holder as usize);
+                if write {
+                    self.release(node);
+                }
+            }
+            node = next_holder;
+        }
+        if write && first != NIL {
+            // Only this CPU's node, if it has one, is left of the chain.
+            if mine != NIL {
+                self.nodes[mine as usize].next_holder = NIL;
+            }
+            if mine != first {
+                self.holders.remove(key);
+                if mine != NIL {
+                    self.holders.insert(key, mine);
+                }
+            }
+        }
+        if mine != NIL {
+            self.unlink_lru(mine);
+            self.push_front(mine);
+            return true;
+        }
+        let head = if write { NIL } else { first };
+        self.insert(cpu, key, bytes, head);
+        false
+    }
+
+    /// Puts `key` in `cpu`'s cache as its most recent entry, at the front of the key's
+    /// holder chain (whose head is `head`), evicting the least recent entries until it fits.
+    fn insert(&mut self, cpu: usize, key: CacheKey, bytes: u32, head: u32) {
         let list = &self.lists[cpu];
         let bytes = (bytes as u64).min(list.capacity_bytes);
         // Bounded: each round evicts one entry, and an entry never exceeds the capacity.
         while self.lists[cpu].used_bytes + bytes > self.lists[cpu].capacity_bytes {
             let victim = self.lists[cpu].tail;
             debug_assert_ne!(victim, NIL, "evicting from an empty cache");
+            // Never of this key's chain: `cpu` holds no node of `key`.
             self.remove(victim);
         }
-        let next_holder = self.holders.get(key).unwrap_or(NIL);
-        let node = Node { key, bytes: bytes as u32, cpu: cpu as u16, prev: NIL, next: NIL, next_holder };
+        let node = Node { key, bytes: bytes as u32, cpu: cpu as u16, prev: NIL, next: NIL, next_holder: head };
         let index = place_node(&mut self.nodes, &mut self.free, node);
         self.holders.insert(key, index);
         let list = &mut self.lists[cpu];
         list.used_bytes += bytes;
         list.entries += 1;
         self.push_front(index);
-        false
     }
 
     /// Drops `key` from `cpu`'s cache if resident; says whether it was.
@@ -310,6 +366,41 @@ mod tests {
             for (other, set) in sets.iter().enumerate() {
                 assert_eq!(set.contains(key), caches.contains(other, key), "step {step}");
                 assert_eq!((set.len(), set.used_bytes()), (caches.len(other), caches.used_bytes(other)));
+            }
+        }
+    }
+
+    /// One walk that touches and visits (or drops) the other holders leaves the caches as
+    /// `touch` then `other_holders` or `invalidate_others` do, with the same holders seen.
+    #[test]
+    fn touching_while_visiting_others_is_touch_then_the_visit() {
+        let cpus = 6;
+        let mut fused = L2Caches::new(cpus, 12 * 64 + 4096);
+        let mut apart = L2Caches::new(cpus, 12 * 64 + 4096);
+        let mut rng = SplitMix(11);
+        let line = |index: u64| {
+            CacheKey::line(SharedLine::frame_meta(0, index as u32), MetadataLayout::LinuxStructPage)
+        };
+        for step in 0..30_000 {
+            let cpu = (rng.next() % cpus as u64) as usize;
+            let (key, bytes) = if rng.next().is_multiple_of(6) { (CacheKey::page(rng.next() % 4), 4096) } else { (line(rng.next() % 24), 64) };
+            let write = rng.next().is_multiple_of(3);
+            let (mut seen_fused, mut seen_apart) = (Vec::new(), Vec::new());
+            let hit = fused.touch_visiting_others(cpu, key, bytes, write, |other| seen_fused.push(other));
+            assert_eq!(hit, apart.touch(cpu, key, bytes), "step {step}");
+            if write {
+                apart.invalidate_others(cpu, key, |other| seen_apart.push(other));
+            } else {
+                apart.other_holders(cpu, key, |other| seen_apart.push(other));
+            }
+            seen_fused.sort_unstable();
+            seen_apart.sort_unstable();
+            assert_eq!(seen_fused, seen_apart, "step {step}");
+            for other in 0..cpus {
+                assert_eq!((fused.len(other), fused.used_bytes(other)), (apart.len(other), apart.used_bytes(other)));
+                for probe in (0..24).map(line).chain((0..4).map(CacheKey::page)) {
+                    assert_eq!(fused.contains(other, probe), apart.contains(other, probe), "step {step}");
+                }
             }
         }
     }

@@ -79,7 +79,6 @@ impl SimState {
         let key = CacheKey::line(line, self.layout);
         self.stats.line_touches += 1;
         let llc = self.llc_of(cpu);
-        let held_here = self.l2.touch(cpu, key, LINE_BYTES);
         let state = self.lines.state(key);
         let owner = state.owner;
         // Other CPUs that still have the line in their L2 (a write drops their copies): the
@@ -95,11 +94,7 @@ impl SimState {
                 nearest = Some(candidate);
             }
         };
-        if write {
-            self.l2.invalidate_others(cpu, key, &mut note_holder);
-        } else {
-            self.l2.other_holders(cpu, key, &mut note_holder);
-        }
+        let held_here = self.l2.touch_visiting_others(cpu, key, LINE_BYTES, write, &mut note_holder);
         let supplier = if owner_holds { Some(owner as u32) } else { nearest.map(|(_, other)| other as u32) };
         // A read of a line held here is local; a write to a line others still hold costs at
         // least an invalidation round trip.
