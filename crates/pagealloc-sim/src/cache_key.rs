@@ -1,6 +1,7 @@
 //! Names of what the simulated caches hold: pages of data, keyed by page frame number, and
-//! shared lines, keyed by kind, zone and number. Frame-metadata lines are numbered densely
-//! per zone, so tables indexed by them (line states, the LLC's node index) can be arrays.
+//! shared lines, keyed by kind, zone and number. Lines are numbered densely within a row
+//! (one kind of one zone), so tables indexed by them (line states, the caches' node
+//! indexes) are arrays, not maps.
 
 use pagealloc::platform::SharedLine;
 use pagealloc::types::Pfn;
@@ -16,17 +17,18 @@ pub struct CacheKey(u64);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyKind {
     Page(Pfn),
-    /// The `line`-th line of zone `zone`'s frame metadata.
-    FrameLine {
-        zone: usize,
-        line: usize,
+    /// The `number`-th line of `row`: one kind of line (frame metadata, free-list heads,
+    /// pageset headers, ...) of one zone.
+    Line {
+        row: usize,
+        number: usize,
     },
-    /// A zone's counters, free-list heads or a pageset header: few, so kept in maps.
-    OtherLine,
 }
 
 const LINE_TAG: u64 = 1 << 63;
 const FRAME_META_KIND: u64 = 3;
+/// Kinds of line, each a row per zone (the largest kind number is 12).
+const KINDS: usize = 16;
 
 impl CacheKey {
     pub fn page(pfn: Pfn) -> CacheKey {
@@ -55,10 +57,10 @@ impl CacheKey {
     pub fn kind(self) -> KeyKind {
         if self.0 & LINE_TAG == 0 {
             KeyKind::Page(self.0)
-        } else if (self.0 >> 56) & 0x7f == FRAME_META_KIND {
-            KeyKind::FrameLine { zone: (self.0 >> 32) as u16 as usize, line: self.0 as u32 as usize }
         } else {
-            KeyKind::OtherLine
+            let (kind, zone) = (((self.0 >> 56) & 0x7f) as usize, (self.0 >> 32) as u16 as usize);
+            debug_assert!(kind < KINDS, "line kind {kind}");
+            KeyKind::Line { row: zone * KINDS + kind, number: self.0 as u32 as usize }
         }
     }
 
@@ -77,9 +79,14 @@ mod tests {
         let linux = MetadataLayout::LinuxStructPage;
         assert_eq!(
             CacheKey::line(SharedLine::frame_meta(2, 77), linux).kind(),
-            KeyKind::FrameLine { zone: 2, line: 77 }
+            KeyKind::Line { row: 2 * KINDS + FRAME_META_KIND as usize, number: 77 }
         );
-        assert_eq!(CacheKey::line(SharedLine::ZoneCounters(2), linux).kind(), KeyKind::OtherLine);
+        assert_eq!(
+            CacheKey::line(SharedLine::ZoneCounters(2), linux).kind(),
+            KeyKind::Line { row: 2 * KINDS, number: 0 }
+        );
+        let header = CacheKey::line(SharedLine::PcpHeader { zone: 1, cpu: 700 }, linux);
+        assert_eq!(header.kind(), KeyKind::Line { row: KINDS + 2, number: 700 });
         let heads = [0u8, 1].map(|order| CacheKey::line(SharedLine::FreeList { zone: 0, order }, linux));
         assert_ne!(heads[0], heads[1]);
         assert_ne!(CacheKey::page(3), CacheKey::line(SharedLine::frame_meta(0, 3), linux));

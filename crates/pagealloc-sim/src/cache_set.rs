@@ -2,26 +2,19 @@
 //! weighted by their size in bytes, so 4 KiB pages of data and 64-byte metadata lines compete
 //! for the same capacity as they do in hardware.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
 use crate::cache_key::{CacheKey, KeyKind};
 use crate::dense_table;
-use crate::DeterministicHasher;
 
 const NIL: u32 = u32::MAX;
 
-type KeyMap = HashMap<CacheKey, u32, BuildHasherDefault<DeterministicHasher>>;
-
-/// Where a cache finds an entry's node from its key: pages and frame-metadata lines (there
-/// are millions) in arrays indexed by pfn and line number, one host memory access instead of
-/// a map probe; the few other lines in a map. Slots hold node + 1 (0: not resident), so
-/// growth fills with zeros.
+/// Where a cache finds an entry's node from its key: pages in an array indexed by pfn, lines
+/// in one array per row (a kind of line of a zone) indexed by line number; one host memory
+/// access instead of a map probe. Slots hold node + 1 (0: not resident), so growth fills
+/// with zeros.
 #[derive(Default)]
 pub(crate) struct NodeIndex {
     pages: Vec<u32>,
-    frame_lines: Vec<Vec<u32>>,
-    other_lines: KeyMap,
+    rows: Vec<Vec<u32>>,
 }
 
 impl NodeIndex {
@@ -29,8 +22,7 @@ impl NodeIndex {
     pub(crate) fn get(&self, key: CacheKey) -> Option<u32> {
         let stored = match key.kind() {
             KeyKind::Page(pfn) => self.pages.get(pfn as usize).copied(),
-            KeyKind::FrameLine { zone, line } => self.frame_lines.get(zone).and_then(|t| t.get(line)).copied(),
-            KeyKind::OtherLine => return self.other_lines.get(&key).copied(),
+            KeyKind::Line { row, number } => self.rows.get(row).and_then(|table| table.get(number)).copied(),
         };
         stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
     }
@@ -38,14 +30,11 @@ impl NodeIndex {
     pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
         match key.kind() {
             KeyKind::Page(pfn) => *dense_table::slot(&mut self.pages, pfn as usize) = node + 1,
-            KeyKind::FrameLine { zone, line } => {
-                if self.frame_lines.len() <= zone {
-                    self.frame_lines.resize_with(zone + 1, Vec::new);
+            KeyKind::Line { row, number } => {
+                if self.rows.len() <= row {
+                    self.rows.resize_with(row + 1, Vec::new);
                 }
-                *dense_table::slot(&mut self.frame_lines[zone], line) = node + 1;
-            }
-            KeyKind::OtherLine => {
-                self.other_lines.insert(key, node);
+                *dense_table::slot(&mut self.rows[row], number) = node + 1;
             }
         }
     }
@@ -53,8 +42,7 @@ impl NodeIndex {
     pub(crate) fn remove(&mut self, key: CacheKey) -> Option<u32> {
         let slot = match key.kind() {
             KeyKind::Page(pfn) => self.pages.get_mut(pfn as usize),
-            KeyKind::FrameLine { zone, line } => self.frame_lines.get_mut(zone).and_then(|t| t.get_mut(line)),
-            KeyKind::OtherLine => return self.other_lines.remove(&key),
+            KeyKind::Line { row, number } => self.rows.get_mut(row).and_then(|table| table.get_mut(number)),
         };
         let stored = slot.map(core::mem::take).unwrap_or(0);
         stored.checked_sub(1)

@@ -378,12 +378,15 @@ mod tests {
         let mut fused = L2Caches::new(cpus, 12 * 64 + 4096);
         let mut apart = L2Caches::new(cpus, 12 * 64 + 4096);
         let mut rng = SplitMix(11);
-        let line = |index: u64| {
-            CacheKey::line(SharedLine::frame_meta(0, index as u32), MetadataLayout::LinuxStructPage)
-        };
+        let line =
+            |index: u64| CacheKey::line(SharedLine::frame_meta(0, index as u32), MetadataLayout::LinuxStructPage);
         for step in 0..30_000 {
             let cpu = (rng.next() % cpus as u64) as usize;
-            let (key, bytes) = if rng.next().is_multiple_of(6) { (CacheKey::page(rng.next() % 4), 4096) } else { (line(rng.next() % 24), 64) };
+            let (key, bytes) = if rng.next().is_multiple_of(6) {
+                (CacheKey::page(rng.next() % 4), 4096)
+            } else {
+                (line(rng.next() % 24), 64)
+            };
             let write = rng.next().is_multiple_of(3);
             let (mut seen_fused, mut seen_apart) = (Vec::new(), Vec::new());
             let hit = fused.touch_visiting_others(cpu, key, bytes, write, |other| seen_fused.push(other));

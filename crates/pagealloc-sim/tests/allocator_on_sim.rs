@@ -89,18 +89,12 @@ fn linuxs_struct_page_makes_zone_lock_holds_longer_than_our_records() {
     assert!(linux > 2 * ours, "zone lock held {linux} ns with struct page, {ours} ns with ours");
 }
 
-/// A 768-CPU machine (two sockets of 192 cores, 2 threads each), every CPU allocating:
-/// CPU ids past 256 share lines, queue on locks and keep the invariants.
+/// The 768-CPU EPYC 9965 (two sockets of 192 cores, 2 threads each, 12 LLC instances per
+/// socket), every CPU allocating: CPU ids past 256 share lines across dies and sockets,
+/// queue on locks and keep the invariants.
 #[test]
 fn seven_hundred_and_sixty_eight_cpus_run_and_repeat() {
-    let topology = Topology {
-        name: "2s-768cpu-test",
-        sockets: 2,
-        cores_per_socket: 192,
-        threads_per_core: 2,
-        l2_bytes_per_core: 1 << 20,
-        llc_bytes_per_socket: 384 << 20,
-    };
+    let topology = Topology::SERVER_768;
     assert_eq!(topology.cpus(), 768);
     let first = page_bench(topology.clone(), "mainline", 0, 1_000_000, 2_000_000);
     assert_eq!(first.0.len(), 768);

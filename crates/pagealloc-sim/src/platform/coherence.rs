@@ -2,15 +2,11 @@
 //! each line's last writer and the sockets whose LLC may hold it, and the cost of a touch,
 //! served by this CPU's L2, another core, the socket's LLC or memory.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
 use pagealloc::platform::SharedLine;
 
 use super::state::{distance_between, SimState};
 use super::{MAX_CPUS, MAX_LLCS};
 use crate::cache_key::{CacheKey, KeyKind};
-use crate::DeterministicHasher;
 
 /// Coherence state of one shared line (which L2s hold it is the L2s' business).
 #[derive(Clone, Copy)]
@@ -40,25 +36,23 @@ impl Default for LineState {
 /// other lines in a map.
 #[derive(Default)]
 pub(super) struct LineTable {
-    frame_lines: Vec<Vec<LineState>>,
-    other_lines: HashMap<CacheKey, LineState, BuildHasherDefault<DeterministicHasher>>,
+    rows: Vec<Vec<LineState>>,
 }
 
 impl LineTable {
     /// The state of the line named `key`.
     fn state(&mut self, key: CacheKey) -> &mut LineState {
         match key.kind() {
-            KeyKind::FrameLine { zone, line } => {
-                if self.frame_lines.len() <= zone {
-                    self.frame_lines.resize_with(zone + 1, Vec::new);
+            KeyKind::Line { row, number } => {
+                if self.rows.len() <= row {
+                    self.rows.resize_with(row + 1, Vec::new);
                 }
-                let table = &mut self.frame_lines[zone];
-                if table.len() <= line {
-                    table.resize_with((line + 1).next_power_of_two(), LineState::default);
+                let table = &mut self.rows[row];
+                if table.len() <= number {
+                    table.resize_with((number + 1).next_power_of_two(), LineState::default);
                 }
-                &mut table[line]
+                &mut table[number]
             }
-            KeyKind::OtherLine => self.other_lines.entry(key).or_default(),
             KeyKind::Page(pfn) => unreachable!("page {pfn} has no line state"),
         }
     }
