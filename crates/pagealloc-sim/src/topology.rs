@@ -176,7 +176,7 @@ impl Topology {
 
     fn cores_per_llc(&self) -> u32 {
         assert!(
-            self.llcs_per_socket >= 1 && self.cores_per_socket % self.llcs_per_socket == 0,
+            self.llcs_per_socket >= 1 && self.cores_per_socket.is_multiple_of(self.llcs_per_socket),
             "{}: {} cores per socket in {} LLC instances",
             self.name,
             self.cores_per_socket,

@@ -40,8 +40,8 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     let package_cpus = package_cores * threads_per_core;
     let llc_sharers = host.llc_sharers().unwrap_or(package_cpus).clamp(1, package_cpus);
     let instances = package_cpus.div_ceil(llc_sharers);
-    let even = package_cpus % llc_sharers == 0
-        && package_cores % instances == 0
+    let even = package_cpus.is_multiple_of(llc_sharers)
+        && package_cores.is_multiple_of(instances)
         && (sockets * instances) as usize <= pagealloc_sim::platform::MAX_LLCS;
     Ok(Topology {
         name: Box::leak(name.to_string().into_boxed_str()),
