@@ -74,3 +74,35 @@ pub(crate) fn unreserve_pageblock<P: Platform>(buddy: BuddyZone<'_, P>, migratet
     zone.reserved_highatomic_pages.fetch_sub(released_pages, Relaxed);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use core::sync::atomic::Ordering::Relaxed;
+
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::types::{MigrateType, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+    use crate::PageAllocator;
+
+    /// A reserved pageblock that is one free block, beside a free MOVABLE buddy pageblock,
+    /// given back to MOVABLE: the zone stays valid.
+    #[test]
+    fn an_unreserved_free_pageblock_beside_a_free_buddy_leaves_a_valid_zone() {
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 128 * PAGEBLOCK_PAGES);
+        let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+        let zone = &allocator.zones()[0];
+        let start = zone.start_pfn().next_multiple_of(1 << MAX_ORDER);
+        {
+            let mut ctx = zone.buddy(allocator.platform()).lock();
+            ctx.del_free(start, MAX_ORDER, MigrateType::Movable);
+            ctx.add_free(start + PAGEBLOCK_PAGES, PAGEBLOCK_ORDER, MigrateType::Movable, true);
+            ctx.set_pageblock_range_type(start, PAGEBLOCK_ORDER, MigrateType::HighAtomic);
+            ctx.add_free(start, PAGEBLOCK_ORDER, MigrateType::HighAtomic, true);
+        }
+        zone.reserved_highatomic_pages.fetch_add(PAGEBLOCK_PAGES, Relaxed);
+        allocator.check_invariants().unwrap();
+        assert!(super::unreserve_pageblock(zone.buddy(allocator.platform()), MigrateType::Movable));
+        assert_eq!(zone.reserved_highatomic_pages(), 0);
+        allocator.check_invariants().unwrap();
+    }
+}

@@ -190,10 +190,15 @@ fn cpu_offline_races_users_on_std_platform_and_quiescent_checks_pass() {
                     std::thread::yield_now();
                 }
             });
-            for user in users {
-                user.join().unwrap();
-            }
+            // Every user joined before the offliner is stopped, and only then a user's
+            // panic propagates: stopping first keeps a failing round from hanging.
+            let results: Vec<_> = users.into_iter().map(|user| user.join()).collect();
             stop.store(true, Ordering::Relaxed);
+            for result in results {
+                if let Err(panic) = result {
+                    std::panic::resume_unwind(panic);
+                }
+            }
         });
         assert!(offlined.load(Ordering::Relaxed) > 0);
         let census = allocator.check_invariants().unwrap_or_else(|error| panic!("round {round}: {error}"));

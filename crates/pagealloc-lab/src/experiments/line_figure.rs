@@ -88,6 +88,18 @@ struct Panel {
     published: BTreeMap<String, Vec<(f64, f64)>>,
 }
 
+impl Panel {
+    /// The x range of its points and the top of its y axis (10% above the highest value);
+    /// `None` without points.
+    fn extent(&self) -> Option<((f64, f64), f64)> {
+        let all: Vec<(f64, f64)> = self.lines.values().chain(self.published.values()).flatten().copied().collect();
+        let x_range = all.iter().fold((f64::MAX, f64::MIN), |(lo, hi), (x, _)| (lo.min(*x), hi.max(*x)));
+        let flat_max = self.flat.iter().map(|(_, y)| *y).fold(0.0, f64::max);
+        let y_max = all.iter().map(|(_, y)| *y).fold(flat_max, f64::max).max(1e-9) * 1.1;
+        (!all.is_empty()).then_some((x_range, y_max))
+    }
+}
+
 /// The panels of `rows` over `axis`: one per metric of `metrics` (the one metric, for
 /// columns), with `published`'s values where they sit on the axis.
 fn panels(rows: &[Row], axis: &Axis, metrics: &[&str], published: &PublishedTable) -> Vec<Panel> {
@@ -172,18 +184,11 @@ fn draw_panel(
     x: &str,
     legend: bool,
 ) -> Result<(), String> {
-    let all: Vec<(f64, f64)> = panel.lines.values().chain(panel.published.values()).flatten().copied().collect();
-    if all.is_empty() {
-        return Ok(());
-    }
-    let (x_min, x_max) = all.iter().fold((f64::MAX, f64::MIN), |(lo, hi), (x, _)| (lo.min(*x), hi.max(*x)));
-    let flat_max = panel.flat.iter().map(|(_, y)| *y).fold(0.0, f64::max);
-    let y_max = all.iter().map(|(_, y)| *y).fold(flat_max, f64::max).max(1e-9) * 1.1;
+    let Some(((x_min, x_max), y_max)) = panel.extent() else { return Ok(()) };
     let metric = panel.metric.as_str();
     let mut builder = ChartBuilder::on(area);
-    builder.caption(format!("{metric} ({})", unit(metric)), ("sans-serif", 14));
-    builder.margin(8).x_label_area_size(32).y_label_area_size(56);
-    let log = x_min > 0.0 && x_max / x_min >= 8.0;
+    let caption = format!("{metric} ({})", unit(metric));
+    builder.caption(caption, ("sans-serif", 14)).margin(8).x_label_area_size(32).y_label_area_size(56);
     let error = |error: DrawingAreaErrorKind<_>| error.to_string();
     macro_rules! draw {
         ($chart:expr) => {{
@@ -220,9 +225,8 @@ fn draw_panel(
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
             }
             if !panel.published.is_empty() {
-                chart
-                    .draw_series(std::iter::empty::<Cross<(f64, f64), i32>>())
-                    .map_err(error)?
+                let legend_only = chart.draw_series(std::iter::empty::<Cross<(f64, f64), i32>>()).map_err(error)?;
+                legend_only
                     .label("published (crosses)")
                     .legend(|(x, y)| Cross::new((x + 8, y), 5, BLACK.stroke_width(2)));
             }
@@ -238,7 +242,8 @@ fn draw_panel(
             }
         }};
     }
-    if log {
+    // Log 2 where the points span a factor of 8 or more.
+    if x_min > 0.0 && x_max / x_min >= 8.0 {
         draw!(builder.build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max).map_err(error)?);
     } else {
         draw!(builder.build_cartesian_2d(x_min..x_max.max(x_min + 1.0), 0.0..y_max).map_err(error)?);
