@@ -119,34 +119,7 @@ impl L2Caches {
         write: bool,
         mut each: impl FnMut(usize),
     ) -> bool {
-        let first = self.holders.get(key).unwrap_or(NIL);
-        let mut mine = NIL;
-        let mut node = first;
-        // Bounded: a chain holds at most one node per CPU.
-        while node != NIL {
-            let Node { cpu: holder, next_holder, .. } = self.nodes[node as usize];
-            if holder as usize == cpu {
-                mine = node;
-            } else {
-                each(holder as usize);
-                if write {
-                    self.release(node);
-                }
-            }
-            node = next_holder;
-        }
-        if write && first != NIL {
-            // Only this CPU's node, if it has one, is left of the chain.
-            if mine != NIL {
-                self.nodes[mine as usize].next_holder = NIL;
-            }
-            if mine != first {
-                self.holders.remove(key);
-                if mine != NIL {
-                    self.holders.insert(key, mine);
-                }
-            }
-        }
+        let (first, mine) = self.walk_holders(cpu, key, write, &mut each);
         if mine != NIL {
             self.unlink_lru(mine);
             self.push_front(mine);
@@ -188,29 +161,47 @@ impl L2Caches {
     /// Drops `key` from every cache but `cpu`'s, calling `each` with every CPU that held it:
     /// one walk of the holder chain, where an invalidation per holder would walk it once each.
     pub fn invalidate_others(&mut self, cpu: usize, key: CacheKey, mut each: impl FnMut(usize)) {
-        let Some(first) = self.holders.get(key) else { return };
-        let mut kept = NIL;
+        self.walk_holders(cpu, key, true, &mut each);
+    }
+
+    /// Calls `each` with every CPU but `cpu` holding `key`, dropping their copies when
+    /// `drop_others` (then only `cpu`'s node, if any, is left of the chain). Returns the
+    /// chain's head before the walk and `cpu`'s node (`NIL` for none).
+    fn walk_holders(
+        &mut self,
+        cpu: usize,
+        key: CacheKey,
+        drop_others: bool,
+        each: &mut impl FnMut(usize),
+    ) -> (u32, u32) {
+        let first = self.holders.get(key).unwrap_or(NIL);
+        let mut mine = NIL;
         let mut node = first;
-        // Bounded: one node per CPU on the chain.
+        // Bounded: a chain holds at most one node per CPU.
         while node != NIL {
             let Node { cpu: holder, next_holder, .. } = self.nodes[node as usize];
             if holder as usize == cpu {
-                kept = node;
+                mine = node;
             } else {
                 each(holder as usize);
-                self.release(node);
+                if drop_others {
+                    self.release(node);
+                }
             }
             node = next_holder;
         }
-        if kept != NIL {
-            self.nodes[kept as usize].next_holder = NIL;
-        }
-        if kept != first {
-            self.holders.remove(key);
-            if kept != NIL {
-                self.holders.insert(key, kept);
+        if drop_others && first != NIL {
+            if mine != NIL {
+                self.nodes[mine as usize].next_holder = NIL;
+            }
+            if mine != first {
+                self.holders.remove(key);
+                if mine != NIL {
+                    self.holders.insert(key, mine);
+                }
             }
         }
+        (first, mine)
     }
 
     /// Takes `node` out of its LRU list and its holder chain and frees it.
