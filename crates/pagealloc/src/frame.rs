@@ -11,7 +11,7 @@
 //! generation: a free of the block headed here adds one, and every other state change keeps
 //! it, so a [`crate::Block`] carries the generation it was handed out with and a stale copy
 //! of it (freed, then reallocated to someone else) no longer matches. It costs a load before
-//! each store of the word, on a line the store owns anyway: measured, see the README.
+//! each store of the word, on a line the store owns anyway (measured: docs/decisions.md).
 
 use core::sync::atomic::{AtomicU32, Ordering, Ordering::Relaxed};
 

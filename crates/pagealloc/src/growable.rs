@@ -271,9 +271,9 @@ impl<T> IndexMut<usize> for GrowableTable<T> {
 
 impl<T> GrowableTable<T> {
     /// An entry past the built table: out of line, and with growth compiled out a panic
-    /// like a slice's, so the hot paths keep a slice's code. With growth, the call that
-    /// may return costs the paths around 50 instructions an alloc/free pair (callgrind,
-    /// `hot_pair`): values live across it are kept in saved registers.
+    /// like a slice's, so the hot paths keep a slice's code. With growth, values live
+    /// across the call that may return are kept in saved registers (its cost:
+    /// docs/decisions.md).
     #[inline(always)]
     fn grown_entry(&self, index: usize) -> &T {
         if MAX_GROWTHS == 0 {

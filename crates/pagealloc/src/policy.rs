@@ -53,8 +53,8 @@ pub struct DrainPolicy {
     /// (fullest-first) takes the zone lock, read the records its merges will touch, so that
     /// the hold finds them cached instead of missing in it while other CPUs wait. Random
     /// frees are where it pays; `pageset` drains, mostly of sequential frees, are left
-    /// alone: warming them too cost 5.7% more instructions in bulk order-0 frees for
-    /// nothing measurable.
+    /// alone: warming them too costs instructions for no measurable gain
+    /// (docs/decisions.md).
     pub warm_merges: bool,
     /// Beyond Linux (the `pagealloc` preset): a drain or buddy-bound flush gives each run of
     /// address-contiguous blocks to the buddy as its largest aligned blocks, instead of one
@@ -118,7 +118,7 @@ pub enum HighMaxRule {
     /// Beyond Linux: high stays at high_min (the low watermark over the CPUs). Pages a
     /// pageset holds are hidden from placement: with fullest-first, a pageset auto-tuned
     /// to 1/16 of memory made every pageblock look fuller than it was, so frees stayed in
-    /// the pageset and no pageblock drained (README, "A default for embedders").
+    /// the pageset and no pageblock drained (docs/decisions.md).
     HighMin,
     /// Beyond Linux: high auto-tunes up to Linux's high_max, but the pages of orders
     /// 0..=3 are held to high_min (a small-order free past it drains only those lists).
@@ -276,7 +276,8 @@ pub enum FallbackDesign {
     ClaimOrSteal,
 }
 
-/// When a fallback raises the zone's watermark boost (seed patches 2-4).
+/// When a fallback raises the zone's watermark boost (patches 2-4 of the 2018
+/// fragmentation-avoidance series).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BoostRule {
     /// Never (v4.20 and before).
@@ -294,10 +295,12 @@ pub struct FragPolicy {
     pub fallback: FallbackDesign,
     pub boost: BoostRule,
     /// ALLOC_NOFRAGMENT on the first pass when a lower zone of the node (DMA32) can serve
-    /// instead of fragmenting Normal (seed patch 1, v5.0).
+    /// instead of fragmenting Normal (patch 1 of the 2018 fragmentation-avoidance
+    /// series, v5.0).
     pub nofragment_lowzone: bool,
     /// A movable request that would fragment a pageblock in a boosted zone waits for
-    /// kswapd's pass first, then retries without fragmenting (seed patch 5, never merged).
+    /// kswapd's pass first, then retries without fragmenting (patch 5 of the 2018
+    /// fragmentation-avoidance series, never merged).
     pub stall_movable: bool,
     /// ALLOC_NOFRAGMENT always; another type's memory only after reclaim and compaction
     /// failed (vm.defrag_mode, v6.15).
@@ -308,10 +311,8 @@ pub struct FragPolicy {
     pub fullest_first: bool,
     /// Under `fullest_first`: a free whose pageblock has at least this many pages free in
     /// the buddy goes there (batched on the pageset's buddy-bound list), not to the
-    /// pageset, which would hand it out again. 128, a quarter pageblock: swept in `pagelab
-    /// bench frag` (4 GiB, 1 thread, 100 rounds; README, "A default for embedders"), whole
-    /// 2 MiB blocks after 100 rounds: 64 pages 48.4%, 96 48.3%, 128 48.8%, 192 46.7%,
-    /// 256 (half, the first choice) 45.9%.
+    /// pageset, which would hand it out again. 128 (a quarter pageblock) in the `pagealloc`
+    /// preset, chosen by a sweep (docs/decisions.md).
     pub buddy_bound_free_pages: u16,
     /// Boost reclaim may shrink slab-like caches (v5.3 on). The 2018 series left them alone
     /// while reclaiming a boost (sc.may_shrinkslab off, v5.0-v5.2): compaction cannot move
@@ -326,9 +327,7 @@ pub struct FragPolicy {
     /// waits for that merge (buddy_merge_likely(), Linux). Off in the `pagealloc` preset:
     /// the test reads the higher buddy's record and the tail write touches another, two
     /// cold lines per free, and its order-0 takes come from the fullest pageblock, not
-    /// the list heads. Cachegrind, `pagelab bench rand -x 1 --memory-gib 4`, 1 MiB LL:
-    /// read misses 755,267 -> 669,588; `pagelab bench frag -x 1 --threads-max 1` keeps
-    /// 49.1% in whole 2 MiB blocks either way.
+    /// the list heads (measured: docs/decisions.md).
     pub merge_likely_to_tail: bool,
 }
 

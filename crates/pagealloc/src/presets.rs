@@ -1,11 +1,12 @@
-//! Named policies reproducing each stage of the seed series, as a table.
+//! Named policies reproducing each stage of the seed series (docs/glossary.md names each
+//! series with its title, author and date), as a table.
 //!
-//! 2022, "Follow-up on high-order PCP caching" (shared/seeds/high-order-pcp-followup.txt):
-//! `vanilla-5.17`, `revert-highpcp`, `highpcp-patch1` .. `highpcp-patch4`, `highpcp-full`.
-//! 2023, "mm: PCP high auto-tuning" v3 (shared/seeds/pcp-high-autotuning.txt): `base`
-//! (v6.6), `patch1` .. `patch9` cumulative, and `mainline` (later fixes). Aliases:
-//! `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`, `global-lock` (no pagesets).
-//! 2018, "lru_lock scalability" RFC: `lru-k1` .. `lru-k4`, cumulative.
+//! The 2022 high-order PCP series: `vanilla-5.17`, `revert-highpcp`, `highpcp-patch1` ..
+//! `highpcp-patch4`, `highpcp-full`.
+//! The 2023 PCP auto-tuning series: `base` (v6.6), `patch1` .. `patch9` cumulative, and
+//! `mainline` (later fixes). Aliases: `linux-5.17`, `linux-6.6`, `pcp-autotune-patchN`,
+//! `global-lock` (no pagesets).
+//! The 2018 lru_lock RFC: `lru-k1` .. `lru-k4`, cumulative.
 
 use crate::policy::{
     ArenaRule, BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, HighMaxRule, LruCommit, LruConfig,
@@ -192,8 +193,8 @@ const FRAG_BOOST: FragPolicy =
     FragPolicy { boost: BoostRule::EveryFallback, boost_reclaim_shrinks_slab: false, ..FRAG_LOWZONE };
 const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 
-/// The embedder default, measured against mainline one change at a time (README, "A default
-/// for embedders"; docs/scaling.md): fullest-first placement keeps free memory in whole
+/// The embedder default, measured against mainline one change at a time (docs/decisions.md,
+/// docs/benchmarks.md, docs/scaling.md): fullest-first placement keeps free memory in whole
 /// pageblocks, as LLFree does; pageblock-order blocks move 256 batches per zone-lock hold,
 /// at most high_max (Linux: 2 per refill, 1 per drain); a pageset's pages of orders 0-3
 /// stay at high_min, as fullest-first needs, while pageblock-order blocks keep Linux's
@@ -203,8 +204,8 @@ const FRAG_STALL: FragPolicy = FragPolicy { stall_movable: true, ..FRAG_BOOST };
 /// contiguous blocks to the buddy as aligned blocks (Linux: one block at a time); frees
 /// into another CPU's arena are handed to it through a lock-free stack, until its low
 /// watermark's worth waits.
-/// Every Linux rule else is mainline's; raising high_max to 1/8 of the zone
-/// (`HighMaxRule::ZoneShare`) measured no gain and is left out.
+/// Every Linux rule else is mainline's (`HighMaxRule::ZoneShare` is left out:
+/// docs/decisions.md).
 pub const PAGEALLOC: Policy = Policy {
     pcp: PcpPolicy {
         thp_batch_shift: 8,

@@ -4,7 +4,7 @@
 //! whole 2 MiB blocks (the list `free_huge_pct` in the JSON) and the pages compaction would
 //! have to move to pack free memory into whole blocks. The first preset's run also measures
 //! `buddy_system_allocator` (row `buddy-system`). LLFree's own run on this machine with the
-//! same parameters (shared/design/peers.md): 0% after 10 rounds, 7.9% after 50, 48.4%
+//! same parameters (docs/benchmarks.md): 0% after 10 rounds, 7.9% after 50, 48.4%
 //! after 100. Real threads on a shared machine: results vary from run to run (medians of 3
 //! iterations; 1 with --quick, on 1 GiB).
 

@@ -8,8 +8,9 @@ pub struct PublishedTable {
     pub rows: &'static [(&'static str, &'static [f64])],
 }
 
-/// shared/seeds/pcp-high-autotuning.txt, kbuild (224 CPUs, 8 x make -j28): build time and
-/// free_high and alloc_zone normalised to base = 100, lock contention in percent.
+/// The 2023 PCP auto-tuning series (docs/glossary.md), kbuild (224 CPUs, 8 x make -j28):
+/// build time and free_high and alloc_zone normalised to base = 100, lock contention in
+/// percent.
 pub const PCP_KBUILD: PublishedTable = PublishedTable {
     source: "\"mm: PCP high auto-tuning\" v3 (Huang Ying, 2023-10-16), kbuild table",
     columns: &["build_time", "lock_contend_pct", "free_high", "alloc_zone"],
@@ -73,7 +74,7 @@ pub const PCP_PAIRS_ROLES: PublishedTable = PublishedTable {
     ],
 };
 
-/// shared/seeds/high-order-pcp-followup.txt, patch 4: trunc on the 2-socket CascadeLake,
+/// The 2022 high-order PCP series (docs/glossary.md), patch 4: trunc on the 2-socket CascadeLake,
 /// mean elapsed seconds (vanilla 5.17-rc3, revert of high-order PCP, the series).
 pub const HIGHORDER_TRUNC: PublishedTable = PublishedTable {
     source:
@@ -129,7 +130,8 @@ pub const LRU_PAGE_FAULT1: PublishedTable = PublishedTable {
 };
 
 /// LLFree's frag benchmark: its figures are a peer's, not a preset's, so the table has no
-/// rows; they are in the source line (shared/design/peers.md, measured on this machine).
+/// rows; they are in the source line (LLFree's own benchmark, run on the development host:
+/// docs/benchmarks.md).
 pub const LLFREE_FRAG: PublishedTable = PublishedTable {
     source: "LLFree frag (eval/src/bin/frag.rs), this machine, 4 GiB, 2 threads: 0% free as whole 2 MiB blocks after 10 rounds, 7.9% after 50, 48.4% after 100 (shared/design/peers.md)",
     columns: &["free_huge_pct_10", "free_huge_pct_50", "free_huge_pct_100", "pack_moves_pages", "alloc_ns", "free_ns"],
@@ -164,14 +166,14 @@ pub const FRAG_THPCOMPACT: PublishedTable = PublishedTable {
     rows: &[],
 };
 
-/// shared/seeds/fragmentation-avoidance.txt, patch 1 (lowzone), 1-socket Skylake, thpfioscale
-/// without madvise, 4 fio threads and 1 THP thread: extfrag events below order 9, their
-/// breakdown by requested type, mean base-fault latency (us) and the huge-fault share. The
-/// same source gives, with MADV_HUGEPAGE, 291,392 -> 191,187 events, fault-base 1495.14 ->
-/// 1467.55 us, fault-huge 1098.48 -> 1127.11 us, 78.57% -> 77.64% huge; and on the 2-socket
-/// Haswell (5 THP threads, no madvise) 215,698 -> 200,210 events, fault-base 1350.05 ->
-/// 1346.45 us, fault-huge 4181.01 -> 3418.60 us, 1.15% -> 0.78% huge. The series as a whole
-/// (patches 1-4) cut the events by more than 94%.
+/// The 2018 fragmentation-avoidance series (docs/glossary.md), patch 1 (lowzone), 1-socket
+/// Skylake, thpfioscale without madvise, 4 fio threads and 1 THP thread: extfrag events
+/// below order 9, their breakdown by requested type, mean base-fault latency (us) and the
+/// huge-fault share. The same source gives, with MADV_HUGEPAGE, 291,392 -> 191,187 events,
+/// fault-base 1495.14 -> 1467.55 us, fault-huge 1098.48 -> 1127.11 us, 78.57% -> 77.64%
+/// huge; and on the 2-socket Haswell (5 THP threads, no madvise) 215,698 -> 200,210 events,
+/// fault-base 1350.05 -> 1346.45 us, fault-huge 4181.01 -> 3418.60 us, 1.15% -> 0.78% huge.
+/// The series as a whole (patches 1-4) cut the events by more than 94%.
 pub const FRAG_THPFIOSCALE: PublishedTable = PublishedTable {
     source: "\"Fragmentation avoidance improvements\" v5 (Mel Gorman, 2018), patch 1, thpfioscale 1-socket Skylake, no madvise",
     columns: &[

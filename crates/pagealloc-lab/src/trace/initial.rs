@@ -30,7 +30,7 @@ pub struct LiveBlock {
 }
 
 /// What the pagesets hold when the replay starts. The snapshot gives each pageset's page
-/// count, not its orders and types: those are a choice, swept in the README.
+/// count, not its orders and types: those are a choice, swept in docs/lab.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum PagesetStock {
     /// Empty pagesets at their initial high (the snapshot ignored).

@@ -1,4 +1,4 @@
-//! Small workloads to trace with `pagelab trace capture`, so the README's real traces can be
+//! Small workloads to trace with `pagelab trace capture`, so the real traces of docs/lab.md can be
 //! taken again on any Linux machine with nothing installed:
 //! - `unix-stream`: two processes, one writing fixed-size chunks (64 KiB by default) into an
 //!   AF_UNIX stream socket, the other reading them (the socket's skb pages are the

@@ -1,5 +1,5 @@
-//! A thpfioscale-like workload, after the 2018 fragmentation seed's description of mmtests'
-//! thpfioscale (shared/seeds/fragmentation-avoidance.txt):
+//! A thpfioscale-like workload, after the 2018 fragmentation-avoidance series' description
+//! of mmtests' thpfioscale (docs/glossary.md):
 //! 1. 4 fio threads write 64 KiB files, created on first access, until the files total
 //!    150% of memory: page-cache pages (movable) interleaved with the slab objects of each
 //!    file (inode and dentry: reclaimable) and filesystem metadata (unmovable), under

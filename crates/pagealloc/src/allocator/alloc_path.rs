@@ -26,7 +26,7 @@ struct AllocCall {
     highest_zone: ZoneType,
     preferred_node: u16,
     cpu: usize,
-    /// The caller may block and wake kswapd: it may wait for kswapd (seed patch 5).
+    /// The caller may block and wake kswapd: it may wait for kswapd (`FragPolicy::stall_movable`).
     may_stall: bool,
 }
 
@@ -254,8 +254,8 @@ impl<P: Platform> PageAllocator<P> {
         // defrag_mode never drops NOFRAGMENT in the walk.
         let keep_nofragment = self.policy.frag.defrag_mode;
         let mut stalled = false;
-        // At most three passes: with NOFRAGMENT, again after a stall (seed patch 5), then
-        // without.
+        // At most three passes: with NOFRAGMENT, again after a stall
+        // (`FragPolicy::stall_movable`), then without.
         loop {
             let mut dropped_nofragment = false;
             for &zone_index in &zonelist[start.min(zonelist.len())..] {
@@ -287,11 +287,11 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
-    /// Seed patch 5: a movable request about to fragment a pageblock while kswapd has a
-    /// boost to reclaim waits for kswapd's pass first. The pass runs here, on the caller's
-    /// CPU, standing for the wait; the walk then retries the local zones without
-    /// fragmenting before it gives up NOFRAGMENT.
-    /// Returns whether it stalled.
+    /// `FragPolicy::stall_movable` (patch 5 of the 2018 fragmentation-avoidance series): a
+    /// movable request about to fragment a pageblock while kswapd has a boost to reclaim
+    /// waits for kswapd's pass first. The pass runs here, on the caller's CPU, standing for
+    /// the wait; the walk then retries the local zones without fragmenting before it gives
+    /// up NOFRAGMENT. Returns whether it stalled.
     #[cold]
     fn stall_for_kswapd(&self, call: AllocCall) -> bool {
         let node = call.preferred_node;

@@ -16,9 +16,7 @@ use crate::platform::Platform;
 use crate::prefetch::prefetch;
 use crate::types::Pfn;
 
-/// How far ahead a bulk free prefetches. `pagelab bench rand --free-batch 64`, 4 GiB, random
-/// order, 6 interleaved runs (the README's "Freeing in batches"), median ns per free at 1 / 2
-/// threads: one by one 140 / 214; ahead 2: 133 / 192; 4: 100 / 175; 8: 84 / 154; 16: 96 / 160.
+/// How far ahead a bulk free prefetches: the fastest distance measured (docs/decisions.md).
 pub const FREE_LOOKAHEAD_BLOCKS: usize = 8;
 
 /// What a bulk free did so far: blocks freed and refused, and the first refusal.

@@ -195,8 +195,7 @@ impl<P: Platform> PageAllocator<P> {
     /// goes to the buddy, where it can merge, instead of the pageset, which would hand it
     /// out again (batched through the pageset's buddy-bound list). With per-CPU arenas, so
     /// does every free into another CPU's arena (`remote`): a remote pageset would hold it
-    /// until it expires. `pagelab bench frag`, 4 GiB, 2 threads, 6 interleaved runs:
-    /// 48.75% -> 49.0% in whole 2 MiB blocks (LLFree's own: 48.3%).
+    /// until it expires (its effect on whole free 2 MiB blocks: docs/decisions.md).
     #[inline(always)]
     fn drains_to_buddy(&self, zone: &Zone<P>, pageblock: usize, remote: bool) -> bool {
         let frag = &self.policy.frag;

@@ -118,7 +118,7 @@ pub struct Node {
     pub(crate) next_proactive_ns: AtomicU64,
     /// Proactive checks still to skip after a pass that did not lower the score.
     pub(crate) proactive_defer: AtomicU32,
-    /// Movable requests that waited for kswapd rather than fragment (seed patch 5).
+    /// Movable requests that waited for kswapd rather than fragment (`FragPolicy::stall_movable`).
     pub(crate) fragment_stalls: AtomicU64,
 }
 
@@ -163,7 +163,7 @@ impl Node {
     pub fn kswapd_runs(&self) -> u64 {
         self.kswapd_runs.load(Relaxed)
     }
-    /// Movable requests that waited for kswapd rather than fragment (seed patch 5).
+    /// Movable requests that waited for kswapd rather than fragment (`FragPolicy::stall_movable`).
     pub fn fragment_stalls(&self) -> u64 {
         self.fragment_stalls.load(Relaxed)
     }

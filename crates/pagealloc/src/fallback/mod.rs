@@ -236,8 +236,9 @@ mod tests {
         }
     }
 
-    /// Facts 5.3: max_boost = high * factor / 10000, at least a pageblock; each event adds a
-    /// pageblock up to it; nothing with factor 0, a zone under 4 pageblocks, or boosting off.
+    /// boost_watermark(): max_boost = high * factor / 10000, at least a pageblock; each
+    /// event adds a pageblock up to it; nothing with factor 0, a zone under 4 pageblocks,
+    /// or boosting off.
     #[test]
     fn boost_arithmetic_follows_the_kernel() {
         let rules = env(BoostRule::ClaimAttempts, 15_000);
@@ -262,7 +263,7 @@ mod tests {
         assert!(!boost_watermark(&zone(1 << 20, 0), &rules));
     }
 
-    /// Facts 5.2: claiming is tried for blocks of pageblock order, half of it, any
+    /// should_try_claim_block(): claiming is tried for blocks of pageblock order, half of it, any
     /// unmovable or reclaimable request, or with grouping off; a movable request's small
     /// block is only stolen.
     #[test]

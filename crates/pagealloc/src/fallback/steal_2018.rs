@@ -18,7 +18,8 @@ use crate::request::BlockRequest;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 /// The fallback stage: take a block of another type onto `want`'s lists, then take from
-/// them. Under NOFRAGMENT only whole pageblocks (seed patch 1).
+/// them. Under NOFRAGMENT only whole pageblocks (patch 1 of the 2018
+/// fragmentation-avoidance series).
 pub(super) fn rmqueue_fallback<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
     env: &FallbackEnv<'_>,

@@ -45,10 +45,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
 }
 
 /// Buddy-bound pages that make a flush. Small, since a page waiting here is missing from
-/// its pageblock's free count: `pagelab bench frag` (4 GiB, 2 threads, 100 rounds, 8
-/// interleaved runs beside LLFree's own at 47.9-48.8%) kept 45.2-48.1% (median 47.6%) in
-/// whole 2 MiB blocks with a flush per batch (63 pages), 48.9-49.6% (49.2%) with 8; one
-/// thread's callgrind: bulk order 0 unchanged, rand +0.8% instructions.
+/// its pageblock's free count (the sizes measured: docs/decisions.md).
 const FLUSH_PAGES: u32 = 8;
 
 /// Reads the records the flush's merges will touch before it takes the zone lock

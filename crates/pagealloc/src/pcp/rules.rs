@@ -210,7 +210,7 @@ mod tests {
         find(name).unwrap().policy.pcp
     }
 
-    /// facts 2.7: batch 63, high_min 390, high_max 32768.
+    /// A pageset of a 64 GiB Normal zone on 64 CPUs: batch 63, high_min 390, high_max 32768.
     fn pageset() -> PerCpuPages {
         PerCpuPages::new(63, 390, 32_768, false)
     }
@@ -295,7 +295,7 @@ mod tests {
         assert!(!take_free_high(&mut pcp, &policy("patch3"), 1));
         pcp.count_pages = 63;
         assert!(take_free_high(&mut pcp, &policy("patch3"), 1));
-        // patch9: free_count >= batch; mainline: >= batch + high_min / 2 = 258 (facts 2.7).
+        // patch9: free_count >= batch; mainline: >= batch + high_min / 2 = 258.
         let mut pcp = pageset();
         pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
         pcp.free_count_pages = 63;

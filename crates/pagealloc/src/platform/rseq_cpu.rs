@@ -1,7 +1,7 @@
 //! The current CPU read straight from the thread's rseq area, which glibc (>= 2.35)
 //! registers for every thread and the kernel keeps up to date on every return to user
-//! space. One load through the thread pointer, where `sched_getcpu()` is a library call
-//! (measured here: ~1.2 ns a call, twice per allocation and free pair).
+//! space. One load through the thread pointer, where `sched_getcpu()` is a library call,
+//! made twice per allocation and free pair (its cost: docs/decisions.md).
 
 /// Where this process's rseq area sits relative to the thread pointer, if glibc
 /// registered one (x86-64 only; elsewhere callers use `sched_getcpu()`).

@@ -3,8 +3,7 @@
 //!
 //! Zone locks are parking_lot's adaptive mutex rather than the kernel's FIFO spinlock: a
 //! userspace thread can be preempted while holding or waiting for a lock, and a FIFO
-//! spinlock then convoys behind the preempted waiter (measured: the multi-thread stress test
-//! with more threads than cores slowed by over 100x).
+//! spinlock then convoys behind the preempted waiter (docs/decisions.md has the measurement).
 
 use std::time::Instant;
 

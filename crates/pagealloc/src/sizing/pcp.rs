@@ -71,7 +71,8 @@ mod tests {
 
     #[test]
     fn worked_example_64gib_64cpus() {
-        // facts 2.7: low 24969, 64 CPUs: high_min 390; managed/8/64 = 32768.
+        // A 64 GiB Normal zone alone on 64 CPUs (zone_highsize()): high_min is the low
+        // watermark's share, 24969 / 64 = 390; high_max is managed / 8 / 64 = 32768.
         let bounds = pcp_high_bounds(&Tunables::default(), 16 << 20, 24_969, 64, 64);
         assert_eq!(bounds, PcpBounds { batch_pages: 63, high_min_pages: 390, high_max_pages: 32_768 });
     }

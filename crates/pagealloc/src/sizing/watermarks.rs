@@ -48,7 +48,8 @@ mod tests {
 
     #[test]
     fn worked_example_64gib_zone() {
-        // facts 2.7: 64 GiB Normal zone alone, min_free_kbytes 32768.
+        // A 64 GiB Normal zone alone, min_free_kbytes 32768 (what calculate_min_free_kbytes()
+        // gives for 64 GiB).
         let managed = 16 << 20;
         let marks = zone_watermarks(32_768, ZoneType::Normal, managed, managed, 10, false);
         assert_eq!(marks.min_pages, 8192);
