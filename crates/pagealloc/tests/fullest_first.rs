@@ -139,11 +139,38 @@ fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
     );
 }
 
+/// Every preset with fullest-first placement (`pagealloc`, `mainline+fullest-first`) holds
+/// its pagesets' small orders to high_min, and every other preset keeps Linux's high_max.
+/// Under the same frag pattern, the bound keeps mainline+fullest-first's pagesets at
+/// high_min where mainline's auto-tunes above it.
 #[test]
 fn pagealloc_and_mainline_fullest_first_bound_high_and_linux_presets_do_not() {
-    for name in ["mainline", "linux-6.6", "patch9", "mainline+defrag-mode"] {
-        assert_eq!(preset(name).pcp.high_max, HighMaxRule::Linux, "{name}");
+    let (bounded, linux): (Vec<&pagealloc::presets::Preset>, Vec<_>) =
+        pagealloc::presets::PRESETS.iter().partition(|preset| preset.policy.frag.fullest_first);
+    let bounded_names: Vec<&str> = bounded.iter().map(|preset| preset.name).collect();
+    assert_eq!(bounded_names, ["mainline+fullest-first", "pagealloc"]);
+    for preset in &bounded {
+        assert_eq!(preset.policy.pcp.high_max, HighMaxRule::SmallOrdersAtHighMin, "{}", preset.name);
     }
+    for preset in &linux {
+        assert_ne!(preset.policy.pcp.high_max, HighMaxRule::SmallOrdersAtHighMin, "{}", preset.name);
+        assert_ne!(preset.policy.pcp.high_max, HighMaxRule::HighMin, "{}", preset.name);
+    }
+    let fill_pages = PAGES as usize * 9 / 10;
+    let mainline = frag_run(preset("mainline"), fill_pages);
+    let fullest = frag_run(preset("mainline+fullest-first"), fill_pages);
+    assert!(
+        mainline.max_pageset_pages > mainline.high_min_pages,
+        "mainline's pagesets auto-tune above high_min ({} pages, high_min {})",
+        mainline.max_pageset_pages,
+        mainline.high_min_pages
+    );
+    assert!(
+        fullest.max_pageset_pages <= fullest.high_min_pages,
+        "mainline+fullest-first held {} pages, above high_min {}",
+        fullest.max_pageset_pages,
+        fullest.high_min_pages
+    );
 }
 
 /// `DrainPolicy::warm_merges` only reads ahead: random frees on two CPUs leave the same
