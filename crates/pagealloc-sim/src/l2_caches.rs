@@ -272,20 +272,8 @@ mod tests {
 
     use super::*;
     use crate::cache_set::CacheSet;
+    use crate::rng::SplitMix64;
     use crate::MetadataLayout;
-
-    /// SplitMix64, enough for test inputs.
-    struct SplitMix(u64);
-
-    impl SplitMix {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-    }
 
     #[test]
     fn each_cpu_is_an_lru_of_its_own_and_chains_list_the_holders() {
@@ -335,21 +323,21 @@ mod tests {
         let cpus = 4;
         let mut sets: Vec<CacheSet> = (0..cpus).map(|_| CacheSet::new(20 * 64 + 2 * 4096)).collect();
         let mut caches = L2Caches::new(cpus, 20 * 64 + 2 * 4096);
-        let mut rng = SplitMix(7);
+        let mut rng = SplitMix64::new(7);
         for step in 0..20_000 {
-            let cpu = (rng.next() % cpus as u64) as usize;
-            let (key, bytes) = if rng.next().is_multiple_of(4) {
-                (CacheKey::page(rng.next() % 8), 4096)
+            let cpu = (rng.next_u64() % cpus as u64) as usize;
+            let (key, bytes) = if rng.next_u64().is_multiple_of(4) {
+                (CacheKey::page(rng.next_u64() % 8), 4096)
             } else {
                 (
                     CacheKey::line(
-                        SharedLine::frame_meta(0, (rng.next() % 64) as u32),
+                        SharedLine::frame_meta(0, (rng.next_u64() % 64) as u32),
                         MetadataLayout::LinuxStructPage,
                     ),
                     64,
                 )
             };
-            if rng.next().is_multiple_of(5) {
+            if rng.next_u64().is_multiple_of(5) {
                 assert_eq!(sets[cpu].invalidate(key), caches.invalidate(cpu, key), "step {step}");
             } else {
                 assert_eq!(sets[cpu].touch(key, bytes), caches.touch(cpu, key, bytes), "step {step}");
@@ -368,17 +356,17 @@ mod tests {
         let cpus = 6;
         let mut fused = L2Caches::new(cpus, 12 * 64 + 4096);
         let mut apart = L2Caches::new(cpus, 12 * 64 + 4096);
-        let mut rng = SplitMix(11);
+        let mut rng = SplitMix64::new(11);
         let line =
             |index: u64| CacheKey::line(SharedLine::frame_meta(0, index as u32), MetadataLayout::LinuxStructPage);
         for step in 0..30_000 {
-            let cpu = (rng.next() % cpus as u64) as usize;
-            let (key, bytes) = if rng.next().is_multiple_of(6) {
-                (CacheKey::page(rng.next() % 4), 4096)
+            let cpu = (rng.next_u64() % cpus as u64) as usize;
+            let (key, bytes) = if rng.next_u64().is_multiple_of(6) {
+                (CacheKey::page(rng.next_u64() % 4), 4096)
             } else {
-                (line(rng.next() % 24), 64)
+                (line(rng.next_u64() % 24), 64)
             };
-            let write = rng.next().is_multiple_of(3);
+            let write = rng.next_u64().is_multiple_of(3);
             let (mut seen_fused, mut seen_apart) = (Vec::new(), Vec::new());
             let hit = fused.touch_visiting_others(cpu, key, bytes, write, |other| seen_fused.push(other));
             assert_eq!(hit, apart.touch(cpu, key, bytes), "step {step}");

@@ -7,14 +7,13 @@ mod common;
 
 use common::*;
 use pagealloc::builder::MIN_ARENA_PAGES;
-use pagealloc::platform::TestPlatform;
 use pagealloc::policy::ArenaRule;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+use pagealloc::{AllocRequest, AllocatorBuilder, Block, ZoneType};
 
 const GIB_PAGES: u64 = 1 << 18;
 
 fn build(builder: AllocatorBuilder, cpus: usize) -> TestAllocator {
-    PageAllocator::build(builder.policy(preset("pagealloc")), TestPlatform::new(cpus)).unwrap()
+    build_allocator(builder.policy(preset("pagealloc")), cpus)
 }
 
 fn arena_of(allocator: &TestAllocator, block: &Block) -> u16 {
@@ -149,7 +148,7 @@ fn numa_nodes_are_cut_into_arenas_of_their_own() {
 }
 
 fn build_linux(builder: AllocatorBuilder) -> TestAllocator {
-    PageAllocator::build(builder.policy(preset("mainline")), TestPlatform::new(2)).unwrap()
+    build_allocator(builder.policy(preset("mainline")), 2)
 }
 
 /// A free into another CPU's arena waits on the buddy-bound list, not in a remote pageset

@@ -5,14 +5,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::*;
 use pagealloc::types::{MAX_ORDER, PAGEBLOCK_PAGES};
-use pagealloc::{
-    AllocError, AllocRequest, AllocatorBuilder, EventSink, ExtfragEvent, FallbackKind, MigrateType, PageAllocator,
-    ZoneType,
-};
+use pagealloc::{AllocError, AllocRequest, AllocatorBuilder, FallbackKind, MigrateType, PageAllocator, ZoneType};
 
 #[test]
 fn fresh_allocator_holds_all_managed_memory_in_max_order_blocks() {
@@ -151,17 +148,8 @@ fn normal_requests_spill_into_dma32_only_down_to_its_protection() {
     allocator.check_invariants().unwrap();
 }
 
-#[derive(Default)]
-struct Recorder(Mutex<Vec<ExtfragEvent>>);
-
-impl EventSink for Recorder {
-    fn extfrag(&self, event: &ExtfragEvent) {
-        self.0.lock().unwrap().push(*event);
-    }
-}
-
-fn recorded_allocator(pages: u64) -> (PageAllocator<pagealloc::platform::TestPlatform>, Arc<Recorder>) {
-    let recorder = Arc::new(Recorder::default());
+fn recorded_allocator(pages: u64) -> (PageAllocator<pagealloc::platform::TestPlatform>, Arc<ExtfragRecorder>) {
+    let recorder = Arc::new(ExtfragRecorder::default());
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages)
         .event_sink(Box::new(recorder.clone()))
         .policy(preset("global-lock"));
@@ -172,7 +160,7 @@ fn recorded_allocator(pages: u64) -> (PageAllocator<pagealloc::platform::TestPla
 fn first_unmovable_request_claims_a_whole_max_order_block() {
     let (allocator, recorder) = recorded_allocator(8 << 10);
     let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    let events = recorder.0.lock().unwrap().clone();
+    let events = recorder.events();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, FallbackKind::Claim);
     assert_eq!(events[0].fallback_order, MAX_ORDER);
@@ -184,7 +172,7 @@ fn first_unmovable_request_claims_a_whole_max_order_block() {
     assert_eq!(counts[MigrateType::Unmovable.index()], 2, "an order-10 block is two pageblocks");
     // The next unmovable request is served natively.
     let second = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    assert_eq!(recorder.0.lock().unwrap().len(), 1);
+    assert_eq!(recorder.events().len(), 1);
     allocator.free_pages(block).unwrap();
     allocator.free_pages(second).unwrap();
     allocator.check_invariants().unwrap();
@@ -211,9 +199,9 @@ fn sparse_movable_pageblock_is_stolen_from_not_claimed_and_boosts_the_watermark(
     for block in freed {
         allocator.free_pages(block).unwrap();
     }
-    recorder.0.lock().unwrap().clear();
+    recorder.clear();
     let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
-    let events = recorder.0.lock().unwrap().clone();
+    let events = recorder.events();
     assert_eq!(events.len(), 1);
     assert_eq!(events[0].kind, FallbackKind::Steal);
     assert!(events[0].splits_pageblock());

@@ -30,7 +30,7 @@ fn an_inverted_range_is_an_error_and_overlapping_ones_are_merged() {
     ));
     // Overlapping and partly overlapping reservations count once; an empty one is nothing.
     let overlapping = zone().reserve(100..3000).reserve(2000..2100).reserve(2900..3100).reserve(7..7);
-    let allocator = PageAllocator::build(overlapping, TestPlatform::new(1)).unwrap();
+    let allocator = common::build_allocator(overlapping, 1);
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.managed_pages, 4096 - (3100 - 100));
     assert_eq!(census.free_pages, census.managed_pages);
@@ -196,6 +196,6 @@ fn every_build_error_variant_is_reachable() {
     assert_eq!(variant(&error), "MetadataMemoryTooSmall", "{error:?}");
     assert!(!error.to_string().is_empty());
     let holed = normal(0..4096).hole(100..612).hole(4000..5000);
-    let allocator = PageAllocator::build(holed, TestPlatform::new(1)).unwrap();
+    let allocator = common::build_allocator(holed, 1);
     assert_eq!(allocator.check_invariants().unwrap().free_pages, 4096 - 512 - 96);
 }

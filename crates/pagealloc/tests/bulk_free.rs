@@ -10,9 +10,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use pagealloc::platform::TestPlatform;
 use pagealloc::{
-    AllocRequest, AllocatorBuilder, Block, BulkFreeError, EventSink, ExtfragEvent, FreeError, PageAllocator, PageEvent,
+    AllocRequest, AllocatorBuilder, Block, BulkFreeError, EventSink, ExtfragEvent, FreeError, PageEvent,
     FREE_LOOKAHEAD_BLOCKS,
 };
 
@@ -32,7 +31,7 @@ impl EventSink for Frees {
 fn build(preset_name: &str) -> (TestAllocator, Arc<Frees>) {
     let frees = Arc::new(Frees::default());
     let builder = AllocatorBuilder::pc_layout(256).policy(preset(preset_name)).event_sink(Box::new(frees.clone()));
-    (PageAllocator::build(builder, TestPlatform::new(2)).unwrap(), frees)
+    (build_allocator(builder, 2), frees)
 }
 
 /// `count` blocks of orders 0-3 in a seeded random order, on both CPUs.

@@ -7,9 +7,8 @@
 mod common;
 
 use common::*;
-use pagealloc::platform::TestPlatform;
 use pagealloc::policy::FreeHighRule;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, MigrateType, PageAllocator, Policy, ZoneType, PAGEBLOCK_ORDER};
+use pagealloc::{AllocRequest, Block, MigrateType, Policy, PAGEBLOCK_ORDER};
 
 const CPUS: usize = 2;
 
@@ -17,8 +16,7 @@ fn allocator(coalesce_runs: bool) -> TestAllocator {
     let mut policy: Policy = preset("pagealloc");
     policy.pcp.drain.coalesce_runs = coalesce_runs;
     // 64 MiB: small enough for a quick test, larger than a pageset so drains happen.
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14).policy(policy);
-    PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap()
+    one_normal_zone(1 << 14, policy, CPUS)
 }
 
 fn drained_pages(allocator: &TestAllocator) -> u64 {
@@ -144,8 +142,7 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
         // it in one hold.
         policy.pcp.free_high = FreeHighRule::Off;
         policy.pcp.batch_scale_max = None;
-        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16).policy(policy);
-        let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+        let allocator = one_normal_zone(1 << 16, policy, CPUS);
         allocator.platform().set_cpu(0);
         let pageblock = |block: &Block| block.pfn() >> PAGEBLOCK_ORDER;
         // Every pageblock allocated whole and movable; then the even ones freed, so that an

@@ -3,9 +3,15 @@
 // Shared by the tests that need the alloc feature.
 #![cfg(feature = "alloc")]
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use pagealloc::allocator::{Reclaim, ReclaimRequest};
 use pagealloc::platform::TestPlatform;
 use pagealloc::types::NR_ORDERS;
-use pagealloc::{AllocatorBuilder, PageAllocator, PageCensus, Policy, ZoneType};
+use pagealloc::{AllocatorBuilder, Block, PageAllocator, PageCensus, Policy, ZoneType};
+use pagealloc::{EventSink, ExtfragEvent};
 
 pub type TestAllocator = PageAllocator<TestPlatform>;
 
@@ -19,10 +25,19 @@ pub fn preset(name: &str) -> Policy {
     pagealloc::presets::find(name).unwrap_or_else(|| panic!("no preset {name}")).policy
 }
 
+/// Builds `builder`'s machine on `cpus` test CPUs.
+pub fn build_allocator(builder: AllocatorBuilder, cpus: usize) -> TestAllocator {
+    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
+}
+
+/// One Normal zone of `pages` under `policy`, on `cpus` test CPUs.
+pub fn one_normal_zone(pages: u64, policy: Policy, cpus: usize) -> TestAllocator {
+    build_allocator(AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(policy), cpus)
+}
+
 /// One zone, pagesets off: buddy mechanics exactly.
 pub fn single_zone(zone_type: ZoneType, pages: u64) -> TestAllocator {
-    let builder = AllocatorBuilder::single_zone(zone_type, pages).policy(preset("global-lock"));
-    PageAllocator::build(builder, TestPlatform::new(1)).unwrap()
+    build_allocator(AllocatorBuilder::single_zone(zone_type, pages).policy(preset("global-lock")), 1)
 }
 
 /// PC layout on 2 CPUs, pagesets off.
@@ -32,8 +47,7 @@ pub fn pc(total_mib: u64) -> TestAllocator {
 
 /// PC layout with a preset and CPU count.
 pub fn pc_with(total_mib: u64, preset_name: &str, cpus: usize) -> TestAllocator {
-    let builder = AllocatorBuilder::pc_layout(total_mib).policy(preset(preset_name));
-    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
+    build_allocator(AllocatorBuilder::pc_layout(total_mib).policy(preset(preset_name)), cpus)
 }
 
 /// Frees by frame number a block the test does not own: a frame never allocated, already
@@ -79,17 +93,66 @@ pub fn fingerprint(allocator: &TestAllocator) -> StateFingerprint {
     }
 }
 
-/// xorshift64: a fixed sequence for a seed, so a test is the same every run.
-pub struct Rng(pub u64);
+#[path = "../src/test_rng.rs"]
+mod test_rng;
+#[allow(unused_imports)]
+pub use test_rng::Rng;
 
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+/// Records every fallback event (`EventSink::extfrag`) the allocator reports.
+#[derive(Default)]
+pub struct ExtfragRecorder(Mutex<Vec<ExtfragEvent>>);
+
+impl ExtfragRecorder {
+    /// The events so far, oldest first.
+    pub fn events(&self) -> Vec<ExtfragEvent> {
+        self.0.lock().unwrap().clone()
     }
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next_u64() % bound
+
+    pub fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+impl EventSink for ExtfragRecorder {
+    fn extfrag(&self, event: &ExtfragEvent) {
+        self.0.lock().unwrap().push(*event);
+    }
+}
+
+/// A reclaim client's clean page cache: pages in the order they were read in (`read`);
+/// reclaim drops the oldest first and frees them through the allocator, and every request
+/// is kept.
+#[derive(Default)]
+pub struct OldestFirstCache {
+    pub pages: Mutex<VecDeque<Block>>,
+    pub requests: Mutex<Vec<ReclaimRequest>>,
+    /// Frees at most this many pages a request (0: as many as asked), as a cache whose
+    /// pages are mostly dirty or mapped would.
+    pub most_per_request: AtomicU64,
+}
+
+impl OldestFirstCache {
+    /// Reads `page` into the cache, as its newest page.
+    pub fn read(&self, page: Block) {
+        self.pages.lock().unwrap().push_back(page);
+    }
+}
+
+impl Reclaim<TestPlatform> for OldestFirstCache {
+    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
+        self.requests.lock().unwrap().push(request);
+        let most = match self.most_per_request.load(Relaxed) {
+            0 => request.pages,
+            most => most.min(request.pages),
+        };
+        let mut freed = 0;
+        while freed < most {
+            // Taken out of the lock before the free: the client holds none of its locks
+            // while it calls the allocator.
+            let Some(page) = self.pages.lock().unwrap().pop_front() else { break };
+            allocator.free_pages(page).expect("the cache frees what it holds");
+            freed += 1;
+        }
+        freed
     }
 }

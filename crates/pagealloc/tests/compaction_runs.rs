@@ -73,7 +73,7 @@ fn allocator(client: &Arc<Pages>) -> PageAllocator<TestPlatform> {
     let tunables = Tunables { min_free_kbytes: Some(0), ..Tunables::default() };
     let builder =
         AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).policy(common::preset("global-lock")).tunables(tunables);
-    let mut allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    let mut allocator = common::build_allocator(builder, 1);
     allocator.set_migrate(client.clone());
     allocator
 }
@@ -247,8 +247,7 @@ fn a_move_whose_returned_block_is_refused_is_not_counted_migrated() {
             Ok(foreign)
         }
     }
-    let other =
-        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    let other = common::build_allocator(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), 1);
     let foreign = Arc::new(Foreign { other, kept: Mutex::default() });
     let client = Arc::new(Pages::new(|_| false));
     let mut allocator = allocator(&client);
@@ -275,7 +274,7 @@ fn kcompactd_drains_the_pagesets_after_a_complete_run() {
     let client = Arc::new(Pages::new(|_| false));
     let tunables = Tunables { min_free_kbytes: Some(0), ..Tunables::default() };
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).tunables(tunables);
-    let mut allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    let mut allocator = common::build_allocator(builder, 1);
     allocator.set_migrate(client.clone());
     fill(&allocator, &client);
     // Every other page freed: the first ones stay in CPU 0's pageset.

@@ -8,33 +8,21 @@
 
 mod common;
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use common::*;
-use pagealloc::allocator::{Reclaim, ReclaimRequest};
 use pagealloc::platform::TestPlatform;
 use pagealloc::policy::{BoostRule, FallbackDesign, FragPolicy};
 use pagealloc::types::PAGEBLOCK_PAGES;
 use pagealloc::{
-    AllocRequest, AllocatorBuilder, Block, EventSink, ExtfragEvent, FallbackKind, MigrateType, PageAllocator, ZoneType,
-    PAGEBLOCK_ORDER,
+    AllocRequest, AllocatorBuilder, Block, FallbackKind, MigrateType, PageAllocator, ZoneType, PAGEBLOCK_ORDER,
 };
-
-#[derive(Default)]
-struct Recorder(Mutex<Vec<ExtfragEvent>>);
-
-impl EventSink for Recorder {
-    fn extfrag(&self, event: &ExtfragEvent) {
-        self.0.lock().unwrap().push(*event);
-    }
-}
 
 const PAGES: u64 = 8 << 10;
 
 /// One zone, pagesets off, the given fragmentation policy.
-fn allocator(frag: FragPolicy) -> (PageAllocator<TestPlatform>, Arc<Recorder>) {
-    let recorder = Arc::new(Recorder::default());
+fn allocator(frag: FragPolicy) -> (PageAllocator<TestPlatform>, Arc<ExtfragRecorder>) {
+    let recorder = Arc::new(ExtfragRecorder::default());
     let mut policy = preset("global-lock");
     policy.frag = frag;
     // No min watermark: a fill takes every page, so the only free memory is what the test
@@ -44,12 +32,12 @@ fn allocator(frag: FragPolicy) -> (PageAllocator<TestPlatform>, Arc<Recorder>) {
         .event_sink(Box::new(recorder.clone()))
         .policy(policy)
         .tunables(tunables);
-    (PageAllocator::build(builder, TestPlatform::new(1)).unwrap(), recorder)
+    (build_allocator(builder, 1), recorder)
 }
 
 /// Fills memory with movable pages, then frees 100 scattered pages of one wholly allocated
 /// pageblock: the only free memory left is there. Returns the pageblock's start.
-fn sparse_movable_pageblock(allocator: &PageAllocator<TestPlatform>, recorder: &Recorder) -> (u64, Vec<Block>) {
+fn sparse_movable_pageblock(allocator: &PageAllocator<TestPlatform>, recorder: &ExtfragRecorder) -> (u64, Vec<Block>) {
     let held: Vec<Block> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
     assert_eq!(allocator.zones()[0].free_pages(), 0);
     let held_pfns: std::collections::HashSet<u64> = held.iter().map(Block::pfn).collect();
@@ -63,7 +51,7 @@ fn sparse_movable_pageblock(allocator: &PageAllocator<TestPlatform>, recorder: &
     for block in freed {
         allocator.free_pages(block).unwrap();
     }
-    recorder.0.lock().unwrap().clear();
+    recorder.clear();
     (full_block, kept)
 }
 
@@ -78,7 +66,7 @@ fn the_2018_design_moves_the_pageblocks_free_pages_to_the_requester_without_rety
         let (pageblock, kept) = sparse_movable_pageblock(&allocator, &recorder);
         let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
         assert_eq!(block.pfn() & !(PAGEBLOCK_PAGES - 1), pageblock);
-        let events = recorder.0.lock().unwrap().clone();
+        let events = recorder.events();
         assert_eq!(events.len(), 1);
         // 100 free of 512 and nothing alike: below half a pageblock, so no re-type...
         assert_eq!(events[0].kind, FallbackKind::Steal);
@@ -102,7 +90,7 @@ fn mainline_steals_one_block_and_boosts_only_on_the_claim_attempt() {
     let (allocator, recorder) = allocator(FragPolicy::MAINLINE);
     let (_, kept) = sparse_movable_pageblock(&allocator, &recorder);
     let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
-    assert_eq!(recorder.0.lock().unwrap()[0].kind, FallbackKind::Steal);
+    assert_eq!(recorder.events()[0].kind, FallbackKind::Steal);
     assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Unmovable), 0, "free lists match pageblocks");
     assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 99);
     assert!(allocator.zones()[0].boost_pages() >= PAGEBLOCK_PAGES, "the failed claim boosted");
@@ -119,31 +107,14 @@ fn the_2018_design_retypes_a_pageblock_half_free() {
     let (freed, kept): (Vec<_>, Vec<_>) =
         kept.into_iter().partition(|block| block.pfn() >= pageblock && block.pfn() < pageblock + PAGEBLOCK_PAGES / 2);
     allocator.free_bulk(freed).unwrap();
-    recorder.0.lock().unwrap().clear();
+    recorder.clear();
     let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
-    assert_eq!(recorder.0.lock().unwrap()[0].kind, FallbackKind::Claim);
+    assert_eq!(recorder.events()[0].kind, FallbackKind::Claim);
     assert_eq!(allocator.zones()[0].pageblock_counts()[MigrateType::Unmovable.index()], 1);
     allocator.check_invariants().unwrap();
     allocator.free_pages(block).unwrap();
     allocator.free_bulk(kept).unwrap();
     allocator.check_invariants().unwrap();
-}
-
-/// A page cache that drops its oldest pages first, and the requests it was asked.
-#[derive(Default)]
-struct Cache(Mutex<VecDeque<Block>>, Mutex<Vec<ReclaimRequest>>);
-
-impl Reclaim<TestPlatform> for Cache {
-    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
-        self.1.lock().unwrap().push(request);
-        let mut freed = 0;
-        while freed < request.pages {
-            let Some(page) = self.0.lock().unwrap().pop_front() else { break };
-            allocator.free_pages(page).unwrap();
-            freed += 1;
-        }
-        freed
-    }
 }
 
 /// Memory full of page cache read in address order; then an unmovable request. Mainline
@@ -155,16 +126,16 @@ fn defrag_mode_reclaims_a_whole_pageblock_instead_of_fragmenting() {
         [(FragPolicy::MAINLINE, 1), (FragPolicy { defrag_mode: true, ..FragPolicy::MAINLINE }, 0)]
     {
         let (mut allocator, recorder) = allocator(frag);
-        let cache = Arc::new(Cache::default());
+        let cache = Arc::new(OldestFirstCache::default());
         allocator.set_reclaim(cache.clone());
         let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
         while let Ok(page) = allocator.alloc_pages(0, request) {
-            cache.0.lock().unwrap().push_back(page);
+            cache.read(page);
         }
-        cache.0.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
-        recorder.0.lock().unwrap().clear();
+        cache.pages.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
+        recorder.clear();
         let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-        let events = recorder.0.lock().unwrap().clone();
+        let events = recorder.events();
         let below_pageblock = events.iter().filter(|event| event.fallback_order < PAGEBLOCK_ORDER).count();
         assert_eq!(below_pageblock, fragmenting_events, "{frag:?}: {events:?}");
         if frag.defrag_mode {
@@ -172,7 +143,7 @@ fn defrag_mode_reclaims_a_whole_pageblock_instead_of_fragmenting() {
         }
         allocator.check_invariants().unwrap();
         allocator.free_pages(block).unwrap();
-        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        let pages: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
         allocator.free_bulk(pages).unwrap();
     }
     assert_eq!(FragPolicy::MAINLINE.fallback, FallbackDesign::ClaimOrSteal);
@@ -197,12 +168,12 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         let freed: Vec<Block> = kept.drain(..(2 * high) as usize).collect();
         allocator.free_bulk(freed).unwrap();
         assert!(allocator.zone_watermark_ok(0, 0, pagealloc::request::WatermarkLevel::High, ZoneType::Normal));
-        let cache = Arc::new(Cache::default());
-        cache.0.lock().unwrap().extend(kept.drain(..(2 * boost) as usize));
+        let cache = Arc::new(OldestFirstCache::default());
+        cache.pages.lock().unwrap().extend(kept.drain(..(2 * boost) as usize));
         allocator.set_reclaim(cache.clone());
         allocator.wake_kswapd(0);
         assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
-        let requests = cache.1.lock().unwrap().clone();
+        let requests = cache.requests.lock().unwrap().clone();
         assert_eq!(requests.len(), 1, "{frag:?}: one round frees the whole boost: {requests:?}");
         assert!(requests[0].boost_only);
         assert_eq!(requests[0].pages, boost);
@@ -211,7 +182,7 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         assert_eq!(allocator.zones()[0].boost_pages(), 0, "the pass answered for the boost");
         allocator.check_invariants().unwrap();
         allocator.free_pages(block).unwrap();
-        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        let pages: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
         allocator.free_bulk(pages).unwrap();
         allocator.free_bulk(kept).unwrap();
         allocator.check_invariants().unwrap();
@@ -226,13 +197,13 @@ fn a_thp_fault_whose_compaction_was_skipped_reclaims_only_before_v5_4() {
     for (frag, reclaims) in [(FragPolicy::MAINLINE, false), (FragPolicy::LINUX_4_20, true)] {
         assert_eq!(frag.noretry_gives_up_when_skipped, !reclaims);
         let (mut allocator, _) = allocator(frag);
-        let cache = Arc::new(Cache::default());
+        let cache = Arc::new(OldestFirstCache::default());
         allocator.set_reclaim(cache.clone());
         let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
         while let Ok(page) = allocator.alloc_pages(0, request) {
-            cache.0.lock().unwrap().push_back(page);
+            cache.read(page);
         }
-        cache.0.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
+        cache.pages.lock().unwrap().make_contiguous().sort_by_key(Block::pfn);
         // No migration client: compaction is skipped.
         let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE);
         assert_eq!(huge.is_ok(), reclaims, "{frag:?}");
@@ -240,7 +211,7 @@ fn a_thp_fault_whose_compaction_was_skipped_reclaims_only_before_v5_4() {
         if let Ok(block) = huge {
             allocator.free_pages(block).unwrap();
         }
-        let pages: Vec<Block> = cache.0.lock().unwrap().drain(..).collect();
+        let pages: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
         allocator.free_bulk(pages).unwrap();
         allocator.check_invariants().unwrap();
     }

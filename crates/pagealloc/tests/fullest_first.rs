@@ -8,9 +8,8 @@
 mod common;
 
 use common::*;
-use pagealloc::platform::TestPlatform;
 use pagealloc::policy::HighMaxRule;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, Policy, ZoneType, PAGEBLOCK_ORDER};
+use pagealloc::{AllocRequest, Block, Policy, PAGEBLOCK_ORDER};
 
 /// 1 GiB, as `pagelab reproduce --quick llfree-frag`.
 const PAGES: u64 = 1 << 18;
@@ -44,8 +43,7 @@ fn max_pageset_pages(allocator: &TestAllocator) -> u32 {
 
 /// LLFree's frag pattern under `policy`, the fill stopping at `fill_pages` if memory lasts.
 fn frag_run(policy: Policy, fill_pages: usize) -> FragRun {
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, PAGES).policy(policy);
-    let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+    let allocator = one_normal_zone(PAGES, policy, CPUS);
     let high_min_pages = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_min_pages());
     // Both CPUs fill memory, as the bench's threads do, a pageset refill's worth at a time.
     let mut held: Vec<Block> = Vec::new();
@@ -180,8 +178,7 @@ fn warming_buddy_bound_merges_changes_no_outcome() {
     let run = |warm_merges: bool| {
         let mut policy = preset("pagealloc");
         policy.pcp.drain.warm_merges = warm_merges;
-        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14).policy(policy);
-        let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+        let allocator = one_normal_zone(1 << 14, policy, CPUS);
         let mut held: Vec<Block> =
             std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
         let mut rng = Rng(7);

@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
         "sizing",
         "sync",
         "table",
+        "test_rng",
         "types",
         "vmstat",
     ],

@@ -6,10 +6,12 @@
 // The invariant checker needs the alloc feature.
 #![cfg(feature = "alloc")]
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+mod common;
 
-use pagealloc::allocator::{Migrate, MigrateSource, Reclaim, ReclaimRequest};
+use std::sync::Arc;
+
+use common::*;
+use pagealloc::allocator::{Migrate, MigrateSource};
 use pagealloc::platform::TestPlatform;
 use pagealloc::request::WatermarkLevel;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
@@ -17,26 +19,8 @@ use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 const NODE_PAGES: u64 = 1 << 14;
 const NORMAL_START_PFN: u64 = 1 << 20;
 
-/// A clean page cache: reclaim frees the oldest pages of the node it is asked for.
-#[derive(Default)]
-struct PageCache {
-    pages: Mutex<VecDeque<Block>>,
-}
-
-impl Reclaim<TestPlatform> for PageCache {
-    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
-        let mut freed = 0;
-        while freed < request.pages {
-            let Some(page) = self.pages.lock().unwrap().pop_front() else { break };
-            allocator.free_pages(page).unwrap();
-            freed += 1;
-        }
-        freed
-    }
-}
-
 /// Three nodes: 0 and 2 with two CPUs each, 1 with memory only.
-fn three_nodes(cache: &Arc<PageCache>) -> PageAllocator<TestPlatform> {
+fn three_nodes(cache: &Arc<OldestFirstCache>) -> PageAllocator<TestPlatform> {
     let span = |node: u64| NORMAL_START_PFN + node * NODE_PAGES..NORMAL_START_PFN + (node + 1) * NODE_PAGES;
     let builder = AllocatorBuilder::new()
         .node(2)
@@ -45,7 +29,7 @@ fn three_nodes(cache: &Arc<PageCache>) -> PageAllocator<TestPlatform> {
         .zone(0, ZoneType::Normal, span(0))
         .zone(1, ZoneType::Normal, span(1))
         .zone(2, ZoneType::Normal, span(2));
-    let mut allocator = PageAllocator::build(builder, TestPlatform::new(4)).unwrap();
+    let mut allocator = build_allocator(builder, 4);
     allocator.set_reclaim(cache.clone());
     allocator.set_migrate(Arc::new(Pinned));
     allocator
@@ -62,7 +46,7 @@ impl Migrate<TestPlatform> for Pinned {
 
 #[test]
 fn the_nearest_nodes_first_cpu_runs_a_memory_only_nodes_background_work() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = three_nodes(&cache);
     let nodes = allocator.nodes();
     assert_eq!(nodes[1].cpu_count(), 0);
@@ -73,7 +57,7 @@ fn the_nearest_nodes_first_cpu_runs_a_memory_only_nodes_background_work() {
     let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE }.on_node(1);
     while let Ok(page) = allocator.alloc_pages(0, request) {
         assert_eq!(allocator.zones()[page.zone_index() as usize].node(), 1);
-        cache.pages.lock().unwrap().push_back(page);
+        cache.read(page);
         if allocator.zone_free_pages_snapshot(1) < allocator.zones()[1].watermarks().low_pages {
             break;
         }

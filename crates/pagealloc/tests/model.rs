@@ -267,7 +267,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
     let mut policy = preset(preset_name);
     policy.vmstat = vmstat;
     let builder = AllocatorBuilder::pc_layout(total_mib).policy(policy);
-    let allocator = PageAllocator::build(builder, TestPlatform::new(CPUS)).unwrap();
+    let allocator = build_allocator(builder, CPUS);
     // With per-CPU diffs the allocator judges watermarks on a count that lags, as Linux
     // does: the liveness oracle, which reads exact counts, cannot speak for it.
     let exact_free_count = vmstat.free_pages == FreePagesCount::Published;

@@ -13,8 +13,7 @@ use pagealloc::{AllocRequest, AllocatorBuilder, Block, LastLevelCache, PageAlloc
 
 /// 1 GiB Normal zone on `cpus` CPUs under a preset: batch 63.
 fn normal_zone(preset_name: &str, cpus: usize) -> TestAllocator {
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18).policy(preset(preset_name));
-    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
+    one_normal_zone(1 << 18, preset(preset_name), cpus)
 }
 
 fn pageset_count(allocator: &TestAllocator, cpu: usize) -> u32 {
@@ -149,13 +148,13 @@ fn large_cache_slice_caches_a_batch_before_free_high() {
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18)
         .policy(preset("patch3"))
         .last_level_cache(LastLevelCache { size_bytes: 32 << 20, shared_by_cpus: 16 });
-    let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    let allocator = build_allocator(builder, 1);
     let flags = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.flags());
     assert_ne!(flags & pcp_flags::FREE_HIGH_BATCH, 0, "2 MiB slice > 3 * 63 pages");
     let small = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18)
         .policy(preset("patch3"))
         .last_level_cache(LastLevelCache { size_bytes: 8 << 20, shared_by_cpus: 16 });
-    let allocator = PageAllocator::build(small, TestPlatform::new(1)).unwrap();
+    let allocator = build_allocator(small, 1);
     let flags = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.flags());
     assert_eq!(flags & pcp_flags::FREE_HIGH_BATCH, 0, "512 KiB slice < 756 KiB");
 }
@@ -246,8 +245,7 @@ fn batch_and_high_overrides_apply() {
     let mut policy = preset("base");
     policy.pcp.batch_override = Some(310);
     policy.pcp.high_override = Some(1860);
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18).policy(policy);
-    let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    let allocator = one_normal_zone(1 << 18, policy, 1);
     let (batch, high) =
         allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| (p.batch_pages(), p.high_pages()));
     assert_eq!((batch, high), (310, 1860));

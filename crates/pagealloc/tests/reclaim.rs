@@ -6,68 +6,39 @@
 // The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
 #![cfg(feature = "alloc")]
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+mod common;
 
-use pagealloc::allocator::{Reclaim, ReclaimReason, ReclaimRequest, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use common::*;
+use pagealloc::allocator::{ReclaimReason, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use pagealloc::platform::TestPlatform;
 use pagealloc::request::WatermarkLevel;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
-/// A client's clean page cache: pages in the order they were read in; reclaim drops the
-/// oldest first and frees them through the allocator.
-#[derive(Default)]
-struct PageCache {
-    pages: Mutex<VecDeque<Block>>,
-    requests: Mutex<Vec<ReclaimRequest>>,
-    /// Frees at most this many pages a request (0: as many as asked), as a cache whose
-    /// pages are mostly dirty or mapped would.
-    most_per_request: AtomicU64,
-}
-
-impl Reclaim<TestPlatform> for PageCache {
-    fn reclaim(&self, allocator: &PageAllocator<TestPlatform>, request: ReclaimRequest) -> u64 {
-        self.requests.lock().unwrap().push(request);
-        let mut freed = 0;
-        let most = match self.most_per_request.load(Relaxed) {
-            0 => request.pages,
-            most => most.min(request.pages),
-        };
-        while freed < most {
-            // Taken out of the lock before the free: the client holds none of its locks
-            // while it calls the allocator.
-            let Some(page) = self.pages.lock().unwrap().pop_front() else { break };
-            allocator.free_pages(page).expect("the cache frees what it holds");
-            freed += 1;
-        }
-        freed
-    }
-}
-
 const PAGES: u64 = 1 << 14;
 
-fn allocator_with(cache: &Arc<PageCache>) -> PageAllocator<TestPlatform> {
-    let mut allocator =
-        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+fn allocator_with(cache: &Arc<OldestFirstCache>) -> PageAllocator<TestPlatform> {
+    let mut allocator = build_allocator(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), 1);
     allocator.set_reclaim(cache.clone());
     allocator
 }
 
 /// Reads pages into the cache until an allocation that may neither reclaim nor wake kswapd
 /// fails: the zone is down to its min watermark.
-fn fill(allocator: &PageAllocator<TestPlatform>, cache: &PageCache) {
+fn fill(allocator: &PageAllocator<TestPlatform>, cache: &OldestFirstCache) {
     let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
     while let Ok(page) = allocator.alloc_pages(0, request) {
-        cache.pages.lock().unwrap().push_back(page);
+        cache.read(page);
     }
 }
 
 /// As `fill`, then below min for everyone: the reserves an atomic caller may reach, too.
-fn fill_reserves(allocator: &PageAllocator<TestPlatform>, cache: &PageCache) {
+fn fill_reserves(allocator: &PageAllocator<TestPlatform>, cache: &OldestFirstCache) {
     fill(allocator, cache);
     while let Ok(page) = allocator.alloc_pages(0, AllocRequest::ATOMIC) {
-        cache.pages.lock().unwrap().push_back(page);
+        cache.read(page);
     }
 }
 
@@ -77,7 +48,7 @@ fn free_pages(allocator: &PageAllocator<TestPlatform>) -> u64 {
 
 #[test]
 fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
     allocator.drain_all();
@@ -104,7 +75,7 @@ fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
 
 #[test]
 fn direct_reclaim_serves_a_caller_that_may_reclaim() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill_reserves(&allocator, &cache);
     let no_reclaim = AllocRequest { may_reclaim: false, ..AllocRequest::KERNEL };
@@ -126,7 +97,7 @@ fn direct_reclaim_serves_a_caller_that_may_reclaim() {
 
 #[test]
 fn an_order_above_the_cluster_asks_for_its_size() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill_reserves(&allocator, &cache);
     // Pages come back in the order they were read in, so an order-6 block can form only if
@@ -143,7 +114,7 @@ fn an_order_above_the_cluster_asks_for_its_size() {
 /// more than once.
 #[test]
 fn a_costly_order_reclaims_until_compaction_could_run() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill_reserves(&allocator, &cache);
     let _ = allocator.alloc_pages(9, AllocRequest::KERNEL);
@@ -157,7 +128,7 @@ fn a_costly_order_reclaims_until_compaction_could_run() {
 
 #[test]
 fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
     let held: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
@@ -178,7 +149,7 @@ fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
 /// and kswapd sleeps until woken again.
 #[test]
 fn kswapd_as_a_task_reclaims_a_cluster_per_round() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
     allocator.drain_all();
@@ -214,8 +185,7 @@ fn kswapd_as_a_task_reclaims_a_cluster_per_round() {
 
 #[test]
 fn without_a_client_reclaim_frees_nothing_and_counts_nothing() {
-    let allocator =
-        PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
+    let allocator = build_allocator(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), 1);
     let mut held = Vec::new();
     while let Ok(page) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
         held.push(page);
@@ -241,7 +211,7 @@ fn dump(allocator: &PageAllocator<TestPlatform>) -> String {
 /// allocations go on.
 #[test]
 fn capped_kswapd_rounds_that_fall_short_lower_the_priority_and_end_the_pass() {
-    let cache = Arc::new(PageCache::default());
+    let cache = Arc::new(OldestFirstCache::default());
     cache.most_per_request.store(4, Relaxed);
     let allocator = allocator_with(&cache);
     allocator.set_kswapd_task(0, true);
@@ -255,7 +225,7 @@ fn capped_kswapd_rounds_that_fall_short_lower_the_priority_and_end_the_pass() {
         assert!(rounds < 10_000, "the pass is still open after {rounds} rounds");
         // The allocating tasks take back what the round freed.
         while let Ok(page) = allocator.alloc_pages(0, request) {
-            cache.pages.lock().unwrap().push_back(page);
+            cache.read(page);
         }
     }
     let requests = cache.requests.lock().unwrap();

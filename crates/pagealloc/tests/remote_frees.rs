@@ -8,15 +8,13 @@ mod common;
 
 use common::*;
 use pagealloc::builder::MIN_ARENA_PAGES;
-use pagealloc::platform::TestPlatform;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+use pagealloc::{AllocRequest, Block};
 
 fn build(hand_remote_frees: bool) -> TestAllocator {
     let mut policy = preset("pagealloc");
     assert!(policy.pcp.drain.hand_remote_frees, "the preset hands remote frees over");
     policy.pcp.drain.hand_remote_frees = hand_remote_frees;
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4 * MIN_ARENA_PAGES).policy(policy);
-    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let allocator = one_normal_zone(4 * MIN_ARENA_PAGES, policy, 2);
     assert_eq!(allocator.zones().len(), 2, "two arenas");
     allocator
 }

@@ -13,7 +13,6 @@ mod common;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
-use pagealloc::platform::TestPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, FreeError, PageAllocator};
 
 const REQUESTS: [AllocRequest; 4] =
@@ -22,7 +21,7 @@ const REQUESTS: [AllocRequest; 4] =
 fn stress(preset_name: &str, ops_per_thread: u64, workers: usize) {
     let cpus = 4;
     let builder = AllocatorBuilder::pc_layout(128).policy(preset(preset_name));
-    let allocator = PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap();
+    let allocator = build_allocator(builder, cpus);
     let managed = allocator.managed_pages();
     let bad_frees_rejected = AtomicU64::new(0);
     std::thread::scope(|scope| {

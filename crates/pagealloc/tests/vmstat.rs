@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::preset;
+use common::{build_allocator, one_normal_zone, preset};
 use pagealloc::platform::TestPlatform;
 use pagealloc::policy::NumaStats;
 use pagealloc::vmstat::NumaEvent;
@@ -36,7 +36,7 @@ fn two_nodes(numa: NumaStats, pages: u64) -> PageAllocator<TestPlatform> {
         .zone(0, ZoneType::Normal, (1 << 20)..(1 << 20) + pages)
         .zone(1, ZoneType::Normal, (2 << 20)..(2 << 20) + pages)
         .policy(policy(numa));
-    PageAllocator::build(builder, TestPlatform::new(2)).unwrap()
+    build_allocator(builder, 2)
 }
 
 fn events(allocator: &PageAllocator<TestPlatform>) -> [u64; NumaEvent::COUNT] {
@@ -196,8 +196,7 @@ fn numa_modes_print_and_parse_back() {
 fn drifting(pages: u64, cpus: usize) -> PageAllocator<TestPlatform> {
     let mut policy = preset("global-lock");
     policy.vmstat.free_pages = pagealloc::policy::FreePagesCount::PerCpuDiffs;
-    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(policy);
-    PageAllocator::build(builder, TestPlatform::new(cpus)).unwrap()
+    one_normal_zone(pages, policy, cpus)
 }
 
 #[test]

@@ -121,14 +121,11 @@ mod tests {
     #[test]
     fn every_sequence_conserves_the_count_and_bounds_the_diff() {
         // A fixed pseudo-random walk over all three updates and thresholds 0..=125.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::test_rng::Rng(0x9e37_79b9_7f4a_7c15);
         for threshold in [0u16, 1, 2, 7, 32, 125, 32_765] {
             let (mut shared, mut diff, mut truth) = (0i64, 0i16, 0i64);
             for _ in 0..10_000 {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                let handed = match state % 3 {
+                let handed = match rng.below(3) {
                     0 => {
                         truth += 1;
                         inc_diff(&mut diff, threshold)
@@ -138,7 +135,7 @@ mod tests {
                         dec_diff(&mut diff, threshold)
                     }
                     _ => {
-                        let delta = (state >> 8) as i32 % 600 - 300;
+                        let delta = (rng.0 >> 8) as i32 % 600 - 300;
                         truth += i64::from(delta);
                         mod_diff(&mut diff, delta, threshold)
                     }
