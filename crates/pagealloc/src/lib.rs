@@ -48,6 +48,8 @@ pub mod request;
 pub mod sizing;
 pub mod sync;
 pub mod table;
+#[cfg(test)]
+mod test_rng;
 pub mod types;
 pub mod vmstat;
 // 1. Data: frame records, the index lists linking them, the block handle; the clients' LRU
@@ -121,6 +123,11 @@ pub use types::{MigrateType, Pfn, PhysAddr, ZoneType, MAX_ORDER, PAGEBLOCK_ORDER
 #[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../../../README.md")]
 struct ReadmeSnippets;
+
+/// docs/using.md's snippets, each compiled and run as a doctest (they use the std platform).
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../../../docs/using.md")]
+struct UsingSnippets;
 
 /// docs/platform.md's snippets, which need the `memory-growth` and `arceos` features.
 #[cfg(all(doctest, feature = "arceos", feature = "std"))]

@@ -287,7 +287,7 @@ pub const PRESETS: &[Preset] = &[
     ),
     mainline_frag(
         "mainline+fullest-first",
-        "beyond Linux: order-0 takes from the fullest pageblock; frees into half-free pageblocks skip the \
+        "beyond Linux: order-0 takes from the fullest pageblock; frees into pageblocks a quarter free skip the \
          pageset, which stays at high_min",
         MAINLINE_SMALL_AT_HIGH_MIN,
         FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },

@@ -16,7 +16,8 @@ use crate::platform::Platform;
 use crate::prefetch::prefetch;
 use crate::types::Pfn;
 
-/// How far ahead a bulk free prefetches: the fastest distance measured (docs/decisions.md).
+/// How far ahead a bulk free prefetches: the fastest distance measured (docs/benchmarks.md,
+/// "Freeing in batches").
 pub const FREE_LOOKAHEAD_BLOCKS: usize = 8;
 
 /// What a bulk free did so far: blocks freed and refused, and the first refusal.
