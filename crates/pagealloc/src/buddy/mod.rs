@@ -1,33 +1,39 @@
-//! Buddy operations on one zone with its lock held: free-list add/remove, split (expand),
-//! merge (free_one), smallest-first removal, and the one path by which any block returns to
-//! the buddy (`release`). Pageblock-wide operations are in `pageblock`.
-//!
-//! `BuddyZone` is the narrow view of a zone the layers above get (memory, lock, state):
-//! the pagesets refill from and drain to the buddy through it without knowing `Zone`.
+//! Buddy operations on one zone with its lock held. This file holds the zone lock and the
+//! views of a zone's buddy half: `BuddyCore` (owned), `BuddyZone` (the narrow view the
+//! layers above get: the pagesets refill from and drain to the buddy through it without
+//! knowing `Zone`) and `LockedZone` (the lock held). The operations are by concept:
+//! - `free_lists`: a block on or off its list, split (expand), smallest-first removal;
+//! - `merge`: the one path by which any block returns to the buddy (`release`, free_one);
+//! - `pageblock`: pageblock-wide moves; `isolate`: ranges taken out of the buddy;
+//! - `fullest`: fullest-first placement; `runs`: contiguous runs freed as aligned blocks;
+//! - `remote`: frees handed over by other arenas' CPUs; `warm`: reads ahead of a merge;
+//! - `summary`: the lockless summary published per hold; `free_diffs`: the free count in
+//!   per-CPU diffs; `sink`: the event subscriber.
 
+mod free_diffs;
+mod free_lists;
 mod fullest;
 mod isolate;
 mod merge;
 mod pageblock;
 mod remote;
 mod runs;
+mod sink;
+mod summary;
 mod warm;
 
 pub(crate) use isolate::RANGE_UNIT_PAGES;
 pub(crate) use runs::PendingRun;
+pub(crate) use sink::SinkSlot;
 pub(crate) use warm::warm_merge;
 
 use core::ops::Deref;
 use core::sync::atomic::AtomicU32;
-use core::sync::atomic::Ordering::Relaxed;
 
-use crate::frame::{FrameInfo, FrameState};
 use crate::free_area::FreeArea;
-use crate::list::Own;
-use crate::platform::{LockId, Platform, SharedLine};
+use crate::platform::{LockId, Platform};
 use crate::remote_frees::RemoteFrees;
 use crate::sync::{CacheAligned, PlatformGuard, PlatformMutex};
-use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS};
 use crate::zone_mem::ZoneMem;
 use crate::zone_state::ZoneState;
 
@@ -60,34 +66,6 @@ pub struct BuddyCore<P: Platform> {
     /// Frees other arenas' CPUs handed over (`DrainPolicy::hand_remote_frees`), released by
     /// the next holder of the zone lock; on a line of its own, written by those CPUs.
     pub(crate) remote_frees: CacheAligned<RemoteFrees<AtomicU32>>,
-}
-
-/// An optional shared [`EventSink`](crate::events::EventSink).
-#[derive(Clone, Default)]
-pub(crate) struct SinkSlot(pub Option<crate::client::Client<dyn crate::events::EventSink>>);
-
-impl core::fmt::Debug for SinkSlot {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(if self.0.is_some() { "SinkSlot(Some)" } else { "SinkSlot(None)" })
-    }
-}
-
-impl SinkSlot {
-    /// Publishes `event` if a subscriber is set; without one, a load and a predicted branch.
-    #[inline(always)]
-    pub(crate) fn page(&self, event: impl FnOnce() -> crate::events::PageEvent) {
-        if self.0.is_some() {
-            self.publish(event());
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn publish(&self, event: crate::events::PageEvent) {
-        if let Some(sink) = &self.0 {
-            sink.page(&event);
-        }
-    }
 }
 
 impl<P: Platform> BuddyCore<P> {
@@ -176,256 +154,5 @@ impl<P: Platform> Drop for LockedZone<'_, P> {
     fn drop(&mut self) {
         self.publish_summary();
         // `area` drops after this body: the lock is released once the summary is out.
-    }
-}
-
-impl<P: Platform> LockedZone<'_, P> {
-    /// Publishes the lockless summary of the free area (on drop, before the unlock).
-    #[inline]
-    fn publish_summary(&mut self) {
-        // Writers hold the zone lock, so plain stores keep the summary exact; stores only
-        // when something changed keep the line shared in the readers' caches.
-        let summary = &self.mem.summary;
-        let mut wrote = false;
-        let free_pages =
-            if self.area.free_diff.is_empty() { self.area.free_pages as i64 } else { self.account_free_diff() };
-        if summary.free_pages.load(Relaxed) != free_pages {
-            summary.free_pages.store(free_pages, Relaxed);
-            wrote = true;
-        }
-        if summary.free_highatomic_pages.load(Relaxed) != self.area.free_highatomic_pages {
-            summary.free_highatomic_pages.store(self.area.free_highatomic_pages, Relaxed);
-            wrote = true;
-        }
-        for (published, &mask) in summary.nonempty_types.iter().zip(&self.area.nonempty_types) {
-            if published.load(Relaxed) != mask {
-                published.store(mask, Relaxed);
-                wrote = true;
-            }
-        }
-        if wrote {
-            self.platform.touch_shared(SharedLine::ZoneCounters(self.mem.zone_index), true);
-        }
-    }
-}
-
-impl<P: Platform> LockedZone<'_, P> {
-    /// With per-CPU free-count diffs: charges this hold's change of the free count to the
-    /// current CPU's diff and returns the count to publish, which moves only when a diff
-    /// passes the zone's threshold (mirrors __mod_zone_page_state(NR_FREE_PAGES)). The
-    /// count stays signed: other CPUs' unfolded frees can put it below 0 for a while, and
-    /// their folds bring it back.
-    #[cold]
-    #[inline(never)]
-    fn account_free_diff(&mut self) -> i64 {
-        let published = self.mem.summary.free_pages.load(Relaxed);
-        let area = &mut *self.area;
-        let delta = area.free_pages as i64 - area.free_pages_accounted as i64;
-        area.free_pages_accounted = area.free_pages;
-        if delta == 0 {
-            return published;
-        }
-        // A CPU id past the table breaks the Platform contract; any slot stays correct.
-        let cpu = self.platform.current_cpu() % area.free_diff.len();
-        let threshold = self.state.vmstat.stat_threshold();
-        let handed = match i32::try_from(delta) {
-            Ok(delta) => i64::from(crate::vmstat::mod_diff(&mut area.free_diff[cpu], delta, threshold)),
-            Err(_) => delta + i64::from(core::mem::take(&mut area.free_diff[cpu])),
-        };
-        if handed == 0 {
-            return published;
-        }
-        self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
-        self.platform.atomic_shared(SharedLine::GlobalCounters);
-        published + handed
-    }
-
-    /// Folds `cpu`'s free-count diff into the published count (the NR_FREE_PAGES step of
-    /// refresh_cpu_vm_stats()); nothing without per-CPU diffs. Returns the pages folded.
-    pub(crate) fn fold_free_diff(&mut self, cpu: usize) -> i64 {
-        let Some(diff) = self.area.free_diff.get_mut(cpu) else { return 0 };
-        let folded = i64::from(core::mem::take(diff));
-        if folded != 0 {
-            let published = self.mem.summary.free_pages.load(Relaxed) + folded;
-            self.mem.summary.free_pages.store(published, Relaxed);
-            self.platform.atomic_shared(SharedLine::ZoneCounters(self.mem.zone_index));
-            self.platform.atomic_shared(SharedLine::GlobalCounters);
-        }
-        folded
-    }
-
-    /// Starts keeping the free count in per-CPU diffs (at build, after the boot frees).
-    pub(crate) fn use_free_diffs(
-        &mut self,
-        nr_cpus: usize,
-        arena: Option<&mut crate::meta::MetaArena>,
-    ) -> Result<(), crate::meta::MetaArenaFull> {
-        self.area.free_diff = crate::meta::MetaSlice::new(nr_cpus.max(1), arena, |_| 0)?;
-        self.area.free_pages_accounted = self.area.free_pages;
-        Ok(())
-    }
-
-    #[inline]
-    fn publish_counts(&mut self, order: u8, migratetype: MigrateType) {
-        let bit = 1u8 << migratetype.index();
-        let area = &mut *self.area;
-        let mask = &mut area.nonempty_types[order as usize];
-        if area.lists[order as usize][migratetype.index()].is_empty() {
-            *mask &= !bit;
-        } else {
-            *mask |= bit;
-        }
-        self.platform.touch_shared(SharedLine::FreeList { zone: self.mem.zone_index, order }, true);
-    }
-
-    /// Puts a free block on its list and accounts it (mirrors __add_to_free_list()).
-    #[inline]
-    pub(crate) fn add_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
-        self.list_free(pfn, order, migratetype, to_tail);
-        if self.mem.pageblock_free.is_tracked() {
-            self.account_pageblock_free(pfn, order, true);
-        }
-    }
-
-    /// [`Self::add_free`] but for the pageblock free counts, which the caller keeps.
-    #[inline]
-    fn list_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
-        debug_assert!(order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0, "block {pfn:#x} of order {order}");
-        let index = self.mem.index(pfn);
-        self.mem.frames[index as usize]
-            .change(&[FrameState::Interior], FrameInfo::new(FrameState::FreeHead, order, migratetype));
-        let records = self.mem.records(self.platform);
-        let list = &mut self.area.lists[order as usize][migratetype.index()];
-        if to_tail {
-            list.push_tail(&self.mem.frames.view(), index, Own::Cold, &records);
-        } else {
-            list.push_head(&self.mem.frames.view(), index, Own::Cold, &records);
-        }
-        self.area.nr_free[order as usize][migratetype.index()] += 1;
-        self.area.free_pages += 1 << order;
-        if migratetype.index() >= MigrateType::HighAtomic.index() {
-            self.account_reserved_free(order, migratetype, true);
-        }
-        self.publish_counts(order, migratetype);
-    }
-
-    /// Takes a free block off its list; its head becomes interior, and the caller gives it
-    /// its next state (mirrors __del_page_from_free_list()).
-    #[inline]
-    pub(crate) fn del_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
-        self.unlist_free(pfn, order, migratetype);
-        if self.mem.pageblock_free.is_tracked() {
-            self.account_pageblock_free(pfn, order, false);
-        }
-    }
-
-    /// [`Self::del_free`] but for the pageblock free counts, which the caller keeps.
-    #[inline]
-    fn unlist_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType) {
-        let index = self.mem.index(pfn);
-        let frame = &self.mem.frames[index as usize];
-        debug_assert_eq!(frame.info().without_generation(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
-        debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
-        let records = self.mem.records(self.platform);
-        self.area.lists[order as usize][migratetype.index()].remove(
-            &self.mem.frames.view(),
-            index,
-            Own::Cold,
-            &records,
-        );
-        frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);
-        self.area.nr_free[order as usize][migratetype.index()] -= 1;
-        // Before the subtraction: an ISOLATE block's pages come back into the count first.
-        if migratetype.index() >= MigrateType::HighAtomic.index() {
-            self.account_reserved_free(order, migratetype, false);
-        }
-        self.area.free_pages -= 1 << order;
-        self.publish_counts(order, migratetype);
-    }
-
-    /// The free counts of the types ordinary requests cannot take: HIGHATOMIC pages count
-    /// as free and as reserve; ISOLATE pages (a range being offlined or taken whole) are
-    /// not free to anyone, so they leave NR_FREE_PAGES (mirrors account_freepages()).
-    #[cold]
-    #[inline(never)]
-    fn account_reserved_free(&mut self, order: u8, migratetype: MigrateType, added: bool) {
-        let pages = 1u64 << order;
-        let area = &mut *self.area;
-        match (migratetype, added) {
-            (MigrateType::HighAtomic, true) => area.free_highatomic_pages += pages,
-            (MigrateType::HighAtomic, false) => area.free_highatomic_pages -= pages,
-            (MigrateType::Isolate, true) => {
-                area.free_pages -= pages;
-                area.free_isolated_pages += pages;
-            }
-            (MigrateType::Isolate, false) => {
-                area.free_pages += pages;
-                area.free_isolated_pages -= pages;
-            }
-            _ => {}
-        }
-    }
-
-    /// Moves a free block to another type's list, at the tail (mirrors move_to_free_list()).
-    pub(crate) fn move_free(&mut self, pfn: Pfn, order: u8, from: MigrateType, to: MigrateType) {
-        self.del_free(pfn, order, from);
-        self.add_free(pfn, order, to, true);
-    }
-
-    /// Splits a block of order `high` at `pfn` down to `low`, returning the upper halves to
-    /// the free lists of `migratetype`; returns the pages put back (mirrors expand()).
-    #[inline]
-    pub(crate) fn expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
-        self.list_upper_halves(pfn, low, high, migratetype, Self::add_free)
-    }
-
-    /// The split loop: the upper half at each order from `high` down to `low`, put on its
-    /// list by `list` (accounted per half, or not); returns the pages put back.
-    #[inline(always)]
-    fn list_upper_halves(
-        &mut self,
-        pfn: Pfn,
-        low: u8,
-        high: u8,
-        migratetype: MigrateType,
-        list: fn(&mut Self, Pfn, u8, MigrateType, bool),
-    ) -> u64 {
-        debug_assert!(low <= high && high <= MAX_ORDER);
-        let mut order = high;
-        let mut returned_pages = 0;
-        while order > low {
-            order -= 1;
-            list(self, pfn + (1 << order), order, migratetype, false);
-            returned_pages += 1 << order;
-        }
-        returned_pages
-    }
-
-    /// Takes the free block of `high` at `pfn` off its list and splits it down to `low`,
-    /// the upper halves listed again; returns the pages put back (mirrors
-    /// page_del_and_expand()). With fullest-first, the pageblock free counts change once,
-    /// by the pages taken: the halves go back to the pageblocks they left.
-    #[inline]
-    pub(crate) fn del_and_expand(&mut self, pfn: Pfn, low: u8, high: u8, migratetype: MigrateType) -> u64 {
-        self.unlist_free(pfn, high, migratetype);
-        let returned_pages = self.list_upper_halves(pfn, low, high, migratetype, Self::list_free);
-        if self.mem.pageblock_free.is_tracked() {
-            self.account_pageblock_taken(pfn, low);
-        }
-        returned_pages
-    }
-
-    /// Takes the smallest free block of `migratetype` that fits `order`, splits it and
-    /// returns the head pfn, interior until the caller marks it (mirrors __rmqueue_smallest()).
-    #[inline]
-    pub(crate) fn take_smallest(&mut self, order: u8, migratetype: MigrateType) -> Option<Pfn> {
-        for current in order as usize..NR_ORDERS {
-            if let Some(index) = self.area.lists[current][migratetype.index()].head() {
-                let pfn = self.mem.pfn(index);
-                self.del_and_expand(pfn, order, current as u8, migratetype);
-                return Some(pfn);
-            }
-        }
-        None
     }
 }

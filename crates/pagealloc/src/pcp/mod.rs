@@ -7,15 +7,20 @@
 //! remote drains lock normally.
 
 mod buddy_bound;
+mod control;
 mod drain;
+mod drain_cause;
 mod path;
 mod rules;
+mod select;
+mod vmstat_update;
 
 pub(crate) use buddy_bound::pcp_free_buddy_bound;
-pub use drain::DrainCause;
-pub(crate) use drain::{drain_pcp, set_bounds, set_high, vmstat_update};
+pub(crate) use control::{drain_pcp, set_bounds, set_high};
+pub use drain_cause::DrainCause;
 pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
 pub(crate) use rules::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high, thp_batch_pages};
+pub(crate) use vmstat_update::vmstat_update;
 
 use crate::list::FrameList;
 use crate::platform::{LockId, Platform};

@@ -2,7 +2,9 @@
 //! free_frozen_page_commit()). Cost of a hit: one trylock, one list pop or push, one frame
 //! record store; everything else is out of line.
 
-use super::drain::{drain_chunked, DrainLists, DrainPlan, DrainTarget, PcpGuard, REMOTE_EXPIRE_TICKS};
+use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard};
+use super::select::DrainLists;
+use super::vmstat_update::REMOTE_EXPIRE_TICKS;
 use super::{
     nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, thp_batch_pages, thp_part,
     DrainCause, PcpSlot, PerCpuPages, FIRST_THP_LIST,
