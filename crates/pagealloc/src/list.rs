@@ -70,13 +70,15 @@ impl<P: Platform> RecordCost for ZoneRecords<'_, P> {
     }
 }
 
-/// Whether the moved frame's own record is charged. `Warm`: this CPU wrote it earlier in the
-/// same lock hold (it was unlinked from another list moments before), so only the
-/// neighbours' records are new writes.
+/// Whether a list operation charges [`RecordCost`] for the moved frame's own record (its
+/// neighbours' records are always charged).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Own {
-    Cold,
-    Warm,
+pub enum OwnRecord {
+    /// The record is a new touch: charged.
+    Charge,
+    /// This CPU wrote the record earlier in the same lock hold (the frame was unlinked from
+    /// another list moments before): not charged again.
+    AlreadyWritten,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,8 +113,14 @@ impl FrameList {
 
     /// Adds `index` at the head (the hot end): writes its record and the old head's.
     #[inline]
-    pub fn push_head(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
-        if own == Own::Cold {
+    pub fn push_head(
+        &mut self,
+        frames: &(impl FrameTable + ?Sized),
+        index: u32,
+        own: OwnRecord,
+        cost: &impl RecordCost,
+    ) {
+        if own == OwnRecord::Charge {
             cost.touch(index, true);
         }
         let frame = &frames[index as usize];
@@ -129,8 +137,14 @@ impl FrameList {
 
     /// Adds `index` at the tail (the cold end): writes its record and the old tail's.
     #[inline]
-    pub fn push_tail(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
-        if own == Own::Cold {
+    pub fn push_tail(
+        &mut self,
+        frames: &(impl FrameTable + ?Sized),
+        index: u32,
+        own: OwnRecord,
+        cost: &impl RecordCost,
+    ) {
+        if own == OwnRecord::Charge {
             cost.touch(index, true);
         }
         let frame = &frames[index as usize];
@@ -148,8 +162,8 @@ impl FrameList {
     /// Unlinks `index`, which the caller knows is on this list: writes its record, then its
     /// predecessor's and its successor's.
     #[inline]
-    pub fn remove(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: Own, cost: &impl RecordCost) {
-        if own == Own::Cold {
+    pub fn remove(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: OwnRecord, cost: &impl RecordCost) {
+        if own == OwnRecord::Charge {
             cost.touch(index, true);
         }
         let frame = &frames[index as usize];
@@ -174,14 +188,24 @@ impl FrameList {
     }
 
     #[inline]
-    pub fn pop_head(&mut self, frames: &(impl FrameTable + ?Sized), own: Own, cost: &impl RecordCost) -> Option<u32> {
+    pub fn pop_head(
+        &mut self,
+        frames: &(impl FrameTable + ?Sized),
+        own: OwnRecord,
+        cost: &impl RecordCost,
+    ) -> Option<u32> {
         let index = self.head()?;
         self.remove(frames, index, own, cost);
         Some(index)
     }
 
     #[inline]
-    pub fn pop_tail(&mut self, frames: &(impl FrameTable + ?Sized), own: Own, cost: &impl RecordCost) -> Option<u32> {
+    pub fn pop_tail(
+        &mut self,
+        frames: &(impl FrameTable + ?Sized),
+        own: OwnRecord,
+        cost: &impl RecordCost,
+    ) -> Option<u32> {
         let index = self.tail()?;
         self.remove(frames, index, own, cost);
         Some(index)
@@ -257,18 +281,18 @@ mod tests {
         let frames = frames(8);
         let log = Log::default();
         let mut list = FrameList::EMPTY;
-        list.push_tail(&frames[..], 5, Own::Cold, &log);
+        list.push_tail(&frames[..], 5, OwnRecord::Charge, &log);
         assert_eq!(log.take(), [5], "first link: only its own record");
-        list.push_tail(&frames[..], 6, Own::Cold, &log);
-        list.push_tail(&frames[..], 7, Own::Warm, &log);
+        list.push_tail(&frames[..], 6, OwnRecord::Charge, &log);
+        list.push_tail(&frames[..], 7, OwnRecord::AlreadyWritten, &log);
         assert_eq!(log.take(), [6, 5, 6], "own record (unless warm), then the old tail");
-        list.remove(&frames[..], 6, Own::Cold, &log);
+        list.remove(&frames[..], 6, OwnRecord::Charge, &log);
         assert_eq!(log.take(), [6, 5, 7], "own record, predecessor, successor");
-        assert_eq!(list.pop_head(&frames[..], Own::Warm, &log), Some(5));
+        assert_eq!(list.pop_head(&frames[..], OwnRecord::AlreadyWritten, &log), Some(5));
         assert_eq!(log.take(), [7], "the new head");
-        list.push_head(&frames[..], 2, Own::Cold, &log);
+        list.push_head(&frames[..], 2, OwnRecord::Charge, &log);
         assert_eq!(log.take(), [2, 7], "own record, then the old head");
-        assert_eq!(list.pop_tail(&frames[..], Own::Cold, &log), Some(7));
+        assert_eq!(list.pop_tail(&frames[..], OwnRecord::Charge, &log), Some(7));
         assert_eq!(log.take(), [7, 2], "own record, then the new tail");
     }
 
@@ -276,19 +300,19 @@ mod tests {
     fn push_pop_both_ends_and_remove_middle() {
         let frames = frames(8);
         let mut list = FrameList::EMPTY;
-        list.push_head(&frames[..], 1, Own::Cold, &NoCost);
-        list.push_head(&frames[..], 2, Own::Cold, &NoCost);
-        list.push_tail(&frames[..], 3, Own::Cold, &NoCost);
-        list.push_tail(&frames[..], 4, Own::Cold, &NoCost);
+        list.push_head(&frames[..], 1, OwnRecord::Charge, &NoCost);
+        list.push_head(&frames[..], 2, OwnRecord::Charge, &NoCost);
+        list.push_tail(&frames[..], 3, OwnRecord::Charge, &NoCost);
+        list.push_tail(&frames[..], 4, OwnRecord::Charge, &NoCost);
         let order: Vec<u32> = list.iter(&frames[..], 100).collect();
         assert_eq!(order, [2, 1, 3, 4]);
-        list.remove(&frames[..], 3, Own::Cold, &NoCost);
+        list.remove(&frames[..], 3, OwnRecord::Charge, &NoCost);
         assert_eq!(list.iter(&frames[..], 100).collect::<Vec<_>>(), [2, 1, 4]);
-        assert_eq!(list.pop_tail(&frames[..], Own::Cold, &NoCost), Some(4));
-        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), Some(2));
-        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), Some(1));
+        assert_eq!(list.pop_tail(&frames[..], OwnRecord::Charge, &NoCost), Some(4));
+        assert_eq!(list.pop_head(&frames[..], OwnRecord::Charge, &NoCost), Some(2));
+        assert_eq!(list.pop_head(&frames[..], OwnRecord::Charge, &NoCost), Some(1));
         assert!(list.is_empty());
-        assert_eq!(list.pop_head(&frames[..], Own::Cold, &NoCost), None);
+        assert_eq!(list.pop_head(&frames[..], OwnRecord::Charge, &NoCost), None);
         assert_eq!(list.tail(), None);
     }
 }

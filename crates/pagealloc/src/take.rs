@@ -4,7 +4,7 @@
 
 use crate::buddy::LockedZone;
 use crate::events::PageEvent;
-use crate::fallback::{self, FallbackEnv, RmqueueMode};
+use crate::fallback::{self, FallbackRules, RmqueueMode};
 use crate::platform::Platform;
 use crate::request::BlockRequest;
 use crate::types::{MigrateType, Pfn};
@@ -32,7 +32,7 @@ impl TakeCount {
 #[inline]
 pub(crate) fn take_blocks<P: Platform>(
     zone: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     request: BlockRequest,
     count: TakeCount,
     mut deliver: impl FnMut(Pfn),
@@ -76,7 +76,7 @@ pub(crate) fn take_blocks<P: Platform>(
 /// (first pfn, migratetype, blocks in the run).
 fn take_one<P: Platform>(
     zone: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     request: BlockRequest,
     (reserves, wanted): (bool, u32),
     mode: &mut RmqueueMode,

@@ -268,7 +268,7 @@ impl<P: Platform> PageAllocator<P> {
                     dropped_nofragment = true;
                     break;
                 }
-                if let Some(pfn) = self.try_zone_outlined(zone, call) {
+                if let Some(pfn) = self.try_later_zone(zone, call) {
                     if zone.node != call.preferred_node {
                         self.count_foreign(zonelist[0], call.preferred_node);
                     }
@@ -310,7 +310,7 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     #[inline(never)]
-    fn try_zone_outlined(&self, zone: &Zone<P>, call: AllocCall) -> Option<Pfn> {
+    fn try_later_zone(&self, zone: &Zone<P>, call: AllocCall) -> Option<Pfn> {
         self.try_zone(zone, call.block, call.highest_zone, call.cpu, call.preferred_node)
     }
 
@@ -369,7 +369,7 @@ impl<P: Platform> PageAllocator<P> {
     fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
         if self.policy.pcp.caches_order(block.order) {
             if let Some(call) = self.pcp_call(zone, cpu) {
-                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_env(), block, hit) {
+                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_rules(), block, hit) {
                     self.after_zone_take(zone, block.flags);
                     return Some(pfn);
                 }
@@ -392,7 +392,7 @@ impl<P: Platform> PageAllocator<P> {
     /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
     #[inline(never)]
     fn rmqueue_buddy(&self, zone: &Zone<P>, block: BlockRequest, placement: NumaPlacement) -> Option<Pfn> {
-        let env = self.fallback_env();
+        let env = self.fallback_rules();
         let mut taken = None;
         {
             let mut locked = zone.buddy(&self.platform).lock();

@@ -44,7 +44,7 @@ mod watermarks;
 use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
-use crate::fallback::FallbackEnv;
+use crate::fallback::FallbackRules;
 use crate::meta::MetaSlice;
 use crate::platform::Platform;
 use crate::policy::Policy;
@@ -297,8 +297,8 @@ impl<P: Platform> PageAllocator<P> {
         self.sink.page(event);
     }
 
-    fn fallback_env(&self) -> FallbackEnv<'_> {
-        FallbackEnv {
+    fn fallback_rules(&self) -> FallbackRules<'_> {
+        FallbackRules {
             grouping_disabled: self.grouping_disabled,
             watermark_boost_factor: self.tunables.watermark_boost_factor,
             design: self.policy.frag.fallback,

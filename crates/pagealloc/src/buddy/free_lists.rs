@@ -5,7 +5,7 @@
 
 use super::LockedZone;
 use crate::frame::{FrameInfo, FrameState};
-use crate::list::Own;
+use crate::list::OwnRecord;
 use crate::platform::{Platform, SharedLine};
 use crate::types::{MigrateType, Pfn, MAX_ORDER, NR_ORDERS};
 
@@ -42,9 +42,9 @@ impl<P: Platform> LockedZone<'_, P> {
         let records = self.mem.records(self.platform);
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
-            list.push_tail(&self.mem.frames.view(), index, Own::Cold, &records);
+            list.push_tail(&self.mem.frames.view(), index, OwnRecord::Charge, &records);
         } else {
-            list.push_head(&self.mem.frames.view(), index, Own::Cold, &records);
+            list.push_head(&self.mem.frames.view(), index, OwnRecord::Charge, &records);
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
@@ -75,7 +75,7 @@ impl<P: Platform> LockedZone<'_, P> {
         self.area.lists[order as usize][migratetype.index()].remove(
             &self.mem.frames.view(),
             index,
-            Own::Cold,
+            OwnRecord::Charge,
             &records,
         );
         frame.change(&[FrameState::FreeHead], FrameInfo::INTERIOR);

@@ -14,8 +14,9 @@ use crate::sizing::mult_frac;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone_state::{zone_flags, ZoneState};
 
-/// Allocator-wide settings the fallback path consults.
-pub(crate) struct FallbackEnv<'a> {
+/// The fallback path's rules from the allocator's policy and tunables, and where its events
+/// go (the extfrag sink, and the pageset orders that mark a zone-locked take as a refill).
+pub(crate) struct FallbackRules<'a> {
     /// Mobility grouping is off on tiny machines: any fallback claims the pageblock.
     pub grouping_disabled: bool,
     pub watermark_boost_factor: u32,
@@ -57,7 +58,7 @@ pub(crate) fn suitable_fallback<P: Platform>(
 /// Records and publishes one fallback (the mm_page_alloc_extfrag tracepoint).
 pub(crate) fn emit(
     zone: &ZoneState,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     want: BlockRequest,
     taken: (Pfn, u8, MigrateType),
     kind: FallbackKind,
@@ -80,7 +81,7 @@ pub(crate) fn emit(
 
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
 /// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
-fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
+fn boost_watermark(zone: &ZoneState, env: &FallbackRules<'_>) -> bool {
     if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages() {
         return false;
     }
@@ -97,7 +98,7 @@ fn boost_watermark(zone: &ZoneState, env: &FallbackEnv<'_>) -> bool {
 
 /// Boosts, and flags the zone for kswapd if the request may wake it (the wake-up itself
 /// happens after the zone lock is dropped).
-pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackEnv<'_>, may_wake_kswapd: bool) {
+pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackRules<'_>, may_wake_kswapd: bool) {
     if boost_watermark(zone, env) && may_wake_kswapd {
         zone.set_flag(zone_flags::BOOSTED_WATERMARK);
     }
@@ -106,7 +107,7 @@ pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackEnv<'_>, may_wake_k
 /// Tries to take over the pageblock of a free fallback block at `pfn` for `start_type`.
 fn try_claim_block<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     want: BlockRequest,
     (pfn, current_order, block_type): (Pfn, u8, MigrateType),
 ) -> Option<Pfn> {
@@ -135,7 +136,7 @@ fn try_claim_block<P: Platform>(
 
 /// Claim stage: largest fallback blocks first, down to `order` (pageblock order under
 /// NOFRAGMENT).
-fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>, want: BlockRequest) -> Option<Pfn> {
+fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'_>, want: BlockRequest) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, flags } = want;
     let min_order = if order < PAGEBLOCK_ORDER && flags.nofragment { PAGEBLOCK_ORDER } else { order };
     for current_order in (min_order..=MAX_ORDER).rev() {
@@ -154,7 +155,7 @@ fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
 }
 
 /// Steal stage: the smallest fallback block that fits; the pageblock keeps its type.
-fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>, want: BlockRequest) -> Option<Pfn> {
+fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'_>, want: BlockRequest) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, .. } = want;
     for current_order in order..=MAX_ORDER {
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
@@ -175,7 +176,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackEnv<'_>
 /// The returned head is off every list and interior until the caller marks it.
 pub(crate) fn rmqueue<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     want: BlockRequest,
     mode: &mut RmqueueMode,
 ) -> Option<Pfn> {
@@ -225,8 +226,8 @@ mod tests {
         state
     }
 
-    fn env(boost: BoostRule, factor: u32) -> FallbackEnv<'static> {
-        FallbackEnv {
+    fn env(boost: BoostRule, factor: u32) -> FallbackRules<'static> {
+        FallbackRules {
             grouping_disabled: false,
             watermark_boost_factor: factor,
             design: FallbackDesign::ClaimOrSteal,

@@ -9,7 +9,7 @@
 //! pageblock's type until they are freed, when they return to the pageblock's type. The
 //! boost rule of the series' patch 3 boosts on every fallback below pageblock order.
 
-use super::{boost_and_flag, emit, should_try_claim, suitable_fallback, FallbackEnv};
+use super::{boost_and_flag, emit, should_try_claim, suitable_fallback, FallbackRules};
 use crate::buddy::LockedZone;
 use crate::events::FallbackKind;
 use crate::platform::Platform;
@@ -22,7 +22,7 @@ use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES
 /// fragmentation-avoidance series).
 pub(super) fn rmqueue_fallback<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     want: BlockRequest,
 ) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, flags } = want;
@@ -58,7 +58,7 @@ pub(super) fn rmqueue_fallback<P: Platform>(
 /// returns whether the pageblock now has `want`'s type.
 fn steal_suitable_fallback<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     want: BlockRequest,
     (pfn, current_order, list_type): (Pfn, u8, MigrateType),
     whole_block: bool,

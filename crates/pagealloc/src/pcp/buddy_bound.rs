@@ -10,7 +10,7 @@ use super::path::PcpCall;
 use super::{pcp_type_for, PerCpuPages};
 use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::{FrameInfo, FrameState};
-use crate::list::Own;
+use crate::list::OwnRecord;
 use crate::platform::{Platform, SharedLine};
 use crate::policy::PcpPolicy;
 use crate::remote_frees::Chain;
@@ -28,7 +28,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.buddy_bound.push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
+    pcp.buddy_bound.push_head(&mem.frames.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order, zone.platform);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
@@ -94,7 +94,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
     let mut run = PendingRun::new(policy.drain.coalesce_runs);
-    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), Own::Cold, &records) {
+    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), OwnRecord::Charge, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         locked.drain_into_run(&mut run, pfn, order);
     }

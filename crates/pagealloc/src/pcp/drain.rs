@@ -7,7 +7,7 @@ use super::select::{prefetch_buddy, select_blocks, DrainLists};
 use super::PerCpuPages;
 use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::FrameState;
-use crate::list::{FrameList, Own};
+use crate::list::{FrameList, OwnRecord};
 use crate::platform::Platform;
 use crate::policy::PcpPolicy;
 use crate::sync::PlatformGuard;
@@ -38,7 +38,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         let mut prefetch_left = pcp.batch_pages;
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             // The unlink just wrote the block's own record.
-            collected.push_tail(frames, index, Own::Warm, &records);
+            collected.push_tail(frames, index, OwnRecord::AlreadyWritten, &records);
             if prefetch_left > 0 {
                 prefetch_buddy(frames.len(), &records, index, order, policy.drain.prefetch_correct_buddy);
                 prefetch_left -= 1;
@@ -46,7 +46,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         });
         // Pass 2 under the zone lock.
         let mut locked = zone.lock();
-        while let Some(index) = collected.pop_head(frames, Own::Warm, &records) {
+        while let Some(index) = collected.pop_head(frames, OwnRecord::AlreadyWritten, &records) {
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
             let pfn = mem.pfn(index);

@@ -19,7 +19,9 @@ pub(crate) use buddy_bound::pcp_free_buddy_bound;
 pub(crate) use control::{drain_pcp, set_bounds, set_high};
 pub use drain_cause::DrainCause;
 pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
-pub(crate) use rules::{decay_high, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, take_free_high, thp_batch_pages};
+pub(crate) use rules::{
+    decay_high, is_free_high, note_free_order, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, thp_batch_pages,
+};
 pub(crate) use vmstat_update::vmstat_update;
 
 use crate::list::FrameList;

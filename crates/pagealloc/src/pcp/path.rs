@@ -6,13 +6,13 @@ use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard};
 use super::select::DrainLists;
 use super::vmstat_update::REMOTE_EXPIRE_TICKS;
 use super::{
-    nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, take_free_high, thp_batch_pages, thp_part,
-    DrainCause, PcpSlot, PerCpuPages, FIRST_THP_LIST,
+    is_free_high, note_free_order, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, thp_batch_pages,
+    thp_part, DrainCause, PcpSlot, PerCpuPages, FIRST_THP_LIST,
 };
 use crate::buddy::BuddyZone;
-use crate::fallback::FallbackEnv;
+use crate::fallback::FallbackRules;
 use crate::frame::{FrameInfo, FrameState};
-use crate::list::Own;
+use crate::list::OwnRecord;
 use crate::platform::{Platform, SharedLine};
 use crate::policy::{FreeSizing, PcpPolicy};
 use crate::request::{AllocFlags, BlockRequest};
@@ -58,7 +58,7 @@ impl<P: Platform> PcpCall<'_, P> {
 #[inline(never)]
 fn rmqueue_bulk<P: Platform>(
     call: &PcpCall<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     pcp: &mut PerCpuPages,
     list_index: usize,
     request: BlockRequest,
@@ -73,7 +73,7 @@ fn rmqueue_bulk<P: Platform>(
         let head = FrameInfo::new(FrameState::PcpHead, request.order, request.migratetype);
         mem.frames[index as usize].change(&[FrameState::Interior], head);
         // The take just wrote the block's record.
-        list.push_tail(&mem.frames.view(), index, Own::Warm, &records);
+        list.push_tail(&mem.frames.view(), index, OwnRecord::AlreadyWritten, &records);
     })
 }
 
@@ -82,7 +82,7 @@ fn rmqueue_bulk<P: Platform>(
 #[inline(never)]
 fn refill<P: Platform>(
     call: &PcpCall<'_, P>,
-    env: &FallbackEnv<'_>,
+    env: &FallbackRules<'_>,
     pcp: &mut PerCpuPages,
     list_index: usize,
     request: BlockRequest,
@@ -106,7 +106,7 @@ fn refill<P: Platform>(
 #[inline]
 pub(crate) fn pcp_alloc<'e, P: Platform>(
     call: &PcpCall<'_, P>,
-    env: impl FnOnce() -> FallbackEnv<'e>,
+    env: impl FnOnce() -> FallbackRules<'e>,
     request: BlockRequest,
     hit: bool,
 ) -> Option<Pfn> {
@@ -130,7 +130,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
         pcp.counters.alloc_hits += 1;
     }
     let mem = &zone.core.mem;
-    let index = pcp.lists[list_index].pop_head(&mem.frames.view(), Own::Cold, &mem.records(zone.platform))?;
+    let index = pcp.lists[list_index].pop_head(&mem.frames.view(), OwnRecord::Charge, &mem.records(zone.platform))?;
     debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
@@ -163,13 +163,14 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: 
     let list_index = pindex(order, pcp_type, policy.thp_lists);
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.lists[list_index].push_head(&mem.frames.view(), index, Own::Cold, &mem.records(zone.platform));
+    pcp.lists[list_index].push_head(&mem.frames.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
     pcp.count_pages += 1 << order;
     pcp.thp_pages += thp_part(1 << order, order);
     pcp.note_peak();
     pcp.stats.count_free(1 << order, zone.platform);
 
-    let free_high = take_free_high(&mut pcp, policy, order);
+    let free_high = is_free_high(&pcp, policy, order);
+    note_free_order(&mut pcp, order);
     if free_high {
         pcp.counters.free_high_events += 1;
     }

@@ -66,12 +66,12 @@ pub(crate) fn thp_batch_pages(pcp: &PerCpuPages, policy: &PcpPolicy) -> u32 {
     (pcp.batch_pages << policy.thp_batch_shift).min(pcp.high_max_pages.max(pcp.batch_pages))
 }
 
-/// Updates the consecutive-high-order-free tracking for a free of `order` and says whether
-/// this free is a "free_high" that should drain the pageset. Call after the block is listed.
+/// Is this free of `order` a "free_high" that should drain the pageset (free_high in
+/// free_unref_page_commit())? Reads the previous free's order from the pageset's flags; call
+/// after the block is listed and before [`note_free_order`].
 #[inline]
-pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u8) -> bool {
+pub(crate) fn is_free_high(pcp: &PerCpuPages, policy: &PcpPolicy, order: u8) -> bool {
     if order == 0 || order > COSTLY_ORDER {
-        pcp.flags &= !pcp_flags::PREV_FREE_HIGH_ORDER;
         return false;
     }
     let batch = pcp.batch_pages;
@@ -81,7 +81,7 @@ pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u
     };
     let consecutive = pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER != 0;
     let batch_cached = pcp.flags & pcp_flags::FREE_HIGH_BATCH == 0 || pcp.count_pages >= batch;
-    let free_high = match policy.free_high {
+    match policy.free_high {
         FreeHighRule::Off => false,
         FreeHighRule::AnyHighOrder => freeing_without_alloc,
         FreeHighRule::Consecutive => freeing_without_alloc && consecutive,
@@ -90,9 +90,18 @@ pub(crate) fn take_free_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u
         FreeHighRule::FreeCountBatchHalfHighMin => {
             pcp.free_count_pages >= batch + pcp.high_min_pages / 2 && consecutive && batch_cached
         }
-    };
-    pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
-    free_high
+    }
+}
+
+/// Records the order of this free for the next one's [`is_free_high`]: whether it was of
+/// order 1..=3 (PCPF_PREV_FREE_HIGH_ORDER).
+#[inline]
+pub(crate) fn note_free_order(pcp: &mut PerCpuPages, order: u8) {
+    if order == 0 || order > COSTLY_ORDER {
+        pcp.flags &= !pcp_flags::PREV_FREE_HIGH_ORDER;
+    } else {
+        pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
+    }
 }
 
 /// Zone flags under which a free may retune high (nr_pcp_high()'s shrink branches).
@@ -204,6 +213,13 @@ pub(crate) fn decay_high(pcp: &mut PerCpuPages, policy: &PcpPolicy) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A free as the free path sees it: the answer, then the order noted.
+    fn free_high_then_note(pcp: &mut PerCpuPages, policy: &PcpPolicy, order: u8) -> bool {
+        let free_high = is_free_high(pcp, policy, order);
+        note_free_order(pcp, order);
+        free_high
+    }
     use crate::presets::find;
 
     fn policy(name: &str) -> PcpPolicy {
@@ -279,32 +295,32 @@ mod tests {
         // base: any order 1..3 free while freeing without allocation.
         let mut pcp = pageset();
         pcp.free_factor = 1;
-        assert!(take_free_high(&mut pcp, &policy("base"), 1));
+        assert!(free_high_then_note(&mut pcp, &policy("base"), 1));
         // patch1: needs the previous free to be high-order too.
         let mut pcp = pageset();
         pcp.free_factor = 1;
-        assert!(!take_free_high(&mut pcp, &policy("patch1"), 1), "first order-1 free after order-0 frees");
-        assert!(take_free_high(&mut pcp, &policy("patch1"), 2), "second consecutive");
-        assert!(!take_free_high(&mut pcp, &policy("patch1"), 0));
+        assert!(!free_high_then_note(&mut pcp, &policy("patch1"), 1), "first order-1 free after order-0 frees");
+        assert!(free_high_then_note(&mut pcp, &policy("patch1"), 2), "second consecutive");
+        assert!(!free_high_then_note(&mut pcp, &policy("patch1"), 0));
         assert_eq!(pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER, 0, "order-0 free clears the flag");
         // patch3: with a large cache slice, only once a batch is cached.
         let mut pcp = PerCpuPages::new(63, 390, 32_768, true);
         pcp.free_factor = 1;
         pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
         pcp.count_pages = 62;
-        assert!(!take_free_high(&mut pcp, &policy("patch3"), 1));
+        assert!(!free_high_then_note(&mut pcp, &policy("patch3"), 1));
         pcp.count_pages = 63;
-        assert!(take_free_high(&mut pcp, &policy("patch3"), 1));
+        assert!(free_high_then_note(&mut pcp, &policy("patch3"), 1));
         // patch9: free_count >= batch; mainline: >= batch + high_min / 2 = 258.
         let mut pcp = pageset();
         pcp.flags |= pcp_flags::PREV_FREE_HIGH_ORDER;
         pcp.free_count_pages = 63;
-        assert!(take_free_high(&mut pcp, &policy("patch9"), 1));
-        assert!(!take_free_high(&mut pcp, &policy("mainline"), 1));
+        assert!(free_high_then_note(&mut pcp, &policy("patch9"), 1));
+        assert!(!free_high_then_note(&mut pcp, &policy("mainline"), 1));
         pcp.free_count_pages = 258;
-        assert!(take_free_high(&mut pcp, &policy("mainline"), 1));
+        assert!(free_high_then_note(&mut pcp, &policy("mainline"), 1));
         // THP frees never count and clear the flag.
-        assert!(!take_free_high(&mut pcp, &policy("mainline"), 9));
+        assert!(!free_high_then_note(&mut pcp, &policy("mainline"), 9));
         assert_eq!(pcp.flags & pcp_flags::PREV_FREE_HIGH_ORDER, 0);
     }
 

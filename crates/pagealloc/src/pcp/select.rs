@@ -3,7 +3,7 @@
 //! block's buddy while collecting (mirrors the selection half of free_pcppages_bulk()).
 
 use super::{pindex_order, thp_part, PerCpuPages, FIRST_THP_LIST, NR_PCP_LISTS};
-use crate::list::{Own, RecordCost};
+use crate::list::{OwnRecord, RecordCost};
 use crate::policy::PcpPolicy;
 
 /// Which of a pageset's lists a drain takes from.
@@ -82,7 +82,7 @@ pub(super) fn select_blocks(
         }
         let order = pindex_order(pindex);
         let pages = 1i64 << order;
-        while let Some(index) = pcp.lists[pindex].pop_tail(frames, Own::Cold, records) {
+        while let Some(index) = pcp.lists[pindex].pop_tail(frames, OwnRecord::Charge, records) {
             pcp.count_pages -= pages as u32;
             pcp.thp_pages -= thp_part(pages as u32, order);
             count -= pages;
