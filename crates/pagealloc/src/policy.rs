@@ -366,6 +366,46 @@ pub struct Policy {
     pub arenas: ArenaRule,
 }
 
+impl Policy {
+    /// The first switch set to act where it cannot, with why, or `None`. A policy with such
+    /// a switch would run, and measure, without it; the builder refuses it. Switches at
+    /// their neutral value (off, 0, mainline's) are never inert. Pageset switches under
+    /// `pcp.enabled = false` are not checked: they describe pagesets the policy turns off.
+    pub fn inert_switch(&self) -> Option<&'static str> {
+        let (pcp, frag) = (&self.pcp, &self.frag);
+        let drain = &pcp.drain;
+        let per_cpu_arenas = self.arenas == ArenaRule::PerCpu;
+        let rules: [(bool, &'static str); 6] = [
+            (
+                pcp.enabled && drain.coalesce_runs && drain.two_pass,
+                "drain.coalesce_runs needs single-pass drains, and drain.two_pass is on",
+            ),
+            (
+                pcp.enabled && pcp.free_high_capped && pcp.free_high == FreeHighRule::Off,
+                "free_high_capped caps free_high drains, and free_high is off",
+            ),
+            (
+                pcp.enabled && pcp.thp_batch_shift != 0 && pcp.thp_lists == 0,
+                "thp_batch_shift sizes the THP lists' refills, and thp_lists is 0",
+            ),
+            (
+                pcp.enabled && drain.warm_merges && !(frag.fullest_first || per_cpu_arenas),
+                "drain.warm_merges warms buddy-bound flushes, and with neither fullest-first \
+                 placement nor per-CPU arenas there are none",
+            ),
+            (
+                pcp.enabled && drain.hand_remote_frees && !per_cpu_arenas,
+                "drain.hand_remote_frees hands frees to another CPU's arena, and arenas are per node",
+            ),
+            (
+                frag.buddy_bound_free_pages != FragPolicy::MAINLINE.buddy_bound_free_pages && !frag.fullest_first,
+                "frag.buddy_bound_free_pages belongs to fullest-first placement, which is off",
+            ),
+        ];
+        rules.into_iter().find(|&(inert, _)| inert).map(|(_, why)| why)
+    }
+}
+
 /// How a machine's memory is divided among its CPUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ArenaRule {

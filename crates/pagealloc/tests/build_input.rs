@@ -199,3 +199,47 @@ fn every_build_error_variant_is_reachable() {
     let allocator = common::build_allocator(holed, 1);
     assert_eq!(allocator.check_invariants().unwrap().free_pages, 4096 - 512 - 96);
 }
+
+/// A switch set where it cannot act is refused at build, naming it; every preset passes.
+/// Each case starts from mainline (or `pagealloc`) and changes one thing.
+#[test]
+fn switches_that_do_nothing_are_refused_and_every_preset_builds() {
+    for preset in pagealloc::presets::PRESETS {
+        assert_eq!(preset.policy.inert_switch(), None, "{}", preset.name);
+    }
+    let mainline = common::preset("mainline");
+    let pagealloc_preset = common::preset("pagealloc");
+    let mut coalesce_two_pass = mainline;
+    (coalesce_two_pass.pcp.drain.coalesce_runs, coalesce_two_pass.pcp.drain.two_pass) = (true, true);
+    let mut capped_without_free_high = mainline;
+    (capped_without_free_high.pcp.free_high_capped, capped_without_free_high.pcp.free_high) =
+        (true, pagealloc::policy::FreeHighRule::Off);
+    let mut thp_shift_without_lists = mainline;
+    (thp_shift_without_lists.pcp.thp_batch_shift, thp_shift_without_lists.pcp.thp_lists) = (4, 0);
+    let mut warm_without_list = mainline;
+    warm_without_list.pcp.drain.warm_merges = true;
+    let mut handed_without_arenas = pagealloc_preset;
+    handed_without_arenas.arenas = pagealloc::policy::ArenaRule::PerNode;
+    let mut threshold_without_fullest = mainline;
+    threshold_without_fullest.frag.buddy_bound_free_pages = 64;
+    let cases = [
+        ("drain.coalesce_runs", coalesce_two_pass),
+        ("free_high_capped", capped_without_free_high),
+        ("thp_batch_shift", thp_shift_without_lists),
+        ("drain.warm_merges", warm_without_list),
+        ("drain.hand_remote_frees", handed_without_arenas),
+        ("frag.buddy_bound_free_pages", threshold_without_fullest),
+    ];
+    for (switch, policy) in cases {
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16).policy(policy);
+        match PageAllocator::build(builder, TestPlatform::new(2)) {
+            Err(BuildError::InvalidPolicy(why)) => assert!(why.starts_with(switch), "{switch}: {why}"),
+            other => panic!("{switch}: {:?}", other.map(|_| "built")),
+        }
+    }
+    // Neutral values never trip a rule: pagesets off keep their switches.
+    let mut global_lock = mainline;
+    global_lock.pcp.enabled = false;
+    global_lock.pcp.drain.coalesce_runs = true;
+    assert_eq!(global_lock.inert_switch(), None);
+}

@@ -140,7 +140,7 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
         policy.pcp.drain.coalesce_runs = coalesce_runs;
         // The frees stay in the pageset (no free_high drains), and an explicit drain empties
         // it in one hold.
-        policy.pcp.free_high = FreeHighRule::Off;
+        (policy.pcp.free_high, policy.pcp.free_high_capped) = (FreeHighRule::Off, false);
         policy.pcp.batch_scale_max = None;
         let allocator = one_normal_zone(1 << 16, policy, CPUS);
         allocator.platform().set_cpu(0);

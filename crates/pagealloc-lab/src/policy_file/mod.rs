@@ -101,6 +101,10 @@ pub fn resolve(preset: &'static Preset, file: Option<&PolicyFile>, sets: &[Set])
     let policy = apply(base, file, sets);
     let all: Vec<&Set> = file.map(|file| file.sets.iter()).into_iter().flatten().chain(sets).collect();
     check_effects(&base.policy, &policy, &all)?;
+    // The allocator's own rules, which the builder applies too: refused here, before any run.
+    if let Some(why) = policy.inert_switch() {
+        return Err(format!("a switch does nothing: {why}"));
+    }
     Ok(policy)
 }
 

@@ -79,6 +79,9 @@ fn a_switch_changed_where_it_does_nothing_is_refused() {
     assert!(refused("vanilla-5.17", &["pcp.free_high_capped=true"]).contains("pcp.free_high is off"));
     assert!(refused("revert-highpcp", &["pcp.thp_batch_shift=3"]).contains("pcp.thp_lists is 0"));
     assert!(refused("mainline", &["frag.buddy_bound_free_pages=64"]).contains("frag.fullest_first is false"));
+    // The allocator's rules, beyond the file's: no buddy-bound list to warm, no arena to hand to.
+    assert!(refused("mainline", &["pcp.drain.warm_merges=true"]).contains("drain.warm_merges warms"));
+    assert!(refused("pagealloc", &["arenas=per-node"]).contains("drain.hand_remote_frees"));
     // The same switches where they act, or set to the base's own value, are fine.
     let fine = |base: &str, sets: &[&str]| {
         let sets: Vec<Set> = sets.iter().map(|text| Set::parse(text).unwrap()).collect();

@@ -71,6 +71,9 @@ impl AllocatorBuilder {
         if pcp.thp_batch_shift > 8 || pcp.high_max == crate::policy::HighMaxRule::ZoneShare(0) {
             return Err(BuildError::InvalidPolicy("thp_batch_shift is 0..=8, a high_max zone share at least 1"));
         }
+        if let Some(why) = self.policy.inert_switch() {
+            return Err(BuildError::InvalidPolicy(why));
+        }
         match self.policy.vmstat.numa {
             crate::policy::NumaStats::ZoneStat { threshold: Some(threshold) }
                 if !crate::policy::NumaStats::ZONE_STAT_THRESHOLDS.contains(&threshold) =>
