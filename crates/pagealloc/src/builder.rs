@@ -189,7 +189,7 @@ impl AllocatorBuilder {
     /// let fullest_first = pagealloc::presets::find("mainline+fullest-first").unwrap().policy;
     /// let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).policy(fullest_first);
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
-    /// assert!(allocator.policy().frag.fullest_first);
+    /// assert!(allocator.policy().frag.beyond_linux.fullest_first);
     /// ```
     pub fn policy(mut self, policy: Policy) -> Self {
         self.policy = policy;

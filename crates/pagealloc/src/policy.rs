@@ -49,22 +49,33 @@ pub struct DrainPolicy {
     /// Drain in `batch`-sized chunks, dropping and retaking the PCP lock in between
     /// (mainline, 2025).
     pub chunked: bool,
-    /// Beyond Linux (the `pagealloc` preset): before a flush of the buddy-bound list
-    /// (fullest-first) takes the zone lock, read the records its merges will touch, so that
-    /// the hold finds them cached instead of missing in it while other CPUs wait. Random
-    /// frees are where it pays; `pageset` drains, mostly of sequential frees, are left
-    /// alone: warming them too costs instructions for no measurable gain
-    /// (docs/decisions.md).
+    /// The switches beyond Linux (the `pagealloc` preset); all off in every Linux preset.
+    pub beyond_linux: DrainBeyondLinux,
+}
+
+/// Drain behaviour beyond Linux, apart from the switches of Linux's own history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DrainBeyondLinux {
+    /// Before a flush of the buddy-bound list (fullest-first) takes the zone lock, read the
+    /// records its merges will touch, so that the hold finds them cached instead of missing
+    /// in it while other CPUs wait. Random frees are where it pays; `pageset` drains,
+    /// mostly of sequential frees, are left alone: warming them too costs instructions for
+    /// no measurable gain (docs/decisions.md).
     pub warm_merges: bool,
-    /// Beyond Linux (the `pagealloc` preset): a drain or buddy-bound flush gives each run of
-    /// address-contiguous blocks to the buddy as its largest aligned blocks, instead of one
-    /// block at a time (`buddy/runs.rs`). Same buddy blocks after the drain; fewer merges.
+    /// A drain or buddy-bound flush gives each run of address-contiguous blocks to the
+    /// buddy as its largest aligned blocks, instead of one block at a time
+    /// (`buddy/runs.rs`). Same buddy blocks after the drain; fewer merges.
     pub coalesce_runs: bool,
-    /// Beyond Linux (the `pagealloc` preset, with per-CPU arenas): a buddy-bound flush of
-    /// frees into another CPU's arena hands them to that arena with one compare-and-swap
-    /// (`remote_frees`) instead of taking its zone lock; the arena's next lock holder, usually
-    /// its owner, releases them.
+    /// With per-CPU arenas: a buddy-bound flush of frees into another CPU's arena hands
+    /// them to that arena with one compare-and-swap (`remote_frees`) instead of taking its
+    /// zone lock; the arena's next lock holder, usually its owner, releases them.
     pub hand_remote_frees: bool,
+}
+
+impl DrainBeyondLinux {
+    /// Every switch off: Linux's drains.
+    pub const OFF: DrainBeyondLinux =
+        DrainBeyondLinux { warm_merges: false, coalesce_runs: false, hand_remote_frees: false };
 }
 
 /// Per-CPU pageset behaviour. The builder rejects values outside what Linux allows
@@ -305,15 +316,9 @@ pub struct FragPolicy {
     /// ALLOC_NOFRAGMENT always; another type's memory only after reclaim and compaction
     /// failed (vm.defrag_mode, v6.15).
     pub defrag_mode: bool,
-    /// Beyond Linux: order-0 takes from the buddy come from the fullest partly used
-    /// pageblock, and frees from pageblocks with `buddy_bound_free_pages` free bypass the
-    /// pagesets, so emptier pageblocks drain and merge.
-    pub fullest_first: bool,
-    /// Under `fullest_first`: a free whose pageblock has at least this many pages free in
-    /// the buddy goes there (batched on the pageset's buddy-bound list), not to the
-    /// pageset, which would hand it out again. 128 (a quarter pageblock) in the `pagealloc`
-    /// preset, chosen by a sweep (docs/decisions.md).
-    pub buddy_bound_free_pages: u16,
+    /// Placement beyond Linux (the `pagealloc` and `mainline+fullest-first` presets); off
+    /// in every Linux preset.
+    pub beyond_linux: FragBeyondLinux,
     /// Boost reclaim may shrink slab-like caches (v5.3 on). The 2018 series left them alone
     /// while reclaiming a boost (sc.may_shrinkslab off, v5.0-v5.2): compaction cannot move
     /// slab pages, so freeing them does not mend the fragmentation that raised the boost.
@@ -331,6 +336,25 @@ pub struct FragPolicy {
     pub merge_likely_to_tail: bool,
 }
 
+/// Placement beyond Linux, apart from the switches of Linux's own history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FragBeyondLinux {
+    /// Order-0 takes from the buddy come from the fullest partly used pageblock, and frees
+    /// from pageblocks with `buddy_bound_free_pages` free bypass the pagesets, so emptier
+    /// pageblocks drain and merge.
+    pub fullest_first: bool,
+    /// Under `fullest_first`: a free whose pageblock has at least this many pages free in
+    /// the buddy goes there (batched on the pageset's buddy-bound list), not to the
+    /// pageset, which would hand it out again. 128 (a quarter pageblock) in the `pagealloc`
+    /// preset, chosen by a sweep (docs/decisions.md).
+    pub buddy_bound_free_pages: u16,
+}
+
+impl FragBeyondLinux {
+    /// Fullest-first off (its threshold at the value it takes when on).
+    pub const OFF: FragBeyondLinux = FragBeyondLinux { fullest_first: false, buddy_bound_free_pages: 128 };
+}
+
 impl FragPolicy {
     /// Mainline: claim or steal, boost on claim attempts, NOFRAGMENT for a lower zone.
     pub const MAINLINE: FragPolicy = FragPolicy {
@@ -339,8 +363,7 @@ impl FragPolicy {
         nofragment_lowzone: true,
         stall_movable: false,
         defrag_mode: false,
-        fullest_first: false,
-        buddy_bound_free_pages: 128,
+        beyond_linux: FragBeyondLinux::OFF,
         boost_reclaim_shrinks_slab: true,
         noretry_gives_up_when_skipped: true,
         merge_likely_to_tail: true,
@@ -377,7 +400,7 @@ impl Policy {
         let per_cpu_arenas = self.arenas == ArenaRule::PerCpu;
         let rules: [(bool, &'static str); 6] = [
             (
-                pcp.enabled && drain.coalesce_runs && drain.two_pass,
+                pcp.enabled && drain.beyond_linux.coalesce_runs && drain.two_pass,
                 "drain.coalesce_runs needs single-pass drains, and drain.two_pass is on",
             ),
             (
@@ -389,16 +412,17 @@ impl Policy {
                 "thp_batch_shift sizes the THP lists' refills, and thp_lists is 0",
             ),
             (
-                pcp.enabled && drain.warm_merges && !(frag.fullest_first || per_cpu_arenas),
+                pcp.enabled && drain.beyond_linux.warm_merges && !(frag.beyond_linux.fullest_first || per_cpu_arenas),
                 "drain.warm_merges warms buddy-bound flushes, and with neither fullest-first \
                  placement nor per-CPU arenas there are none",
             ),
             (
-                pcp.enabled && drain.hand_remote_frees && !per_cpu_arenas,
+                pcp.enabled && drain.beyond_linux.hand_remote_frees && !per_cpu_arenas,
                 "drain.hand_remote_frees hands frees to another CPU's arena, and arenas are per node",
             ),
             (
-                frag.buddy_bound_free_pages != FragPolicy::MAINLINE.buddy_bound_free_pages && !frag.fullest_first,
+                frag.beyond_linux.buddy_bound_free_pages != FragBeyondLinux::OFF.buddy_bound_free_pages
+                    && !frag.beyond_linux.fullest_first,
                 "frag.buddy_bound_free_pages belongs to fullest-first placement, which is off",
             ),
         ];

@@ -9,8 +9,8 @@
 //! The 2018 lru_lock RFC: `lru-k1` .. `lru-k4`, cumulative.
 
 use crate::policy::{
-    ArenaRule, BoostRule, DrainPolicy, FragPolicy, FreeHighRule, FreeSizing, HighMaxRule, LruCommit, LruConfig,
-    PcpPolicy, Policy, VmstatPolicy,
+    ArenaRule, BoostRule, DrainBeyondLinux, DrainPolicy, FragBeyondLinux, FragPolicy, FreeHighRule, FreeSizing,
+    HighMaxRule, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy,
 };
 
 /// A named policy with what it reproduces.
@@ -33,9 +33,7 @@ const VANILLA_5_17: PcpPolicy = PcpPolicy {
         prefetch_correct_buddy: false,
         start_at_freed_list: false,
         chunked: false,
-        warm_merges: false,
-        coalesce_runs: false,
-        hand_remote_frees: false,
+        beyond_linux: DrainBeyondLinux::OFF,
     },
     free_high: FreeHighRule::Off,
     free_high_capped: false,
@@ -188,6 +186,8 @@ const fn mainline_frag(name: &'static str, summary: &'static str, pcp: PcpPolicy
     }
 }
 
+/// Fullest-first placement at its default threshold.
+const FULLEST_FIRST: FragBeyondLinux = FragBeyondLinux { fullest_first: true, ..FragBeyondLinux::OFF };
 const FRAG_LOWZONE: FragPolicy = FragPolicy { nofragment_lowzone: true, ..FragPolicy::LINUX_4_20 };
 const FRAG_BOOST: FragPolicy =
     FragPolicy { boost: BoostRule::EveryFallback, boost_reclaim_shrinks_slab: false, ..FRAG_LOWZONE };
@@ -210,16 +210,14 @@ pub const PAGEALLOC: Policy = Policy {
     pcp: PcpPolicy {
         thp_batch_shift: 8,
         drain: DrainPolicy {
-            warm_merges: true,
-            coalesce_runs: true,
-            hand_remote_frees: true,
+            beyond_linux: DrainBeyondLinux { warm_merges: true, coalesce_runs: true, hand_remote_frees: true },
             ..MAINLINE_SMALL_AT_HIGH_MIN.drain
         },
         ..MAINLINE_SMALL_AT_HIGH_MIN
     },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
-    frag: FragPolicy { fullest_first: true, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },
+    frag: FragPolicy { beyond_linux: FULLEST_FIRST, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },
     arenas: ArenaRule::PerCpu,
 };
 
@@ -290,7 +288,7 @@ pub const PRESETS: &[Preset] = &[
         "beyond Linux: order-0 takes from the fullest pageblock; frees into pageblocks a quarter free skip the \
          pageset, which stays at high_min",
         MAINLINE_SMALL_AT_HIGH_MIN,
-        FragPolicy { fullest_first: true, ..FragPolicy::MAINLINE },
+        FragPolicy { beyond_linux: FULLEST_FIRST, ..FragPolicy::MAINLINE },
     ),
     Preset {
         name: "pagealloc",

@@ -1,4 +1,4 @@
-//! Frees handed to a zone's owner (beyond Linux; `DrainPolicy::hand_remote_frees`, the
+//! Frees handed to a zone's owner (beyond Linux; `DrainBeyondLinux::hand_remote_frees`, the
 //! `pagealloc` preset with per-CPU arenas). A CPU freeing pages into another CPU's arena
 //! batches them on its buddy-bound list as before, but instead of taking that arena's zone
 //! lock to merge them, where the owner's free lists, counters and recently written records

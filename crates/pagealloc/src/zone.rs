@@ -97,7 +97,7 @@ impl<P: Platform> Zone<P> {
     }
 
     /// Pages other arenas' CPUs handed to this zone that no lock holder has released yet
-    /// (`DrainPolicy::hand_remote_frees`; racy read).
+    /// (`DrainBeyondLinux::hand_remote_frees`; racy read).
     pub fn handed_over_pages(&self) -> u32 {
         self.remote_frees.pending_pages()
     }

@@ -210,18 +210,18 @@ fn switches_that_do_nothing_are_refused_and_every_preset_builds() {
     let mainline = common::preset("mainline");
     let pagealloc_preset = common::preset("pagealloc");
     let mut coalesce_two_pass = mainline;
-    (coalesce_two_pass.pcp.drain.coalesce_runs, coalesce_two_pass.pcp.drain.two_pass) = (true, true);
+    (coalesce_two_pass.pcp.drain.beyond_linux.coalesce_runs, coalesce_two_pass.pcp.drain.two_pass) = (true, true);
     let mut capped_without_free_high = mainline;
     (capped_without_free_high.pcp.free_high_capped, capped_without_free_high.pcp.free_high) =
         (true, pagealloc::policy::FreeHighRule::Off);
     let mut thp_shift_without_lists = mainline;
     (thp_shift_without_lists.pcp.thp_batch_shift, thp_shift_without_lists.pcp.thp_lists) = (4, 0);
     let mut warm_without_list = mainline;
-    warm_without_list.pcp.drain.warm_merges = true;
+    warm_without_list.pcp.drain.beyond_linux.warm_merges = true;
     let mut handed_without_arenas = pagealloc_preset;
     handed_without_arenas.arenas = pagealloc::policy::ArenaRule::PerNode;
     let mut threshold_without_fullest = mainline;
-    threshold_without_fullest.frag.buddy_bound_free_pages = 64;
+    threshold_without_fullest.frag.beyond_linux.buddy_bound_free_pages = 64;
     let cases = [
         ("drain.coalesce_runs", coalesce_two_pass),
         ("free_high_capped", capped_without_free_high),
@@ -240,6 +240,6 @@ fn switches_that_do_nothing_are_refused_and_every_preset_builds() {
     // Neutral values never trip a rule: pagesets off keep their switches.
     let mut global_lock = mainline;
     global_lock.pcp.enabled = false;
-    global_lock.pcp.drain.coalesce_runs = true;
+    global_lock.pcp.drain.beyond_linux.coalesce_runs = true;
     assert_eq!(global_lock.inert_switch(), None);
 }

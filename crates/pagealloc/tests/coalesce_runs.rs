@@ -1,4 +1,4 @@
-//! `DrainPolicy::coalesce_runs`: drains and buddy-bound flushes give runs of contiguous
+//! `DrainBeyondLinux::coalesce_runs`: drains and buddy-bound flushes give runs of contiguous
 //! blocks to the buddy as aligned blocks. Merging does not depend on the order of frees, so
 //! every free pattern must leave the same state with coalescing as without it.
 
@@ -14,7 +14,7 @@ const CPUS: usize = 2;
 
 fn allocator(coalesce_runs: bool) -> TestAllocator {
     let mut policy: Policy = preset("pagealloc");
-    policy.pcp.drain.coalesce_runs = coalesce_runs;
+    policy.pcp.drain.beyond_linux.coalesce_runs = coalesce_runs;
     // 64 MiB: small enough for a quick test, larger than a pageset so drains happen.
     one_normal_zone(1 << 14, policy, CPUS)
 }
@@ -137,7 +137,7 @@ fn runs_across_pageblocks_of_different_types_keep_each_pageblock_on_its_own_list
 fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_time() {
     let run = |coalesce_runs: bool| {
         let mut policy = preset("mainline");
-        policy.pcp.drain.coalesce_runs = coalesce_runs;
+        policy.pcp.drain.beyond_linux.coalesce_runs = coalesce_runs;
         // The frees stay in the pageset (no free_high drains), and an explicit drain empties
         // it in one hold.
         (policy.pcp.free_high, policy.pcp.free_high_capped) = (FreeHighRule::Off, false);

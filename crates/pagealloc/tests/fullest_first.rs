@@ -108,7 +108,7 @@ fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
     let with = |high_max: HighMaxRule, buddy_bound_free_pages: u16| {
         let mut policy = preset("mainline+fullest-first");
         policy.pcp.high_max = high_max;
-        policy.frag.buddy_bound_free_pages = buddy_bound_free_pages;
+        policy.frag.beyond_linux.buddy_bound_free_pages = buddy_bound_free_pages;
         frag_run(policy, fill_pages)
     };
     let half = 1u16 << (PAGEBLOCK_ORDER - 1);
@@ -127,7 +127,7 @@ fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
         bounded.whole_pageblocks_pct
     );
     // The preset's quarter-pageblock threshold sees through the hidden pages as well.
-    let quarter = preset("mainline+fullest-first").frag.buddy_bound_free_pages;
+    let quarter = preset("mainline+fullest-first").frag.beyond_linux.buddy_bound_free_pages;
     assert_eq!(quarter, 1u16 << (PAGEBLOCK_ORDER - 2));
     let linux_quarter = with(HighMaxRule::Linux, quarter);
     assert!(
@@ -144,7 +144,7 @@ fn an_auto_tuned_pageset_hides_enough_pages_to_stop_fullest_first() {
 #[test]
 fn pagealloc_and_mainline_fullest_first_bound_high_and_linux_presets_do_not() {
     let (bounded, linux): (Vec<&pagealloc::presets::Preset>, Vec<_>) =
-        pagealloc::presets::PRESETS.iter().partition(|preset| preset.policy.frag.fullest_first);
+        pagealloc::presets::PRESETS.iter().partition(|preset| preset.policy.frag.beyond_linux.fullest_first);
     let bounded_names: Vec<&str> = bounded.iter().map(|preset| preset.name).collect();
     assert_eq!(bounded_names, ["mainline+fullest-first", "pagealloc"]);
     for preset in &bounded {
@@ -171,13 +171,13 @@ fn pagealloc_and_mainline_fullest_first_bound_high_and_linux_presets_do_not() {
     );
 }
 
-/// `DrainPolicy::warm_merges` only reads ahead: random frees on two CPUs leave the same
+/// `DrainBeyondLinux::warm_merges` only reads ahead: random frees on two CPUs leave the same
 /// state with it as without it, buddy-bound flushes included.
 #[test]
 fn warming_buddy_bound_merges_changes_no_outcome() {
     let run = |warm_merges: bool| {
         let mut policy = preset("pagealloc");
-        policy.pcp.drain.warm_merges = warm_merges;
+        policy.pcp.drain.beyond_linux.warm_merges = warm_merges;
         let allocator = one_normal_zone(1 << 14, policy, CPUS);
         let mut held: Vec<Block> =
             std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();

@@ -1,4 +1,4 @@
-//! Frees handed to another arena's owner (`DrainPolicy::hand_remote_frees`, the `pagealloc`
+//! Frees handed to another arena's owner (`DrainBeyondLinux::hand_remote_frees`, the `pagealloc`
 //! preset): a CPU freeing into another CPU's arena pushes each buddy-bound batch onto that
 //! zone's stack without its zone lock, and the zone's next lock holder releases the batch.
 
@@ -12,8 +12,8 @@ use pagealloc::{AllocRequest, Block};
 
 fn build(hand_remote_frees: bool) -> TestAllocator {
     let mut policy = preset("pagealloc");
-    assert!(policy.pcp.drain.hand_remote_frees, "the preset hands remote frees over");
-    policy.pcp.drain.hand_remote_frees = hand_remote_frees;
+    assert!(policy.pcp.drain.beyond_linux.hand_remote_frees, "the preset hands remote frees over");
+    policy.pcp.drain.beyond_linux.hand_remote_frees = hand_remote_frees;
     let allocator = one_normal_zone(4 * MIN_ARENA_PAGES, policy, 2);
     assert_eq!(allocator.zones().len(), 2, "two arenas");
     allocator

@@ -2,7 +2,7 @@
 //! changes one of them to a value that would act is refused, since its run would silently
 //! measure without it. Changing one back to its neutral value is always allowed.
 
-use pagealloc::policy::{FragPolicy, FreeHighRule, Policy};
+use pagealloc::policy::{FragBeyondLinux, FreeHighRule, Policy};
 
 use super::{switches, Set};
 
@@ -28,7 +28,7 @@ const RULES: &[Needs] = &[
         key: "pcp.drain.coalesce_runs",
         except: &[],
         acts: |policy| !policy.pcp.drain.two_pass,
-        neutral: Some(|policy| !policy.pcp.drain.coalesce_runs),
+        neutral: Some(|policy| !policy.pcp.drain.beyond_linux.coalesce_runs),
         because: "coalesced runs belong to single-pass drains, and pcp.drain.two_pass is true",
     },
     Needs {
@@ -48,8 +48,10 @@ const RULES: &[Needs] = &[
     Needs {
         key: "frag.buddy_bound_free_pages",
         except: &[],
-        acts: |policy| policy.frag.fullest_first,
-        neutral: Some(|policy| policy.frag.buddy_bound_free_pages == FragPolicy::MAINLINE.buddy_bound_free_pages),
+        acts: |policy| policy.frag.beyond_linux.fullest_first,
+        neutral: Some(|policy| {
+            policy.frag.beyond_linux.buddy_bound_free_pages == FragBeyondLinux::OFF.buddy_bound_free_pages
+        }),
         because: "it belongs to fullest-first placement, and frag.fullest_first is false",
     },
 ];

@@ -114,9 +114,9 @@ pub const SWITCHES: &[Switch] = &[
     flag!("pcp.drain.prefetch_correct_buddy", pcp.drain.prefetch_correct_buddy),
     flag!("pcp.drain.start_at_freed_list", pcp.drain.start_at_freed_list),
     flag!("pcp.drain.chunked", pcp.drain.chunked),
-    flag!("pcp.drain.warm_merges", pcp.drain.warm_merges),
-    flag!("pcp.drain.coalesce_runs", pcp.drain.coalesce_runs),
-    flag!("pcp.drain.hand_remote_frees", pcp.drain.hand_remote_frees),
+    flag!("pcp.drain.warm_merges", pcp.drain.beyond_linux.warm_merges),
+    flag!("pcp.drain.coalesce_runs", pcp.drain.beyond_linux.coalesce_runs),
+    flag!("pcp.drain.hand_remote_frees", pcp.drain.beyond_linux.hand_remote_frees),
     choice!(
         "pcp.free_high",
         pcp.free_high,
@@ -159,8 +159,13 @@ pub const SWITCHES: &[Switch] = &[
     flag!("frag.nofragment_lowzone", frag.nofragment_lowzone),
     flag!("frag.stall_movable", frag.stall_movable),
     flag!("frag.defrag_mode", frag.defrag_mode),
-    flag!("frag.fullest_first", frag.fullest_first),
-    number!("frag.buddy_bound_free_pages", frag.buddy_bound_free_pages, 1..=512, "1 to 512 pages (a pageblock)"),
+    flag!("frag.fullest_first", frag.beyond_linux.fullest_first),
+    number!(
+        "frag.buddy_bound_free_pages",
+        frag.beyond_linux.buddy_bound_free_pages,
+        1..=512,
+        "1 to 512 pages (a pageblock)"
+    ),
     flag!("frag.boost_reclaim_shrinks_slab", frag.boost_reclaim_shrinks_slab),
     flag!("frag.noretry_gives_up_when_skipped", frag.noretry_gives_up_when_skipped),
     flag!("frag.merge_likely_to_tail", frag.merge_likely_to_tail),

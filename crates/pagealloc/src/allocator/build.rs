@@ -123,11 +123,11 @@ impl<P: Platform> PageAllocator<P> {
             let managed_ranges = builder.managed_ranges(&layout.span);
             let state = zone_state(builder, index as u16, layout, &zone_sizing, &managed_ranges);
             let mut mem = ZoneMem::new(index as u16, (layout.span.start, layout.span.end), arena.as_deref_mut())?;
-            if builder.policy.frag.fullest_first {
+            if builder.policy.frag.beyond_linux.fullest_first {
                 mem.pageblock_free = PageblockFree::new(mem.pageblock_count(), arena.as_deref_mut())?;
             }
             let mut zone = Zone::new(BuddyCore::new(state, mem));
-            if builder.policy.frag.fullest_first {
+            if builder.policy.frag.beyond_linux.fullest_first {
                 let buckets = FullnessBuckets::new(zone.mem.pageblock_count(), arena.as_deref_mut())?;
                 zone.buddy(&platform).lock().area.fullness = Some(buckets);
             }

@@ -200,7 +200,8 @@ impl<P: Platform> PageAllocator<P> {
     fn drains_to_buddy(&self, zone: &Zone<P>, pageblock: usize, remote: bool) -> bool {
         let frag = &self.policy.frag;
         (remote && self.policy.arenas == crate::policy::ArenaRule::PerCpu)
-            || frag.fullest_first && zone.mem.pageblock_free.get(pageblock) >= u64::from(frag.buddy_bound_free_pages)
+            || frag.beyond_linux.fullest_first
+                && zone.mem.pageblock_free.get(pageblock) >= u64::from(frag.beyond_linux.buddy_bound_free_pages)
     }
 
     #[inline(never)]

@@ -174,7 +174,7 @@ fn add_zone<P: Platform>(
     } else {
         ((span.end - 1) >> crate::PAGEBLOCK_ORDER) - (span.start >> crate::PAGEBLOCK_ORDER) + 1
     };
-    let fullest_first = builder.policy.frag.fullest_first;
+    let fullest_first = builder.policy.frag.beyond_linux.fullest_first;
     parts.spanned_frames += spanned;
     // Placed in caller memory, each table may start up to its alignment less one byte late.
     parts.frame_records += spanned * size_of::<crate::frame::Frame>() as u64 + align_of::<crate::frame::Frame>() as u64;

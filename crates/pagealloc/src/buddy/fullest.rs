@@ -1,4 +1,4 @@
-//! Fullest-first placement in the buddy (beyond Linux, `FragPolicy::fullest_first`): the
+//! Fullest-first placement in the buddy (beyond Linux, `FragBeyondLinux::fullest_first`): the
 //! per-pageblock free counts kept with every free-list change, and the order-0 take that
 //! serves from the fullest partly free pageblock of the wanted type, so emptier pageblocks
 //! are left to drain and merge.

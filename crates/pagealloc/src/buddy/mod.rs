@@ -63,7 +63,7 @@ pub struct BuddyCore<P: Platform> {
     /// The allocator's event subscriber, for the tracepoints below the allocator (zone-locked
     /// takes, pageset drains).
     pub(crate) sink: SinkSlot,
-    /// Frees other arenas' CPUs handed over (`DrainPolicy::hand_remote_frees`), released by
+    /// Frees other arenas' CPUs handed over (`DrainBeyondLinux::hand_remote_frees`), released by
     /// the next holder of the zone lock; on a line of its own, written by those CPUs.
     pub(crate) remote_frees: CacheAligned<RemoteFrees<AtomicU32>>,
 }

@@ -1,4 +1,4 @@
-//! Coalescing drains (beyond Linux; `DrainPolicy::coalesce_runs`, the `pagealloc` preset).
+//! Coalescing drains (beyond Linux; `DrainBeyondLinux::coalesce_runs`, the `pagealloc` preset).
 //! Sequential frees come back out of a pageset as address-contiguous blocks in a row: in the
 //! order they were freed (a drain takes list tails) or its reverse (a buddy-bound flush takes
 //! heads). Released one page at a time, a run of n pages costs n merges, each an unlink and
@@ -22,7 +22,7 @@ pub(crate) struct PendingRun {
 }
 
 impl PendingRun {
-    /// An empty run for one drain; `coalesce` is `DrainPolicy::coalesce_runs`.
+    /// An empty run for one drain; `coalesce` is `DrainBeyondLinux::coalesce_runs`.
     pub(crate) const fn new(coalesce: bool) -> PendingRun {
         PendingRun { start: 0, pages: 0, enabled: coalesce }
     }

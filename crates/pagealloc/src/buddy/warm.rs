@@ -1,4 +1,4 @@
-//! Warming a flush's merges before the zone lock (beyond Linux; `DrainPolicy::warm_merges`,
+//! Warming a flush's merges before the zone lock (beyond Linux; `DrainBeyondLinux::warm_merges`,
 //! the `pagealloc` preset). A random free's merge misses the cache on each buddy's record
 //! and on the two free-list neighbours its unlink writes; taken under the zone lock, those
 //! misses are hold time that other CPUs queue behind. Linux's prefetch_buddy() (before

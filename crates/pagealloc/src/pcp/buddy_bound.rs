@@ -1,5 +1,5 @@
 //! Frees bound for the buddy, batched (beyond Linux; fullest-first placement and per-CPU
-//! arenas): a page of a pageblock with `FragPolicy::buddy_bound_free_pages` free (a quarter
+//! arenas): a page of a pageblock with `FragBeyondLinux::buddy_bound_free_pages` free (a quarter
 //! pageblock), or of another CPU's arena, must reach the buddy, where it can merge, rather
 //! than be handed out again from (or held in) a pageset;
 //! but a zone-lock hold per such free makes two CPUs queue on the lock. So these frees wait
@@ -32,11 +32,11 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order, zone.platform);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
-        if slot.remote && call.policy.drain.hand_remote_frees {
+        if slot.remote && call.policy.drain.beyond_linux.hand_remote_frees {
             hand_buddy_bound(zone, &mut pcp);
             return true;
         }
-        if call.policy.drain.warm_merges {
+        if call.policy.drain.beyond_linux.warm_merges {
             warm_buddy_bound(zone, &pcp);
         }
         flush_buddy_bound(zone, &mut pcp, call.policy);
@@ -49,7 +49,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
 const FLUSH_PAGES: u32 = 8;
 
 /// Reads the records the flush's merges will touch before it takes the zone lock
-/// (`DrainPolicy::warm_merges`). The list is short (`FLUSH_PAGES`) and was just written.
+/// (`DrainBeyondLinux::warm_merges`). The list is short (`FLUSH_PAGES`) and was just written.
 fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
     let mem = &zone.core.mem;
     let (frames, records) = (mem.frames.view(), mem.records(zone.platform));
@@ -59,7 +59,7 @@ fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
 }
 
 /// Hands the buddy-bound list, frees into another CPU's arena, to that arena's next zone-lock
-/// holder (`DrainPolicy::hand_remote_frees`): one push, no lock. With [`pending_bound`]
+/// holder (`DrainBeyondLinux::hand_remote_frees`): one push, no lock. With [`pending_bound`]
 /// pages pending (an owner that took no lock since), this CPU takes the lock, which
 /// releases them.
 #[inline(never)]
@@ -93,7 +93,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let mem = &zone.core.mem;
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
-    let mut run = PendingRun::new(policy.drain.coalesce_runs);
+    let mut run = PendingRun::new(policy.drain.beyond_linux.coalesce_runs);
     while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), OwnRecord::Charge, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         locked.drain_into_run(&mut run, pfn, order);

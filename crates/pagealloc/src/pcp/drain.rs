@@ -55,7 +55,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         }
     } else {
         let mut locked = zone.lock();
-        let mut run = PendingRun::new(policy.drain.coalesce_runs);
+        let mut run = PendingRun::new(policy.drain.beyond_linux.coalesce_runs);
         select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
             locked.drain_into_run(&mut run, mem.pfn(index), order);
         });
