@@ -29,7 +29,7 @@ pub struct DemoArgs {
     /// rows (the summary, and per zone the free blocks by order and type and the
     /// pageblocks by type, as /proc/pagetypeinfo counts them).
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
 }
 
 /// The request kinds of the workload and their weights (out of 100).
@@ -92,16 +92,16 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
 
     let summary = Summary { managed, failures, after_fill, totals, census };
     match args.format {
-        crate::run::RunFormat::Table => {
+        crate::output_format::OutputFormat::Table => {
             let mut out = String::new();
             write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
             print!("{out}");
         }
-        crate::run::RunFormat::Json => {
+        crate::output_format::OutputFormat::Json => {
             let json = report_json(args, &allocator, &summary);
             println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
         }
-        crate::run::RunFormat::Csv => crate::flat_csv::print(&report_json(args, &allocator, &summary))?,
+        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&report_json(args, &allocator, &summary))?,
     }
 
     for (block, _) in held {

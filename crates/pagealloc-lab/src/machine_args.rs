@@ -39,7 +39,7 @@ pub struct ZoneinfoArgs {
     pub kernel: String,
     /// /proc/zoneinfo text, or its numbers per zone as JSON or `key,value` CSV rows.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
 }
 
 fn parse_node_value(text: &str, what: &str) -> Result<(usize, u64), String> {
@@ -128,15 +128,15 @@ pub fn run_zoneinfo(args: &ZoneinfoArgs) -> Result<(), String> {
     let sizing = MachineSizing::derive(&spec).map_err(|e| e.to_string())?;
     let zones = ZoneinfoZone::from_sizing(&sizing);
     match args.format {
-        crate::run::RunFormat::Table => {
+        crate::output_format::OutputFormat::Table => {
             let mut text = String::new();
             write_zoneinfo_zones(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
             print!("{text}");
         }
-        crate::run::RunFormat::Json => {
+        crate::output_format::OutputFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&zones_json(&zones)).map_err(|e| e.to_string())?)
         }
-        crate::run::RunFormat::Csv => crate::flat_csv::print(&zones_json(&zones))?,
+        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&zones_json(&zones))?,
     }
     Ok(())
 }
@@ -190,7 +190,7 @@ mod tests {
             watermark_scale_factor: 10,
             percpu_pagelist_high_fraction: 0,
             kernel: "mainline".into(),
-            format: crate::run::RunFormat::Table,
+            format: crate::output_format::OutputFormat::Table,
         }
     }
 

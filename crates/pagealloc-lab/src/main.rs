@@ -10,6 +10,9 @@ mod huge_pages;
 mod machine;
 mod machine_args;
 mod metadata;
+mod output_format;
+mod page_cache;
+mod pinning;
 mod policy_file;
 mod preset_arg;
 mod preset_release;
@@ -108,7 +111,7 @@ enum Command {
     /// List the experiments `reproduce` runs.
     Experiments {
         #[arg(long, value_enum, default_value = "table")]
-        format: run::RunFormat,
+        format: output_format::OutputFormat,
     },
     /// Print the allocator's metadata, part by part, per frame.
     Metadata(metadata::MetadataArgs),
@@ -124,7 +127,7 @@ enum Command {
         /// A list, or JSON / `key,value` CSV rows (name, summary, aliases, and with
         /// --verbose every switch).
         #[arg(long, value_enum, default_value = "table")]
-        format: run::RunFormat,
+        format: output_format::OutputFormat,
     },
 }
 
@@ -181,8 +184,8 @@ fn run_torture(args: &torture::TortureArgs) -> Result<(), String> {
     std::process::exit(1);
 }
 
-fn list_experiments(format: run::RunFormat) -> Result<(), String> {
-    if format == run::RunFormat::Table {
+fn list_experiments(format: output_format::OutputFormat) -> Result<(), String> {
+    if format == output_format::OutputFormat::Table {
         for experiment in experiments::EXPERIMENTS {
             println!("{:<24} {}", experiment.name, experiment.summary);
         }
@@ -195,8 +198,8 @@ fn list_experiments(format: run::RunFormat) -> Result<(), String> {
     print_listing(format, entries)
 }
 
-fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
-    if format != run::RunFormat::Table {
+fn list_presets(verbose: bool, format: output_format::OutputFormat) -> Result<(), String> {
+    if format != output_format::OutputFormat::Table {
         let entries = (pagealloc::presets::PRESETS.iter())
             .map(|preset| {
                 let mut entry = serde_json::json!({
@@ -231,10 +234,10 @@ fn list_presets(verbose: bool, format: run::RunFormat) -> Result<(), String> {
 }
 
 /// A listing as JSON (an array) or CSV rows.
-fn print_listing(format: run::RunFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
+fn print_listing(format: output_format::OutputFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
     let json = serde_json::Value::Array(items);
     match format {
-        run::RunFormat::Csv => flat_csv::print(&json),
+        output_format::OutputFormat::Csv => flat_csv::print(&json),
         _ => {
             println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
             Ok(())

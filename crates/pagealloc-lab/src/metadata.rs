@@ -17,7 +17,7 @@ pub struct MetadataArgs {
     #[arg(long, default_value = "pagealloc", value_parser = crate::preset_arg::parser())]
     pub preset: String,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
 }
 
 /// The one-line summary of a frame's record, against Linux's struct page.
@@ -34,7 +34,7 @@ pub fn show(args: &MetadataArgs) -> Result<(), String> {
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, args.memory_gib << 18).policy(preset.policy);
     let parts = PageAllocator::<StdPlatform>::metadata_parts(&builder, args.cpus as usize);
     let per_frame = |bytes: u64| bytes as f64 / parts.spanned_frames.max(1) as f64;
-    if args.format != crate::run::RunFormat::Table {
+    if args.format != crate::output_format::OutputFormat::Table {
         let named: serde_json::Map<String, serde_json::Value> = parts
             .named()
             .iter()

@@ -5,6 +5,8 @@ use clap::builder::TypedValueParser as _;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use crate::output_format::OutputFormat;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BenchKind {
@@ -22,14 +24,6 @@ pub enum AllocatorKind {
     BuddySystem,
     /// pagealloc's zone allocator with per-CPU pagesets off.
     GlobalLock,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    /// One `key,value` row per number of the JSON results.
-    Csv,
 }
 
 #[derive(Args, Debug)]
@@ -68,7 +62,7 @@ pub struct BenchArgs {
     #[arg(long = "preset", default_value = "pagealloc", value_parser = crate::preset_arg::parser())]
     pub presets: Vec<String>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    pub format: OutputFormat,
     /// frag: rounds of churn (LLFree: 100).
     #[arg(long, default_value_t = 100)]
     pub frag_rounds: usize,

@@ -18,15 +18,13 @@
 
 mod args;
 mod peers;
-mod pin;
 mod report;
 mod results;
 mod runner;
 mod sim;
 mod workloads;
 
-pub use args::{AllocatorKind, BenchArgs, BenchKind, Format};
-pub use pin::{check_pinning, pin_to_cpu};
+pub use args::{AllocatorKind, BenchArgs, BenchKind};
 pub use results::{RunResult, Spread};
 pub use runner::run_benchmarks;
 

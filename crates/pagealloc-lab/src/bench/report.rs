@@ -1,18 +1,19 @@
 //! Output of the results: a table (median [min-max] per op, frag's huge-free share) or
 //! pretty-printed JSON.
 
-use super::{Format, RunResult, Spread};
+use super::{RunResult, Spread};
+use crate::output_format::OutputFormat;
 
 fn cell(spread: &Option<Spread>) -> String {
     spread.map_or_else(|| "-".into(), |s| format!("{:.1} [{:.1}-{:.1}]", s.median, s.min, s.max))
 }
 
 /// Prints `results` as a table or as JSON.
-pub(super) fn print(results: &[RunResult], format: Format) -> Result<(), String> {
+pub(super) fn print(results: &[RunResult], format: OutputFormat) -> Result<(), String> {
     match format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
-        Format::Csv => crate::flat_csv::print(&results)?,
-        Format::Table => {
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(results).map_err(|e| e.to_string())?),
+        OutputFormat::Csv => crate::flat_csv::print(&results)?,
+        OutputFormat::Table => {
             if let Some(batched) = results.iter().find(|r| r.free_batch != 1) {
                 println!("frees: {} blocks per call (--free-batch)", batched.free_batch);
             }

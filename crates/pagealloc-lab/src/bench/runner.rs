@@ -72,7 +72,7 @@ fn plan(args: &BenchArgs) -> Result<Plan, String> {
         }
         super::sim::machine_cpus(args, most_threads)?;
     } else {
-        super::pin::check_pinning(most_threads).map_err(|error| format!("-x {most_threads}: {error}"))?;
+        crate::pinning::check_pinning(most_threads).map_err(|error| format!("-x {most_threads}: {error}"))?;
     }
     let blocks = ((frames / threads_max as u64 / 2) >> args.order) as usize;
     if blocks == 0 {

@@ -5,7 +5,6 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use super::peers::FrameSource;
-use super::pin;
 use super::results::Iteration;
 use crate::rng::SplitMix64;
 
@@ -26,7 +25,7 @@ fn on_threads<T: Send>(threads: usize, work: impl Fn(usize, &Barrier) -> T + Syn
             .map(|index| {
                 let (work, barrier) = (&work, &barrier);
                 scope.spawn(move || {
-                    if let Err(error) = pin::pin_to_cpu(index) {
+                    if let Err(error) = crate::pinning::pin_to_cpu(index) {
                         panic!("bench thread {index}: {error}");
                     }
                     work(index, barrier)

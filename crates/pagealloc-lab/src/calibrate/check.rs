@@ -8,8 +8,8 @@ use std::path::Path;
 
 use clap::Parser;
 
-use super::profile::{MachineProfile, Measurement};
 use super::two_cpu;
+use crate::machine::profile::{MachineProfile, Measurement};
 
 /// The largest accepted |prediction / measurement - 1|.
 pub const BAND: f64 = 0.15;

@@ -12,9 +12,9 @@ use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use super::hardware::pin_to_cpu_id;
 use super::kernel::{stream_message, tcp_pair, StreamFamily};
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
+use crate::pinning::pin_to_cpu_id;
 
 /// One end of a connected stream socket.
 trait Stream: Read + Write + Send {}

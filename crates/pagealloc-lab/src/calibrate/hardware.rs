@@ -6,34 +6,11 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
+use crate::pinning::pin_to_cpu_id;
 
 const PAGE_BYTES: usize = 4096;
 const LINE_BYTES: usize = 64;
-
-/// Pins the calling thread to CPU `cpu` (its id, not an index into the allowed set).
-pub fn pin_to_cpu_id(cpu: usize) -> Result<(), String> {
-    if cpu >= libc::CPU_SETSIZE as usize {
-        return Err(format!("cannot pin to CPU {cpu}: beyond CPU_SETSIZE"));
-    }
-    if pin_without_allocating(cpu) {
-        Ok(())
-    } else {
-        Err(format!("cannot pin to CPU {cpu}: {}", std::io::Error::last_os_error()))
-    }
-}
-
-/// Pins the calling thread to CPU `cpu` (below CPU_SETSIZE) without allocating: for a forked
-/// child of a threaded parent. Says whether it worked.
-pub fn pin_without_allocating(cpu: usize) -> bool {
-    // SAFETY: the set is zeroed then filled by the libc macros (the caller checked the CPU is
-    // below CPU_SETSIZE); sched_setaffinity only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
 
 /// A counter alone on its cache lines (two, against the adjacent-line prefetcher).
 #[repr(align(128))]

@@ -9,13 +9,10 @@ use std::net::{TcpListener, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
 
 const PAGE_BYTES: usize = 4096;
-/// page_fault1's mapping (will-it-scale: 128 MiB).
-pub const FAULT_MAP_BYTES: usize = 128 << 20;
-/// Its 4 KiB pages.
-pub const FAULT_MAP_PAGES: usize = FAULT_MAP_BYTES / PAGE_BYTES;
+pub use crate::machine::kernel_costs::{FAULT_MAP_BYTES, FAULT_MAP_PAGES};
 
 /// An anonymous private mapping, never huge-page backed (page_fault1 measures 4 KiB faults).
 struct Mapping {
@@ -180,10 +177,10 @@ fn unix_ping_pong(a: usize, b: usize, trips: usize) -> Result<f64, String> {
     let (mut pong_out, mut pong_in) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
     // Pinned before the peer starts: an error here leaves no thread waiting (the peer's own
     // early return closes its ends, which ends this side's read).
-    super::hardware::pin_to_cpu_id(a)?;
+    crate::pinning::pin_to_cpu_id(a)?;
     let elapsed = std::thread::scope(|scope| -> Result<f64, String> {
         let peer = scope.spawn(move || -> Result<(), String> {
-            super::hardware::pin_to_cpu_id(b)?;
+            crate::pinning::pin_to_cpu_id(b)?;
             let mut byte = [0u8; 1];
             for _ in 0..trips {
                 ping_in.read_exact(&mut byte).map_err(|error| format!("read: {error}"))?;

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
 
 const PAGE_BYTES: u64 = 4096;
 

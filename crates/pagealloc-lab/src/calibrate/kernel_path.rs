@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
 
 /// Kernel functions through which every page allocation passes (6.x names and older).
 const ALLOC_ENTRIES: [&str; 4] =

@@ -13,20 +13,19 @@
 pub mod check;
 pub mod cross_cpu;
 pub mod hardware;
-pub mod host;
 pub mod kernel;
 pub mod kernel_files;
 pub mod kernel_path;
 pub mod own_path;
-pub mod profile;
 pub mod two_cpu;
 
 use std::path::PathBuf;
 
 use clap::builder::TypedValueParser as _;
 
+use crate::machine::host;
+use crate::machine::profile::{HostInfo, MachineProfile, Measurement};
 use kernel::StreamFamily;
-use profile::{HostInfo, MachineProfile, Measurement};
 
 #[derive(clap::Args, Debug)]
 pub struct CalibrateArgs {
@@ -174,7 +173,7 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     for (name, what, a, b) in ping_pong_pairs(host) {
         constants.push((name.to_string(), hardware::ping_pong(a, b, effort.times(1_000_000), repeats, what)?));
     }
-    hardware::pin_to_cpu_id(host.cpus[0].cpu)?;
+    crate::pinning::pin_to_cpu_id(host.cpus[0].cpu)?;
     constants.push(("atomic_rmw_ns".into(), hardware::atomic_rmw(effort.times(20_000_000), repeats)));
     let llc_bytes = (host.llc_kib().unwrap_or(8 << 10) as usize) << 10;
     let loads = effort.times(20_000_000);

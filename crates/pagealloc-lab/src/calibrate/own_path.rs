@@ -8,7 +8,7 @@ use std::time::Instant;
 use pagealloc::platform::StdPlatform;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
 
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
 
 /// Frames of the zone: 4 GiB, room for a mapping's pages many times over.
 const ZONE_FRAMES: u64 = 1 << 20;

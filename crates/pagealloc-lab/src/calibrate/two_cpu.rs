@@ -7,9 +7,9 @@ use std::os::unix::net::UnixStream;
 use std::sync::Barrier;
 use std::time::Instant;
 
-use super::hardware::pin_to_cpu_id;
 use super::kernel::{page_fault1, FAULT_MAP_PAGES};
-use super::profile::Measurement;
+use crate::machine::profile::Measurement;
+use crate::pinning::pin_to_cpu_id;
 
 const PAGES_PER_ROUND: u64 = FAULT_MAP_PAGES as u64;
 
@@ -30,7 +30,7 @@ fn processes_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
         match pid {
             -1 => return Err(format!("fork: {}", std::io::Error::last_os_error())),
             0 => {
-                let ok = super::hardware::pin_without_allocating(cpu) && super::kernel::fault_rounds(rounds);
+                let ok = crate::pinning::pin_without_allocating(cpu) && super::kernel::fault_rounds(rounds);
                 // SAFETY: ends the child at once, without running the parent's destructors.
                 unsafe { libc::_exit(if ok { 0 } else { 1 }) };
             }

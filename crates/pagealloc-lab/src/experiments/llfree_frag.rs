@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use indicatif::ProgressBar;
 
 use super::registry::Row;
-use crate::bench::{run_benchmarks, AllocatorKind, BenchArgs, BenchKind, Format, RunResult};
+use crate::bench::{run_benchmarks, AllocatorKind, BenchArgs, BenchKind, RunResult};
+use crate::output_format::OutputFormat;
 
 /// LLFree's frag parameters on this machine.
 const MEMORY_GIB: u64 = 4;
@@ -35,7 +36,7 @@ pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressB
         memory_gib: if quick { 1 } else { MEMORY_GIB },
         iterations: if quick { 1 } else { 3 },
         presets: vec![preset.to_string()],
-        format: Format::Json,
+        format: OutputFormat::Json,
         frag_rounds: ROUNDS,
         free_batch: 1,
         sim: false,

@@ -64,7 +64,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         memory_gib: setup.memory_gib,
         seed,
         message_bytes: 0,
-        format: crate::run::RunFormat::Json,
+        format: crate::output_format::OutputFormat::Json,
         top_reuse,
         ..RunArgs::defaults(setup.workload)
     }

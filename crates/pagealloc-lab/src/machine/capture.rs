@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::calibrate::host::read_host;
-use crate::calibrate::profile::{HostInfo, MachineProfile, Measurement};
+use crate::machine::host::read_host;
+use crate::machine::profile::{HostInfo, MachineProfile, Measurement};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum MachineCommand {
@@ -77,7 +77,7 @@ fn now_s() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::profile::{CacheInfo, CpuPlace};
+    use crate::machine::profile::{CacheInfo, CpuPlace};
 
     #[test]
     fn a_capture_keeps_the_host_and_marks_every_cost_as_borrowed() {

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use pagealloc_sim::{Calibration, Topology};
 
 use super::Constants;
-use crate::calibrate::profile::HostInfo;
+use crate::machine::profile::HostInfo;
 
 /// The host's sockets, cores and caches as a simulator topology. A socket has as many LLC
 /// instances as its CPUs fill CPU 0's LLC sharer list (several on parts whose L3 is split

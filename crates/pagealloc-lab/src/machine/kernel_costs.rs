@@ -27,7 +27,11 @@
 use pagealloc_sim::Calibration;
 
 use super::Constants;
-use crate::calibrate::kernel::FAULT_MAP_PAGES;
+
+/// page_fault1's mapping (will-it-scale: 128 MiB), the region a measured fault cost is per.
+pub const FAULT_MAP_BYTES: usize = 128 << 20;
+/// Its 4 KiB pages.
+pub const FAULT_MAP_PAGES: usize = FAULT_MAP_BYTES / 4096;
 
 /// An allocator call's own work, ns: order 0, and orders 1 and up.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -8,7 +8,7 @@ use super::SimMachine;
 #[derive(clap::Args, Debug)]
 pub struct MachinesArgs {
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
 }
 
 /// One machine's costs as JSON: hardware, kernel, and the citations where it has them.
@@ -41,11 +41,11 @@ pub fn run(args: &MachinesArgs) -> Result<(), String> {
     machines.extend(SEED_MACHINES.iter().map(|seed| machine_json(&seed.machine(), Some(seed))));
     let all = serde_json::Value::Array(machines);
     match args.format {
-        crate::run::RunFormat::Json => {
+        crate::output_format::OutputFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&all).map_err(|error| error.to_string())?)
         }
-        crate::run::RunFormat::Csv => crate::flat_csv::print(&all)?,
-        crate::run::RunFormat::Table => print!("{}", table(reference(), &SEED_MACHINES)),
+        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&all)?,
+        crate::output_format::OutputFormat::Table => print!("{}", table(reference(), &SEED_MACHINES)),
     }
     Ok(())
 }

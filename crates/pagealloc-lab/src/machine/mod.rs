@@ -10,15 +10,17 @@
 
 pub mod capture;
 mod hardware;
+pub mod host;
 pub mod kernel_costs;
 pub mod listing;
+pub mod profile;
 pub mod seeds;
 
 pub use kernel_costs::{CallCosts, KernelCosts};
 
 use pagealloc_sim::{Calibration, Topology};
 
-use crate::calibrate::profile::{MachineProfile, Measurement};
+use crate::machine::profile::{MachineProfile, Measurement};
 
 /// A simulated machine grounded in a profile (named by its topology's name).
 #[derive(Clone, Debug)]
@@ -81,7 +83,7 @@ impl Constants<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::profile::{CacheInfo, CpuPlace, HostInfo};
+    use crate::machine::profile::{CacheInfo, CpuPlace, HostInfo};
 
     fn profile() -> MachineProfile {
         let text = include_str!("../../profiles/reference-host.json");

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use pagealloc_sim::{Calibration, Topology};
 
 use super::{KernelCosts, SimMachine};
-use crate::calibrate::profile::MachineProfile;
+use crate::machine::profile::MachineProfile;
 
 /// The reference host's measured profile (`pagelab calibrate` on the 2-core development
 /// guest), from which the seed machines' kernel costs are scaled.

@@ -13,7 +13,7 @@ use pagealloc::platform::Platform;
 use pagealloc::{PageAllocator, PAGEBLOCK_ORDER};
 use serde::Serialize;
 
-use super::{PageCache, PageCacheReport};
+use crate::page_cache::{PageCache, PageCacheReport};
 
 #[derive(Clone, Debug, Serialize)]
 pub struct FragReport {

@@ -4,8 +4,6 @@ mod faults;
 mod frag_report;
 mod kswapd_task;
 mod lru_pages;
-mod page_cache;
-mod pfn_table;
 mod policy_choice;
 mod real;
 mod report;
@@ -15,7 +13,6 @@ mod sim_env;
 pub use faults::{FaultArgs, FaultReport};
 pub use frag_report::{free_huge_pct, FragReport};
 pub use lru_pages::LruReport;
-pub use page_cache::{AgedBlocks, PageCache, PageCacheReport};
 pub use real::run_real;
 pub use report::RunReport;
 pub use sim::run_sim;
@@ -25,6 +22,7 @@ use clap::{Args, ValueEnum};
 
 use pagealloc::policy::NumaStats;
 
+use crate::output_format::OutputFormat;
 use crate::policy_file::{PolicyFile, Set};
 
 use crate::workload::{
@@ -176,7 +174,7 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "role_swap_us")]
     pub co_located: bool,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: RunFormat,
+    pub format: OutputFormat,
     /// Count allocations per page frame and report the five most reused.
     #[arg(long)]
     pub top_reuse: bool,
@@ -364,15 +362,6 @@ impl AllocFailures {
     }
 }
 
-/// How `pagelab run` prints its report.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum RunFormat {
-    Table,
-    Json,
-    /// One `key,value` row per number of the JSON report.
-    Csv,
-}
-
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let workload = args.workload()?;
     if args.real && args.trace.is_some() {
@@ -380,9 +369,9 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     }
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
     match args.format {
-        RunFormat::Json => println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?),
-        RunFormat::Csv => crate::flat_csv::print(&report)?,
-        RunFormat::Table => report.print_table(),
+        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?),
+        OutputFormat::Csv => crate::flat_csv::print(&report)?,
+        OutputFormat::Table => report.print_table(),
     }
     // With --faults, any invariant violation fails the run, after its report.
     report.faults.as_ref().map_or(Ok(()), FaultReport::verdict)

@@ -48,7 +48,7 @@ struct RealEnv<'a> {
     calls: u64,
     failures: AllocFailures,
     lru: Option<&'a LruPages<'a, StdPlatform>>,
-    page_cache: Option<&'a super::PageCache>,
+    page_cache: Option<&'a crate::page_cache::PageCache>,
 }
 
 impl Env for RealEnv<'_> {
@@ -92,7 +92,7 @@ impl Env for RealEnv<'_> {
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }
-    fn page_cache(&self) -> Option<&super::PageCache> {
+    fn page_cache(&self) -> Option<&crate::page_cache::PageCache> {
         self.page_cache
     }
     fn lru(&self) -> Option<&dyn LruSink> {
@@ -119,7 +119,7 @@ struct Shared<'a> {
     duration: Duration,
     spin_per_us: f64,
     lru: Option<&'a LruPages<'a, StdPlatform>>,
-    page_cache: Option<&'a super::PageCache>,
+    page_cache: Option<&'a crate::page_cache::PageCache>,
 }
 
 /// One CPU's counts.
@@ -137,7 +137,7 @@ struct CpuResult {
 /// One pinned thread: released with the others, steps its task until the deadline, then
 /// lets it return what it holds.
 fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuResult {
-    if let Err(error) = crate::bench::pin_to_cpu(cpu) {
+    if let Err(error) = crate::pinning::pin_to_cpu(cpu) {
         panic!("workload thread for CPU {cpu}: {error}");
     }
     let mut env = RealEnv {
@@ -202,7 +202,7 @@ fn sum_results(results: &[CpuResult]) -> (u64, u64, BTreeMap<String, f64>) {
     (work_units, calls, recorded)
 }
 
-type SharedPageCache = std::sync::Arc<super::PageCache>;
+type SharedPageCache = std::sync::Arc<crate::page_cache::PageCache>;
 
 /// The allocator of a real-thread run, with the workload's page cache as its reclaim and
 /// migrate client if it has one.
@@ -213,7 +213,7 @@ fn build_allocator(
 ) -> Result<(std::sync::Arc<PageAllocator<StdPlatform>>, Option<SharedPageCache>), String> {
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, args.memory_gib << 18).policy(args.policy(preset));
     let mut allocator = PageAllocator::build(builder, StdPlatform::new()).map_err(|e| e.to_string())?;
-    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
+    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(crate::page_cache::PageCache::default()));
     if let Some(cache) = &page_cache {
         allocator.set_reclaim(cache.clone());
         allocator.set_migrate(cache.clone());
@@ -223,7 +223,7 @@ fn build_allocator(
 
 pub fn run_real(workload: &dyn Workload, args: &RunArgs) -> Result<RunReport, String> {
     let preset = args.preset()?;
-    crate::bench::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
+    crate::pinning::check_pinning(args.cpus).map_err(|error| format!("--real --cpus {}: {error}", args.cpus))?;
     let pages = args.memory_gib << 18;
     let (allocator, page_cache) = build_allocator(workload, args, preset)?;
     // The allocator's periodic work (vmstat passes on its interval, kswapd when woken) runs
@@ -270,7 +270,7 @@ fn finish(
     allocator: &PageAllocator<StdPlatform>,
     (results, host_seconds): (&[CpuResult], f64),
     lru: Option<&LruPages<'_, StdPlatform>>,
-    page_cache: Option<&super::PageCache>,
+    page_cache: Option<&crate::page_cache::PageCache>,
 ) -> Result<RunReport, String> {
     let (work_units, calls, recorded) = sum_results(results);
     let counters = allocator.pcp_counters();

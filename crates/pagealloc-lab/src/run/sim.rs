@@ -290,8 +290,8 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
 fn attach_page_cache(
     workload: &dyn Workload,
     allocator: &mut PageAllocator<SimPlatform>,
-) -> Option<std::sync::Arc<super::PageCache>> {
-    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(super::PageCache::default()));
+) -> Option<std::sync::Arc<crate::page_cache::PageCache>> {
+    let page_cache = workload.uses_page_cache().then(|| std::sync::Arc::new(crate::page_cache::PageCache::default()));
     if let Some(cache) = &page_cache {
         allocator.set_reclaim(cache.clone());
         allocator.set_migrate(cache.clone());
@@ -313,7 +313,7 @@ fn wind_down(
     allocator: &PageAllocator<SimPlatform>,
     sim: SimHandle,
     (tasks, envs): (&mut [Box<dyn CpuTask>], &mut [SimEnv<'_>]),
-    page_cache: Option<&super::PageCache>,
+    page_cache: Option<&crate::page_cache::PageCache>,
     lru: Option<&LruPages<'_, SimPlatform>>,
 ) -> Result<(), String> {
     for (task, env) in tasks.iter_mut().zip(envs.iter_mut()) {

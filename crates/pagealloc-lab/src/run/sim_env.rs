@@ -29,7 +29,7 @@ pub(super) struct SimEnv<'a> {
     /// The run's LRU lists, if the workload keeps pages on them.
     pub(super) lru: Option<&'a LruPages<'a, SimPlatform>>,
     /// The run's page cache, if the workload keeps one.
-    pub(super) page_cache: Option<&'a super::PageCache>,
+    pub(super) page_cache: Option<&'a crate::page_cache::PageCache>,
     /// Each allocator call's own work, charged before the call.
     pub(super) call_costs: CallCosts,
 }
@@ -42,7 +42,7 @@ impl<'a> SimEnv<'a> {
         cpus: usize,
         top_reuse: bool,
         faults: bool,
-        (lru, page_cache): (Option<&'a LruPages<'a, SimPlatform>>, Option<&'a super::PageCache>),
+        (lru, page_cache): (Option<&'a LruPages<'a, SimPlatform>>, Option<&'a crate::page_cache::PageCache>),
     ) -> Vec<SimEnv<'a>> {
         (0..cpus)
             .map(|cpu| SimEnv {
@@ -124,7 +124,7 @@ impl Env for SimEnv<'_> {
     fn free_huge_pct(&self) -> Option<f64> {
         Some(super::frag_report::free_huge_pct(self.allocator))
     }
-    fn page_cache(&self) -> Option<&super::PageCache> {
+    fn page_cache(&self) -> Option<&crate::page_cache::PageCache> {
         self.page_cache
     }
     fn lru(&self) -> Option<&dyn LruSink> {

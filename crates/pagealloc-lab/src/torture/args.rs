@@ -37,7 +37,7 @@ pub struct TortureArgs {
     pub client_panic_every: u64,
     /// The summaries as text, or every preset's counts as JSON or `key,value` CSV rows.
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
 }
 
 impl TortureArgs {

@@ -16,7 +16,7 @@ use pagealloc::{Block, PageAllocator};
 
 use super::shadow::{FrameShadow, Owner};
 use super::violations::Violations;
-use crate::run::AgedBlocks;
+use crate::page_cache::AgedBlocks;
 
 /// The cache's owner tag (workers are 1..=1024).
 pub const CACHE_OWNER: Owner = Owner::MAX;

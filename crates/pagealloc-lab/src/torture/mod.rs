@@ -36,7 +36,7 @@ pub fn run(args: &TortureArgs) -> Result<bool, String> {
     let workers = args.threads();
     panicky::quiet_client_panics();
     let mut runs = Vec::with_capacity(args.presets.len());
-    let table = args.format == crate::run::RunFormat::Table;
+    let table = args.format == crate::output_format::OutputFormat::Table;
     for preset in &args.presets {
         let run = session::run_preset(preset, args, workers)?;
         if table {
@@ -46,11 +46,11 @@ pub fn run(args: &TortureArgs) -> Result<bool, String> {
     }
     let json = serde_json::Value::Array(runs.iter().map(report::preset_json).collect());
     match args.format {
-        crate::run::RunFormat::Table => print!("{}", report::total_line(&runs)),
-        crate::run::RunFormat::Json => {
+        crate::output_format::OutputFormat::Table => print!("{}", report::total_line(&runs)),
+        crate::output_format::OutputFormat::Json => {
             println!("{}", serde_json::to_string_pretty(&json).map_err(|error| error.to_string())?)
         }
-        crate::run::RunFormat::Csv => crate::flat_csv::print(&json)?,
+        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&json)?,
     }
     Ok(runs.iter().all(|run| run.violations == 0))
 }

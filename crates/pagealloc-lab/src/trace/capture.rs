@@ -201,7 +201,7 @@ impl Drop for Tracefs {
 
 /// CPU 0's last-level cache: (KiB, CPUs sharing it), as calibrate reads the host.
 fn host_llc() -> Option<(u64, u32)> {
-    let host = crate::calibrate::host::read_host().ok()?;
+    let host = crate::machine::host::read_host().ok()?;
     Some((host.llc_kib()?, host.llc_sharers()?))
 }
 

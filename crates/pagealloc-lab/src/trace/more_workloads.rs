@@ -56,7 +56,7 @@ pub fn tcp_stream(args: &TcpStreamArgs) -> Result<(), String> {
 
 /// page_fault1 with `tasks` processes pinned to the online CPUs in turn.
 pub fn page_fault1(args: &PageFault1Args) -> Result<(), String> {
-    let host = crate::calibrate::host::read_host()?;
+    let host = crate::machine::host::read_host()?;
     let cpus: Vec<usize> = (0..usize::from(args.tasks)).map(|task| host.cpus[task % host.cpus.len()].cpu).collect();
     let rate = crate::calibrate::two_cpu::page_fault1_tasks(&cpus, false, usize::from(args.rounds), 1)?;
     println!("page-fault1: {} processes on CPUs {cpus:?}: {:.0} faults/s", args.tasks, rate.value);

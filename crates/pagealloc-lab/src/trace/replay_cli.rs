@@ -45,7 +45,7 @@ impl CaptureDir {
 
 /// A profile's last-level cache: (KiB, CPUs sharing it).
 fn profile_llc(path: &Path) -> Result<(u64, u32), String> {
-    let host = crate::calibrate::profile::MachineProfile::read(path)?.host;
+    let host = crate::machine::profile::MachineProfile::read(path)?.host;
     match (host.llc_kib(), host.llc_sharers()) {
         (Some(kib), Some(cpus)) => Ok((kib, cpus)),
         _ => Err(format!("{}: the profile names no last-level cache and its CPUs", path.display())),
@@ -77,7 +77,7 @@ pub struct ReplayArgs {
     #[arg(long, requires = "llc_kib")]
     pub llc_cpus: Option<u32>,
     #[arg(long, value_enum, default_value = "table")]
-    pub format: crate::run::RunFormat,
+    pub format: crate::output_format::OutputFormat,
     /// Also report the counts every N ms of trace time.
     #[arg(long)]
     pub timeline_ms: Option<u64>,
@@ -149,7 +149,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
         })
         .collect::<Result<_, _>>()?;
     match args.format {
-        crate::run::RunFormat::Json => {
+        crate::output_format::OutputFormat::Json => {
             let text = if replays.len() == 1 {
                 serde_json::to_string_pretty(&replays[0])
             } else {
@@ -157,8 +157,8 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
             };
             println!("{}", text.map_err(|error| error.to_string())?);
         }
-        crate::run::RunFormat::Csv => crate::flat_csv::print(&replays)?,
-        crate::run::RunFormat::Table => {
+        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&replays)?,
+        crate::output_format::OutputFormat::Table => {
             println!("read {} lines ({} events) in {load_ms} ms", trace.lines, trace.events.len());
             replays.iter().for_each(print_table)
         }

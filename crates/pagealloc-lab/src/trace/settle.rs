@@ -26,13 +26,13 @@ fn settle_pages(zoneinfo: &str) -> Result<u64, String> {
 pub fn settle_pagesets() -> Result<u64, String> {
     let zoneinfo = std::fs::read_to_string("/proc/zoneinfo").map_err(|error| format!("/proc/zoneinfo: {error}"))?;
     let pages = settle_pages(&zoneinfo)?;
-    let host = crate::calibrate::host::read_host()?;
+    let host = crate::machine::host::read_host()?;
     for place in &host.cpus {
         let cpu = place.cpu;
         std::thread::scope(|scope| {
             scope
                 .spawn(move || -> Result<(), String> {
-                    crate::calibrate::hardware::pin_to_cpu_id(cpu)?;
+                    crate::pinning::pin_to_cpu_id(cpu)?;
                     crate::calibrate::kernel::fault_and_unmap(pages as usize * 4096)
                 })
                 .join()

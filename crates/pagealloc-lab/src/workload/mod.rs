@@ -62,7 +62,7 @@ pub trait Env {
     }
     /// The run's page cache, for a workload that says so in [`Workload::uses_page_cache`]:
     /// reclaim drops its oldest pages and compaction moves them.
-    fn page_cache(&self) -> Option<&crate::run::PageCache> {
+    fn page_cache(&self) -> Option<&crate::page_cache::PageCache> {
         None
     }
     /// Puts a page (or slab page) into the run's page cache.

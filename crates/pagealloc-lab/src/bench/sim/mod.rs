@@ -23,7 +23,8 @@ use serde_json::json;
 
 use super::results::Iteration;
 use super::{BenchArgs, BenchKind};
-use crate::run::{run_sim, RunArgs, RunFormat, WorkloadKind};
+use crate::output_format::OutputFormat;
+use crate::run::{run_sim, RunArgs, WorkloadKind};
 use crate::workload::{CpuTask, Idle, Workload};
 use bulk::Bulk;
 pub use costs::SimCosts;
@@ -83,7 +84,7 @@ fn run_args(args: &BenchArgs, preset: &str, seed: u64) -> RunArgs {
         memory_gib: args.memory_gib,
         seed,
         order: args.order,
-        format: RunFormat::Json,
+        format: OutputFormat::Json,
         own_path: true,
         ..RunArgs::defaults(WorkloadKind::PageBench03)
     }

@@ -14,7 +14,9 @@ use pagealloc::platform::Platform;
 use pagealloc::{Block, PageAllocator, Pfn};
 use serde::Serialize;
 
-use super::pfn_table::PfnTable;
+mod pfn_table;
+
+use pfn_table::PfnTable;
 
 /// Cached blocks by head pfn, and their pfns oldest first: what a page cache reclaims from
 /// and compaction moves (also torture's cache). A moved block is queued again as the

@@ -1,6 +1,6 @@
-//! Pinning benchmark and workload threads to CPUs of the process's allowed set (taskset,
-//! cgroups), so that thread `i` runs on the `i`-th allowed CPU and never on a CPU the run was
-//! not given.
+//! Pinning threads to CPUs: benchmark and workload threads to CPUs of the process's allowed
+//! set (taskset, cgroups), so that thread `i` runs on the `i`-th allowed CPU and never on a
+//! CPU the run was not given; and a calibration's threads to a CPU by its id.
 
 /// The CPUs this process may run on, in order (sched_getaffinity); empty where unknown.
 pub fn allowed_cpus() -> Vec<usize> {
@@ -61,6 +61,30 @@ pub fn pin_to_cpu(index: usize) -> Result<usize, String> {
     #[cfg(not(target_os = "linux"))]
     {
         Ok(index)
+    }
+}
+
+/// Pins the calling thread to CPU `cpu` (its id, not an index into the allowed set).
+pub fn pin_to_cpu_id(cpu: usize) -> Result<(), String> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(format!("cannot pin to CPU {cpu}: beyond CPU_SETSIZE"));
+    }
+    if pin_without_allocating(cpu) {
+        Ok(())
+    } else {
+        Err(format!("cannot pin to CPU {cpu}: {}", std::io::Error::last_os_error()))
+    }
+}
+
+/// Pins the calling thread to CPU `cpu` (below CPU_SETSIZE) without allocating: for a forked
+/// child of a threaded parent. Says whether it worked.
+pub fn pin_without_allocating(cpu: usize) -> bool {
+    // SAFETY: the set is zeroed then filled by the libc macros (the caller checked the CPU is
+    // below CPU_SETSIZE); sched_setaffinity only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
     }
 }
 
