@@ -4,13 +4,8 @@
 //! watermark (v5.9, proactive_compact_node()). Both run from the allocator's periodic work,
 //! and only with a [`super::Migrate`] client.
 
-use core::sync::atomic::Ordering::Relaxed;
-
 use super::PageAllocator;
-use crate::compaction::{
-    fragmentation_score_pct, fragmentation_score_wmarks, CompactGoal, CompactMode, CompactResult,
-    COMPACT_MAX_DEFER_SHIFT, FRAG_CHECK_INTERVAL_MS,
-};
+use crate::compaction::{fragmentation_score_pct, fragmentation_score_wmarks, CompactGoal, CompactMode, CompactResult};
 use crate::platform::Platform;
 use crate::request::{AllocFlags, WatermarkLevel};
 use crate::types::{MigrateType, ZoneType};
@@ -28,8 +23,7 @@ impl<P: Platform> PageAllocator<P> {
     /// kcompactd_highest_zoneidx and the larger kcompactd_max_order).
     pub(crate) fn wake_kcompactd_for(&self, node: u16, order: u8, highest_zone: ZoneType) {
         if let Some(state) = self.nodes.get(node as usize) {
-            state.kcompactd_highest_zone.fetch_min(highest_zone as u8, Relaxed);
-            state.kcompactd_order.fetch_max(u32::from(order) + 1, Relaxed);
+            state.kcompactd.wake(order, highest_zone);
         }
     }
 
@@ -42,21 +36,13 @@ impl<P: Platform> PageAllocator<P> {
             return (false, 0);
         }
         let (mut ran, mut drained_pages) = (false, 0);
-        let wanted = if state.kcompactd_order.load(Relaxed) == 0 { 0 } else { state.kcompactd_order.swap(0, Relaxed) };
-        if wanted != 0 {
-            let order = (wanted - 1) as u8;
-            // The pass takes the limit and leaves the next one unlimited.
-            let highest_zone = super::zone_limit(state.kcompactd_highest_zone.swap(super::ALL_ZONES, Relaxed));
+        if let Some((order, highest_zone)) = state.kcompactd.take_wakeup() {
+            let highest_zone = super::zone_limit(highest_zone);
             state.compact.count_daemon_wake();
             drained_pages = self.kcompactd_do_work(node, order, highest_zone);
             ran = true;
         }
-        let interval_ns = FRAG_CHECK_INTERVAL_MS * 1_000_000;
-        let due_ns = state.next_proactive_ns.load(Relaxed);
-        if self.tunables.compaction_proactiveness > 0
-            && now_ns >= due_ns
-            && state.next_proactive_ns.compare_exchange(due_ns, now_ns + interval_ns, Relaxed, Relaxed).is_ok()
-        {
+        if self.tunables.compaction_proactiveness > 0 && state.kcompactd.claim_proactive_check(now_ns) {
             ran |= self.proactive_check(node);
         }
         (ran, drained_pages)
@@ -120,24 +106,21 @@ impl<P: Platform> PageAllocator<P> {
     fn proactive_check(&self, node: u16) -> bool {
         let state = &self.nodes[node as usize];
         let (low_pct, high_pct) = fragmentation_score_wmarks(self.tunables.compaction_proactiveness);
-        if state.kswapd_pending.load(Relaxed) {
+        if state.kswapd.is_pending() {
             return false;
         }
         let score = self.fragmentation_score(node);
         if score <= high_pct {
             return false;
         }
-        let deferred = state.proactive_defer.load(Relaxed);
-        if deferred > 0 {
-            state.proactive_defer.store(deferred - 1, Relaxed);
+        if state.kcompactd.skip_deferred_check() {
             return false;
         }
         for zone in self.populated_zones(node) {
             state.compact.count_proactive_run();
             self.compact_zone(zone, CompactGoal::Score { low_pct }, CompactMode::Sync, true);
         }
-        let defer = if self.fragmentation_score(node) < score { 0 } else { 1 << COMPACT_MAX_DEFER_SHIFT };
-        state.proactive_defer.store(defer, Relaxed);
+        state.kcompactd.proactive_pass_done(self.fragmentation_score(node) < score);
         true
     }
 }
@@ -212,14 +195,14 @@ mod tests {
     fn proactive_deferral_counts_only_checks_that_would_compact() {
         let (allocator, held) = fragmented_pc();
         let state = &allocator.nodes()[0];
-        state.proactive_defer.store(3, Relaxed);
+        state.kcompactd.set_proactive_defer(3);
         let (_, high_pct) = fragmentation_score_wmarks(allocator.tunables.compaction_proactiveness);
         assert!(allocator.fragmentation_score(0) > high_pct, "fragmented");
         assert!(!allocator.proactive_check(0));
-        assert_eq!(state.proactive_defer.load(Relaxed), 2, "a check above the mark counts");
+        assert_eq!(state.kcompactd.proactive_defer(), 2, "a check above the mark counts");
         allocator.free_bulk(held).unwrap();
         assert!(allocator.fragmentation_score(0) <= high_pct, "all free");
         assert!(!allocator.proactive_check(0));
-        assert_eq!(state.proactive_defer.load(Relaxed), 2, "a check below the mark does not");
+        assert_eq!(state.kcompactd.proactive_defer(), 2, "a check below the mark does not");
     }
 }

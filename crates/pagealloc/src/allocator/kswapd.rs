@@ -76,7 +76,7 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         while self.round(node, None) == Round::Continue {}
-        state.kswapd.in_round.store(false, Release);
+        state.kswapd.pass.in_round.store(false, Release);
         true
     }
 
@@ -97,7 +97,7 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn set_kswapd_task(&self, node: u16, own_task: bool) {
         if let Some(state) = self.nodes.get(node as usize) {
-            state.kswapd.own_task.store(own_task, Relaxed);
+            state.kswapd.pass.own_task.store(own_task, Relaxed);
         }
     }
 
@@ -111,15 +111,15 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         self.round(node, Some(SWAP_CLUSTER_MAX));
-        state.kswapd.in_round.store(false, Release);
+        state.kswapd.pass.in_round.store(false, Release);
         true
     }
 
     /// Claims the node's round; opens a pass if none is open and kswapd was woken.
     fn claim_round(&self, node: u16) -> bool {
         let state = &self.nodes[node as usize];
-        let pass = &state.kswapd;
-        if !pass.open.load(Relaxed) && !state.kswapd_pending.load(Relaxed) {
+        let pass = &state.kswapd.pass;
+        if !pass.open.load(Relaxed) && !state.kswapd.is_pending() {
             return false;
         }
         // The round's claim orders the pass state the last round left (Acquire here, Release
@@ -128,7 +128,7 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         if !pass.open.load(Relaxed) {
-            if !state.kswapd_pending.swap(false, Relaxed) {
+            if !state.kswapd.take_wakeup() {
                 pass.in_round.store(false, Release);
                 return false;
             }
@@ -139,8 +139,8 @@ impl<P: Platform> PageAllocator<P> {
 
     fn open_pass(&self, node: u16) {
         let state = &self.nodes[node as usize];
-        let pass = &state.kswapd;
-        state.kswapd_runs.fetch_add(1, Relaxed);
+        let pass = &state.kswapd.pass;
+        let highest_zone = state.kswapd.begin_pass();
         let mut boosts_pages = 0;
         for zone in self.zones.iter().filter(|zone| zone.node == node) {
             let boost = zone.boost_pages();
@@ -150,7 +150,7 @@ impl<P: Platform> PageAllocator<P> {
         pass.boost_left_pages.store(boosts_pages, Relaxed);
         pass.priority.store(u32::from(DEF_PRIORITY), Relaxed);
         pass.forget_round();
-        pass.highest_zone.store(state.kswapd_highest_zone.swap(0, Relaxed), Relaxed);
+        pass.highest_zone.store(highest_zone, Relaxed);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
             zone.set_flag(RECLAIM_ACTIVE);
@@ -169,7 +169,7 @@ impl<P: Platform> PageAllocator<P> {
     /// that frees all it is asked while allocations keep the node short keeps the pass
     /// open, as kswapd stays in balance_pgdat() while its rounds meet their target.
     fn round(&self, node: u16, cap_pages: Option<u64>) -> Round {
-        let pass = &self.nodes[node as usize].kswapd;
+        let pass = &self.nodes[node as usize].kswapd.pass;
         let Some(client) = self.reclaim.as_ref() else { return self.close_pass(node) };
         let mut priority = pass.priority.load(Relaxed);
         let mut boost_left_pages = pass.boost_left_pages.load(Relaxed);
@@ -197,7 +197,7 @@ impl<P: Platform> PageAllocator<P> {
             priority: priority as u8,
         };
         let freed = client.reclaim(self, request);
-        self.nodes[node as usize].pgsteal_kswapd.fetch_add(freed, Relaxed);
+        self.nodes[node as usize].reclaim.count_kswapd(freed);
         if boost_only {
             // No progress on a boost ends the pass: it must not loop on expensive pages.
             if freed == 0 {
@@ -223,7 +223,7 @@ impl<P: Platform> PageAllocator<P> {
     /// round's end, it lowers the priority if some slice freed less than it asked.
     fn round_raises_priority(&self, node: u16, wanted_pages: u64, slice: Option<(u64, u64)>) -> bool {
         let Some((asked_pages, freed_pages)) = slice else { return true };
-        let pass = &self.nodes[node as usize].kswapd;
+        let pass = &self.nodes[node as usize].kswapd.pass;
         if freed_pages < asked_pages {
             pass.round_fell_short.store(true, Relaxed);
         }
@@ -242,7 +242,7 @@ impl<P: Platform> PageAllocator<P> {
     /// pressure thresholds go unless a wake-up came in meanwhile (kswapd_try_to_sleep()).
     fn close_pass(&self, node: u16) -> Round {
         let state = &self.nodes[node as usize];
-        let pass = &state.kswapd;
+        let pass = &state.kswapd.pass;
         for zone in self.populated_zones(node) {
             zone.clear_flag(RECLAIM_ACTIVE);
         }
@@ -264,10 +264,10 @@ impl<P: Platform> PageAllocator<P> {
             let highest_zone = super::zone_limit(pass.highest_zone.swap(0, Relaxed).wrapping_sub(1));
             self.wake_kcompactd_for(node, crate::types::PAGEBLOCK_ORDER, highest_zone);
         }
-        if !state.kswapd_pending.load(Relaxed) {
+        if !state.kswapd.is_pending() {
             self.set_pressure_thresholds(node, false);
             // A wake-up between the load and the store set pressure first: restore it.
-            if state.kswapd_pending.load(Relaxed) {
+            if state.kswapd.is_pending() {
                 self.set_pressure_thresholds(node, true);
             }
         }

@@ -23,6 +23,7 @@ mod bulk_free;
 mod compact;
 mod compact_hold;
 mod contig;
+mod daemons;
 mod drains;
 mod exact;
 mod free_path;
@@ -41,7 +42,7 @@ mod split;
 mod stats;
 mod watermarks;
 
-use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 use crate::builder::AllocatorBuilder;
 use crate::fallback::FallbackRules;
@@ -95,29 +96,14 @@ pub struct Node {
     /// below it stands (`zonelist.len()` if none), so an allocation finds its preferred
     /// zone in O(1). Set at build and whenever memory goes online or offline.
     pub(crate) zonelist_start: [AtomicU16; MAX_NR_ZONES],
-    pub(crate) kswapd_pending: AtomicBool,
-    /// The highest zone type a wake-up asked kswapd to balance, plus one; 0 when not
-    /// woken (pgdat->kswapd_highest_zoneidx).
-    pub(crate) kswapd_highest_zone: AtomicU8,
-    pub(crate) kswapd_runs: AtomicU64,
-    /// kswapd's pass in progress.
-    pub(crate) kswapd: kswapd::KswapdPass,
+    /// kswapd: its wake-ups and its pass in progress.
+    pub(crate) kswapd: daemons::Kswapd,
+    /// kcompactd: its wake-ups and its proactive schedule.
+    pub(crate) kcompactd: daemons::Kcompactd,
     /// Pages the reclaim client freed for kswapd and for direct reclaim; direct reclaims.
-    pub(crate) pgsteal_kswapd: AtomicU64,
-    pub(crate) pgsteal_direct: AtomicU64,
-    pub(crate) allocstall: AtomicU64,
+    pub(crate) reclaim: daemons::ReclaimCounters,
     /// Compaction counters (compact_*, pgmigrate_*).
     pub(crate) compact: crate::compaction::CompactCounters,
-    /// The order kcompactd was woken for, plus one; 0 when not woken.
-    pub(crate) kcompactd_order: AtomicU32,
-    /// The zone type kcompactd compacts up to: the lowest any wake-up since its last pass
-    /// asked for, [`ALL_ZONES`] when none limited it (pgdat->kcompactd_highest_zoneidx,
-    /// which wakeup_kcompactd() only lowers and the pass resets to the top zone).
-    pub(crate) kcompactd_highest_zone: AtomicU8,
-    /// When kcompactd next checks the fragmentation score.
-    pub(crate) next_proactive_ns: AtomicU64,
-    /// Proactive checks still to skip after a pass that did not lower the score.
-    pub(crate) proactive_defer: AtomicU32,
     /// Movable requests that waited for kswapd rather than fragment (`FragPolicy::stall_movable`).
     pub(crate) fragment_stalls: AtomicU64,
 }
@@ -161,7 +147,7 @@ impl Node {
         (self.background_cpu != OWN_CPUS).then_some(self.background_cpu as usize)
     }
     pub fn kswapd_runs(&self) -> u64 {
-        self.kswapd_runs.load(Relaxed)
+        self.kswapd.runs()
     }
     /// Movable requests that waited for kswapd rather than fragment (`FragPolicy::stall_movable`).
     pub fn fragment_stalls(&self) -> u64 {

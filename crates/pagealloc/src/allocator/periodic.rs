@@ -107,7 +107,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// `node`'s kswapd pass, if woken, and kcompactd's due work.
     fn run_node_work(&self, node: u16, now_ns: u64, done: &mut DueWork) {
-        if !self.nodes[node as usize].kswapd.has_own_task() && self.run_kswapd(node) {
+        if !self.nodes[node as usize].kswapd.pass.has_own_task() && self.run_kswapd(node) {
             done.kswapd_passes += 1;
         }
         let (compacted, drained_pages) = self.run_kcompactd(node, now_ns);
@@ -162,8 +162,7 @@ impl<P: Platform> PageAllocator<P> {
     /// kswapd_highest_zoneidx), and is what kcompactd is woken for after the pass.
     pub(crate) fn wake_kswapd_for(&self, node: u16, highest_zone: ZoneType) {
         let state = &self.nodes[node as usize];
-        state.kswapd_highest_zone.fetch_max(highest_zone as u8 + 1, Relaxed);
-        if !state.kswapd_pending.swap(true, Relaxed) {
+        if state.kswapd.wake(highest_zone) {
             self.set_pressure_thresholds(node, true);
         }
     }
@@ -211,7 +210,7 @@ mod tests {
         while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
             held.push(block);
         }
-        assert!(allocator.nodes()[0].kswapd_pending.load(Relaxed), "woken");
+        assert!(allocator.nodes()[0].kswapd.is_pending(), "woken");
         assert_eq!(allocator.nodes()[0].kswapd_runs(), 0, "not run in the allocating call");
         assert_eq!(allocator.run_due_work(1, 0).kswapd_passes, 1);
         assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");

@@ -5,8 +5,6 @@
 //! failed, mirrors try_to_free_pages() and do_try_to_free_pages()) ask the client through
 //! [`Reclaim`], which frees pages back through the allocator and says how many it freed.
 
-use core::sync::atomic::Ordering::Relaxed;
-
 use super::PageAllocator;
 use crate::platform::Platform;
 use crate::request::WatermarkLevel;
@@ -118,11 +116,7 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
     /// ```
     pub fn reclaim_stats(&self, node: u16) -> ReclaimStats {
-        self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| ReclaimStats {
-            pgsteal_kswapd: node.pgsteal_kswapd.load(Relaxed),
-            pgsteal_direct: node.pgsteal_direct.load(Relaxed),
-            allocstall: node.allocstall.load(Relaxed),
-        })
+        self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| node.reclaim.snapshot())
     }
 
     /// The zones of `node` that have pages.
@@ -188,7 +182,7 @@ impl<P: Platform> PageAllocator<P> {
     pub(super) fn direct_reclaim(&self, node: u16, order: u8, highest_zone: ZoneType) -> u64 {
         let Some(client) = self.reclaim.as_ref() else { return 0 };
         let state = &self.nodes[node as usize];
-        state.allocstall.fetch_add(1, Relaxed);
+        state.reclaim.count_stall();
         let request_pages = SWAP_CLUSTER_MAX.max(1 << order);
         let mut wanted_pages = request_pages;
         let mut freed_pages = 0;
@@ -214,7 +208,7 @@ impl<P: Platform> PageAllocator<P> {
                 wanted_pages = freed_pages + request_pages;
             }
         }
-        state.pgsteal_direct.fetch_add(freed_pages, Relaxed);
+        state.reclaim.count_direct(freed_pages);
         freed_pages
     }
 }
