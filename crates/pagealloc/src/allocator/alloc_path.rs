@@ -7,12 +7,10 @@ use crate::block::Block;
 use crate::compaction::{CompactMode, CompactResult};
 use crate::error::AllocError;
 use crate::events::PageEvent;
-use crate::frame::{FrameInfo, FrameState};
 use crate::highatomic;
 use crate::pcp;
 use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
-use crate::take::{take_blocks, TakeCount};
 use crate::types::{MigrateType, Pfn, ZoneType, COSTLY_ORDER, MAX_ORDER, PAGEBLOCK_ORDER};
 use crate::vmstat::{self, NumaEvent, NumaPlacement};
 use crate::watermark::{mark_pages, watermark_fast};
@@ -364,7 +362,7 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Takes one block: from this CPU's pageset when the order is cached there, else from
-    /// the buddy (mirrors rmqueue()), and counts it as a NUMA `hit` or miss.
+    /// the zone's buddy (mirrors rmqueue()), and counts it as a NUMA `hit` or miss.
     #[inline]
     fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
         if self.policy.pcp.caches_order(block.order) {
@@ -375,7 +373,10 @@ impl<P: Platform> PageAllocator<P> {
                 }
             }
         }
-        self.rmqueue_buddy(zone, block, NumaPlacement { hit, local: zone.node == self.node_of_cpu(cpu) })
+        let placement = NumaPlacement { hit, local: zone.node == self.node_of_cpu(cpu) };
+        let pfn = zone.rmqueue_buddy(self.zone_call(), move || self.fallback_rules(), block, placement)?;
+        self.after_zone_take(zone, block.flags);
+        Some(pfn)
     }
 
     /// A fallback may have boosted the watermark: wake kswapd outside the zone lock.
@@ -387,25 +388,5 @@ impl<P: Platform> PageAllocator<P> {
         {
             self.wake_kswapd_for(zone.node, zone.zone_type);
         }
-    }
-
-    /// Takes one block from the zone under its lock (mirrors rmqueue_buddy()).
-    #[inline(never)]
-    fn rmqueue_buddy(&self, zone: &Zone<P>, block: BlockRequest, placement: NumaPlacement) -> Option<Pfn> {
-        let env = self.fallback_rules();
-        let mut taken = None;
-        {
-            let mut locked = zone.buddy(&self.platform).lock();
-            take_blocks(&mut locked, &env, block, TakeCount::SINGLE, |pfn| {
-                let allocated = FrameInfo::new(FrameState::AllocHead, block.order, block.migratetype);
-                zone.mem.frame(pfn).hand_out(&[FrameState::Interior], allocated);
-                taken = Some(pfn);
-            });
-        }
-        let pfn = taken?;
-        zone.vmstat.count_pgalloc(1 << block.order);
-        vmstat::count_unbuffered(&self.fold_target(zone), &placement.events(), self.vmstat.numa_mode());
-        self.after_zone_take(zone, block.flags);
-        Some(pfn)
     }
 }

@@ -188,7 +188,7 @@ impl<P: Platform> PageAllocator<P> {
                 }
             }
         }
-        self.free_to_buddy(zone, pfn, order);
+        zone.free_to_buddy(&self.platform, pfn, order);
     }
 
     /// Fullest-first placement: a page of a pageblock with `buddy_bound_free_pages` free
@@ -202,11 +202,5 @@ impl<P: Platform> PageAllocator<P> {
         (remote && self.policy.arenas == crate::policy::ArenaRule::PerCpu)
             || frag.beyond_linux.fullest_first
                 && zone.mem.pageblock_free.get(pageblock) >= u64::from(frag.beyond_linux.buddy_bound_free_pages)
-    }
-
-    #[inline(never)]
-    fn free_to_buddy(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
-        zone.buddy(&self.platform).lock().release(pfn, order, FrameState::Interior);
-        zone.vmstat.count_pgfree(1 << order);
     }
 }

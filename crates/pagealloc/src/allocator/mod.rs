@@ -294,6 +294,12 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
+    /// What a zone's own take needs from the allocator.
+    #[inline(always)]
+    fn zone_call(&self) -> crate::zone::ZoneCall<'_, P> {
+        crate::zone::ZoneCall { platform: &self.platform, global: &self.vmstat }
+    }
+
     /// The calling CPU's pageset of `zone`, if pagesets are on for it.
     #[inline]
     fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> Option<crate::pcp::PcpCall<'a, P>> {

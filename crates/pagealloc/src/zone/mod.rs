@@ -1,6 +1,11 @@
 //! A zone: its state (identity, parameters, flags), its memory (frame records, pageblock
-//! types), the zone lock over its free area, and one pageset per CPU. Composition only; the
-//! operations live in the layers it composes.
+//! types), the zone lock over its free area, and one pageset per CPU. This file composes
+//! them; `take` is the zone's own take and give-back (rmqueue(), rmqueue_buddy()), over
+//! the pageset and buddy layers below.
+
+mod take;
+
+pub(crate) use take::ZoneCall;
 
 use core::ops::Deref;
 
