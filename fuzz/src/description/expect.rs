@@ -19,11 +19,13 @@ pub fn expected_errors(machine: &Machine) -> Vec<BuildError> {
     let node_cpus = node_cpus(machine, &mut errors);
     let pcp = &machine.policy.pcp;
     let too_large = |pages: u32| pages > 1 << 24;
+    let inert = inert_switch(&machine.policy);
     if pcp.max_cached_order > 3
         || pcp.thp_lists > 2
         || pcp.batch_scale_max.is_some_and(|scale| scale > 6)
         || pcp.batch_override.is_some_and(|batch| batch == 0 || too_large(batch))
         || pcp.high_override.is_some_and(too_large)
+        || inert
     {
         errors.push(BuildError::InvalidPolicy(""));
     }
@@ -99,6 +101,25 @@ fn zone_errors(machine: &Machine, nodes: usize, errors: &mut Vec<BuildError>) {
             }
         }
     }
+}
+
+/// A switch set where it does nothing, as the builder documents the rules: single-pass
+/// drains for coalesced runs, free_high for its cap, THP lists for their batch shift, a
+/// buddy-bound list (fullest-first or per-CPU arenas) to warm, per-CPU arenas to hand frees
+/// to, fullest-first for its threshold (128 is the neutral value). Pageset switches count
+/// only with pagesets on.
+fn inert_switch(policy: &pagealloc::Policy) -> bool {
+    use pagealloc::policy::{ArenaRule, FreeHighRule};
+    let (pcp, frag) = (&policy.pcp, &policy.frag.beyond_linux);
+    let (drain, per_cpu_arenas) = (&pcp.drain, policy.arenas == ArenaRule::PerCpu);
+    let pageset_rules = [
+        drain.beyond_linux.coalesce_runs && drain.two_pass,
+        pcp.free_high_capped && pcp.free_high == FreeHighRule::Off,
+        pcp.thp_batch_shift != 0 && pcp.thp_lists == 0,
+        drain.beyond_linux.warm_merges && !frag.fullest_first && !per_cpu_arenas,
+        drain.beyond_linux.hand_remote_frees && !per_cpu_arenas,
+    ];
+    (pcp.enabled && pageset_rules.contains(&true)) || (frag.buddy_bound_free_pages != 128 && !frag.fullest_first)
 }
 
 /// Whether `actual` is the error `expected` predicts (any `InvalidPolicy` text will do).
