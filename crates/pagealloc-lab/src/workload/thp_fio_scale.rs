@@ -6,9 +6,11 @@
 //!    reclaim of the oldest page cache;
 //! 2. the same threads then read the files for as long as the writing took, refaulting
 //!    what reclaim dropped;
-//! 3. while they read, (CPUs per socket - 4) / 4 THP threads per socket fault 75% of memory
-//!    in 2 MiB steps: an order-9 attempt (GFP_TRANSHUGE with `madvise`, else
-//!    GFP_TRANSHUGE_LIGHT), falling back to 512 base pages.
+//! 3. while they read, (CPUs per socket - 4) / 4 THP threads (the seed's formula: 1 on its
+//!    1-socket machine, 5 on its 2-socket one) fault 75% of memory in 2 MiB steps: an order-9
+//!    attempt (GFP_TRANSHUGE with `madvise`, else GFP_TRANSHUGE_LIGHT), falling back to 512
+//!    base pages. They run on the first socket's CPUs after the fio threads', as the seed
+//!    sizes them not to contend with fio nor to force cross-NUMA traffic.
 //!
 //! Ours, not the seed's (it gives none): a 4 KiB slab page of reclaimable objects per 3 files
 //! (an XFS inode is ~1 KiB and a dentry ~200 B), an unmovable metadata page per 64 files,
@@ -37,7 +39,7 @@ const FIO_THREADS: usize = 4;
 #[derive(Clone, Debug)]
 pub struct ThpFioScale {
     pub memory_pages: u64,
-    /// CPUs per socket (the THP thread count is (this - 4) / 4 per socket).
+    /// CPUs per socket (the THP thread count is (this - 4) / 4).
     pub cpus_per_socket: usize,
     pub madvise: bool,
     /// Files written, as percent of memory (the seed: 150).
@@ -87,8 +89,8 @@ impl ThpFioScale {
         (bytes_per_s > 0).then(|| FILE_PAGES * 4096 * 1_000_000_000 / bytes_per_s)
     }
 
-    /// THP threads per socket: (CPUs per socket - fio threads) / 4, at least 1.
-    pub fn thp_threads_per_socket(&self) -> usize {
+    /// THP threads: (CPUs per socket - fio threads) / 4, at least 1.
+    pub fn thp_threads(&self) -> usize {
         (self.cpus_per_socket.saturating_sub(FIO_THREADS) / 4).max(1)
     }
 }
@@ -277,7 +279,7 @@ impl Workload for ThpFioScale {
         json!({
             "madvise": self.madvise,
             "fio_threads": FIO_THREADS,
-            "thp_threads_per_socket": self.thp_threads_per_socket(),
+            "thp_threads": self.thp_threads(),
             "written_pct": self.written_pct,
             "thp_pct": self.thp_pct,
             "files_per_slab_page": self.files_per_slab_page,
@@ -292,16 +294,14 @@ impl Workload for ThpFioScale {
     /// fio on the first four CPUs, THP threads on the next CPUs of each socket, the rest idle.
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
         let shared = Arc::new(Shared::default());
-        let sockets = (cpus / self.cpus_per_socket.max(1)).max(1);
-        let thp_threads = self.thp_threads_per_socket() * sockets;
+        let thp_threads = self.thp_threads();
         let write_pages = self.memory_pages * self.written_pct / 100 / FIO_THREADS as u64;
         let thp_units = self.memory_pages * self.thp_pct / 100 / HUGE_PAGES / thp_threads as u64;
-        let thp_cpu = |index: usize| {
-            (index / self.thp_threads_per_socket()) * self.cpus_per_socket
-                + FIO_THREADS * usize::from(index < self.thp_threads_per_socket())
-                + index % self.thp_threads_per_socket()
-        };
-        let thp_cpus: Vec<usize> = (0..thp_threads).map(thp_cpu).collect();
+        // The CPUs after the fio threads'. CPUs are numbered as Linux numbers them (each
+        // core's first thread, socket by socket, then the second threads): on the 2-socket
+        // machine these are first-socket cores of their own; the 1-socket machine has 4
+        // cores, so its THP thread shares one with a fio thread.
+        let thp_cpus: Vec<usize> = (FIO_THREADS..FIO_THREADS + thp_threads).collect();
         (0..cpus)
             .map(|cpu| -> Box<dyn CpuTask> {
                 if cpu < FIO_THREADS {
