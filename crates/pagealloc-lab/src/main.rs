@@ -2,6 +2,7 @@
 
 mod bench;
 mod calibrate;
+mod calibration_check;
 mod compare;
 mod demo;
 mod experiments;
@@ -135,6 +136,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Zoneinfo(args) => machine_args::run_zoneinfo(&args),
+        Command::Calibrate(args) if args.check && args.run_loop.is_none() => calibration_check::run(&args),
         Command::Calibrate(args) => calibrate::run(&args),
         Command::Machines(args) => machine::listing::run(&args),
         Command::Machine { command } => machine::capture::run(&command),

@@ -10,7 +10,6 @@
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
 //! - `own_path`: this library's path per call, for the `pagealloc` preset.
 
-pub mod check;
 pub mod cross_cpu;
 pub mod hardware;
 pub mod kernel;
@@ -74,19 +73,6 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
         let sampled =
             kernel_path::SampledLoop::parse(name).ok_or_else(|| format!("--run-loop {name}: no such loop"))?;
         return sampled.run(args.loop_count);
-    }
-    if args.check {
-        let rows = check::check(&args.out, args.repeats, args.quick)?;
-        print!("{}", check::table(&rows));
-        std::io::Write::flush(&mut std::io::stdout()).map_err(|error| error.to_string())?;
-        let outside = rows.iter().filter(|row| !row.within_band()).count();
-        if outside > 0 {
-            // Exit 1, as a failed check; 2 stays for errors.
-            eprintln!("pagelab: {outside} of {} predictions outside +-{:.0}%", rows.len(), check::BAND * 100.0);
-            std::process::exit(1);
-        }
-        println!("every prediction within +-{:.0}%", check::BAND * 100.0);
-        return Ok(());
     }
     // Fail before minutes of measuring, not after.
     std::fs::File::create(&args.out).map_err(|error| format!("{}: {error}", args.out.display()))?;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use clap::Parser;
 
-use super::two_cpu;
+use crate::calibrate::{two_cpu, CalibrateArgs};
 use crate::machine::profile::{MachineProfile, Measurement};
 
 /// The largest accepted |prediction / measurement - 1|.
@@ -116,6 +116,22 @@ pub fn table(rows: &[CheckRow]) -> String {
         );
     }
     text
+}
+
+/// `pagelab calibrate --check`: predicts from the profile, measures, prints both; exits 1 when
+/// a prediction falls outside the band.
+pub fn run(args: &CalibrateArgs) -> Result<(), String> {
+    let rows = check(&args.out, args.repeats, args.quick)?;
+    print!("{}", table(&rows));
+    std::io::Write::flush(&mut std::io::stdout()).map_err(|error| error.to_string())?;
+    let outside = rows.iter().filter(|row| !row.within_band()).count();
+    if outside > 0 {
+        // Exit 1, as a failed check; 2 stays for errors.
+        eprintln!("pagelab: {outside} of {} predictions outside +-{:.0}%", rows.len(), BAND * 100.0);
+        std::process::exit(1);
+    }
+    println!("every prediction within +-{:.0}%", BAND * 100.0);
+    Ok(())
 }
 
 #[cfg(test)]
