@@ -81,6 +81,16 @@ pub enum OwnRecord {
     AlreadyWritten,
 }
 
+impl OwnRecord {
+    /// Charges the moved frame's own record (a write), unless this CPU already wrote it.
+    #[inline(always)]
+    fn charge(self, index: u32, cost: &impl RecordCost) {
+        if self == OwnRecord::Charge {
+            cost.touch(index, true);
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameList {
     head: u32,
@@ -120,9 +130,7 @@ impl FrameList {
         own: OwnRecord,
         cost: &impl RecordCost,
     ) {
-        if own == OwnRecord::Charge {
-            cost.touch(index, true);
-        }
+        own.charge(index, cost);
         let frame = &frames[index as usize];
         frame.prev.store(NIL, Relaxed);
         frame.next.store(self.head, Relaxed);
@@ -144,9 +152,7 @@ impl FrameList {
         own: OwnRecord,
         cost: &impl RecordCost,
     ) {
-        if own == OwnRecord::Charge {
-            cost.touch(index, true);
-        }
+        own.charge(index, cost);
         let frame = &frames[index as usize];
         frame.next.store(NIL, Relaxed);
         frame.prev.store(self.tail, Relaxed);
@@ -163,9 +169,7 @@ impl FrameList {
     /// predecessor's and its successor's.
     #[inline]
     pub fn remove(&mut self, frames: &(impl FrameTable + ?Sized), index: u32, own: OwnRecord, cost: &impl RecordCost) {
-        if own == OwnRecord::Charge {
-            cost.touch(index, true);
-        }
+        own.charge(index, cost);
         let frame = &frames[index as usize];
         let next = frame.next.load(Relaxed);
         let prev = frame.prev.load(Relaxed);

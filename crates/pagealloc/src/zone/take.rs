@@ -33,7 +33,7 @@ impl<P: Platform> Zone<P> {
     pub(crate) fn rmqueue_buddy<'e>(
         &self,
         call: ZoneCall<'_, P>,
-        rules: impl Fn() -> FallbackRules<'e>,
+        rules: impl FnOnce() -> FallbackRules<'e>,
         block: BlockRequest,
         placement: NumaPlacement,
     ) -> Option<Pfn> {
