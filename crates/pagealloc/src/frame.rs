@@ -174,6 +174,12 @@ impl FrameInfo {
         (self.0 ^ expected.0) & !type_bits == 0
     }
 
+    /// True if this is the head of a free buddy block: one mask and compare.
+    #[inline(always)]
+    pub fn is_free_head(self) -> bool {
+        self.0 & ((1 << Self::STATE_BITS) - 1) == FrameState::FreeHead as u32
+    }
+
     /// True if this is the head of a free buddy block of exactly `order`.
     #[inline]
     pub fn is_free_head_of_order(self, order: u8) -> bool {

@@ -343,6 +343,13 @@ impl<'a, T> GrowableView<'a, T> {
 }
 
 impl<'a, T> GrowableView<'a, T> {
+    /// Entries `range` as one slice, if they all lie in the built part (extensions are
+    /// separate allocations).
+    #[inline(always)]
+    pub fn built_slice(self, range: core::ops::Range<usize>) -> Option<&'a [T]> {
+        self.built.get(range)
+    }
+
     /// Entry `index`, panicking past the end as a slice index does.
     #[inline(always)]
     fn at(self, index: usize) -> &'a T {

@@ -192,6 +192,22 @@ impl ZoneMem {
         &self.frames[self.index(pfn) as usize]
     }
 
+    /// The first head of a free block in `[from, end)`. Every frame of a free block but its
+    /// head is interior, so reading each frame's state in turn finds it: loads that do not
+    /// wait on each other, where a walk from block to block waits on each head's order
+    /// before its next load (the free-page test of isolate_freepages_block()).
+    #[inline]
+    pub(crate) fn next_free_head(&self, from: Pfn, end: Pfn) -> Option<Pfn> {
+        debug_assert!(from < end && self.contains(from) && end <= self.end_pfn());
+        let (first, last) = ((from - self.start_pfn) as usize, (end - self.start_pfn) as usize);
+        let view = self.frames.view();
+        let offset = match view.built_slice(first..last) {
+            Some(frames) => frames.iter().position(|frame| frame.info().is_free_head()),
+            None => (first..last).position(|index| view[index].info().is_free_head()),
+        };
+        offset.map(|offset| from + offset as u64)
+    }
+
     #[inline]
     fn pageblock_slot(&self, pfn: Pfn) -> &AtomicU8 {
         &self.pageblock_types[self.pageblock_index(pfn)]

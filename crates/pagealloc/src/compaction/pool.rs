@@ -4,7 +4,6 @@
 //! nothing: isolation stops while a split of the largest block could still overflow it.
 
 use crate::buddy::LockedZone;
-use crate::frame::FrameState;
 use crate::platform::Platform;
 use crate::types::{Pfn, NR_ORDERS, PAGEBLOCK_ORDER};
 
@@ -67,30 +66,27 @@ impl FreePool {
         }
         let mut pfn = start;
         let mut isolated_pages = 0;
+        // The stop test reads only the pool, which changes only when a block is isolated:
+        // tested once after each isolation, it answers as it would at every frame up to the
+        // next free head.
         while pfn < end {
             if (self.pages >= wanted_pages && self.has_block_of(order)) || !self.has_room() {
                 return (pfn - start, isolated_pages, false);
             }
-            let info = zone.mem.frame(pfn).info();
-            let step = 1u64 << info.order();
-            match info.state() {
-                FrameState::FreeHead if info.order() >= PAGEBLOCK_ORDER => return (end - start, isolated_pages, true),
-                FrameState::FreeHead
-                    if zone.area.free_pages.saturating_sub(zone.area.free_highatomic_pages)
-                        <= floor_pages + (1u64 << info.order()) =>
-                {
-                    self.below_floor = true;
-                    return (pfn - start, isolated_pages, false);
-                }
-                FrameState::FreeHead => {
-                    zone.del_free(pfn, info.order(), info.migratetype());
-                    self.push(pfn, info.order());
-                    isolated_pages += step;
-                    pfn += step;
-                }
-                FrameState::AllocHead | FrameState::PcpHead => pfn += step,
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
+            let Some(head) = zone.mem.next_free_head(pfn, end) else { break };
+            let info = zone.mem.frame(head).info();
+            let block_pages = 1u64 << info.order();
+            if info.order() >= PAGEBLOCK_ORDER {
+                return (end - start, isolated_pages, true);
             }
+            if zone.area.free_pages.saturating_sub(zone.area.free_highatomic_pages) <= floor_pages + block_pages {
+                self.below_floor = true;
+                return (head - start, isolated_pages, false);
+            }
+            zone.del_free(head, info.order(), info.migratetype());
+            self.push(head, info.order());
+            isolated_pages += block_pages;
+            pfn = head + block_pages;
         }
         (end - start, isolated_pages, true)
     }
