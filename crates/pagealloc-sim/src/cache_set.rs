@@ -4,8 +4,12 @@
 
 use crate::cache_key::{CacheKey, KeyKind};
 use crate::dense_table;
+use crate::table_sizes::TableSizes;
 
 const NIL: u32 = u32::MAX;
+
+/// The smallest entry cached: a line. A cache holds at most its capacity over this.
+pub(crate) const SMALLEST_ENTRY_BYTES: u64 = 64;
 
 /// Where a cache finds an entry's node from its key: pages in an array indexed by pfn, lines
 /// in one array per row (a kind of line of a zone) indexed by line number; one host memory
@@ -25,6 +29,17 @@ impl NodeIndex {
             KeyKind::Line { row, number } => self.rows.get(row).and_then(|table| table.get(number)).copied(),
         };
         stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
+    }
+
+    /// Sizes the tables for `sizes` at once.
+    pub(crate) fn reserve(&mut self, sizes: &TableSizes) {
+        dense_table::reserve(&mut self.pages, sizes.pages);
+        if self.rows.len() < sizes.rows.len() {
+            self.rows.resize_with(sizes.rows.len(), Vec::new);
+        }
+        for (table, &lines) in self.rows.iter_mut().zip(&sizes.rows) {
+            dense_table::reserve(table, lines);
+        }
     }
 
     pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
@@ -176,6 +191,13 @@ impl CacheSet {
 
     pub fn contains(&self, key: CacheKey) -> bool {
         self.index.get(key).is_some()
+    }
+
+    /// Sizes the key index for `sizes`, and the node arena for a cache full of lines, at
+    /// once.
+    pub fn reserve(&mut self, sizes: &TableSizes) {
+        self.index.reserve(sizes);
+        self.nodes.reserve((self.capacity_bytes / SMALLEST_ENTRY_BYTES) as usize);
     }
 
     /// Drops `key` if resident (another CPU took it exclusively); says whether it was.

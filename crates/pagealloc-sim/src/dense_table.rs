@@ -12,6 +12,14 @@ pub fn slot<T: Copy + Default>(table: &mut Vec<T>, index: usize) -> &mut T {
     &mut table[index]
 }
 
+/// Grows `table` to at least `len` entries at once (an empty table is then one zeroed
+/// allocation, mapped as it is written).
+pub fn reserve<T: Copy + Default>(table: &mut Vec<T>, len: usize) {
+    if table.len() < len {
+        grow(table, len);
+    }
+}
+
 #[cold]
 fn grow<T: Copy + Default>(table: &mut Vec<T>, len: usize) {
     let mut grown = vec![T::default(); len];

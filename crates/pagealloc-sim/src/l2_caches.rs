@@ -5,7 +5,7 @@
 //! per-CPU hash table: the simulator's hottest lookup, at millions of lines.
 
 use crate::cache_key::CacheKey;
-use crate::cache_set::{place_node, NodeIndex};
+use crate::cache_set::{place_node, NodeIndex, SMALLEST_ENTRY_BYTES};
 
 const NIL: u32 = u32::MAX;
 
@@ -51,6 +51,14 @@ impl L2Caches {
             holders: NodeIndex::default(),
             free: Vec::new(),
         }
+    }
+
+    /// Sizes the holder index for `sizes`, and the node arena for every cache full of
+    /// lines, at once.
+    pub fn reserve(&mut self, sizes: &crate::table_sizes::TableSizes) {
+        self.holders.reserve(sizes);
+        let most_nodes: u64 = self.lists.iter().map(|list| list.capacity_bytes / SMALLEST_ENTRY_BYTES).sum();
+        self.nodes.reserve(most_nodes as usize);
     }
 
     /// Entries resident in `cpu`'s cache.

@@ -64,6 +64,7 @@ pub mod l2_caches;
 pub mod metadata_layout;
 pub mod platform;
 pub mod rng;
+pub mod table_sizes;
 pub mod topology;
 
 pub use calibration::Calibration;

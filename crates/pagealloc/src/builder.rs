@@ -143,6 +143,11 @@ impl AllocatorBuilder {
         self
     }
 
+    /// The zones' spans in the order they were added, which is their index in the allocator.
+    pub fn zone_spans(&self) -> impl Iterator<Item = Range<Pfn>> + '_ {
+        self.zones.iter().map(|layout| layout.span.clone())
+    }
+
     /// Frames that do not exist (not present, not managed). Holes and reservations may
     /// overlap each other (their union counts, as memblock merges regions) and may extend
     /// past the zones (each zone sees its part); a range that ends before it starts is a

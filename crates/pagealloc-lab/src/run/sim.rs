@@ -65,6 +65,7 @@ fn build_machine(args: &RunArgs) -> Result<(PageAllocator<SimPlatform>, SimHandl
     };
     let builder = memory.policy(args.policy(preset)).last_level_cache(llc);
     let platform = SimPlatform::with_layout(topology, args.calibration(), args.metadata_layout.layout());
+    platform.reserve_for_zones(&builder.zone_spans().collect::<Vec<_>>());
     let sim = platform.handle();
     let builder = match &args.trace {
         Some(path) => {

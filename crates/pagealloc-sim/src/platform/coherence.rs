@@ -7,6 +7,8 @@ use pagealloc::platform::SharedLine;
 use super::state::{distance_between, SimState};
 use super::{MAX_CPUS, MAX_LLCS};
 use crate::cache_key::{CacheKey, KeyKind};
+use crate::dense_table;
+use crate::table_sizes::TableSizes;
 
 /// Coherence state of one shared line (which L2s hold it is the L2s' business).
 #[derive(Clone, Copy)]
@@ -22,38 +24,51 @@ const NO_OWNER: u16 = u16::MAX;
 const _: () = assert!(MAX_CPUS < NO_OWNER as usize);
 const _: () = assert!(MAX_LLCS <= u32::BITS as usize);
 
-/// Size of a cache line, the unit shared lines are cached in.
-const LINE_BYTES: u32 = 64;
+impl LineState {
+    /// Stored as one word, zero for a line never touched (the owner plus one, wrapping, in
+    /// the low 16 bits; the LLC mask in the high 32), so a table of them starts as zeroed
+    /// memory the host maps lazily.
+    fn from_word(word: u64) -> LineState {
+        LineState { owner: (word as u16).wrapping_sub(1), llcs: (word >> 32) as u32 }
+    }
 
-impl Default for LineState {
-    fn default() -> Self {
-        LineState { owner: NO_OWNER, llcs: 0 }
+    fn word(self) -> u64 {
+        u64::from(self.owner.wrapping_add(1)) | u64::from(self.llcs) << 32
     }
 }
 
-/// Coherence state of every line touched: frame-metadata lines in dense tables per zone
-/// (there are millions, and a map of that size is the simulator's slowest part), the few
-/// other lines in a map.
+/// Size of a cache line, the unit shared lines are cached in.
+const LINE_BYTES: u32 = 64;
+
+/// Coherence state of every line touched, one array of [`LineState`] words per row (one
+/// kind of line of one zone) indexed by line number: there are millions of frame-metadata
+/// lines, and a map of that size is the simulator's slowest part.
 #[derive(Default)]
 pub(super) struct LineTable {
-    rows: Vec<Vec<LineState>>,
+    rows: Vec<Vec<u64>>,
 }
 
 impl LineTable {
-    /// The state of the line named `key`.
-    fn state(&mut self, key: CacheKey) -> &mut LineState {
+    /// The state word of the line named `key` ([`LineState::word`]).
+    fn word(&mut self, key: CacheKey) -> &mut u64 {
         match key.kind() {
             KeyKind::Line { row, number } => {
                 if self.rows.len() <= row {
                     self.rows.resize_with(row + 1, Vec::new);
                 }
-                let table = &mut self.rows[row];
-                if table.len() <= number {
-                    table.resize_with((number + 1).next_power_of_two(), LineState::default);
-                }
-                &mut table[number]
+                dense_table::slot(&mut self.rows[row], number)
             }
             KeyKind::Page(pfn) => unreachable!("page {pfn} has no line state"),
+        }
+    }
+
+    /// Sizes the frame-metadata rows for `sizes` at once.
+    pub(super) fn reserve(&mut self, sizes: &TableSizes) {
+        if self.rows.len() < sizes.rows.len() {
+            self.rows.resize_with(sizes.rows.len(), Vec::new);
+        }
+        for (table, &lines) in self.rows.iter_mut().zip(&sizes.rows) {
+            dense_table::reserve(table, lines);
         }
     }
 }
@@ -73,7 +88,8 @@ impl SimState {
         let key = CacheKey::line(line, self.layout);
         self.stats.line_touches += 1;
         let llc = self.llc_of(cpu);
-        let state = self.lines.state(key);
+        let word = self.lines.word(key);
+        let mut state = LineState::from_word(*word);
         let owner = state.owner;
         // Other CPUs that still have the line in their L2 (a write drops their copies): the
         // nearest supplies the line (or acknowledges the invalidation), the last writer
@@ -112,6 +128,7 @@ impl SimState {
             state.llcs |= 1 << llc;
             self.llc[llc].touch(key, LINE_BYTES)
         };
+        *word = state.word();
         let cost_ns = if let Some(from) = transferred_from {
             // Holders exclude this CPU, so the distance is never SameCpu.
             let cost_ns = self.calibration.line_transfer_ns(distance_between(&self.places, from as usize, cpu));
@@ -200,6 +217,35 @@ mod tests {
         assert_eq!(charge(1, false), cal.line_llc_ns, "CPU 0's L2 no longer has it: the LLC does");
         assert_eq!(charge(1, true), cal.line_local_ns, "no other holder to invalidate");
         assert_eq!(sim.stats().line_transfers, 0);
+    }
+
+    #[test]
+    fn tables_sized_up_front_charge_what_grown_ones_do() {
+        let charges = |reserved: bool| {
+            let platform = SimPlatform::with_layout(Topology::SERVER_128, Calibration::XEON, MetadataLayout::Pagealloc);
+            if reserved {
+                platform.reserve_for_zones(&[0..1 << 16, 1 << 16..1 << 20]);
+            }
+            let mut rng = crate::rng::SplitMix64::new(7);
+            let charged: Vec<u64> = (0..20_000)
+                .map(|_| {
+                    let cpu = (rng.next_u64() % 128) as usize;
+                    let (zone, frame) = ((rng.next_u64() % 2) as u16, (rng.next_u64() % (1 << 16)) as u32);
+                    if rng.next_u64() % 4 == 0 {
+                        platform.handle().set_cpu(cpu);
+                        platform.touch_pages(rng.next_u64() % (1 << 20), 1);
+                        platform.handle().clock_ns(cpu)
+                    } else {
+                        line_charge(&platform, cpu, SharedLine::frame_meta(zone, frame), rng.next_u64() % 2 == 0)
+                    }
+                })
+                .collect();
+            (charged, platform.handle().stats())
+        };
+        let (grown, reserved) = (charges(false), charges(true));
+        assert_eq!(grown.0, reserved.0);
+        assert_eq!(grown.1, reserved.1);
+        assert!(grown.1.line_misses > 0 && grown.1.line_transfers > 0, "the touches met every case");
     }
 
     #[test]

@@ -68,6 +68,15 @@ impl SimPlatform {
     pub fn handle(&self) -> SimHandle {
         self.handle
     }
+
+    /// Sizes the simulator's tables indexed by pfn or line number for an allocator whose
+    /// zones span `zone_spans` (zone `i` the `i`-th), before it is built: each is then one
+    /// zeroed allocation, mapped as it is used, not one grown and copied as touches reach
+    /// further. Results do not depend on it.
+    pub fn reserve_for_zones(&self, zone_spans: &[core::ops::Range<pagealloc::types::Pfn>]) {
+        let sizes = crate::table_sizes::TableSizes::for_zones(zone_spans, self.handle.metadata_layout());
+        self.handle.with(|state| state.reserve(&sizes));
+    }
 }
 
 impl Drop for SimPlatform {

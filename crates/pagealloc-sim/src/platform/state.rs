@@ -83,6 +83,16 @@ impl SimState {
         }
     }
 
+    /// Sizes every table indexed by pfn or line number for `sizes` at once.
+    pub(super) fn reserve(&mut self, sizes: &crate::table_sizes::TableSizes) {
+        self.lines.reserve(sizes);
+        self.l2.reserve(sizes);
+        for llc in &mut self.llc {
+            llc.reserve(sizes);
+        }
+        crate::dense_table::reserve(&mut self.l2_owner, sizes.pages);
+    }
+
     /// How far apart two CPUs are (as `Topology::distance`, from the table).
     pub(super) fn distance(&self, a: usize, b: usize) -> Distance {
         distance_between(&self.places, a, b)
