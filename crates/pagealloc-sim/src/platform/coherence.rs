@@ -231,12 +231,17 @@ mod tests {
                 .map(|_| {
                     let cpu = (rng.next_u64() % 128) as usize;
                     let (zone, frame) = ((rng.next_u64() % 2) as u16, (rng.next_u64() % (1 << 16)) as u32);
-                    if rng.next_u64() % 4 == 0 {
+                    if rng.next_u64().is_multiple_of(4) {
                         platform.handle().set_cpu(cpu);
                         platform.touch_pages(rng.next_u64() % (1 << 20), 1);
                         platform.handle().clock_ns(cpu)
                     } else {
-                        line_charge(&platform, cpu, SharedLine::frame_meta(zone, frame), rng.next_u64() % 2 == 0)
+                        line_charge(
+                            &platform,
+                            cpu,
+                            SharedLine::frame_meta(zone, frame),
+                            rng.next_u64().is_multiple_of(2),
+                        )
                     }
                 })
                 .collect();
