@@ -171,8 +171,10 @@ impl CacheSet {
     /// recent either way, evicting the least recent entries until it fits.
     pub fn touch(&mut self, key: CacheKey, bytes: u32) -> bool {
         if let Some(index) = self.index.get(key) {
-            self.unlink(index);
-            self.push_front(index);
+            if index != self.head {
+                self.unlink(index);
+                self.push_front(index);
+            }
             return true;
         }
         // Bounded: each round evicts one entry, and an entry never exceeds the capacity.

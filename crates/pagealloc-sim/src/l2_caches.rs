@@ -107,8 +107,7 @@ impl L2Caches {
     /// Makes it the most recent either way, evicting the least recent entries until it fits.
     pub fn touch(&mut self, cpu: usize, key: CacheKey, bytes: u32) -> bool {
         if let Some(node) = self.find(cpu, key) {
-            self.unlink_lru(node);
-            self.push_front(node);
+            self.make_most_recent(node);
             return true;
         }
         let head = self.holders.get(key).unwrap_or(NIL);
@@ -129,8 +128,7 @@ impl L2Caches {
     ) -> bool {
         let (first, mine) = self.walk_holders(cpu, key, write, &mut each);
         if mine != NIL {
-            self.unlink_lru(mine);
-            self.push_front(mine);
+            self.make_most_recent(mine);
             return true;
         }
         let head = if write { NIL } else { first };
@@ -242,6 +240,16 @@ impl L2Caches {
         list.used_bytes -= bytes as u64;
         list.entries -= 1;
         self.free.push(node);
+    }
+
+    /// Moves a resident node to the front of its CPU's list (nothing to do if it is there).
+    #[inline]
+    fn make_most_recent(&mut self, index: u32) {
+        let cpu = self.nodes[index as usize].cpu as usize;
+        if self.lists[cpu].head != index {
+            self.unlink_lru(index);
+            self.push_front(index);
+        }
     }
 
     fn unlink_lru(&mut self, index: u32) {

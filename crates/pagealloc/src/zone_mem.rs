@@ -267,3 +267,59 @@ impl ZoneMem {
         self.summary.free_highatomic_pages.load(Relaxed)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::frame::FrameState;
+    use crate::platform::TestPlatform;
+    use crate::request::AllocRequest;
+    use crate::test_rng::Rng;
+    use crate::types::{Pfn, ZoneType};
+    use crate::{AllocatorBuilder, PageAllocator};
+
+    /// The first free head in `[from, end)` by a walk from block to block, as a scanner
+    /// reading each head's order would find it.
+    fn walked_free_head(mem: &super::ZoneMem, from: Pfn, end: Pfn) -> Option<Pfn> {
+        let mut pfn = from;
+        while pfn < end {
+            let info = mem.frame(pfn).info();
+            match info.state() {
+                FrameState::FreeHead => return Some(pfn),
+                FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::Interior | FrameState::Reserved => pfn += 1,
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn next_free_head_finds_what_a_block_walk_finds() {
+        let allocator =
+            PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14), TestPlatform::new(2))
+                .unwrap();
+        let mut rng = Rng(11);
+        let mut held = alloc::vec::Vec::new();
+        for _ in 0..3_000 {
+            let order = rng.below(4) as u8;
+            if let Ok(block) = allocator.alloc_pages(order, AllocRequest::USER_MOVABLE) {
+                held.push(block);
+            }
+            if rng.below(3) == 0 && !held.is_empty() {
+                let index = rng.below(held.len() as u64) as usize;
+                allocator.free_pages(held.swap_remove(index)).unwrap();
+            }
+        }
+        let mem = &allocator.zones()[0].mem;
+        let (start, end) = (mem.start_pfn, mem.end_pfn());
+        let mut found = 0;
+        for _ in 0..2_000 {
+            let from = start + rng.below(end - start);
+            let to = (from + 1 + rng.below(1024)).min(end);
+            let expected = walked_free_head(mem, from, to);
+            assert_eq!(mem.next_free_head(from, to), expected, "[{from:#x}, {to:#x})");
+            found += usize::from(expected.is_some());
+        }
+        assert!(found > 100, "the ranges held free blocks ({found})");
+        assert_eq!(mem.next_free_head(start, end), walked_free_head(mem, start, end));
+    }
+}

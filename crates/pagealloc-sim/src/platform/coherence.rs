@@ -74,10 +74,6 @@ impl LineTable {
 }
 
 impl SimState {
-    pub(super) fn transfer_ns(&self, from: u32, to: usize) -> u64 {
-        self.calibration.line_transfer_ns(self.distance(from as usize, to))
-    }
-
     /// A touch of a shared line. The line is served from this CPU's L2 if it holds it there,
     /// else from the core that holds it (a transfer by distance), else from the socket's LLC,
     /// else from memory. Lines live in the same byte-weighted caches as page data, so a line

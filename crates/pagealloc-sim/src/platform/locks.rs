@@ -3,7 +3,7 @@
 
 use pagealloc::platform::LockId;
 
-use super::state::SimState;
+use super::state::{distance_between, SimState};
 use super::stats::LockClassStats;
 
 /// A lock as a FIFO server in simulated time.
@@ -34,15 +34,16 @@ impl SimState {
     pub(super) fn acquire(&mut self, lock: LockId) -> u64 {
         let cpu = self.current;
         let now = self.clocks_ns[cpu];
+        // One lookup: the cost reads only fields beside the lock table.
         let state = self.locks.entry(lock).or_default();
         let wait_ns = state.free_at_ns.saturating_sub(now);
         let word_owner = state.word_owner.replace(cpu as u32);
         let mut cost_ns = self.calibration.atomic_rmw_ns;
         if let Some(owner) = word_owner.filter(|&owner| owner as usize != cpu) {
-            cost_ns += self.transfer_ns(owner, cpu);
+            cost_ns += self.calibration.line_transfer_ns(distance_between(&self.places, owner as usize, cpu));
         }
         let acquired_at_ns = now + wait_ns + cost_ns;
-        self.locks.get_mut(&lock).expect("inserted above").acquired_at_ns = acquired_at_ns;
+        state.acquired_at_ns = acquired_at_ns;
         self.clocks_ns[cpu] = acquired_at_ns;
         if let LockId::Workload(_) = lock {
             let stats = &mut self.stats.workload_lock;

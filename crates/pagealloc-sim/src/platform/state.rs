@@ -93,11 +93,6 @@ impl SimState {
         crate::dense_table::reserve(&mut self.l2_owner, sizes.pages);
     }
 
-    /// How far apart two CPUs are (as `Topology::distance`, from the table).
-    pub(super) fn distance(&self, a: usize, b: usize) -> Distance {
-        distance_between(&self.places, a, b)
-    }
-
     /// A CPU's LLC instance.
     pub(super) fn llc_of(&self, cpu: usize) -> usize {
         usize::from(self.places[cpu].llc)
