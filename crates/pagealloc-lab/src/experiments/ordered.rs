@@ -18,16 +18,22 @@ impl Drop for StopOnPanic<'_> {
     }
 }
 
-/// Runs `job(0..count)` on `workers` threads and calls `each(index, result)` on the caller's
-/// thread in index order, as soon as every earlier result is in. An error from `each` stops
-/// the workers taking new jobs (those running finish) and is returned; a panic in a job or
-/// in `each` stops them too, then propagates.
+/// Runs `job(0..count)` on `workers` threads, started in `start_order` (a permutation of
+/// `0..count`), and calls `each(index, result)` on the caller's thread in index order, as
+/// soon as every earlier result is in. An error from `each` stops the workers taking new
+/// jobs (those running finish) and is returned; a panic in a job or in `each` stops them
+/// too, then propagates.
 pub fn run_ordered<T: Send, E>(
-    count: usize,
+    start_order: &[usize],
     workers: usize,
     job: impl Fn(usize) -> T + Sync,
     mut each: impl FnMut(usize, T) -> Result<(), E>,
 ) -> Result<(), E> {
+    let count = start_order.len();
+    let mut seen = vec![false; count];
+    for &index in start_order {
+        assert!(index < count && !std::mem::replace(&mut seen[index], true), "start order is not a permutation");
+    }
     let next_job = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let (sender, receiver) = mpsc::channel::<(usize, T)>();
@@ -37,10 +43,10 @@ pub fn run_ordered<T: Send, E>(
             let (next_job, stop, job) = (&next_job, &stop, &job);
             scope.spawn(move || {
                 let _stop_on_panic = StopOnPanic(stop);
-                // Bounded: each round claims a distinct index below `count`.
+                // Bounded: each round claims the next place in `start_order`.
                 while !stop.load(Ordering::Relaxed) {
-                    let index = next_job.fetch_add(1, Ordering::Relaxed);
-                    if index >= count || sender.send((index, job(index))).is_err() {
+                    let Some(&index) = start_order.get(next_job.fetch_add(1, Ordering::Relaxed)) else { break };
+                    if sender.send((index, job(index))).is_err() {
                         break;
                     }
                 }
@@ -71,12 +77,18 @@ pub fn run_ordered<T: Send, E>(
 mod tests {
     use super::*;
 
+    fn in_order(count: usize) -> Vec<usize> {
+        (0..count).collect()
+    }
+
     #[test]
-    fn results_come_back_in_job_order_whatever_the_workers() {
-        for workers in [1, 2, 5] {
+    fn results_come_back_in_job_order_whatever_the_workers_and_start_order() {
+        for (workers, start_order) in
+            [(1, in_order(20)), (2, in_order(20)), (5, in_order(20)), (2, (0..20).rev().collect())]
+        {
             let mut seen = Vec::new();
             let result: Result<(), ()> = run_ordered(
-                20,
+                &start_order,
                 workers,
                 |index| {
                     // Later jobs finish first.
@@ -89,8 +101,24 @@ mod tests {
                 },
             );
             assert_eq!(result, Ok(()));
-            assert_eq!(seen, (0..20).map(|i| (i, i * 10)).collect::<Vec<_>>(), "{workers} workers");
+            assert_eq!(seen, (0..20).map(|i| (i, i * 10)).collect::<Vec<_>>(), "{workers} workers, {start_order:?}");
         }
+    }
+
+    #[test]
+    fn jobs_start_in_the_start_order() {
+        let started = std::sync::Mutex::new(Vec::new());
+        let start_order = [3, 0, 2, 1];
+        let result: Result<(), ()> =
+            run_ordered(&start_order, 1, |index| started.lock().unwrap().push(index), |_, _| Ok(()));
+        assert_eq!(result, Ok(()));
+        assert_eq!(*started.lock().unwrap(), start_order);
+    }
+
+    #[test]
+    #[should_panic(expected = "not a permutation")]
+    fn a_start_order_naming_a_job_twice_is_refused() {
+        let _ = run_ordered(&[0, 0], 1, |index| index, |_, _| Ok::<(), ()>(()));
     }
 
     #[test]
@@ -98,7 +126,7 @@ mod tests {
         let ran = AtomicUsize::new(0);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             run_ordered(
-                200,
+                &in_order(200),
                 2,
                 |index| {
                     ran.fetch_add(1, Ordering::Relaxed);
@@ -118,7 +146,7 @@ mod tests {
     fn an_error_stops_the_run_and_is_returned() {
         let ran = AtomicUsize::new(0);
         let result = run_ordered(
-            200,
+            &in_order(200),
             2,
             |index| {
                 ran.fetch_add(1, Ordering::Relaxed);

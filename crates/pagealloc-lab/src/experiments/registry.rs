@@ -45,6 +45,10 @@ pub struct Experiment {
     pub(super) speedup_of: Option<&'static str>,
     /// Measured on real threads (not simulated): tables show raw values.
     pub(super) real_threads: bool,
+    /// Host seconds one preset's job takes at full size, as measured on the reference
+    /// 2-core guest (docs/benchmarks.md): `reproduce` starts the longest jobs first. No
+    /// result depends on it.
+    pub(super) job_host_s: f64,
 }
 
 /// Adds `speedup_pct` to every row: `metric` relative to the first preset's row with the
@@ -79,6 +83,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 224,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 20.7,
     },
     Experiment {
         name: "pcp-kbuild-768",
@@ -89,6 +94,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 768,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 26.7,
     },
     Experiment {
         name: "pcp-sctp",
@@ -99,6 +105,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 128,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 0.5,
     },
     Experiment {
         name: "pcp-unix",
@@ -109,6 +116,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 128,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 0.3,
     },
     Experiment {
         name: "pcp-pairs-roles",
@@ -119,6 +127,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 128,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 6.3,
     },
     Experiment {
         name: "highorder-trunc",
@@ -129,6 +138,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 80,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 0.3,
     },
     Experiment {
         name: "highorder-page-fault1",
@@ -139,6 +149,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 80,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 1.8,
     },
     Experiment {
         name: "highorder-netperf-tcp",
@@ -149,6 +160,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 8,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 0.1,
     },
     Experiment {
         name: "vmstat-page-bench03",
@@ -159,6 +171,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 88,
         speedup_of: None,
         real_threads: false,
+        job_host_s: 10.2,
     },
     Experiment {
         name: "lru-page-fault1",
@@ -169,6 +182,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 88,
         speedup_of: Some("faults_per_sec"),
         real_threads: false,
+        job_host_s: 43.1,
     },
     Experiment {
         name: "frag-thpfioscale",
@@ -179,6 +193,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 48,
         speedup_of: Some("extfrag_events"),
         real_threads: false,
+        job_host_s: 38.0,
     },
     Experiment {
         name: "frag-thpfioscale-sweep",
@@ -189,6 +204,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 8,
         speedup_of: Some("extfrag_events"),
         real_threads: false,
+        job_host_s: 93.7,
     },
     Experiment {
         name: "frag-thpcompact",
@@ -199,6 +215,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 4,
         speedup_of: Some("huge_fault_pct"),
         real_threads: false,
+        job_host_s: 1.0,
     },
     Experiment {
         name: "llfree-frag",
@@ -209,6 +226,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 2,
         speedup_of: None,
         real_threads: true,
+        job_host_s: 5.6,
     },
 ];
 

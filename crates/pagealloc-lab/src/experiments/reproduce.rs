@@ -54,7 +54,7 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
     // pinned one per CPU and another job beside them would be measured with them.
     let host = RwLock::new(());
     ordered::run_ordered(
-        runs.len(),
+        &longest_first(&runs),
         jobs,
         |index| {
             let (_, experiment, preset) = runs[index];
@@ -93,6 +93,15 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
     Ok(())
 }
 
+/// The jobs' start order: the experiments whose jobs take longest first (ties in their
+/// order), so that no long job is left to run alone at the end. Results come out in job
+/// order whatever the start order.
+fn longest_first(runs: &[(usize, &Experiment, &str)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by(|&a, &b| runs[b].1.job_host_s.total_cmp(&runs[a].1.job_host_s));
+    order
+}
+
 /// Each job's host wall time, slowest first, to stderr (it varies from run to run, so it
 /// is kept out of the results).
 fn print_timings(job_seconds: &mut [(f64, usize)], job: impl Fn(usize) -> (&'static str, &'static str)) {
@@ -122,6 +131,23 @@ mod tests {
         };
         assert_eq!(run("one-job", 1), run("three-jobs", 3));
         std::fs::remove_dir_all(base).ok();
+    }
+
+    #[test]
+    fn the_longest_jobs_start_first_and_every_job_starts_once() {
+        let runs: Vec<(usize, &Experiment, &str)> = EXPERIMENTS
+            .iter()
+            .enumerate()
+            .flat_map(|(position, experiment)| {
+                experiment.presets.iter().map(move |&preset| (position, experiment, preset))
+            })
+            .collect();
+        let order = longest_first(&runs);
+        let costs: Vec<f64> = order.iter().map(|&index| runs[index].1.job_host_s).collect();
+        assert!(costs.windows(2).all(|pair| pair[0] >= pair[1]), "{costs:?}");
+        let mut started = order.clone();
+        started.sort_unstable();
+        assert_eq!(started, (0..runs.len()).collect::<Vec<_>>());
     }
 
     #[test]
