@@ -181,9 +181,9 @@ fn report_json(args: &DemoArgs, allocator: &Allocator, summary: &Summary) -> ser
                 .map(|(migratetype, count)| (migratetype.kernel_name().to_string(), count.into()))
                 .collect();
             serde_json::json!({
-                "node": zone.node(),
-                "zone": zone.zone_type().kernel_name(),
-                "managed_pages": zone.managed_pages(),
+                "node": zone.state().node(),
+                "zone": zone.state().zone_type().kernel_name(),
+                "managed_pages": zone.state().managed_pages(),
                 "free_pages": zone.free_pages(),
                 "free_blocks_by_type_and_order": free_blocks,
                 "pageblocks_by_type": pageblocks,

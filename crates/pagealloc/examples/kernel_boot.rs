@@ -48,7 +48,7 @@ fn boot() -> PageAllocator<StdPlatform> {
     let memory = MetadataMemory::at(bytes, PhysAddr(4 * GIB));
     let reserved = memory.frames().expect("its address is known");
     let allocator = PageAllocator::build_in(builder, StdPlatform::with_cpus(CPUS), memory).expect("the map is valid");
-    let zones: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.zone_type()).collect();
+    let zones: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.state().zone_type()).collect();
     assert_eq!(zones, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     let usable_pages = (0x9f000 - 0x1000 + (GIB - MIB) + GIB) / 4096;
     assert_eq!(allocator.managed_pages(), usable_pages - (reserved.end - reserved.start));

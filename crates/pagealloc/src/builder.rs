@@ -260,7 +260,7 @@ impl AllocatorBuilder {
     /// use pagealloc::platform::TestPlatform;
     /// // 8 GiB: DMA, DMA32 up to the PCI hole at 3 GiB, Normal from 4 GiB.
     /// let allocator = PageAllocator::build(AllocatorBuilder::pc_layout(8192), TestPlatform::new(1)).unwrap();
-    /// let types: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.zone_type()).collect();
+    /// let types: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.state().zone_type()).collect();
     /// assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     /// ```
     pub fn pc_layout(total_mib: u64) -> Self {

@@ -99,10 +99,10 @@ mod tests {
             ctx.set_pageblock_range_type(start, PAGEBLOCK_ORDER, MigrateType::HighAtomic);
             ctx.add_free(start, PAGEBLOCK_ORDER, MigrateType::HighAtomic, true);
         }
-        zone.reserved_highatomic_pages.fetch_add(PAGEBLOCK_PAGES, Relaxed);
+        zone.state().reserved_highatomic_pages.fetch_add(PAGEBLOCK_PAGES, Relaxed);
         allocator.check_invariants().unwrap();
         assert!(super::unreserve_pageblock(zone.buddy(allocator.platform()), MigrateType::Movable));
-        assert_eq!(zone.reserved_highatomic_pages(), 0);
+        assert_eq!(zone.state().reserved_highatomic_pages(), 0);
         allocator.check_invariants().unwrap();
     }
 }

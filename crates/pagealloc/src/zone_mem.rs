@@ -309,7 +309,7 @@ mod tests {
                 allocator.free_pages(held.swap_remove(index)).unwrap();
             }
         }
-        let mem = &allocator.zones()[0].mem;
+        let mem = allocator.zones()[0].mem();
         let (start, end) = (mem.start_pfn, mem.end_pfn());
         let mut found = 0;
         for _ in 0..2_000 {

@@ -21,7 +21,7 @@ fn arena_of(allocator: &TestAllocator, block: &Block) -> u16 {
         .zones()
         .iter()
         .find(|zone| (zone.start_pfn()..zone.start_pfn() + zone.spanned_pages()).contains(&block.pfn()));
-    zone.expect("a block lies in a zone").node()
+    zone.expect("a block lies in a zone").state().node()
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn arenas_are_cut_by_present_pages_around_holes() {
     let hole = start + 7 * MIN_ARENA_PAGES / 2..end - MIN_ARENA_PAGES / 2;
     let builder = AllocatorBuilder::new().node(4).zone(0, ZoneType::Normal, start..end).hole(hole.clone());
     let allocator = build(builder, 4);
-    let managed: Vec<u64> = allocator.zones().iter().map(|zone| zone.managed_pages()).collect();
+    let managed: Vec<u64> = allocator.zones().iter().map(|zone| zone.state().managed_pages()).collect();
     assert_eq!(managed.iter().sum::<u64>(), 4 * MIN_ARENA_PAGES);
     assert!(managed.iter().all(|&pages| pages >= MIN_ARENA_PAGES), "every arena at least the minimum: {managed:?}");
     assert_eq!(managed.len(), 4, "as many arenas as the present pages hold: {managed:?}");
@@ -108,8 +108,9 @@ fn arenas_are_cut_by_present_pages_around_holes() {
 fn small_zones_stay_whole_in_the_first_arena() {
     // PC layout, 4 GiB: DMA (16 MiB) stays whole; DMA32 and Normal are cut.
     let pc = build(AllocatorBuilder::pc_layout(4096), 2);
-    let per_node: Vec<Vec<ZoneType>> =
-        (0..2).map(|node| pc.zones().iter().filter(|z| z.node() == node).map(|z| z.zone_type()).collect()).collect();
+    let per_node: Vec<Vec<ZoneType>> = (0..2)
+        .map(|node| pc.zones().iter().filter(|z| z.state().node() == node).map(|z| z.state().zone_type()).collect())
+        .collect();
     assert_eq!(per_node[0], [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     assert_eq!(per_node[1], [ZoneType::Dma32, ZoneType::Normal]);
     assert_eq!(pc.managed_pages(), build_linux(AllocatorBuilder::pc_layout(4096)).managed_pages());
@@ -134,7 +135,7 @@ fn numa_nodes_are_cut_into_arenas_of_their_own() {
     let node_end = base + node_pages;
     assert!(allocator.zones().iter().all(|zone| {
         let end = zone.start_pfn() + zone.spanned_pages();
-        (zone.node() < 2) == (end <= node_end)
+        (zone.state().node() < 2) == (end <= node_end)
     }));
     allocator.platform().set_cpu(1);
     let held: Vec<Block> =

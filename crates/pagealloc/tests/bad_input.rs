@@ -235,8 +235,9 @@ fn exhausted_memory_returns_an_error_and_respects_the_watermarks() {
     );
     assert_eq!(fingerprint(&allocator), before);
     for zone in allocator.zones() {
-        let floor = zone.params().watermarks.min_pages + zone.params().lowmem_reserve[ZoneType::Normal.index()];
-        assert!(zone.free_pages() >= floor, "{:?} below min + protection", zone.zone_type());
+        let floor =
+            zone.state().params().watermarks.min_pages + zone.state().params().lowmem_reserve[ZoneType::Normal.index()];
+        assert!(zone.free_pages() >= floor, "{:?} below min + protection", zone.state().zone_type());
     }
     for block in held {
         allocator.free_pages(block).unwrap();

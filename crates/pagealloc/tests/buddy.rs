@@ -24,9 +24,9 @@ fn fresh_allocator_holds_all_managed_memory_in_max_order_blocks() {
 fn holes_and_reservations_are_neither_managed_nor_allocatable() {
     let allocator = pc(64);
     let dma = &allocator.zones()[0];
-    assert_eq!(dma.zone_type(), ZoneType::Dma);
-    assert_eq!(dma.managed_pages(), 4096 - 1 - 0x60);
-    assert_eq!(dma.present_pages(), 4096);
+    assert_eq!(dma.state().zone_type(), ZoneType::Dma);
+    assert_eq!(dma.state().managed_pages(), 4096 - 1 - 0x60);
+    assert_eq!(dma.state().present_pages(), 4096);
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.managed_pages, 64 * 256 - 1 - 0x60);
 }
@@ -89,7 +89,7 @@ fn every_order_allocates_aligned_blocks() {
 fn order_0_allocations_stop_at_the_min_watermark_and_priority_goes_deeper() {
     // 64 MiB Normal zone alone: min_free_kbytes = sqrt(16 * 65536) = 1024 -> min 256 pages.
     let allocator = single_zone(ZoneType::Normal, 16 << 10);
-    let marks = allocator.zones()[0].params().watermarks;
+    let marks = allocator.zones()[0].state().params().watermarks;
     assert_eq!((marks.min_pages, marks.low_pages, marks.high_pages), (256, 320, 384));
     let mut held = Vec::new();
     while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE) {
@@ -113,15 +113,22 @@ fn order_0_allocations_stop_at_the_min_watermark_and_priority_goes_deeper() {
 fn dma32_requests_never_get_normal_memory_and_lowmem_reserve_protects_dma32() {
     let allocator = pc(8 << 10);
     let zones = allocator.zones();
-    let dma32 = zones.iter().find(|z| z.zone_type() == ZoneType::Dma32).unwrap();
+    let dma32 = zones.iter().find(|z| z.state().zone_type() == ZoneType::Dma32).unwrap();
     let normal_index = ZoneType::Normal.index();
-    let reserve = dma32.params().lowmem_reserve[normal_index];
-    assert_eq!(reserve, zones.iter().find(|z| z.zone_type() == ZoneType::Normal).unwrap().managed_pages() / 256);
+    let reserve = dma32.state().params().lowmem_reserve[normal_index];
+    assert_eq!(
+        reserve,
+        zones.iter().find(|z| z.state().zone_type() == ZoneType::Normal).unwrap().state().managed_pages() / 256
+    );
 
     let block = allocator.alloc_pages(0, AllocRequest::DMA32).unwrap();
-    assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().zone_type(), ZoneType::Dma32);
+    assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().state().zone_type(), ZoneType::Dma32);
     let kernel = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    assert_eq!(allocator.zone_of_pfn(kernel.pfn()).unwrap().zone_type(), ZoneType::Normal, "highest zone first");
+    assert_eq!(
+        allocator.zone_of_pfn(kernel.pfn()).unwrap().state().zone_type(),
+        ZoneType::Normal,
+        "highest zone first"
+    );
     allocator.free_pages(block).unwrap();
     allocator.free_pages(kernel).unwrap();
 }
@@ -141,7 +148,8 @@ fn normal_requests_spill_into_dma32_only_down_to_its_protection() {
         held.push(block);
     }
     let dma32 = &allocator.zones()[0];
-    let floor = dma32.params().watermarks.min_pages + dma32.params().lowmem_reserve[ZoneType::Normal.index()];
+    let floor =
+        dma32.state().params().watermarks.min_pages + dma32.state().params().lowmem_reserve[ZoneType::Normal.index()];
     assert_eq!(dma32.free_pages(), floor, "Normal requests leave min + protection in DMA32");
     // A DMA32 request is not subject to the Normal protection.
     assert!(allocator.alloc_pages(0, AllocRequest::DMA32.with_migratetype(MigrateType::Movable)).is_ok());
@@ -183,7 +191,7 @@ fn sparse_movable_pageblock_is_stolen_from_not_claimed_and_boosts_the_watermark(
     let pages = 8 << 10;
     let (allocator, recorder) = recorded_allocator(pages);
     let held: Vec<_> = std::iter::from_fn(|| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).ok()).collect();
-    let min = allocator.zones()[0].params().watermarks.min_pages;
+    let min = allocator.zones()[0].state().params().watermarks.min_pages;
     assert_eq!(allocator.zones()[0].free_pages(), min);
     // In a pageblock that is wholly allocated, free 100 scattered pages: too few to claim it
     // for an unmovable request (free + alike < half a pageblock).
@@ -206,8 +214,8 @@ fn sparse_movable_pageblock_is_stolen_from_not_claimed_and_boosts_the_watermark(
     assert_eq!(events[0].kind, FallbackKind::Steal);
     assert!(events[0].splits_pageblock());
     assert_eq!(allocator.zones()[0].pageblock_counts()[MigrateType::Unmovable.index()], 0, "steal keeps the type");
-    assert!(allocator.zones()[0].extfrag().snapshot().watermark_boosts > 0);
-    assert!(allocator.zones()[0].boost_pages() >= PAGEBLOCK_PAGES);
+    assert!(allocator.zones()[0].state().extfrag().snapshot().watermark_boosts > 0);
+    assert!(allocator.zones()[0].state().boost_pages() >= PAGEBLOCK_PAGES);
     allocator.check_invariants().unwrap();
     allocator.free_pages(block).unwrap();
 }
@@ -219,16 +227,16 @@ fn high_order_atomic_success_reserves_its_pageblock() {
     // Served by the fast path, which does not reserve: only the slow path's ALLOC_HIGHATOMIC
     // does. Bring the zone near its low watermark so that atomic requests go slow.
     let block = allocator.alloc_pages(2, AllocRequest::ATOMIC).unwrap();
-    assert_eq!(allocator.zones()[0].reserved_highatomic_pages(), 0);
+    assert_eq!(allocator.zones()[0].state().reserved_highatomic_pages(), 0);
     let mut held = vec![block];
-    while allocator.zones()[0].free_pages() > allocator.zones()[0].params().watermarks.low_pages + 8 {
+    while allocator.zones()[0].free_pages() > allocator.zones()[0].state().params().watermarks.low_pages + 8 {
         held.push(allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap());
     }
     let mut atomic = Vec::new();
-    while allocator.zones()[0].reserved_highatomic_pages() == 0 {
+    while allocator.zones()[0].state().reserved_highatomic_pages() == 0 {
         atomic.push(allocator.alloc_pages(2, AllocRequest::ATOMIC).unwrap());
     }
-    assert_eq!(allocator.zones()[0].reserved_highatomic_pages(), PAGEBLOCK_PAGES);
+    assert_eq!(allocator.zones()[0].state().reserved_highatomic_pages(), PAGEBLOCK_PAGES);
     assert_eq!(allocator.zones()[0].pageblock_counts()[MigrateType::HighAtomic.index()], 1);
     // Only the reserve's free pages are withheld from ordinary requests (v6.12 accounting).
     assert!(allocator.zones()[0].free_highatomic_pages() < PAGEBLOCK_PAGES);
@@ -238,7 +246,7 @@ fn high_order_atomic_success_reserves_its_pageblock() {
     while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
         more.push(block);
     }
-    assert_eq!(allocator.zones()[0].reserved_highatomic_pages(), 0, "unreserved before OOM");
+    assert_eq!(allocator.zones()[0].state().reserved_highatomic_pages(), 0, "unreserved before OOM");
     allocator.check_invariants().unwrap();
     for block in held.into_iter().chain(atomic).chain(more) {
         allocator.free_pages(block).unwrap();
@@ -269,12 +277,12 @@ fn nodes_prefer_local_memory_and_fall_back_to_remote() {
         PageAllocator::build(builder.policy(preset("global-lock")), pagealloc::platform::TestPlatform::new(2)).unwrap();
     allocator.platform().set_cpu(1);
     let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
-    assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().node(), 1);
+    assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().state().node(), 1);
     let mut held = vec![block];
     while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE) {
         held.push(block);
     }
-    let remote = held.iter().filter(|b| allocator.zone_of_pfn(b.pfn()).unwrap().node() == 0).count();
+    let remote = held.iter().filter(|b| allocator.zone_of_pfn(b.pfn()).unwrap().state().node() == 0).count();
     assert!(remote > 3000, "node 1 spilled into node 0 ({remote} pages)");
     allocator.check_invariants().unwrap();
 }
@@ -292,7 +300,7 @@ fn cpu_node_map_places_interleaved_cpus_on_their_nodes() {
     for (cpu, node) in [(0, 0), (1, 1), (2, 0), (3, 1)] {
         allocator.platform().set_cpu(cpu);
         let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
-        assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().node(), node, "cpu {cpu}");
+        assert_eq!(allocator.zone_of_pfn(block.pfn()).unwrap().state().node(), node, "cpu {cpu}");
         allocator.free_pages(block).unwrap();
     }
     let wrong = AllocatorBuilder::new().cpu_node_map(vec![0, 1]).zone(0, ZoneType::Normal, (1 << 20)..(1 << 20) + 4096);

@@ -168,7 +168,7 @@ fn compacting_a_node_frees_whole_pageblocks_and_keeps_contents() {
     client.free_all(&allocator);
     allocator.drain_all();
     allocator.check_invariants().unwrap();
-    assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].managed_pages());
+    assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].state().managed_pages());
 }
 
 #[test]
@@ -330,5 +330,5 @@ fn a_client_returning_the_wrong_blocks_corrupts_nothing() {
     held.free_all(&allocator);
     allocator.drain_all();
     allocator.check_invariants().unwrap();
-    assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].managed_pages());
+    assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].state().managed_pages());
 }

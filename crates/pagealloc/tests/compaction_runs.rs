@@ -118,7 +118,7 @@ fn running_out_of_free_targets_is_contended_not_complete() {
     allocator.wake_kcompactd(0, 1);
     assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
     assert_eq!(allocator.zones()[0].free_pages(), 6, "no pair came free");
-    let cursors = allocator.zones()[0].compact_cursors();
+    let cursors = allocator.zones()[0].state().compact_cursors();
     let stats = allocator.compaction_stats(0);
     assert!(stats.pgmigrate_success > 0, "the run moved pages: {stats:?}");
     assert_eq!(cursors.defer_shift(), 0, "a contended run defers nothing");
@@ -154,7 +154,7 @@ fn a_run_whose_scanners_meet_starts_the_next_one_over() {
 
     let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).expect("compaction freed a pageblock");
     assert_eq!(offset(&allocator, huge.pfn()), 6 * PAGEBLOCK_PAGES, "the seventh pageblock");
-    let cursors = allocator.zones()[0].compact_cursors();
+    let cursors = allocator.zones()[0].state().compact_cursors();
     assert_eq!((cursors.cached_migrate_pfn(), cursors.cached_free_pfn()), (0, 0), "the scanners met: reset");
     allocator.check_invariants().unwrap();
 
@@ -284,7 +284,7 @@ fn kcompactd_drains_the_pagesets_after_a_complete_run() {
     assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
     assert_eq!(allocator.compaction_stats(0).compact_daemon_wake, 1);
     assert_eq!(allocator.pcp_pages(), 0, "the complete run drained the pagesets");
-    assert_eq!(allocator.zones()[0].compact_cursors().defer_shift(), 1, "and deferred the order");
+    assert_eq!(allocator.zones()[0].state().compact_cursors().defer_shift(), 1, "and deferred the order");
     allocator.check_invariants().unwrap();
     tear_down(&allocator, &client);
 }

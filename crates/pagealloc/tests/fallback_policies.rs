@@ -74,7 +74,7 @@ fn the_2018_design_moves_the_pageblocks_free_pages_to_the_requester_without_rety
         // ...but all its free pages now sit on the unmovable lists.
         assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Unmovable), 99);
         assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 0);
-        assert_eq!(allocator.zones()[0].boost_pages() > 0, boosted, "{boost:?}");
+        assert_eq!(allocator.zones()[0].state().boost_pages() > 0, boosted, "{boost:?}");
         allocator.check_invariants().unwrap();
         // Freed, the page returns to its pageblock's type.
         allocator.free_pages(block).unwrap();
@@ -93,7 +93,7 @@ fn mainline_steals_one_block_and_boosts_only_on_the_claim_attempt() {
     assert_eq!(recorder.events()[0].kind, FallbackKind::Steal);
     assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Unmovable), 0, "free lists match pageblocks");
     assert_eq!(free_list_blocks(&allocator, 0, MigrateType::Movable), 99);
-    assert!(allocator.zones()[0].boost_pages() >= PAGEBLOCK_PAGES, "the failed claim boosted");
+    assert!(allocator.zones()[0].state().boost_pages() >= PAGEBLOCK_PAGES, "the failed claim boosted");
     allocator.free_pages(block).unwrap();
     allocator.free_bulk(kept).unwrap();
     allocator.check_invariants().unwrap();
@@ -161,10 +161,10 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         let (mut allocator, recorder) = allocator(frag);
         let (_, mut kept) = sparse_movable_pageblock(&allocator, &recorder);
         let block = allocator.alloc_pages(0, AllocRequest::ATOMIC).unwrap();
-        let boost = allocator.zones()[0].boost_pages();
+        let boost = allocator.zones()[0].state().boost_pages();
         assert!(boost >= PAGEBLOCK_PAGES, "{frag:?}: the fallback boosted");
         // Free memory well above the boosted high watermark.
-        let high = allocator.zones()[0].watermarks_with_boost().high_pages;
+        let high = allocator.zones()[0].state().watermarks_with_boost().high_pages;
         let freed: Vec<Block> = kept.drain(..(2 * high) as usize).collect();
         allocator.free_bulk(freed).unwrap();
         assert!(allocator.zone_watermark_ok(0, 0, pagealloc::request::WatermarkLevel::High, ZoneType::Normal));
@@ -179,7 +179,7 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         assert_eq!(requests[0].pages, boost);
         assert_eq!(requests[0].shrink_slab, shrink_slab, "{frag:?}");
         assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, boost);
-        assert_eq!(allocator.zones()[0].boost_pages(), 0, "the pass answered for the boost");
+        assert_eq!(allocator.zones()[0].state().boost_pages(), 0, "the pass answered for the boost");
         allocator.check_invariants().unwrap();
         allocator.free_pages(block).unwrap();
         let pages: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();

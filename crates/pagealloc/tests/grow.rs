@@ -65,7 +65,7 @@ fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
         allocator.check_invariants().unwrap();
         // Allocations without reclaim stop between the low and high watermarks: all the
         // rest, the added range included, is handed out.
-        let kept_back = |order: u8| zone.params().watermarks.high_pages + (2 << order);
+        let kept_back = |order: u8| zone.state().params().watermarks.high_pages + (2 << order);
         for order in [0, 3, 9, MAX_ORDER] {
             let pfns = drain_and_refill(&allocator, order);
             let in_added = pfns.iter().filter(|pfn| added.contains(pfn)).count() as u64;
@@ -191,7 +191,7 @@ fn growths_run_out_cleanly() {
     ));
     assert_eq!(snapshot(&allocator), before);
     let pfns = drain_and_refill(&allocator, 0);
-    let high_pages = allocator.zones()[0].params().watermarks.high_pages;
+    let high_pages = allocator.zones()[0].state().params().watermarks.high_pages;
     assert!(pfns.len() as u64 + high_pages + 2 >= (MAX_GROWTHS as u64 + 1) * UNIT);
     assert!(pfns.iter().any(|&pfn| pfn >= next - UNIT), "the last growth's memory is handed out");
     allocator.check_invariants().unwrap();
@@ -253,7 +253,7 @@ fn a_zone_declared_empty_takes_memory_added_anywhere_above_it() {
         .zone(0, ZoneType::Movable, movable_start..movable_start + UNIT / 2)
         .hole(movable_start..movable_start + UNIT / 2);
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
-    assert_eq!(allocator.zones()[1].managed_pages(), 0);
+    assert_eq!(allocator.zones()[1].state().managed_pages(), 0);
     let far = movable_start + 1024 * UNIT..movable_start + 1280 * UNIT; // 1 GiB, 4 GiB above
     assert_eq!(allocator.add_memory(far.clone(), ZoneType::Movable).unwrap(), 256 * UNIT);
     assert_eq!(allocator.zones()[1].spanned_pages(), 1280 * UNIT);

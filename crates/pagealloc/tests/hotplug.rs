@@ -222,7 +222,7 @@ fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
 
     assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);
     assert_eq!(allocator.managed_pages(), managed + 4 * UNIT);
-    assert_eq!(allocator.zones()[1].present_pages(), 12 * UNIT);
+    assert_eq!(allocator.zones()[1].state().present_pages(), 12 * UNIT);
     allocator.check_invariants().unwrap();
     let block = allocator.alloc_pages(pagealloc::MAX_ORDER, HOLD).unwrap();
     allocator.free_pages(block).unwrap();
@@ -387,19 +387,23 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
     let allocator =
         PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 18), TestPlatform::new(4)).unwrap();
     let zone = &allocator.zones()[0];
-    let (params_before, bounds_before) = (zone.params(), pageset_bounds(&allocator));
+    let (params_before, bounds_before) = (zone.state().params(), pageset_bounds(&allocator));
     let start = zone.start_pfn().next_multiple_of(UNIT);
     let half = 1 << 17;
     assert_eq!(allocator.offline(start..start + half).unwrap(), half);
     // As a machine built with that much memory: the same derivation, from the pages now.
     let smaller = PageAllocator::build(
-        AllocatorBuilder::single_zone(ZoneType::Normal, zone.managed_pages()),
+        AllocatorBuilder::single_zone(ZoneType::Normal, zone.state().managed_pages()),
         TestPlatform::new(4),
     )
     .unwrap();
     assert_eq!(smaller.managed_pages(), allocator.managed_pages());
-    assert_eq!(zone.params(), smaller.zones()[0].params());
-    assert!(zone.params().watermarks.min_pages < params_before.watermarks.min_pages, "{:?}", zone.params());
+    assert_eq!(zone.state().params(), smaller.zones()[0].state().params());
+    assert!(
+        zone.state().params().watermarks.min_pages < params_before.watermarks.min_pages,
+        "{:?}",
+        zone.state().params()
+    );
     let shrunk = pageset_bounds(&allocator);
     let fresh = pageset_bounds(&smaller);
     for (ours, built) in shrunk.iter().zip(&fresh) {
@@ -414,11 +418,11 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
         pagealloc::sizing::LinuxVersion::MAINLINE,
     )
     .unwrap();
-    assert!(text.contains(&format!("managed  {}", zone.managed_pages())), "{text}");
-    assert!(text.contains(&format!("min      {}", zone.params().watermarks.min_pages)), "{text}");
+    assert!(text.contains(&format!("managed  {}", zone.state().managed_pages())), "{text}");
+    assert!(text.contains(&format!("min      {}", zone.state().params().watermarks.min_pages)), "{text}");
     allocator.check_invariants().unwrap();
     allocator.online(start..start + half).unwrap();
-    assert_eq!(zone.params(), params_before, "back online: every parameter as built");
+    assert_eq!(zone.state().params(), params_before, "back online: every parameter as built");
     let restored = pageset_bounds(&allocator);
     for (now, built) in restored.iter().zip(&bounds_before) {
         assert_eq!((now.0, now.1, now.2), (built.0, built.1, built.2));
@@ -456,7 +460,7 @@ fn a_zone_empty_at_build_serves_memory_added_later_and_stops_when_it_goes() {
         held.push(block);
     }
     let taken_from_normal = held.iter().filter(|block| from_normal(block)).count() as u64;
-    assert!(taken_from_normal > normal_zone.managed_pages() * 9 / 10, "{taken_from_normal} pages from Normal");
+    assert!(taken_from_normal > normal_zone.state().managed_pages() * 9 / 10, "{taken_from_normal} pages from Normal");
     allocator.free_bulk(held).unwrap();
     allocator.check_invariants().unwrap();
 

@@ -24,7 +24,7 @@ fn build(builder: AllocatorBuilder, cpus: usize) -> Result<TestAllocator, BuildE
 /// (zone type, node, first pfn, spanned pages, managed pages) of every zone.
 fn zones(allocator: &TestAllocator) -> Vec<(ZoneType, u16, u64, u64, u64)> {
     let zone = |z: &pagealloc::zone::Zone<TestPlatform>| {
-        (z.zone_type(), z.node(), z.start_pfn(), z.spanned_pages(), z.managed_pages())
+        (z.state().zone_type(), z.state().node(), z.start_pfn(), z.spanned_pages(), z.state().managed_pages())
     };
     allocator.zones().iter().map(zone).collect()
 }
@@ -50,7 +50,7 @@ fn a_pc_map_with_holes_becomes_dma_dma32_and_normal_zones() {
         held.push(block);
     }
     // Down to the DMA zone's min watermark.
-    assert!(held.len() as u64 > allocator.zones()[0].managed_pages() * 3 / 4, "{} pages", held.len());
+    assert!(held.len() as u64 > allocator.zones()[0].state().managed_pages() * 3 / 4, "{} pages", held.len());
     for block in held {
         allocator.free_pages(block).unwrap();
     }

@@ -56,9 +56,9 @@ fn the_nearest_nodes_first_cpu_runs_a_memory_only_nodes_background_work() {
     // Fill node 1 below its low watermark with page cache, and wake its kswapd.
     let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE }.on_node(1);
     while let Ok(page) = allocator.alloc_pages(0, request) {
-        assert_eq!(allocator.zones()[page.zone_index() as usize].node(), 1);
+        assert_eq!(allocator.zones()[page.zone_index() as usize].state().node(), 1);
         cache.read(page);
-        if allocator.zone_free_pages_snapshot(1) < allocator.zones()[1].watermarks().low_pages {
+        if allocator.zone_free_pages_snapshot(1) < allocator.zones()[1].state().watermarks().low_pages {
             break;
         }
     }

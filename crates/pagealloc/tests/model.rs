@@ -136,25 +136,26 @@ impl Model {
     /// with no holes and no high-atomic reserve.
     fn must_succeed(&self, allocator: &TestAllocator, order: u8, request: AllocRequest) -> bool {
         allocator.zones().iter().any(|zone| {
-            let movable_only = zone.zone_type() == ZoneType::Movable && request.migratetype != MigrateType::Movable;
-            if zone.zone_type() > request.highest_zone || movable_only || zone.managed_pages() == 0 {
+            let movable_only =
+                zone.state().zone_type() == ZoneType::Movable && request.migratetype != MigrateType::Movable;
+            if zone.state().zone_type() > request.highest_zone || movable_only || zone.state().managed_pages() == 0 {
                 return false;
             }
             let (start, end) = (zone.start_pfn(), zone.start_pfn() + zone.spanned_pages());
-            let free = zone.managed_pages() - self.allocated_in(start..end);
-            let params = zone.params();
+            let free = zone.state().managed_pages() - self.allocated_in(start..end);
+            let params = zone.state().params();
             let held_back = params.watermarks.high_pages
-                + zone.boost_pages()
+                + zone.state().boost_pages()
                 + params.lowmem_reserve[request.highest_zone.index()]
-                + zone.reserved_highatomic_pages()
+                + zone.state().reserved_highatomic_pages()
                 + if request.may_reclaim { 0 } else { allocator.pcp_pages() };
             if free < held_back + (1 << order) {
                 return false;
             }
             order == 0
                 || (request.may_reclaim
-                    && zone.managed_pages() == zone.spanned_pages()
-                    && zone.reserved_highatomic_pages() == 0
+                    && zone.state().managed_pages() == zone.spanned_pages()
+                    && zone.state().reserved_highatomic_pages() == 0
                     && self.has_free_run(start, end, order))
         })
     }
@@ -164,17 +165,17 @@ impl Model {
 fn zones_summary(allocator: &TestAllocator, model: &Model) -> String {
     let zones = allocator.zones().iter().map(|zone| {
         let (start, end) = (zone.start_pfn(), zone.start_pfn() + zone.spanned_pages());
-        let marks = zone.params().watermarks;
+        let marks = zone.state().params().watermarks;
         format!(
             "{:?}: managed {} allocated {} marks {}/{}/{} boost {} highatomic {}",
-            zone.zone_type(),
-            zone.managed_pages(),
+            zone.state().zone_type(),
+            zone.state().managed_pages(),
             model.allocated_in(start..end),
             marks.min_pages,
             marks.low_pages,
             marks.high_pages,
-            zone.boost_pages(),
-            zone.reserved_highatomic_pages()
+            zone.state().boost_pages(),
+            zone.state().reserved_highatomic_pages()
         )
     });
     format!("{}; pcp {}", zones.collect::<Vec<_>>().join("; "), allocator.pcp_pages())
@@ -213,7 +214,7 @@ fn alloc_checked(
     prop_assert!(!model.overlaps(block.pfn(), order), "frame handed out twice: {block:?}");
     prop_assert_eq!(block.pfn() % block.pages(), 0);
     let zone = allocator.zone_of_pfn(block.pfn()).unwrap();
-    prop_assert!(zone.zone_type() <= request.highest_zone);
+    prop_assert!(zone.state().zone_type() <= request.highest_zone);
     model.live.insert(block.pfn(), order);
     model.freed.retain(|&(pfn, o)| pfn + (1 << o) <= block.pfn() || block.pfn() + block.pages() <= pfn);
     Ok(Some(block))
@@ -325,7 +326,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
     allocator.drain_all();
     let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(census.free_pages, managed);
-    if allocator.zones().iter().all(|z| z.reserved_highatomic_pages() == 0) {
+    if allocator.zones().iter().all(|z| z.state().reserved_highatomic_pages() == 0) {
         prop_assert_eq!(buddyinfo(&allocator), initial, "everything merges back");
     }
     Ok(())

@@ -52,7 +52,7 @@ fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
     allocator.drain_all();
-    let high = allocator.zones()[0].watermarks_with_boost().high_pages;
+    let high = allocator.zones()[0].state().watermarks_with_boost().high_pages;
     assert!(free_pages(&allocator) < high, "filled below the high watermark");
     allocator.wake_kswapd(0);
     assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);

@@ -32,7 +32,7 @@ fn allocate_on_cpu0(allocator: &TestAllocator, pages: usize) -> Vec<Block> {
 fn pending_bound(allocator: &TestAllocator) -> u64 {
     let zone = &allocator.zones()[0];
     let batch = zone.pagesets()[1].inspect(allocator.platform(), |pcp| pcp.batch_pages());
-    zone.watermarks().low_pages.max(u64::from(batch))
+    zone.state().watermarks().low_pages.max(u64::from(batch))
 }
 
 /// Pushes (flushes of 8) a pusher makes without reaching the bound.

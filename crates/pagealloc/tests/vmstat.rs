@@ -53,13 +53,15 @@ fn every_allocation_counts_where_it_landed_in_every_mode() {
         while let Ok(block) = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE) {
             held.push(block);
         }
-        let on_node = |node| held.iter().filter(|b| allocator.zone_of_pfn(b.pfn()).unwrap().node() == node).count();
+        let on_node =
+            |node| held.iter().filter(|b| allocator.zone_of_pfn(b.pfn()).unwrap().state().node() == node).count();
         let (local, remote) = (on_node(0) as u64, on_node(1) as u64);
         assert!(local > 3000 && remote > 3000, "{numa:?}: {local} local, {remote} remote");
         // CPU 1 (node 1) asks for node 0 explicitly: there is nothing left anywhere, so
         // nothing more counts. Free one page on node 0 first: a hit on node 0, "other" for
         // CPU 1.
-        let node0_block = held.iter().position(|b| allocator.zone_of_pfn(b.pfn()).unwrap().node() == 0).unwrap();
+        let node0_block =
+            held.iter().position(|b| allocator.zone_of_pfn(b.pfn()).unwrap().state().node() == 0).unwrap();
         allocator.free_pages(held.swap_remove(node0_block)).unwrap();
         allocator.platform().set_cpu(1);
         let request = AllocRequest { node: Some(0), ..AllocRequest::USER_MOVABLE };
@@ -87,15 +89,15 @@ fn zone_stat_diffs_overstep_and_the_periodic_pass_folds_them() {
     for _ in 0..32 {
         held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
     }
-    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 0, "32 stay in the diff");
+    assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Hit), 0, "32 stay in the diff");
     held.push(allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap());
     // The 33rd passes 32: it hands 33 plus half a threshold over and leaves -16.
-    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 49);
-    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Local), 49);
+    assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Hit), 49);
+    assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Local), 49);
     assert_eq!(allocator.numa_event(NumaEvent::Hit), 33, "exact reads add the diffs back");
     // The periodic pass (1 s) folds the rest.
     assert_eq!(allocator.run_due_work(0, 1_000_000_000).vmstat_passes, 1);
-    assert_eq!(zone.vmstat().numa_folded(NumaEvent::Hit), 33);
+    assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Hit), 33);
     assert_eq!(allocator.numa_event(NumaEvent::Hit), 33);
     allocator.free_bulk(held).unwrap();
 }
@@ -111,9 +113,9 @@ fn the_separate_class_folds_whole_diffs_and_per_cpu_counters_fold_only_on_read()
         allocator.free_bulk(held).unwrap();
     }
     // The 11th passed 10: all 11 went over, nothing stays.
-    assert_eq!(separate.zones()[0].vmstat().numa_folded(NumaEvent::Hit), 11);
+    assert_eq!(separate.zones()[0].state().vmstat().numa_folded(NumaEvent::Hit), 11);
     // Per-CPU counters have no threshold and the periodic pass leaves them: nothing folded.
-    assert_eq!(per_cpu.zones()[0].vmstat().numa_folded(NumaEvent::Hit), 0);
+    assert_eq!(per_cpu.zones()[0].state().vmstat().numa_folded(NumaEvent::Hit), 0);
 }
 
 #[test]
@@ -134,14 +136,18 @@ fn buddy_path_allocations_count_too() {
 fn the_pressure_threshold_holds_while_background_reclaim_is_awake() {
     let allocator = two_nodes(NumaStats::ZoneStat { threshold: None }, 1 << 16);
     let zone = &allocator.zones()[0];
-    let params = zone.params().clone();
+    let params = zone.state().params().clone();
     assert_ne!(params.stat_threshold, params.pressure_stat_threshold, "the test needs two different values");
-    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.stat_threshold);
+    assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.stat_threshold);
     allocator.wake_kswapd(0);
-    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.pressure_stat_threshold);
-    assert_eq!(u32::from(allocator.zones()[1].vmstat().stat_threshold()), params.stat_threshold, "node 1 sleeps");
+    assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.pressure_stat_threshold);
+    assert_eq!(
+        u32::from(allocator.zones()[1].state().vmstat().stat_threshold()),
+        params.stat_threshold,
+        "node 1 sleeps"
+    );
     assert!(allocator.run_kswapd(0));
-    assert_eq!(u32::from(zone.vmstat().stat_threshold()), params.stat_threshold, "asleep again");
+    assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.stat_threshold, "asleep again");
 }
 
 #[test]
@@ -203,7 +209,7 @@ fn drifting(pages: u64, cpus: usize) -> PageAllocator<TestPlatform> {
 fn the_free_count_moves_only_when_a_diff_passes_the_threshold() {
     let allocator = drifting(1 << 16, 2);
     let zone = &allocator.zones()[0];
-    let threshold = u64::from(zone.vmstat().stat_threshold());
+    let threshold = u64::from(zone.state().vmstat().stat_threshold());
     // 2 CPUs (fls 2), 256 MiB = 2 units of 128 MiB (fls 2): 2 * 2 * (1 + 2).
     assert_eq!(threshold, 12);
     let start = zone.free_pages();
@@ -230,13 +236,13 @@ fn below_the_drift_mark_the_safe_check_sees_what_the_published_count_hides() {
     let cpus = 64;
     let allocator = drifting(1 << 14, cpus);
     let zone = &allocator.zones()[0];
-    let params = zone.params().clone();
+    let params = zone.state().params().clone();
     let threshold = u64::from(params.stat_threshold);
     let marks = params.watermarks;
     // 64 CPUs of threshold 14 can hide 896 pages, more than low - min: the mark is set.
     assert_eq!(threshold, 14);
     assert!(cpus as u64 * threshold > marks.low_pages - marks.min_pages);
-    assert_eq!(zone.vmstat().percpu_drift_mark_pages(), marks.high_pages + cpus as u64 * threshold);
+    assert_eq!(zone.state().vmstat().percpu_drift_mark_pages(), marks.high_pages + cpus as u64 * threshold);
     // CPUs 1..64 each take `threshold` pages: all of it stays in their diffs.
     let mut held = Vec::new();
     for cpu in 1..cpus {
@@ -250,7 +256,7 @@ fn below_the_drift_mark_the_safe_check_sees_what_the_published_count_hides() {
     }
     let published = zone.free_pages();
     assert!(published > marks.low_pages + (cpus as u64 - 2) * threshold, "published {published}");
-    assert!(published < zone.vmstat().percpu_drift_mark_pages());
+    assert!(published < zone.state().vmstat().percpu_drift_mark_pages());
     use pagealloc::request::WatermarkLevel;
     assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::Low, ZoneType::Normal), "the published count passes");
     assert!(!allocator.zone_watermark_ok_safe(0, 0, WatermarkLevel::Low, ZoneType::Normal), "the exact one does not");
@@ -265,7 +271,7 @@ fn the_published_count_is_exact_by_default() {
     let allocator = two_nodes(NumaStats::PerCpu, 4096);
     let block = allocator.alloc_pages(5, AllocRequest::KERNEL).unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), allocator.zone_free_pages_snapshot(0));
-    assert_eq!(allocator.zones()[0].vmstat().percpu_drift_mark_pages(), 0);
+    assert_eq!(allocator.zones()[0].state().vmstat().percpu_drift_mark_pages(), 0);
     allocator.free_pages(block).unwrap();
 }
 
@@ -277,7 +283,7 @@ fn a_negative_published_free_count_is_kept_and_clamped_only_on_read() {
     let cpus = 64;
     let allocator = drifting(1 << 13, cpus);
     let zone = &allocator.zones()[0];
-    let threshold = u64::from(zone.vmstat().stat_threshold());
+    let threshold = u64::from(zone.state().vmstat().stat_threshold());
     assert_eq!(threshold, 14);
     // CPU 0 takes a page for each of CPUs 1..64 to free: `threshold` each, all of it
     // kept in their diffs (+14 each, 882 hidden from the published count).
@@ -290,10 +296,10 @@ fn a_negative_published_free_count_is_kept_and_clamped_only_on_read() {
         }
     }
     allocator.platform().set_cpu(0);
-    assert_eq!(allocator.zone_free_pages_snapshot(0), zone.managed_pages());
+    assert_eq!(allocator.zone_free_pages_snapshot(0), zone.state().managed_pages());
     // A contiguous run takes all but one pageblock: the true count, 512, is below what
     // the diffs hide, so the published count goes negative.
-    let run = allocator.alloc_contig(zone.managed_pages() - 512, 512, AllocRequest::KERNEL).unwrap();
+    let run = allocator.alloc_contig(zone.state().managed_pages() - 512, 512, AllocRequest::KERNEL).unwrap();
     let exact = allocator.zone_free_pages_snapshot(0);
     assert_eq!(exact, 512);
     assert_eq!(zone.free_pages(), 0, "read clamped at 0");

@@ -79,14 +79,14 @@ fn check_zones(allocator: &PageAllocator<TestPlatform>, machine: &Machine, zones
             .zones
             .iter()
             .enumerate()
-            .find(|(_, (node, zone_type, _))| *node == zone.node() && *zone_type == zone.zone_type())
+            .find(|(_, (node, zone_type, _))| *node == zone.state().node() && *zone_type == zone.state().zone_type())
             .unwrap_or_else(|| panic!("zone {zone:?} not described"));
         let frames = &zones[i];
         assert_eq!(zone.start_pfn(), frames.span.start);
         assert_eq!(zone.spanned_pages(), frames.span.end - frames.span.start);
         let len = frames.hole.len() as u64;
-        assert_eq!(zone.present_pages(), len - count(&frames.hole), "present = spanned - holes");
-        assert_eq!(zone.managed_pages(), count(&frames.managed), "managed = spanned - holes - reserves");
+        assert_eq!(zone.state().present_pages(), len - count(&frames.hole), "present = spanned - holes");
+        assert_eq!(zone.state().managed_pages(), count(&frames.managed), "managed = spanned - holes - reserves");
     }
     let nodes = match (&machine.cpu_map, &machine.node_cpus) {
         (Some(map), _) => map.iter().max().map_or(0, |&max| usize::from(max) + 1),
@@ -138,8 +138,8 @@ fn check_block(
     assert_eq!((block.order(), block.allocator_id()), (order, allocator.id()));
     assert_eq!(block.pfn() % block.pages(), 0, "{block:?} misaligned");
     let zone = allocator.zone_of_pfn(block.pfn()).expect("block in a zone");
-    assert_eq!(zone.index(), block.zone_index());
-    assert!(zone.zone_type() <= request.highest_zone, "{block:?} above {request:?}");
+    assert_eq!(zone.state().index(), block.zone_index());
+    assert!(zone.state().zone_type() <= request.highest_zone, "{block:?} above {request:?}");
     let frames = zones.iter_mut().find(|frames| frames.span.contains(&block.pfn())).expect("block in a described zone");
     assert!(block.pfn() + block.pages() <= frames.span.end, "{block:?} crosses its zone's end");
     mark_taken(block, frames.span.start, &frames.managed, &mut frames.taken);

@@ -69,7 +69,7 @@ impl Harness {
         let allocator = &self.allocator;
         let census = allocator.check_invariants().expect("checked");
         assert_eq!(census.free_pages, self.model.managed_pages, "everything free at the end");
-        if allocator.zones().iter().all(|z| z.reserved_highatomic_pages() == 0) {
+        if allocator.zones().iter().all(|z| z.state().reserved_highatomic_pages() == 0) {
             assert_eq!(fingerprint(allocator, false).buddyinfo, self.boot_buddyinfo, "everything merges back");
         }
     }

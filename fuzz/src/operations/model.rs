@@ -62,17 +62,17 @@ impl Model {
                 .iter()
                 .find(|z| z.span.contains(&zone.start_pfn()))
                 .unwrap_or_else(|| panic!("zone {zone:?} not described"));
-            let home = allocator.nodes()[usize::from(zone.node())].home();
-            assert_eq!((described.node, described.zone_type), (home, zone.zone_type()));
+            let home = allocator.nodes()[usize::from(zone.state().node())].home();
+            assert_eq!((described.node, described.zone_type), (home, zone.state().zone_type()));
             let span = zone.start_pfn()..zone.start_pfn() + zone.spanned_pages();
             assert!(span.end <= described.span.end, "{span:?} within {:?}", described.span);
             let managed: Vec<bool> =
                 span.clone().map(|pfn| !spec.excluded.iter().any(|range| range.contains(&pfn))).collect();
             let managed_pages = count(&managed);
-            assert_eq!(zone.managed_pages(), managed_pages, "zone {} managed pages", zone.index());
+            assert_eq!(zone.state().managed_pages(), managed_pages, "zone {} managed pages", zone.state().index());
             zones.push(ZoneModel {
-                index: zone.index(),
-                zone_type: zone.zone_type(),
+                index: zone.state().index(),
+                zone_type: zone.state().zone_type(),
                 held: vec![false; managed.len()],
                 span,
                 managed,
@@ -133,8 +133,8 @@ impl Model {
         assert_eq!(block.pfn() % block.pages(), 0, "{block:?} misaligned");
         assert_eq!(block.phys_addr().0, block.pfn() << PAGE_SHIFT);
         let zone = allocator.zone_of_pfn(block.pfn()).unwrap_or_else(|| panic!("{block:?} in no zone"));
-        assert_eq!(zone.index(), block.zone_index(), "{block:?} names another zone");
-        assert!(zone.zone_type() <= request.highest_zone, "{block:?} from {:?} for {request:?}", zone.zone_type());
+        assert_eq!(zone.state().index(), block.zone_index(), "{block:?} names another zone");
+        assert!(zone.state().zone_type() <= request.highest_zone, "{block:?} from {:?} for {request:?}", zone.state().zone_type());
         let (end, end_pfn) = (block.pfn() + block.pages(), zone.start_pfn() + zone.spanned_pages());
         assert!(end <= end_pfn, "{block:?} crosses its zone's end");
         if let Some((&pfn, &o)) = self.live.range(..end).next_back() {
@@ -165,14 +165,14 @@ impl Model {
             return;
         }
         for zone in allocator.zones() {
-            if zone.zone_type() > request.highest_zone || zone.reserved_highatomic_pages() > 0 {
+            if zone.state().zone_type() > request.highest_zone || zone.state().reserved_highatomic_pages() > 0 {
                 continue;
             }
-            let model = self.zones.iter().find(|model| model.index == zone.index()).expect("modelled zone");
+            let model = self.zones.iter().find(|model| model.index == zone.state().index()).expect("modelled zone");
             let free = model.managed_pages - model.held_pages;
-            let params = zone.params();
+            let params = zone.state().params();
             let mark = params.watermarks.min_pages
-                + zone.boost_pages()
+                + zone.state().boost_pages()
                 + params.lowmem_reserve[request.highest_zone.index()]
                 + (1 << order)
                 - 1;
@@ -180,10 +180,10 @@ impl Model {
                 panic!(
                     "out of memory for order {order} {request:?}, but zone {} ({:?}) has {free} free pages \
                      (min {} + boost {} + lowmem reserve {}) and a free aligned block",
-                    zone.index(),
-                    zone.zone_type(),
+                    zone.state().index(),
+                    zone.state().zone_type(),
                     params.watermarks.min_pages,
-                    zone.boost_pages(),
+                    zone.state().boost_pages(),
                     params.lowmem_reserve[request.highest_zone.index()],
                 );
             }

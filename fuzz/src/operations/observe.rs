@@ -30,9 +30,9 @@ pub(super) fn fingerprint(allocator: &PageAllocator<TestPlatform>, full: bool) -
             .collect(),
         pageblocks: zones.iter().map(|z| z.pageblock_counts()).collect(),
         free_pages: zones.iter().map(|z| z.free_pages()).collect(),
-        pageset_pages: zones.iter().map(|z| pageset_pages(allocator, z.index())).collect(),
-        boost: zones.iter().map(|z| z.boost_pages()).collect(),
-        highatomic: zones.iter().map(|z| z.reserved_highatomic_pages()).collect(),
+        pageset_pages: zones.iter().map(|z| pageset_pages(allocator, z.state().index())).collect(),
+        boost: zones.iter().map(|z| z.state().boost_pages()).collect(),
+        highatomic: zones.iter().map(|z| z.state().reserved_highatomic_pages()).collect(),
     }
 }
 
@@ -44,5 +44,5 @@ fn pageset_pages(allocator: &PageAllocator<TestPlatform>, zone: u16) -> Vec<u32>
 
 /// Pages on one CPU's pagesets, over every zone.
 pub(super) fn cpu_pageset_pages(allocator: &PageAllocator<TestPlatform>, cpu: usize) -> u64 {
-    allocator.zones().iter().map(|zone| pageset_pages(allocator, zone.index()).get(cpu).map_or(0, |&p| p as u64)).sum()
+    allocator.zones().iter().map(|zone| pageset_pages(allocator, zone.state().index()).get(cpu).map_or(0, |&p| p as u64)).sum()
 }

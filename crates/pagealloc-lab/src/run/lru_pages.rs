@@ -35,11 +35,11 @@ impl<'a, P: Platform> LruPages<'a, P> {
         for zone in allocator.zones() {
             let pages = u32::try_from(zone.spanned_pages()).map_err(|_| "a zone too large for LRU page ids")?;
             spans.push((zone.start_pfn(), zone.start_pfn() + zone.spanned_pages(), next_id));
-            lru_spans.push(LruSpan { node: zone.node(), zone: zone.index(), pages });
+            lru_spans.push(LruSpan { node: zone.state().node(), zone: zone.state().index(), pages });
             next_id = next_id.checked_add(pages).ok_or("more frames than LRU page ids")?;
         }
         let lru = Lru::new(&lru_spans, allocator.platform().nr_cpus(), config).map_err(|e| e.to_string())?;
-        let max_node = allocator.zones().iter().map(|zone| zone.node()).max().unwrap_or(0);
+        let max_node = allocator.zones().iter().map(|zone| zone.state().node()).max().unwrap_or(0);
         Ok(LruPages { lru, platform: allocator.platform(), spans, max_node })
     }
 

@@ -91,7 +91,10 @@ mod tests {
         assert_eq!(allocator.nodes().len(), 2);
         assert_eq!((allocator.nodes()[1].cpu_count(), allocator.nodes()[1].background_cpu()), (0, Some(0)));
         let zone = &allocator.zones()[4];
-        assert_eq!((zone.node(), zone.zone_type(), zone.managed_pages()), (1, ZoneType::Normal, 32 * PAGES_PER_MIB));
+        assert_eq!(
+            (zone.state().node(), zone.state().zone_type(), zone.state().managed_pages()),
+            (1, ZoneType::Normal, 32 * PAGES_PER_MIB)
+        );
         assert!(zone.start_pfn() >= allocator.zones()[3].start_pfn() + allocator.zones()[3].spanned_pages());
         allocator.check_invariants().unwrap();
     }

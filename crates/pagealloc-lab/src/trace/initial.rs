@@ -264,15 +264,14 @@ pub fn seed_pagesets(
 ) -> Seeded {
     let mut seeded = Seeded::default();
     let ours = |file_zone: &ZoneinfoZone| {
-        allocator
-            .zones()
-            .iter()
-            .find(|zone| (zone.node() as usize, zone.zone_type()) == (file_zone.node, file_zone.zone_type))
+        allocator.zones().iter().find(|zone| {
+            (zone.state().node() as usize, zone.state().zone_type()) == (file_zone.node, file_zone.zone_type)
+        })
     };
     // The stock of every pageset, allocated first.
     let mut held: Vec<(usize, u16, u64, Vec<Block>)> = Vec::new();
     for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
-        let Some(zone_index) = ours(file_zone).map(|zone| zone.index()) else { continue };
+        let Some(zone_index) = ours(file_zone).map(|zone| zone.state().index()) else { continue };
         for line in file_zone.pagesets.iter().filter(|line| line.cpu < allocator.platform().nr_cpus()) {
             allocator.platform().set_cpu(line.cpu);
             let zone_stock = match stock {

@@ -84,20 +84,20 @@ impl<P: Platform> PageAllocator<P> {
         };
         let preferred = &self.zones[preferred_index as usize];
         let mut flags = AllocFlags::fast_path(&request);
-        flags.nofragment = preferred.nofragment_when_preferred;
+        flags.nofragment = preferred.state().nofragment_when_preferred;
         let migratetype = if self.grouping_disabled { MigrateType::Unmovable } else { request.migratetype };
         let block = BlockRequest { order, migratetype, flags };
         // The walk's first step inline: the preferred zone, usually a pageset hit. The
         // request stays in registers here; the walk's `AllocCall` is built only when this
         // fails (passing its address from here spilled it on the hot path).
-        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu, preferred.node) {
+        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu, preferred.state().node) {
             // The head's word was just stored: this load is forwarded from the store.
-            let head = preferred.mem.frame(pfn).info();
+            let head = preferred.mem().frame(pfn).info();
             debug_assert!(head.is_alloc_head_of_order(order));
-            return Ok(Block::new(pfn, preferred.index, self.id, head));
+            return Ok(Block::new(pfn, preferred.state().index, self.id, head));
         }
         let may_stall = request.may_reclaim && request.wake_kswapd;
-        let call = AllocCall { block, highest_zone, preferred_node: preferred.node, cpu, may_stall };
+        let call = AllocCall { block, highest_zone, preferred_node: preferred.state().node, cpu, may_stall };
         self.alloc_pages_rest(call, zonelist, &request)
     }
 
@@ -208,7 +208,7 @@ impl<P: Platform> PageAllocator<P> {
             }
             for &zone_index in zonelist.iter() {
                 let zone = &self.zones[zone_index as usize];
-                if zone.zone_type <= call.highest_zone {
+                if zone.state().zone_type <= call.highest_zone {
                     highatomic::unreserve_pageblock(zone.buddy(&self.platform), call.block.migratetype);
                 }
             }
@@ -239,7 +239,7 @@ impl<P: Platform> PageAllocator<P> {
         let block = self.get_page_from_freelist(slow, zonelist, false);
         counters.count_outcome(block.is_some());
         if let Some(block) = &block {
-            self.zones[block.zone_index() as usize].compact.defer_reset(order, true);
+            self.zones[block.zone_index() as usize].state().compact.defer_reset(order, true);
         }
         (block, result)
     }
@@ -258,19 +258,19 @@ impl<P: Platform> PageAllocator<P> {
             let mut dropped_nofragment = false;
             for &zone_index in &zonelist[start.min(zonelist.len())..] {
                 let zone = &self.zones[zone_index as usize];
-                if zone.zone_type > call.highest_zone || !zone.is_populated() {
+                if zone.state().zone_type > call.highest_zone || !zone.state().is_populated() {
                     continue;
                 }
-                if call.block.flags.nofragment && !keep_nofragment && zone.node != call.preferred_node {
+                if call.block.flags.nofragment && !keep_nofragment && zone.state().node != call.preferred_node {
                     // Fragmenting a local zone beats using a remote node.
                     dropped_nofragment = true;
                     break;
                 }
                 if let Some(pfn) = self.try_later_zone(zone, call) {
-                    if zone.node != call.preferred_node {
+                    if zone.state().node != call.preferred_node {
                         self.count_foreign(zonelist[0], call.preferred_node);
                     }
-                    return Some(Block::new(pfn, zone.index, self.id, zone.mem.frame(pfn).info()));
+                    return Some(Block::new(pfn, zone.state().index, self.id, zone.mem().frame(pfn).info()));
                 }
             }
             if keep_nofragment || !(dropped_nofragment || call.block.flags.nofragment) {
@@ -293,7 +293,7 @@ impl<P: Platform> PageAllocator<P> {
     #[cold]
     fn stall_for_kswapd(&self, call: AllocCall) -> bool {
         let node = call.preferred_node;
-        let boosted = self.populated_zones(node).any(|zone| zone.boost_pages() > 0);
+        let boosted = self.populated_zones(node).any(|zone| zone.state().boost_pages() > 0);
         if !call.may_stall
             || call.block.migratetype != MigrateType::Movable
             || call.block.order >= PAGEBLOCK_ORDER
@@ -319,7 +319,7 @@ impl<P: Platform> PageAllocator<P> {
     #[inline(never)]
     fn count_foreign(&self, preferred_zone: u16, preferred_node: u16) {
         let zone = &self.zones[preferred_zone as usize];
-        debug_assert_eq!(zone.node, preferred_node, "the zonelist starts on the preferred node");
+        debug_assert_eq!(zone.state().node, preferred_node, "the zonelist starts on the preferred node");
         vmstat::count_unbuffered(&self.fold_target(zone), &[NumaEvent::Foreign], self.vmstat.numa_mode());
     }
 
@@ -338,7 +338,7 @@ impl<P: Platform> PageAllocator<P> {
         if !self.zone_has_room(zone, block.order, highest_zone, block.flags) {
             return None;
         }
-        let pfn = self.rmqueue(zone, cpu, block, zone.node == preferred_node)?;
+        let pfn = self.rmqueue(zone, cpu, block, zone.state().node == preferred_node)?;
         if block.flags.highatomic {
             highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
         }
@@ -351,14 +351,14 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     fn zone_has_room(&self, zone: &Zone<P>, order: u8, highest_zone: ZoneType, flags: AllocFlags) -> bool {
         let view = zone.watermark_view();
-        if self.policy.pcp.below_high && zone.flags() & zone_flags::BELOW_HIGH == 0 {
-            let high = mark_pages(&zone.state, WatermarkLevel::High);
+        if self.policy.pcp.below_high && zone.state().flags() & zone_flags::BELOW_HIGH == 0 {
+            let high = mark_pages(zone.state(), WatermarkLevel::High);
             if watermark_fast(view, order, high, highest_zone, flags) {
                 return true;
             }
-            zone.set_flag(zone_flags::BELOW_HIGH);
+            zone.state().set_flag(zone_flags::BELOW_HIGH);
         }
-        watermark_fast(view, order, mark_pages(&zone.state, flags.watermark), highest_zone, flags)
+        watermark_fast(view, order, mark_pages(zone.state(), flags.watermark), highest_zone, flags)
     }
 
     /// Takes one block: from this CPU's pageset when the order is cached there, else from
@@ -373,7 +373,7 @@ impl<P: Platform> PageAllocator<P> {
                 }
             }
         }
-        let placement = NumaPlacement { hit, local: zone.node == self.node_of_cpu(cpu) };
+        let placement = NumaPlacement { hit, local: zone.state().node == self.node_of_cpu(cpu) };
         let pfn = zone.rmqueue_buddy(self.zone_call(), move || self.fallback_rules(), block, placement)?;
         self.after_zone_take(zone, block.flags);
         Some(pfn)
@@ -383,10 +383,10 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     fn after_zone_take(&self, zone: &Zone<P>, flags: AllocFlags) {
         if flags.kswapd
-            && zone.flags() & zone_flags::BOOSTED_WATERMARK != 0
-            && zone.clear_flag(zone_flags::BOOSTED_WATERMARK)
+            && zone.state().flags() & zone_flags::BOOSTED_WATERMARK != 0
+            && zone.state().clear_flag(zone_flags::BOOSTED_WATERMARK)
         {
-            self.wake_kswapd_for(zone.node, zone.zone_type);
+            self.wake_kswapd_for(zone.state().node, zone.state().zone_type);
         }
     }
 }

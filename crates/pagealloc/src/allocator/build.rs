@@ -128,7 +128,7 @@ impl<P: Platform> PageAllocator<P> {
             }
             let mut zone = Zone::new(BuddyCore::new(state, mem));
             if builder.policy.frag.beyond_linux.fullest_first {
-                let buckets = FullnessBuckets::new(zone.mem.pageblock_count(), arena.as_deref_mut())?;
+                let buckets = FullnessBuckets::new(zone.mem().pageblock_count(), arena.as_deref_mut())?;
                 zone.buddy(&platform).lock().area.fullness = Some(buckets);
             }
             // Only when it departs from Linux's default: a simulated platform counts every
@@ -141,7 +141,7 @@ impl<P: Platform> PageAllocator<P> {
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
             if builder.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
                 zone.buddy(&platform).lock().use_free_diffs(nr_cpus, arena.as_deref_mut())?;
-                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.params(), nr_cpus));
+                zone.state().vmstat.set_percpu_drift_mark(percpu_drift_mark(&zone.state().params(), nr_cpus));
             }
             zone.pcp = build_pagesets(&zone, builder, nr_cpus, arena.as_deref_mut())?;
             zones.push(zone);
@@ -149,7 +149,7 @@ impl<P: Platform> PageAllocator<P> {
         let mut zones = zones.finish();
         let nodes = build_nodes(&zones, builder, nr_cpus, arena.as_deref_mut())?;
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
-        let total_managed: u64 = zones.iter().map(|z| z.managed_pages()).sum();
+        let total_managed: u64 = zones.iter().map(|z| z.state().managed_pages()).sum();
         let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
         let boot_zone_sizings = MetaSlice::new(spec.nodes.len() * MAX_NR_ZONES, arena.as_deref_mut(), |index| {
             boot_sizing.zone(&spec, index / MAX_NR_ZONES, ZoneType::ALL[index % MAX_NR_ZONES])
@@ -242,11 +242,13 @@ fn nearest_cpu(builder: &AllocatorBuilder, nr_cpus: usize, node: u16) -> u32 {
 fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize, frag: &crate::policy::FragPolicy) {
     let single_node = node_count == 1;
     let has_dma32 = |zones: &[Zone<P>], node: u16| {
-        zones.iter().any(|z| z.node == node && z.zone_type == ZoneType::Dma32 && z.is_populated())
+        zones
+            .iter()
+            .any(|z| z.state().node == node && z.state().zone_type == ZoneType::Dma32 && z.state().is_populated())
     };
     for index in 0..zones.len() {
-        let lowzone =
-            zones[index].zone_type == ZoneType::Normal && (single_node || has_dma32(zones, zones[index].node));
+        let lowzone = zones[index].state().zone_type == ZoneType::Normal
+            && (single_node || has_dma32(zones, zones[index].state().node));
         let zone = &mut zones[index];
         zone.core.state.nofragment_when_preferred = frag.defrag_mode || (frag.nofragment_lowzone && lowzone);
         zone.core.state.free_lists_match_pageblocks = frag.fallback == crate::policy::FallbackDesign::ClaimOrSteal;
@@ -270,8 +272,13 @@ fn build_pagesets<P: Platform>(
     let (batch, high_min, high_max) = pageset_bounds(zone, policy, nr_cpus);
     let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
     MetaSlice::new(nr_cpus, arena, |cpu| {
-        let remote = builder.node_of_cpu(cpu) != zone.node;
-        PcpSlot::new(zone.index, cpu as u32, remote, PerCpuPages::new(batch, high_min, high_max, free_high_batch))
+        let remote = builder.node_of_cpu(cpu) != zone.state().node;
+        PcpSlot::new(
+            zone.state().index,
+            cpu as u32,
+            remote,
+            PerCpuPages::new(batch, high_min, high_max, free_high_batch),
+        )
     })
 }
 
@@ -282,7 +289,7 @@ pub(crate) fn pageset_bounds<P: Platform>(
     policy: &crate::policy::PcpPolicy,
     nr_cpus: usize,
 ) -> (u32, u32, u32) {
-    let bounds = zone.params().pcp;
+    let bounds = zone.state().params().pcp;
     let batch = policy.batch_override.map_or(bounds.batch_pages as u32, |b| b.max(1));
     let (high_min, high_max) = match policy.high_override {
         Some(high) => (high, high),
@@ -292,7 +299,7 @@ pub(crate) fn pageset_bounds<P: Platform>(
                 HighMaxRule::Linux | HighMaxRule::SmallOrdersAtHighMin => linux_max,
                 // All pagesets together at most 1/share of the zone.
                 HighMaxRule::ZoneShare(share) => {
-                    let share_max = zone.managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64;
+                    let share_max = zone.state().managed_pages() / u64::from(share.max(1)) / nr_cpus.max(1) as u64;
                     (share_max.min(1 << 24) as u32).max(linux_max)
                 }
                 HighMaxRule::HighMin => linux_min,
@@ -309,14 +316,14 @@ fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::o
     let mut locked = zone.buddy(platform).lock();
     for range in ranges {
         for pfn in range.clone() {
-            zone.mem.frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+            zone.mem().frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
         }
         let mut pfn = range.start;
         while pfn < range.end {
             let align_order = pfn.trailing_zeros().min(MAX_ORDER as u32);
             let fit_order = 63 - (range.end - pfn).leading_zeros();
             let order = align_order.min(fit_order) as u8;
-            locked.free_one(pfn, order, zone.mem.pageblock_type(pfn));
+            locked.free_one(pfn, order, zone.mem().pageblock_type(pfn));
             pfn += 1 << order;
         }
     }
@@ -355,9 +362,9 @@ fn build_zonelist<P: Platform>(
     for &other in node_order.iter() {
         // This node's zones, highest type first (one zone per type and node).
         for zone_type in ZoneType::ALL.into_iter().rev() {
-            let local = zones.iter().find(|zone| zone.node == other && zone.zone_type == zone_type);
+            let local = zones.iter().find(|zone| zone.state().node == other && zone.state().zone_type == zone_type);
             if let Some(zone) = local {
-                zonelist.push(zone.index).expect("at most every zone once");
+                zonelist.push(zone.state().index).expect("at most every zone once");
             }
         }
     }

@@ -150,14 +150,14 @@ impl PrefetchStream {
         }
         self.last_pfn = pfn;
         let zones = &allocator.zones;
-        let cached = zones.get(self.zone_index).filter(|zone| zone.mem.contains(pfn));
+        let cached = zones.get(self.zone_index).filter(|zone| zone.mem().contains(pfn));
         let zone = cached.or_else(|| {
-            let index = zones.iter().position(|zone| zone.mem.contains(pfn))?;
+            let index = zones.iter().position(|zone| zone.mem().contains(pfn))?;
             self.zone_index = index;
             zones.get(index)
         });
         if let Some(zone) = zone {
-            prefetch(zone.mem.frame(pfn));
+            prefetch(zone.mem().frame(pfn));
         }
     }
 }

@@ -113,7 +113,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn compact_node(&self, node: u16) -> u64 {
         let mut migrated_pages = 0;
         for zone in self.populated_zones(node) {
-            zone.compact.reset_scanners();
+            zone.state().compact.reset_scanners();
             let (_, run) = self.compact_zone(zone, CompactGoal::WholeZone, CompactMode::Sync, false);
             migrated_pages += run.migrated_pages;
         }
@@ -137,7 +137,7 @@ impl<P: Platform> PageAllocator<P> {
         match goal {
             // Finish the pageblock being emptied before stopping (as __compact_finished()).
             CompactGoal::Order { order, migratetype, whole_blocks_only } => {
-                at_block_start && target_block_free(&zone.mem, order, migratetype, whole_blocks_only)
+                at_block_start && target_block_free(zone.mem(), order, migratetype, whole_blocks_only)
             }
             // Scores need the free counts under the lock: read once per pageblock.
             CompactGoal::Score { low_pct } => {
@@ -157,8 +157,8 @@ impl<P: Platform> PageAllocator<P> {
     ) -> (CompactResult, CompactRun) {
         let mut run = CompactRun::default();
         let Some(client) = self.migrate.as_deref() else { return (CompactResult::Skipped, run) };
-        let mem = &zone.mem;
-        let cursors = &zone.compact;
+        let mem = zone.mem();
+        let cursors = &zone.state().compact;
         let last_block = (mem.end_pfn() - 1) & !(PAGEBLOCK_PAGES - 1);
         let migrate_pfn = cursors.migrate_pfn.load(core::sync::atomic::Ordering::Relaxed);
         let free_block = cursors.free_pfn.load(core::sync::atomic::Ordering::Relaxed);
@@ -208,7 +208,7 @@ impl<P: Platform> PageAllocator<P> {
             cursors.migrate_pfn.store(scanners.migrate_pfn, core::sync::atomic::Ordering::Relaxed);
             cursors.free_pfn.store(scanners.free_block, core::sync::atomic::Ordering::Relaxed);
         }
-        self.nodes[zone.node as usize].compact.add_run(&run, daemon);
+        self.nodes[zone.state().node as usize].compact.add_run(&run, daemon);
         (result, run)
     }
 
@@ -238,14 +238,14 @@ impl<P: Platform> PageAllocator<P> {
             // Lent before its head changes, so an unwind from here on gives it back.
             hold.lend_target(target_pfn, order);
             let target_head = FrameInfo::new(FrameState::AllocHead, order, MigrateType::Movable);
-            zone.mem.frame(target_pfn).hand_out(&[FrameState::Interior], target_head);
-            let handed_head = zone.mem.frame(target_pfn).info();
+            zone.mem().frame(target_pfn).hand_out(&[FrameState::Interior], target_head);
+            let handed_head = zone.mem().frame(target_pfn).info();
             hold.target_handed_out(handed_head);
-            let target = Block::new(target_pfn, zone.index, self.id, handed_head);
+            let target = Block::new(target_pfn, zone.state().index, self.id, handed_head);
             let source = MigrateSource {
                 pfn: candidate.pfn,
                 order,
-                zone_index: zone.index,
+                zone_index: zone.state().index,
                 generation: candidate.head.generation(),
             };
             let moved = client.migrate(self, source, target);
@@ -287,7 +287,8 @@ impl<P: Platform> PageAllocator<P> {
     /// handle), takes the ordinary free path, which names any error; nothing is freed twice.
     fn claim_returned(&self, zone: &Zone<P>, block: Block) -> Option<(Pfn, u8)> {
         let (pfn, order) = (block.pfn(), block.order());
-        let ours = block.allocator_id() == self.id && block.zone_index() == zone.index && zone.mem.contains(pfn);
+        let ours =
+            block.allocator_id() == self.id && block.zone_index() == zone.state().index && zone.mem().contains(pfn);
         if ours && Self::try_claim(zone, pfn, |info| info.matches_allocated(block.expected_head())) {
             return Some((pfn, order));
         }
@@ -306,7 +307,7 @@ impl<P: Platform> PageAllocator<P> {
         (hold, scanners): (&mut RunHold<'_, P>, &mut Scanners),
         run: &mut CompactRun,
     ) -> Option<Pfn> {
-        let mem = &zone.mem;
+        let mem = zone.mem();
         let pool = &mut hold.pool;
         loop {
             if let Some(pfn) = pool.take(order) {
@@ -320,7 +321,7 @@ impl<P: Platform> PageAllocator<P> {
             let mut block_done = true;
             if matches!(mem.pageblock_type(start), MigrateType::Movable | MigrateType::Cma) {
                 let mut locked = zone.buddy(&self.platform).lock();
-                let floor_pages = zone.params.watermarks().min_pages;
+                let floor_pages = zone.state().params.watermarks().min_pages;
                 let (scanned, isolated, done) =
                     pool.isolate_pageblock(&mut locked, (start, end), (wanted_pages, order), floor_pages);
                 drop(locked);
@@ -361,10 +362,10 @@ impl<P: Platform> PageAllocator<P> {
         let mut best = CompactResult::Skipped;
         for &zone_index in zonelist {
             let zone = &self.zones[zone_index as usize];
-            if zone.zone_type > highest_zone || !zone.is_populated() {
+            if zone.state().zone_type > highest_zone || !zone.state().is_populated() {
                 continue;
             }
-            let result = if zone.compact.deferred(order) {
+            let result = if zone.state().compact.deferred(order) {
                 CompactResult::Deferred
             } else if !self.compaction_suitable(zone, order, highest_zone) {
                 CompactResult::Skipped
@@ -372,8 +373,8 @@ impl<P: Platform> PageAllocator<P> {
                 let goal = CompactGoal::Order { order, migratetype, whole_blocks_only };
                 let (result, _) = self.compact_zone(zone, goal, mode, false);
                 match result {
-                    CompactResult::Success => zone.compact.defer_reset(order, false),
-                    CompactResult::Complete if mode == CompactMode::Sync => zone.compact.defer(order),
+                    CompactResult::Success => zone.state().compact.defer_reset(order, false),
+                    CompactResult::Complete if mode == CompactMode::Sync => zone.state().compact.defer(order),
                     _ => {}
                 }
                 result

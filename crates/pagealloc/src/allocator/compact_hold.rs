@@ -86,7 +86,7 @@ impl<'a, P: Platform> RunHold<'a, P> {
         locked.area.counters.alloc_zone_pages += kept_target_pages;
         drop(locked);
         if freed_pages > 0 {
-            self.zone.vmstat.count_pgfree(freed_pages);
+            self.zone.state().vmstat.count_pgfree(freed_pages);
         }
         freed_pages
     }
@@ -107,7 +107,7 @@ impl<P: Platform> Drop for RunHold<'_, P> {
         if let Some((pfn, order, head)) = self.in_flight.take() {
             let back = match head {
                 None => true,
-                Some(head) => self.zone.mem.frame(pfn).transition(head, head.freed()).is_ok(),
+                Some(head) => self.zone.mem().frame(pfn).transition(head, head.freed()).is_ok(),
             };
             if back {
                 self.pool.put_back(pfn, order);

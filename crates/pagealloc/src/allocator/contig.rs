@@ -84,9 +84,9 @@ impl<P: Platform> PageAllocator<P> {
         let node = &self.nodes[node as usize];
         for &zone_index in node.zonelist_from(request.highest_zone) {
             let zone = &self.zones[zone_index as usize];
-            let allowed = zone.zone_type != ZoneType::Device
-                && (zone.zone_type != ZoneType::Movable || request.migratetype == MigrateType::Movable);
-            if allowed && zone.is_populated() {
+            let allowed = zone.state().zone_type != ZoneType::Device
+                && (zone.state().zone_type != ZoneType::Movable || request.migratetype == MigrateType::Movable);
+            if allowed && zone.state().is_populated() {
                 if let Some(pfn) = self.contig_in_zone(zone, pages, align_pages) {
                     return Ok(ContigRun { pfn, pages, zone_index, allocator_id: self.id });
                 }
@@ -97,12 +97,12 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Tries each aligned candidate of `zone` in turn; the run's first pfn on success.
     fn contig_in_zone(&self, zone: &Zone<P>, pages: u64, align_pages: u64) -> Option<Pfn> {
-        let mut start = zone.mem.start_pfn.next_multiple_of(align_pages);
-        while start.checked_add(pages)? <= zone.mem.end_pfn() {
+        let mut start = zone.mem().start_pfn.next_multiple_of(align_pages);
+        while start.checked_add(pages)? <= zone.mem().end_pfn() {
             let end = start + pages;
             let unit_start = start - start % RANGE_UNIT_PAGES;
             let unit_end = end.next_multiple_of(RANGE_UNIT_PAGES);
-            let blocker = if unit_start < zone.mem.start_pfn || unit_end > zone.mem.end_pfn() {
+            let blocker = if unit_start < zone.mem().start_pfn || unit_end > zone.mem().end_pfn() {
                 Some(start)
             } else {
                 match self
@@ -139,7 +139,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         for (pfn, order) in tiling_blocks(start, end) {
             // Unmovable: compaction and range operations leave the run where it is.
-            zone.mem.frame(pfn).hand_out(
+            zone.mem().frame(pfn).hand_out(
                 &[FrameState::Interior],
                 FrameInfo::new(FrameState::AllocHead, order, MigrateType::Unmovable),
             );
@@ -167,7 +167,7 @@ impl<P: Platform> PageAllocator<P> {
         debug_assert_eq!(allocator_id, self.id);
         let zone = &self.zones[zone_index as usize];
         tiling_blocks(run.pfn, run.pfn + run.pages).map(move |(pfn, order)| {
-            let head = zone.mem.frame(pfn).info();
+            let head = zone.mem().frame(pfn).info();
             debug_assert!(head.is_alloc_head_of_order(order));
             crate::block::Block::new(pfn, zone_index, allocator_id, head)
         })
@@ -191,7 +191,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let zone = &self.zones[run.zone_index as usize];
         for (pfn, order) in tiling_blocks(run.pfn, run.pfn + run.pages) {
-            let info = zone.mem.frame(pfn).info();
+            let info = zone.mem().frame(pfn).info();
             if !info.is_alloc_head_of_order(order) {
                 return Err(match info.state() {
                     FrameState::AllocHead => {

@@ -87,11 +87,11 @@ impl<P: Platform> PageAllocator<P> {
     pub unsafe fn free_pages_exact(&self, pfn: Pfn, pages: u64) -> Result<(), FreeError> {
         let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
         let end = pfn.checked_add(pages).ok_or(FreeError::OutOfRange { pfn })?;
-        if pages > 0 && !zone.mem.contains(end - 1) {
+        if pages > 0 && !zone.mem().contains(end - 1) {
             return Err(FreeError::OutOfRange { pfn: end - 1 });
         }
         for page in pfn..end {
-            let info = zone.mem.frame(page).info();
+            let info = zone.mem().frame(page).info();
             let error = match info.state() {
                 FrameState::AllocHead if info.order() == 0 => continue,
                 FrameState::AllocHead => {

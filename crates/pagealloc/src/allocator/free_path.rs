@@ -20,7 +20,7 @@ impl<P: Platform> PageAllocator<P> {
             return Err(FreeError::Misaligned { pfn, order });
         }
         let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
-        if zone.mem.frame(pfn).info().state() == FrameState::Reserved {
+        if zone.mem().frame(pfn).info().state() == FrameState::Reserved {
             return Err(FreeError::NotManaged { pfn });
         }
         Ok(zone)
@@ -49,7 +49,7 @@ impl<P: Platform> PageAllocator<P> {
                 // The block's expected head word names the order (at most MAX_ORDER, as a
                 // frame's is) and the generation; an allocated head is also aligned.
                 let expected = block.expected_head();
-                if zone.mem.contains(pfn) && Self::try_claim(zone, pfn, |info| info.matches_allocated(expected)) {
+                if zone.mem().contains(pfn) && Self::try_claim(zone, pfn, |info| info.matches_allocated(expected)) {
                     self.release_claimed(zone, pfn, order);
                     return Ok(());
                 }
@@ -62,7 +62,7 @@ impl<P: Platform> PageAllocator<P> {
     /// the word the frame holds; the one lockless claim of both fast paths.
     #[inline(always)]
     pub(super) fn try_claim(zone: &Zone<P>, pfn: Pfn, accept: impl FnOnce(FrameInfo) -> bool) -> bool {
-        let frame = zone.mem.frame(pfn);
+        let frame = zone.mem().frame(pfn);
         let info = frame.info();
         accept(info) && frame.transition(info, info.freed()).is_ok()
     }
@@ -75,8 +75,12 @@ impl<P: Platform> PageAllocator<P> {
             return Err(FreeError::ForeignBlock { pfn });
         }
         let zone = self.validate_free(pfn, block.order())?;
-        if zone.index != block.zone_index() {
-            return Err(FreeError::WrongZone { pfn, claimed_zone: block.zone_index(), actual_zone: zone.index });
+        if zone.state().index != block.zone_index() {
+            return Err(FreeError::WrongZone {
+                pfn,
+                claimed_zone: block.zone_index(),
+                actual_zone: zone.state().index,
+            });
         }
         self.free_checked(zone, pfn, block.order(), Some(block.generation()))
     }
@@ -125,7 +129,7 @@ impl<P: Platform> PageAllocator<P> {
         order: u8,
         generation: Option<u32>,
     ) -> Result<(), FreeError> {
-        let frame = zone.mem.frame(pfn);
+        let frame = zone.mem().frame(pfn);
         let mut info = frame.info();
         // Claim the head atomically, so two racing frees of one block cannot both pass.
         // Bounded: each retry means another CPU changed the frame, which ends in a state
@@ -171,13 +175,13 @@ impl<P: Platform> PageAllocator<P> {
     /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
-        debug_assert_eq!(zone.mem.frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
-        zone.sink.page(|| crate::events::PageEvent::Free { pfn, order });
+        debug_assert_eq!(zone.mem().frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
+        zone.core.sink.page(|| crate::events::PageEvent::Free { pfn, order });
         if self.policy.pcp.caches_order(order) {
             if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
                 // Computed once: the atomic claim before and the trylock after make the
                 // compiler reload the zone's start for each use.
-                let pageblock = zone.mem.pageblock_index(pfn);
+                let pageblock = zone.mem().pageblock_index(pfn);
                 let listed = if self.drains_to_buddy(zone, pageblock, call.slot.remote) {
                     pcp::pcp_free_buddy_bound(&call, pfn, pageblock, order)
                 } else {
@@ -201,6 +205,6 @@ impl<P: Platform> PageAllocator<P> {
         let frag = &self.policy.frag;
         (remote && self.policy.arenas == crate::policy::ArenaRule::PerCpu)
             || frag.beyond_linux.fullest_first
-                && zone.mem.pageblock_free.get(pageblock) >= u64::from(frag.beyond_linux.buddy_bound_free_pages)
+                && zone.mem().pageblock_free.get(pageblock) >= u64::from(frag.beyond_linux.buddy_bound_free_pages)
     }
 }

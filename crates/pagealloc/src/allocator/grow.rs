@@ -63,7 +63,7 @@ impl<P: Platform> PageAllocator<P> {
                 let zone = self.zone_to_grow(&range, zone_type)?;
                 let locked = zone.buddy(&self.platform).lock();
                 let buckets = locked.area.fullness.as_ref().map_or(0, |buckets| buckets.directory_bytes());
-                Ok(zone.mem.growth_bytes(range.end) + buckets)
+                Ok(zone.mem().growth_bytes(range.end) + buckets)
             }
             Err(other) => Err(other),
         }
@@ -77,24 +77,24 @@ impl<P: Platform> PageAllocator<P> {
         mut arena: Option<&mut MetaArena>,
     ) -> Result<&Zone<P>, RangeError> {
         match self.range_zone(range.start, range.end) {
-            Ok(zone) if zone.zone_type != zone_type => Err(RangeError::OutsideZone { pfn: range.start }),
+            Ok(zone) if zone.state().zone_type != zone_type => Err(RangeError::OutsideZone { pfn: range.start }),
             Ok(zone) => Ok(zone),
             Err(RangeError::OutsideZone { .. }) => {
                 let zone = self.zone_to_grow(range, zone_type)?;
                 // The part inside the span must be holes, or the growth would outlive the
                 // add it was for (the range lock keeps holes holes meanwhile).
-                let old_end = zone.mem.end_pfn();
-                if let Some(pfn) = zone.mem.first_not_hole(range.start, old_end) {
+                let old_end = zone.mem().end_pfn();
+                if let Some(pfn) = zone.mem().first_not_hole(range.start, old_end) {
                     return Err(RangeError::NotOffline { pfn });
                 }
                 let refuse = |reason| RangeError::Grow { pfn: range.end, reason };
-                let growth = zone.mem.prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;
+                let growth = zone.mem().prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;
                 let mut locked = zone.buddy(&self.platform).lock();
                 if let Some(buckets) = locked.area.fullness.as_ref() {
                     // Bump or heap room for two words and the slots, once per zone.
                     buckets.reserve(arena).map_err(|full| refuse(GrowError::Metadata(full)))?;
                 }
-                if let Some(slots) = zone.mem.publish_growth(growth) {
+                if let Some(slots) = zone.mem().publish_growth(growth) {
                     let buckets = locked.area.fullness.as_mut().expect("tracked counts come with buckets");
                     buckets.grow(slots).expect("growths were counted when the growth was prepared");
                 }
@@ -118,12 +118,13 @@ impl<P: Platform> PageAllocator<P> {
         let zone = self
             .zones
             .iter()
-            .filter(|zone| zone.zone_type == zone_type && zone.mem.start_pfn <= range.start)
-            .max_by_key(|zone| zone.mem.start_pfn)
+            .filter(|zone| zone.state().zone_type == zone_type && zone.mem().start_pfn <= range.start)
+            .max_by_key(|zone| zone.mem().start_pfn)
             .ok_or(refuse(GrowError::NoZone))?;
-        let (from, to) = (zone.mem.end_pfn(), range.end);
-        if let Some(other) = self.zones.iter().find(|other| other.mem.start_pfn < to && from < other.mem.end_pfn()) {
-            return Err(refuse(GrowError::Overlap { other_start: other.mem.start_pfn }));
+        let (from, to) = (zone.mem().end_pfn(), range.end);
+        if let Some(other) = self.zones.iter().find(|other| other.mem().start_pfn < to && from < other.mem().end_pfn())
+        {
+            return Err(refuse(GrowError::Overlap { other_start: other.mem().start_pfn }));
         }
         Ok(zone)
     }

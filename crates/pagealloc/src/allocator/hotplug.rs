@@ -46,7 +46,7 @@ impl<P: Platform> PageAllocator<P> {
         locked.retire_range(range.start, range.end);
         drop(locked);
         let pages = range.end - range.start;
-        zone.adjust_online_pages(pages, false);
+        zone.state().adjust_online_pages(pages, false);
         self.resize_zones();
         Ok(pages)
     }
@@ -118,7 +118,7 @@ impl<P: Platform> PageAllocator<P> {
         locked.admit_range(range.start, range.end);
         drop(locked);
         let pages = range.end - range.start;
-        zone.adjust_online_pages(pages, true);
+        zone.state().adjust_online_pages(pages, true);
         self.resize_zones();
         Ok(pages)
     }

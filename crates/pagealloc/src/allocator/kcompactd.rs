@@ -55,14 +55,14 @@ impl<P: Platform> PageAllocator<P> {
     /// does neither. Returns the pages drained.
     fn kcompactd_do_work(&self, node: u16, order: u8, highest_zone: ZoneType) -> u64 {
         let mut drained_pages = 0;
-        for zone in self.populated_zones(node).filter(|zone| zone.zone_type <= highest_zone) {
+        for zone in self.populated_zones(node).filter(|zone| zone.state().zone_type <= highest_zone) {
             // Each zone against its own lowmem reserve (kcompactd_do_work() passes its index).
-            let highest_zone = zone.zone_type;
-            if zone.compact.deferred(order) {
+            let highest_zone = zone.state().zone_type;
+            if zone.state().compact.deferred(order) {
                 continue;
             }
-            let min = mark_pages(&zone.state, WatermarkLevel::Min);
-            let free_pages = zone.mem.free_pages();
+            let min = mark_pages(zone.state(), WatermarkLevel::Min);
+            let free_pages = zone.mem().free_pages();
             if watermark_ok(zone.watermark_view(), order, min, highest_zone, AllocFlags::PLAIN, free_pages)
                 || !self.compaction_suitable(zone, order, highest_zone)
             {
@@ -71,10 +71,10 @@ impl<P: Platform> PageAllocator<P> {
             // kcompactd compacts for GFP_KERNEL, so its goal is an unmovable-usable block.
             let goal = CompactGoal::Order { order, migratetype: MigrateType::Unmovable, whole_blocks_only: false };
             match self.compact_zone(zone, goal, CompactMode::Sync, true).0 {
-                CompactResult::Success => zone.compact.defer_reset(order, false),
+                CompactResult::Success => zone.state().compact.defer_reset(order, false),
                 CompactResult::Complete => {
                     drained_pages += self.drain_zone(zone);
-                    zone.compact.defer(order);
+                    zone.state().compact.defer(order);
                 }
                 CompactResult::Skipped | CompactResult::Deferred | CompactResult::Contended => {}
             }
@@ -92,9 +92,9 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.fragmentation_score(0), 0); // all free in whole blocks
     /// ```
     pub fn fragmentation_score(&self, node: u16) -> u64 {
-        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.present_pages()).sum();
+        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.state().present_pages()).sum();
         self.populated_zones(node)
-            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.present_pages())
+            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.state().present_pages())
             .sum::<u64>()
             / (node_pages + 1)
     }
@@ -174,7 +174,7 @@ mod tests {
     fn kcompactd_compacts_only_the_zones_up_to_the_one_it_was_woken_for() {
         let (allocator, held) = fragmented_pc();
         let shifts = |allocator: &PageAllocator<TestPlatform>| -> Vec<u32> {
-            allocator.zones().iter().map(|zone| zone.compact.defer_shift()).collect()
+            allocator.zones().iter().map(|zone| zone.state().compact.defer_shift()).collect()
         };
         assert_eq!(allocator.zones().len(), 2);
         // Woken for DMA, then for every zone: the lower limit stands until the pass.

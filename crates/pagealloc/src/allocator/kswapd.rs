@@ -142,9 +142,9 @@ impl<P: Platform> PageAllocator<P> {
         let pass = &state.kswapd.pass;
         let highest_zone = state.kswapd.begin_pass();
         let mut boosts_pages = 0;
-        for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            let boost = zone.boost_pages();
-            pass.start_boosts[zone.zone_type as usize].store(boost, Relaxed);
+        for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
+            let boost = zone.state().boost_pages();
+            pass.start_boosts[zone.state().zone_type as usize].store(boost, Relaxed);
             boosts_pages += boost;
         }
         pass.boost_left_pages.store(boosts_pages, Relaxed);
@@ -153,7 +153,7 @@ impl<P: Platform> PageAllocator<P> {
         pass.highest_zone.store(highest_zone, Relaxed);
         // Pagesets shrink towards their minimum while kswapd works (set_reclaim_active()).
         for zone in self.populated_zones(node) {
-            zone.set_flag(RECLAIM_ACTIVE);
+            zone.state().set_flag(RECLAIM_ACTIVE);
         }
         pass.open.store(true, Relaxed);
     }
@@ -244,19 +244,19 @@ impl<P: Platform> PageAllocator<P> {
         let state = &self.nodes[node as usize];
         let pass = &state.kswapd.pass;
         for zone in self.populated_zones(node) {
-            zone.clear_flag(RECLAIM_ACTIVE);
+            zone.state().clear_flag(RECLAIM_ACTIVE);
         }
         let mut boosted = false;
-        for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            let start_boost = pass.start_boosts[zone.zone_type as usize].swap(0, Relaxed);
+        for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
+            let start_boost = pass.start_boosts[zone.state().zone_type as usize].swap(0, Relaxed);
             if start_boost == 0 {
                 continue;
             }
             boosted = true;
             // Boosts are raised under the zone lock; lowered under it too.
             let _locked = zone.buddy(&self.platform).lock();
-            let boost = zone.boost_pages();
-            zone.boost_pages.store(boost - boost.min(start_boost), Relaxed);
+            let boost = zone.state().boost_pages();
+            zone.state().boost_pages.store(boost - boost.min(start_boost), Relaxed);
         }
         if boosted || self.policy.frag.defrag_mode {
             // For the zones the wake-ups asked for (wakeup_kcompactd() with

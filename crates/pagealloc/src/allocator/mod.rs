@@ -130,7 +130,7 @@ impl Node {
         for (highest, start) in self.zonelist_start.iter().enumerate() {
             let first = self.zonelist.iter().position(|&index| {
                 let zone = &zones[index as usize];
-                zone.zone_type.index() <= highest && zone.is_populated()
+                zone.state().zone_type.index() <= highest && zone.state().is_populated()
             });
             start.store(first.unwrap_or(self.zonelist.len()) as u16, Relaxed);
         }
@@ -246,11 +246,11 @@ impl<P: Platform> PageAllocator<P> {
     /// use pagealloc::platform::TestPlatform;
     /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
     /// let zone = &allocator.zones()[0];
-    /// assert_eq!(allocator.zone_of_pfn(zone.start_pfn()).map(|zone| zone.zone_type()), Some(ZoneType::Normal));
+    /// assert_eq!(allocator.zone_of_pfn(zone.start_pfn()).map(|zone| zone.state().zone_type()), Some(ZoneType::Normal));
     /// assert!(allocator.zone_of_pfn(u64::MAX >> 12).is_none());
     /// ```
     pub fn zone_of_pfn(&self, pfn: Pfn) -> Option<&Zone<P>> {
-        self.zones.iter().find(|zone| zone.mem.contains(pfn))
+        self.zones.iter().find(|zone| zone.mem().contains(pfn))
     }
 
     /// The node whose memory is local to `cpu` (0 for a CPU the allocator does not know).
@@ -304,7 +304,7 @@ impl<P: Platform> PageAllocator<P> {
     #[inline]
     fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> Option<crate::pcp::PcpCall<'a, P>> {
         let slot = zone.pcp.get(cpu)?;
-        debug_assert_eq!(slot.remote, self.node_of_cpu(cpu) != zone.node);
+        debug_assert_eq!(slot.remote, self.node_of_cpu(cpu) != zone.state().node);
         Some(crate::pcp::PcpCall {
             zone: zone.buddy(&self.platform),
             slot,
@@ -317,6 +317,11 @@ impl<P: Platform> PageAllocator<P> {
     /// Where a zone's vmstat diffs fold.
     #[inline]
     fn fold_target<'a>(&'a self, zone: &'a Zone<P>) -> FoldTarget<'a, P> {
-        FoldTarget { zone: &zone.vmstat, zone_index: zone.index, global: &self.vmstat, platform: &self.platform }
+        FoldTarget {
+            zone: &zone.state().vmstat,
+            zone_index: zone.state().index,
+            global: &self.vmstat,
+            platform: &self.platform,
+        }
     }
 }

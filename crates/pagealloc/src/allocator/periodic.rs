@@ -168,8 +168,8 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     pub(super) fn set_pressure_thresholds(&self, node: u16, under_pressure: bool) {
-        for zone in self.zones.iter().filter(|zone| zone.node == node) {
-            zone.set_pressure_threshold(under_pressure);
+        for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
+            zone.state().set_pressure_threshold(under_pressure);
         }
     }
 }

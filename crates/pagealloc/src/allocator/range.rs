@@ -42,8 +42,8 @@ impl<P: Platform> PageAllocator<P> {
             return Err(RangeError::Misaligned { start, end });
         }
         let zone = self.zone_of_pfn(start).ok_or(RangeError::OutsideZone { pfn: start })?;
-        if !zone.mem.contains(end - 1) {
-            return Err(RangeError::OutsideZone { pfn: zone.mem.end_pfn() });
+        if !zone.mem().contains(end - 1) {
+            return Err(RangeError::OutsideZone { pfn: zone.mem().end_pfn() });
         }
         Ok(zone)
     }
@@ -55,7 +55,7 @@ impl<P: Platform> PageAllocator<P> {
     pub(super) fn check_movable(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
         let mut pfn = start;
         while pfn < end {
-            let info = zone.mem.frame(pfn).info();
+            let info = zone.mem().frame(pfn).info();
             let movable = info.migratetype() == MigrateType::Movable;
             match info.state() {
                 FrameState::Reserved => return Err(RangeError::NotOnline { pfn }),
@@ -106,7 +106,7 @@ impl<P: Platform> PageAllocator<P> {
     fn migrate_out(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
         let mut pfn = start;
         while pfn < end {
-            let info = zone.mem.frame(pfn).info();
+            let info = zone.mem().frame(pfn).info();
             match info.state() {
                 FrameState::AllocHead => {
                     let client = self.migrate.as_deref().ok_or(RangeError::NoMigrationClient { pfn })?;
@@ -133,15 +133,15 @@ impl<P: Platform> PageAllocator<P> {
         (start, end): (Pfn, Pfn),
     ) -> Result<(), RangeError> {
         let order = info.order();
-        let request = AllocRequest::USER_MOVABLE.on_node(self.nodes[zone.node as usize].home);
+        let request = AllocRequest::USER_MOVABLE.on_node(self.nodes[zone.state().node as usize].home);
         let target = self.alloc_pages(order, request).map_err(|_| RangeError::MigrationFailed { pfn })?;
-        if zone.index == target.zone_index() && (start..end).contains(&target.pfn()) {
+        if zone.state().index == target.zone_index() && (start..end).contains(&target.pfn()) {
             // A block freed into a pageset before the isolation came back: it belongs to
             // the range (the free lands on its ISOLATE list); the next pass moves `pfn`.
             self.free_pages(target).expect("a block just allocated frees");
             return Ok(());
         }
-        let source = MigrateSource { pfn, order, zone_index: zone.index, generation: info.generation() };
+        let source = MigrateSource { pfn, order, zone_index: zone.state().index, generation: info.generation() };
         // Freed back should the client panic holding it.
         let lent = LentTarget { allocator: self, pfn: target.pfn(), order, head: target.expected_head() };
         let moved = client.migrate(self, source, target);
@@ -151,7 +151,7 @@ impl<P: Platform> PageAllocator<P> {
             Err(target) => {
                 self.free_pages(target).expect("a refused target frees");
                 // A block the client no longer owns was freed meanwhile: the check sees it.
-                if zone.mem.frame(pfn).info() == info {
+                if zone.mem().frame(pfn).info() == info {
                     Err(RangeError::MigrationFailed { pfn })
                 } else {
                     Ok(())

@@ -121,12 +121,12 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The zones of `node` that have pages.
     pub(super) fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
-        self.zones.iter().filter(move |zone| zone.node == node && zone.managed_pages() > 0)
+        self.zones.iter().filter(move |zone| zone.state().node == node && zone.state().managed_pages() > 0)
     }
 
     /// The highest zone type with pages on `node`: the classzone kswapd balances for.
     pub(super) fn highest_zone_of(&self, node: u16) -> Option<ZoneType> {
-        self.populated_zones(node).map(|zone| zone.zone_type).max()
+        self.populated_zones(node).map(|zone| zone.state().zone_type).max()
     }
 
     /// Is some zone of `node` at or above its high watermark (with its boost and the lowmem
@@ -137,21 +137,21 @@ impl<P: Platform> PageAllocator<P> {
         if self.policy.frag.defrag_mode {
             return self
                 .populated_zones(node)
-                .any(|zone| self.free_pageblock_pages(zone) > zone.watermarks_with_boost().high_pages);
+                .any(|zone| self.free_pageblock_pages(zone) > zone.state().watermarks_with_boost().high_pages);
         }
         self.populated_zones(node)
-            .any(|zone| self.zone_watermark_ok_safe(zone.index, 0, WatermarkLevel::High, highest_zone))
+            .any(|zone| self.zone_watermark_ok_safe(zone.state().index, 0, WatermarkLevel::High, highest_zone))
     }
 
     /// Pages the node's highest zone lacks to its boosted high watermark, at least
     /// SWAP_CLUSTER_MAX (kswapd's nr_to_reclaim).
     pub(super) fn node_shortfall(&self, node: u16) -> u64 {
-        let shortfall = self.populated_zones(node).max_by_key(|zone| zone.zone_type).map_or(0, |zone| {
-            let high = zone.watermarks_with_boost().high_pages;
+        let shortfall = self.populated_zones(node).max_by_key(|zone| zone.state().zone_type).map_or(0, |zone| {
+            let high = zone.state().watermarks_with_boost().high_pages;
             let free_pages = if self.policy.frag.defrag_mode {
                 self.free_pageblock_pages(zone)
             } else {
-                self.zone_free_pages_snapshot(zone.index)
+                self.zone_free_pages_snapshot(zone.state().index)
             };
             high.saturating_sub(free_pages)
         });
@@ -161,8 +161,8 @@ impl<P: Platform> PageAllocator<P> {
     /// Could some zone of `node` serve `order` at its min watermark, or compaction run there
     /// (the stop test of should_continue_reclaim())?
     fn ready_for_compaction(&self, node: u16, order: u8, highest_zone: ZoneType) -> bool {
-        self.populated_zones(node).filter(|zone| zone.zone_type <= highest_zone).any(|zone| {
-            self.zone_watermark_ok(zone.index, order, WatermarkLevel::Min, highest_zone)
+        self.populated_zones(node).filter(|zone| zone.state().zone_type <= highest_zone).any(|zone| {
+            self.zone_watermark_ok(zone.state().index, order, WatermarkLevel::Min, highest_zone)
                 || self.compaction_suitable(zone, order, highest_zone)
         })
     }

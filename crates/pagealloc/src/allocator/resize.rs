@@ -22,24 +22,24 @@ impl<P: Platform> PageAllocator<P> {
         })
         .expect("as many nodes as the build's");
         for zone in self.zones.iter() {
-            let node = &mut nodes[zone.node as usize];
-            node.managed_pages[zone.zone_type.index()] = zone.managed_pages();
-            node.boot_managed_pages[zone.zone_type.index()] = zone.managed_pages();
+            let node = &mut nodes[zone.state().node as usize];
+            node.managed_pages[zone.state().zone_type.index()] = zone.state().managed_pages();
+            node.boot_managed_pages[zone.state().zone_type.index()] = zone.state().managed_pages();
         }
         let spec = MachineSpec { nodes, tunables: self.tunables.clone(), kernel: LinuxVersion::MAINLINE };
         let boot = BootSizing::derive(&spec).expect("the machine derived at build derives again");
         let nr_cpus = self.platform.nr_cpus();
         for zone in self.zones.iter() {
-            let after = ZoneParams::from(&boot.zone(&spec, zone.node as usize, zone.zone_type));
+            let after = ZoneParams::from(&boot.zone(&spec, zone.state().node as usize, zone.state().zone_type));
             // The drift mark first: a reader between the two stores compares the old
             // marks against the new mark, never the new marks against an old one.
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
-                zone.vmstat.set_percpu_drift_mark(percpu_drift_mark(&after, nr_cpus));
+                zone.state().vmstat.set_percpu_drift_mark(percpu_drift_mark(&after, nr_cpus));
             }
-            zone.params.store(&after);
+            zone.state().params.store(&after);
             // refresh_zone_stat_thresholds(): the normal threshold, whatever kswapd is
             // doing; its next wake or sleep sets the pressure one again.
-            zone.set_pressure_threshold(false);
+            zone.state().set_pressure_threshold(false);
             let bounds = pageset_bounds(zone, &self.policy.pcp, nr_cpus);
             for slot in zone.pcp.iter() {
                 crate::pcp::set_bounds(zone.buddy(&self.platform), slot, bounds, &self.policy.pcp);

@@ -91,9 +91,9 @@ impl<P: Platform> PageAllocator<P> {
             let free_blocks =
                 zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)));
             let zone_stats = ZoneStats {
-                node: zone.node(),
-                zone_type: zone.zone_type(),
-                managed_pages: zone.managed_pages(),
+                node: zone.state().node(),
+                zone_type: zone.state().zone_type(),
+                managed_pages: zone.state().managed_pages(),
                 buddy_free_pages: zone.free_pages(),
                 pageset_pages,
                 free_blocks,

@@ -31,9 +31,9 @@ impl<P: Platform> Iterator for SplitBlocks<'_, P> {
         }
         let pfn = self.next;
         self.next += 1;
-        let head = self.zone.mem.frame(pfn).info();
+        let head = self.zone.mem().frame(pfn).info();
         debug_assert!(head.is_alloc_head_of_order(0), "split page {pfn:#x} is {head:?}");
-        Some(Block::new(pfn, self.zone.index, self.allocator_id, head))
+        Some(Block::new(pfn, self.zone.state().index, self.allocator_id, head))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -74,10 +74,14 @@ impl<P: Platform> PageAllocator<P> {
             return Err(FreeError::ForeignBlock { pfn });
         }
         let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
-        if zone.index != block.zone_index() {
-            return Err(FreeError::WrongZone { pfn, claimed_zone: block.zone_index(), actual_zone: zone.index });
+        if zone.state().index != block.zone_index() {
+            return Err(FreeError::WrongZone {
+                pfn,
+                claimed_zone: block.zone_index(),
+                actual_zone: zone.state().index,
+            });
         }
-        let frame = zone.mem.frame(pfn);
+        let frame = zone.mem().frame(pfn);
         let info = frame.info();
         let order = block.order();
         // The claim: only the owner of this exact block turns its head to order 0.
@@ -86,7 +90,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let page = FrameInfo::new(FrameState::AllocHead, 0, info.migratetype());
         for tail in pfn + 1..pfn + (1 << order) {
-            zone.mem.frame(tail).hand_out(&[FrameState::Interior], page);
+            zone.mem().frame(tail).hand_out(&[FrameState::Interior], page);
         }
         Ok(SplitBlocks { zone, allocator_id: self.id, next: pfn, end: pfn + (1 << order) })
     }

@@ -25,7 +25,7 @@ impl<P: Platform> PageAllocator<P> {
     /// assert_eq!(allocator.managed_pages(), allocator.buddy_free_pages() + allocator.pcp_pages());
     /// ```
     pub fn managed_pages(&self) -> u64 {
-        self.zones.iter().map(|z| z.managed_pages()).sum()
+        self.zones.iter().map(|z| z.state().managed_pages()).sum()
     }
 
     /// Free pages in the buddy over all zones: the zones' published counts summed, then
@@ -48,7 +48,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn extfrag_stats(&self) -> ExtfragStats {
         let mut total = ExtfragStats::default();
         for zone in self.zones.iter() {
-            total += zone.extfrag.snapshot();
+            total += zone.state().extfrag.snapshot();
         }
         total
     }
@@ -100,7 +100,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn numa_event(&self, event: NumaEvent) -> u64 {
         let mut total = 0i64;
         for zone in self.zones.iter() {
-            total += zone.vmstat.numa_folded(event);
+            total += zone.state().vmstat.numa_folded(event);
             for slot in zone.pcp.iter() {
                 total += slot.inspect(&self.platform, |p| p.stats().numa_unfolded(event));
             }
@@ -122,11 +122,11 @@ impl<P: Platform> PageAllocator<P> {
     pub fn pgalloc_pages(&self, zone_type: ZoneType) -> u64 {
         self.zones
             .iter()
-            .filter(|zone| zone.zone_type == zone_type)
+            .filter(|zone| zone.state().zone_type == zone_type)
             .map(|zone| {
                 let cpus: u64 =
                     zone.pcp.iter().map(|slot| slot.inspect(&self.platform, |p| p.stats().pgalloc_pages())).sum();
-                zone.vmstat.pgalloc_unbatched_pages() + cpus
+                zone.state().vmstat.pgalloc_unbatched_pages() + cpus
             })
             .sum()
     }
@@ -138,7 +138,7 @@ impl<P: Platform> PageAllocator<P> {
             .map(|zone| {
                 let cpus: u64 =
                     zone.pcp.iter().map(|slot| slot.inspect(&self.platform, |p| p.stats().pgfree_pages())).sum();
-                zone.vmstat.pgfree_unbatched_pages() + cpus
+                zone.state().vmstat.pgfree_unbatched_pages() + cpus
             })
             .sum()
     }
@@ -157,7 +157,7 @@ impl<P: Platform> PageAllocator<P> {
     pub fn zone_lock_stats(&self) -> LockStats {
         let mut total = LockStats::default();
         for zone in self.zones.iter() {
-            total += zone.lock.stats();
+            total += zone.core.lock.stats();
         }
         total
     }

@@ -41,7 +41,7 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn zone_watermark_ok(&self, zone_index: u16, order: u8, level: WatermarkLevel, highest_zone: ZoneType) -> bool {
         let zone = &self.zones[zone_index as usize];
-        self.watermark_ok_with(zone_index, order, level, highest_zone, zone.mem.free_pages())
+        self.watermark_ok_with(zone_index, order, level, highest_zone, zone.mem().free_pages())
     }
 
     /// As [`Self::zone_watermark_ok`], but below the zone's `percpu_drift_mark` the check
@@ -63,8 +63,8 @@ impl<P: Platform> PageAllocator<P> {
         highest_zone: ZoneType,
     ) -> bool {
         let zone = &self.zones[zone_index as usize];
-        let mut free_pages = zone.mem.free_pages();
-        let drift_mark = zone.vmstat.percpu_drift_mark_pages();
+        let mut free_pages = zone.mem().free_pages();
+        let drift_mark = zone.state().vmstat.percpu_drift_mark_pages();
         if drift_mark != 0 && free_pages < drift_mark {
             free_pages = self.zone_free_pages_snapshot(zone_index);
         }
@@ -81,6 +81,6 @@ impl<P: Platform> PageAllocator<P> {
     ) -> bool {
         let zone = &self.zones[zone_index as usize];
         let flags = AllocFlags::fast_path(&AllocRequest::KERNEL);
-        watermark_ok(zone.watermark_view(), order, mark_pages(&zone.state, level), highest_zone, flags, free)
+        watermark_ok(zone.watermark_view(), order, mark_pages(zone.state(), level), highest_zone, flags, free)
     }
 }

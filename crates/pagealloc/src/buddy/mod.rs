@@ -76,15 +76,6 @@ impl<P: Platform> BuddyCore<P> {
     }
 }
 
-/// The buddy half reads as the zone's state: `core.node()`, `core.flags()`.
-impl<P: Platform> Deref for BuddyCore<P> {
-    type Target = ZoneState;
-    #[inline(always)]
-    fn deref(&self) -> &ZoneState {
-        &self.state
-    }
-}
-
 /// The view of a zone the layers above the buddy get: its buddy half on a platform; what
 /// refills, drains and frees need, and nothing else. Two pointers, so it stays in registers.
 pub(crate) struct BuddyZone<'a, P: Platform> {
@@ -108,6 +99,18 @@ impl<P: Platform> Deref for BuddyZone<'_, P> {
 }
 
 impl<'a, P: Platform> BuddyZone<'a, P> {
+    /// The zone's identity, parameters and flags.
+    #[inline(always)]
+    pub(crate) fn state(self) -> &'a ZoneState {
+        &self.core.state
+    }
+
+    /// The zone's frame records and pageblock types.
+    #[inline(always)]
+    pub(crate) fn mem(self) -> &'a ZoneMem {
+        &self.core.mem
+    }
+
     /// Releases the frees other CPUs handed over, if any, by taking the lock (the allocator's
     /// periodic work and `drain_all`, for an owner that took no lock since).
     pub(crate) fn release_handed_over(self) {

@@ -13,7 +13,7 @@ use crate::types::{PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 impl<P: Platform> ZoneChecker<'_, P> {
     pub(super) fn check_fullness(&self) -> Result<(), InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let Some(buckets) = self.area.fullness.as_ref() else {
             return if mem.pageblock_free.is_tracked() {
                 self.fail(None, alloc::string::String::from("pageblock free counts without buckets"))

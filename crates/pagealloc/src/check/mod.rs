@@ -63,7 +63,7 @@ struct ZoneChecker<'a, P: Platform> {
 
 impl<P: Platform> ZoneChecker<'_, P> {
     fn fail<T>(&self, pfn: Option<Pfn>, what: String) -> Result<T, InvariantViolation> {
-        Err(InvariantViolation { zone_index: self.zone.index, pfn, what })
+        Err(InvariantViolation { zone_index: self.zone.state().index, pfn, what })
     }
 
     fn mark_listed(&mut self, index: u32) -> bool {
@@ -87,7 +87,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
         order: usize,
         migratetype: MigrateType,
     ) -> Result<(), InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let pfn = mem.pfn(index);
         let info = mem.frames[index as usize].info();
         if info.state() != FrameState::FreeHead || info.order() as usize != order {
@@ -105,7 +105,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
         // Under the 2018 fallback design a steal moves free pages to the requester's lists
         // without re-typing their pageblock: only v6.10 bookkeeping makes lists match.
         let pageblocks =
-            if self.zone.free_lists_match_pageblocks { (1u64 << order).div_ceil(PAGEBLOCK_PAGES) } else { 0 };
+            if self.zone.state().free_lists_match_pageblocks { (1u64 << order).div_ceil(PAGEBLOCK_PAGES) } else { 0 };
         for block in 0..pageblocks {
             let block_type = mem.pageblock_type(pfn + block * PAGEBLOCK_PAGES);
             if block_type != migratetype {
@@ -117,7 +117,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
     }
 
     fn check_free_lists(&mut self) -> Result<u64, InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let bound = mem.frames.len();
         let mut free_pages = 0u64;
         for order in 0..NR_ORDERS {
@@ -185,7 +185,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
     /// Every pageset list holds PCP heads of its order and type, on no other list; counts
     /// match; high lies within its bounds.
     fn check_pageset(&mut self, cpu: usize, pcp: &PerCpuPages, thp_lists: u8) -> Result<u64, InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let (mut pages, mut thp_pages) = (0u64, 0u64);
         for list_index in 0..NR_PCP_LISTS {
             let order = pindex_order(list_index);
@@ -253,7 +253,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
 
     /// Blocks tile the managed frames exactly; free blocks are listed and fully merged.
     fn check_frames(&self) -> Result<PageCensus, InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let mut census = PageCensus::default();
         let mut pfn = mem.start_pfn;
         while pfn < mem.end_pfn() {
@@ -307,7 +307,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
             return Ok(());
         }
         let buddy = pfn ^ (1 << order);
-        if !self.zone.mem.contains(buddy) || !self.zone.mem.frame(buddy).info().is_free_head_of_order(order) {
+        if !self.zone.mem().contains(buddy) || !self.zone.mem().frame(buddy).info().is_free_head_of_order(order) {
             return Ok(());
         }
         self.fail(Some(pfn), alloc::format!("free buddy at {buddy:#x} of order {order} was not merged"))
@@ -315,16 +315,16 @@ impl<P: Platform> ZoneChecker<'_, P> {
 
     fn check_pageblocks(&self) -> Result<(), InvariantViolation> {
         let counts = self.zone.pageblock_counts();
-        if counts.iter().sum::<u64>() != self.zone.mem.pageblock_count() as u64 {
+        if counts.iter().sum::<u64>() != self.zone.mem().pageblock_count() as u64 {
             return self.fail(None, String::from("pageblock counts do not add up"));
         }
         let highatomic_pages = counts[MigrateType::HighAtomic.index()] * PAGEBLOCK_PAGES;
-        if highatomic_pages != self.zone.reserved_highatomic_pages() {
+        if highatomic_pages != self.zone.state().reserved_highatomic_pages() {
             return self.fail(
                 None,
                 alloc::format!(
                     "{highatomic_pages} pages in HighAtomic pageblocks, {} accounted",
-                    self.zone.reserved_highatomic_pages()
+                    self.zone.state().reserved_highatomic_pages()
                 ),
             );
         }
@@ -335,7 +335,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
 impl<P: Platform> ZoneChecker<'_, P> {
     /// The frame records and pageblock tables cover the span exactly, grown or not.
     fn check_tables_cover_span(&self) -> Result<(), InvariantViolation> {
-        let mem = &self.zone.mem;
+        let mem = self.zone.mem();
         let spanned = mem.end_pfn() - mem.start_pfn;
         let slots = crate::zone_mem::pageblock_slots(mem.start_pfn, mem.end_pfn());
         if mem.frames.len() as u64 != spanned || mem.pageblock_count() != slots {
@@ -354,13 +354,16 @@ impl<P: Platform> PageAllocator<P> {
             // Lock order as on the free path: pagesets, then the zone.
             let pagesets: Vec<_> = zone.pcp.iter().map(|slot| slot.pageset.lock(self.platform())).collect();
             let locked = zone.buddy(self.platform()).lock();
-            let mut checker =
-                ZoneChecker { zone, area: &locked.area, on_free_list: vec![0u64; zone.mem.frames.len().div_ceil(64)] };
+            let mut checker = ZoneChecker {
+                zone,
+                area: &locked.area,
+                on_free_list: vec![0u64; zone.mem().frames.len().div_ceil(64)],
+            };
             checker.check_tables_cover_span()?;
             // Taking the lock released every handed-over free; at a quiescent point none
             // can have come since.
-            if zone.remote_frees.is_pending() || zone.remote_frees.pending_pages() != 0 {
-                let pending = zone.remote_frees.pending_pages();
+            if zone.core.remote_frees.is_pending() || zone.core.remote_frees.pending_pages() != 0 {
+                let pending = zone.core.remote_frees.pending_pages();
                 return checker.fail(None, alloc::format!("{pending} handed-over pages pending under the zone lock"));
             }
             let listed_free = checker.check_free_lists()?;
@@ -377,10 +380,14 @@ impl<P: Platform> PageAllocator<P> {
             if census.free_pages != listed_free {
                 return checker.fail(None, String::from("free heads and listed blocks disagree"));
             }
-            if census.managed_pages != zone.managed_pages() {
+            if census.managed_pages != zone.state().managed_pages() {
                 return checker.fail(
                     None,
-                    alloc::format!("blocks cover {} pages, {} managed", census.managed_pages, zone.managed_pages()),
+                    alloc::format!(
+                        "blocks cover {} pages, {} managed",
+                        census.managed_pages,
+                        zone.state().managed_pages()
+                    ),
                 );
             }
             total += census;
@@ -406,7 +413,7 @@ mod tests {
     fn detects_a_free_head_that_lost_its_state() {
         let allocator = allocator();
         let zone = &allocator.zones()[0];
-        zone.mem.frame(zone.start_pfn()).corrupt(FrameInfo::INTERIOR);
+        zone.mem().frame(zone.start_pfn()).corrupt(FrameInfo::INTERIOR);
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("is Interior"), "{violation}");
     }
@@ -426,7 +433,7 @@ mod tests {
         let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
         let zone = &allocator.zones()[0];
         // An allocated head inside the free order-9 buddy block: two owners of one frame.
-        zone.mem.frame(block.pfn() ^ 0x203).corrupt(FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable));
+        zone.mem().frame(block.pfn() ^ 0x203).corrupt(FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable));
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("inside the"), "{violation}");
     }
@@ -441,7 +448,7 @@ mod tests {
         let mut locked = zone.buddy(allocator.platform()).lock();
         for block in [&first, &second] {
             // Claimed, as a free does before returning a block.
-            zone.mem.frame(block.pfn()).corrupt(FrameInfo::INTERIOR);
+            zone.mem().frame(block.pfn()).corrupt(FrameInfo::INTERIOR);
             locked.add_free(block.pfn(), 0, MigrateType::Movable, false);
         }
         drop(locked);
@@ -453,7 +460,7 @@ mod tests {
     fn detects_a_free_block_in_a_pageblock_of_another_type() {
         let allocator = allocator();
         let zone = &allocator.zones()[0];
-        zone.mem.set_pageblock_type(zone.start_pfn(), MigrateType::Unmovable);
+        zone.mem().set_pageblock_type(zone.start_pfn(), MigrateType::Unmovable);
         let violation = allocator.check_invariants().unwrap_err();
         assert!(violation.what.contains("pageblock"), "{violation}");
     }

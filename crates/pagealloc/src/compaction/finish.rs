@@ -110,9 +110,9 @@ mod tests {
         let order = 9;
         let blocks: [u64; NR_ORDERS] = core::array::from_fn(|current| u64::from(current == 0) * zone.free_pages());
         assert!(compaction_suitable(zone.watermark_view(), order, ZoneType::Normal, 500, &blocks));
-        let needed = zone.watermarks().low_pages + (2u64 << order);
-        zone.boost_pages.store(zone.free_pages() - needed, Relaxed);
+        let needed = zone.state().watermarks().low_pages + (2u64 << order);
+        zone.state().boost_pages.store(zone.free_pages() - needed, Relaxed);
         assert!(!compaction_suitable(zone.watermark_view(), order, ZoneType::Normal, 500, &blocks));
-        zone.boost_pages.store(0, Relaxed);
+        zone.state().boost_pages.store(0, Relaxed);
     }
 }

@@ -22,7 +22,7 @@ use crate::types::Pfn;
 /// is isolated.
 pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
     let PcpCall { zone, slot, .. } = *call;
-    let mem = &zone.core.mem;
+    let mem = zone.mem();
     debug_assert_eq!(pageblock, mem.pageblock_index(pfn));
     let Some(pcp_type) = pcp_type_for(mem.pageblock_type_at(pageblock)) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
@@ -51,7 +51,7 @@ const FLUSH_PAGES: u32 = 8;
 /// Reads the records the flush's merges will touch before it takes the zone lock
 /// (`DrainBeyondLinux::warm_merges`). The list is short (`FLUSH_PAGES`) and was just written.
 fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
-    let mem = &zone.core.mem;
+    let mem = zone.mem();
     let (frames, records) = (mem.frames.view(), mem.records(zone.platform));
     for index in pcp.buddy_bound.iter(&frames, FLUSH_PAGES as usize) {
         crate::buddy::warm_merge(mem, &records, mem.pfn(index), frames[index as usize].info().order());
@@ -68,7 +68,7 @@ fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) 
     let pages = core::mem::take(&mut pcp.buddy_bound_pages);
     pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(pages);
     zone.platform.touch_shared(SharedLine::RemoteFrees(zone.mem.zone_index), true);
-    let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.core.mem.frames);
+    let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.mem().frames);
     if u64::from(pending) >= pending_bound(zone, pcp) {
         drop(zone.lock());
     }
@@ -81,7 +81,7 @@ fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) 
 /// in one hold what a release per batch would merge in many, each taking the owner's lock
 /// and its free-list lines from it.
 fn pending_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) -> u64 {
-    zone.core.state.params.watermarks().low_pages.max(u64::from(pcp.batch_pages.max(1)))
+    zone.state().params.watermarks().low_pages.max(u64::from(pcp.batch_pages.max(1)))
 }
 
 /// Returns every buddy-bound block to the buddy in one zone-lock hold (each a
@@ -90,7 +90,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     if pcp.buddy_bound_pages == 0 {
         return 0;
     }
-    let mem = &zone.core.mem;
+    let mem = zone.mem();
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
     let mut run = PendingRun::new(policy.drain.beyond_linux.coalesce_runs);

@@ -29,7 +29,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         return 0;
     }
     let before = pcp.count_pages;
-    let (mem, records) = (&zone.core.mem, zone.core.mem.records(zone.platform));
+    let (mem, records) = (zone.mem(), zone.mem().records(zone.platform));
     let frames = &mem.frames.view();
     if policy.drain.two_pass {
         // Pass 1 under the PCP lock only: unlink into a private list (the frames keep their

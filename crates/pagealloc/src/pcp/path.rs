@@ -44,7 +44,7 @@ impl<P: Platform> PcpCall<'_, P> {
     fn fold_target(&self) -> FoldTarget<'_, P> {
         let zone = self.zone;
         FoldTarget {
-            zone: &zone.core.state.vmstat,
+            zone: &zone.state().vmstat,
             zone_index: zone.mem.zone_index,
             global: self.global,
             platform: zone.platform,
@@ -64,7 +64,7 @@ fn rmqueue_bulk<P: Platform>(
     request: BlockRequest,
     blocks: u32,
 ) -> u32 {
-    let mem = &call.zone.core.mem;
+    let mem = call.zone.mem();
     let records = mem.records(call.zone.platform);
     let list = &mut pcp.lists[list_index];
     let mut zone = call.zone.lock();
@@ -129,7 +129,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     } else {
         pcp.counters.alloc_hits += 1;
     }
-    let mem = &zone.core.mem;
+    let mem = zone.mem();
     let index = pcp.lists[list_index].pop_head(&mem.frames.view(), OwnRecord::Charge, &mem.records(zone.platform))?;
     debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
@@ -149,7 +149,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
 pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: usize, order: u8) -> bool {
     let PcpCall { zone, slot, policy, .. } = *call;
     let remote = slot.remote;
-    let mem = &zone.core.mem;
+    let mem = zone.mem();
     debug_assert_eq!(pageblock, mem.pageblock_index(pfn));
     let Some(pcp_type) = pcp_type_for(mem.pageblock_type_at(pageblock)) else { return false };
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
@@ -240,7 +240,7 @@ fn drain_over_high<'a, P: Platform>(
 fn clear_below_high_if_recovered<P: Platform>(zone: BuddyZone<'_, P>) {
     let flags = AllocFlags::fast_path(&crate::request::AllocRequest::KERNEL);
     let high = zone.state.watermarks_with_boost().high_pages;
-    let view = WatermarkView { state: &zone.core.state, mem: &zone.core.mem };
+    let view = WatermarkView { state: zone.state(), mem: zone.mem() };
     if watermark_ok(view, 0, high, ZoneType::Movable, flags, zone.mem.free_pages()) {
         zone.state.clear_flag(zone_flags::BELOW_HIGH);
     }

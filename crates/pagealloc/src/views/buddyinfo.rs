@@ -8,11 +8,11 @@ use crate::types::{MigrateType, NR_MIGRATETYPES, NR_ORDERS, PAGEBLOCK_ORDER, PAG
 
 /// Free blocks per order for each populated zone.
 pub fn write_buddyinfo<P: Platform>(out: &mut impl Write, allocator: &PageAllocator<P>) -> fmt::Result {
-    for zone in allocator.zones().iter().filter(|zone| zone.is_populated()) {
+    for zone in allocator.zones().iter().filter(|zone| zone.state().is_populated()) {
         let counts = zone.with_free_area(allocator.platform(), |area| {
             core::array::from_fn::<u64, NR_ORDERS, _>(|order| area.blocks_of_order(order))
         });
-        write!(out, "Node {}, zone {:>8} ", zone.node(), zone.zone_type().kernel_name())?;
+        write!(out, "Node {}, zone {:>8} ", zone.state().node(), zone.state().zone_type().kernel_name())?;
         for count in counts {
             write!(out, "{count:>6} ")?;
         }
@@ -24,7 +24,7 @@ pub fn write_buddyinfo<P: Platform>(out: &mut impl Write, allocator: &PageAlloca
 /// Free blocks per migratetype and order, and pageblocks per type, per node.
 pub fn write_pagetypeinfo<P: Platform>(out: &mut impl Write, allocator: &PageAllocator<P>) -> fmt::Result {
     for node in 0..allocator.nodes().len() as u16 {
-        let zones = || allocator.zones().iter().filter(move |z| z.node() == node && z.is_populated());
+        let zones = || allocator.zones().iter().filter(move |z| z.state().node() == node && z.state().is_populated());
         writeln!(out, "Page block order: {PAGEBLOCK_ORDER}")?;
         writeln!(out, "Pages per block:  {PAGEBLOCK_PAGES}")?;
         writeln!(out)?;
@@ -44,7 +44,7 @@ pub fn write_pagetypeinfo<P: Platform>(out: &mut impl Write, allocator: &PageAll
                     out,
                     "Node {:>4}, zone {:>8}, type {:>12} ",
                     node,
-                    zone.zone_type().kernel_name(),
+                    zone.state().zone_type().kernel_name(),
                     migratetype.kernel_name()
                 )?;
                 for count in counts[migratetype.index()] {
@@ -59,7 +59,7 @@ pub fn write_pagetypeinfo<P: Platform>(out: &mut impl Write, allocator: &PageAll
         }
         writeln!(out)?;
         for zone in zones() {
-            write!(out, "Node {}, zone {:>8} ", node, zone.zone_type().kernel_name())?;
+            write!(out, "Node {}, zone {:>8} ", node, zone.state().zone_type().kernel_name())?;
             for count in zone.pageblock_counts() {
                 write!(out, "{count:>12} ")?;
             }

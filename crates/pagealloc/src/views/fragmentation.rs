@@ -15,11 +15,11 @@ fn write_index<P: Platform>(
     index: fn(usize, &ContigInfo) -> i64,
     pad_units: bool,
 ) -> fmt::Result {
-    for zone in allocator.zones().iter().filter(|zone| zone.is_populated()) {
+    for zone in allocator.zones().iter().filter(|zone| zone.state().is_populated()) {
         let blocks = zone.with_free_area(allocator.platform(), |area| {
             core::array::from_fn::<u64, NR_ORDERS, _>(|order| area.blocks_of_order(order))
         });
-        write!(out, "Node {}, zone {:>8} ", zone.node(), zone.zone_type().kernel_name())?;
+        write!(out, "Node {}, zone {:>8} ", zone.state().node(), zone.state().zone_type().kernel_name())?;
         for order in 0..NR_ORDERS {
             let value = index(order, &ContigInfo::from_blocks(&blocks, order));
             let (units, thousandths) = (value / 1000, value % 1000);

@@ -70,8 +70,9 @@ impl ZoneinfoZone {
     pub fn from_allocator<P: Platform>(allocator: &PageAllocator<P>) -> Vec<ZoneinfoZone> {
         let mut zones = Self::from_sizing(&allocator.sizing());
         for zone in allocator.zones() {
-            let Some(row) =
-                zones.iter_mut().find(|r| r.node == zone.node() as usize && r.zone_type == zone.zone_type())
+            let Some(row) = zones
+                .iter_mut()
+                .find(|r| r.node == zone.state().node() as usize && r.zone_type == zone.state().zone_type())
             else {
                 continue;
             };
@@ -151,7 +152,10 @@ pub fn write_zoneinfo<P: Platform>(out: &mut impl Write, allocator: &PageAllocat
     let mut next_free_pfn: Pfn = 0;
     for zone_sizing in sizing.zones.iter() {
         let mut head = ZoneHead::at_rest(zone_sizing, &mut next_free_pfn);
-        let live = allocator.zones().iter().find(|z| z.node() as usize == head.node && z.zone_type() == head.zone_type);
+        let live = allocator
+            .zones()
+            .iter()
+            .find(|z| z.state().node() as usize == head.node && z.state().zone_type() == head.zone_type);
         let Some(live) = live else {
             let pagesets = (0..sizing.online_cpus as usize).map(|cpu| PagesetLine::at_rest(zone_sizing, cpu));
             write_zone(out, &head, pagesets, LinuxVersion::MAINLINE)?;
@@ -228,14 +232,14 @@ impl ZoneHead {
     /// The live zone's counts; memory online and offline re-derive its parameters, which
     /// the build's sizing has only the first of.
     fn update_from<P: Platform>(&mut self, zone: &crate::zone::Zone<P>) {
-        let params = zone.params();
-        self.managed_pages = zone.managed_pages();
+        let params = zone.state().params();
+        self.managed_pages = zone.state().managed_pages();
         self.watermarks = params.watermarks;
         self.protection = params.lowmem_reserve;
         self.free_pages = zone.free_pages();
-        self.boost_pages = zone.boost_pages();
+        self.boost_pages = zone.state().boost_pages();
         self.spanned_pages = zone.spanned_pages();
-        self.present_pages = zone.present_pages();
+        self.present_pages = zone.state().present_pages();
         self.start_pfn = zone.start_pfn();
     }
 }

@@ -7,8 +7,6 @@ mod take;
 
 pub(crate) use take::ZoneCall;
 
-use core::ops::Deref;
-
 use crate::buddy::{BuddyCore, BuddyZone};
 use crate::free_area::FreeArea;
 use crate::meta::MetaSlice;
@@ -16,6 +14,7 @@ use crate::pcp::PcpSlot;
 use crate::platform::Platform;
 use crate::types::Pfn;
 use crate::watermark::WatermarkView;
+use crate::zone_mem::ZoneMem;
 
 pub use crate::zone_state::{zone_flags, ZoneParams, ZoneState};
 
@@ -30,21 +29,11 @@ impl<P: Platform> core::fmt::Debug for Zone<P> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Zone")
             .field("state", &self.core.state)
-            .field("start_pfn", &self.mem.start_pfn)
-            .field("end_pfn", &self.mem.end_pfn())
+            .field("start_pfn", &self.mem().start_pfn)
+            .field("end_pfn", &self.mem().end_pfn())
             .field("free_pages", &self.free_pages())
             .field("pagesets", &self.pcp.len())
             .finish()
-    }
-}
-
-/// A zone reads as its buddy half, and through it as its state: `zone.mem`,
-/// `zone.node()`, `zone.managed_pages()`, `zone.flags()`.
-impl<P: Platform> Deref for Zone<P> {
-    type Target = BuddyCore<P>;
-    #[inline(always)]
-    fn deref(&self) -> &BuddyCore<P> {
-        &self.core
     }
 }
 
@@ -53,45 +42,58 @@ impl<P: Platform> Zone<P> {
         Zone { core, pcp: MetaSlice::empty() }
     }
 
+    /// The zone's identity, parameters and flags (mirrors the fields of struct zone that
+    /// are not its free area or pagesets).
+    #[inline(always)]
+    pub fn state(&self) -> &ZoneState {
+        &self.core.state
+    }
+
+    /// The zone's frame records and pageblock types.
+    #[inline(always)]
+    pub(crate) fn mem(&self) -> &ZoneMem {
+        &self.core.mem
+    }
+
     pub fn start_pfn(&self) -> Pfn {
-        self.mem.start_pfn
+        self.mem().start_pfn
     }
 
     /// The migratetype of the pageblock holding `pfn`; `None` outside the zone (mirrors
     /// get_pageblock_migratetype()).
     pub fn pageblock_type(&self, pfn: Pfn) -> Option<crate::types::MigrateType> {
-        self.mem.contains(pfn).then(|| self.mem.pageblock_type(pfn))
+        self.mem().contains(pfn).then(|| self.mem().pageblock_type(pfn))
     }
 
     pub fn spanned_pages(&self) -> u64 {
-        self.mem.end_pfn() - self.mem.start_pfn
+        self.mem().end_pfn() - self.mem().start_pfn
     }
 
     /// Free pages in the buddy (racy read, clamped at 0 like zone_page_state(NR_FREE_PAGES)).
     #[inline]
     pub fn free_pages(&self) -> u64 {
-        self.mem.free_pages()
+        self.mem().free_pages()
     }
 
     /// The published free count as stored, which per-CPU diffs not yet folded can put
     /// below 0 for a while (the raw `vm_stat[NR_FREE_PAGES]`).
     #[inline]
     pub fn free_pages_signed(&self) -> i64 {
-        self.mem.free_pages_signed()
+        self.mem().free_pages_signed()
     }
 
     /// Free pages in high-order atomic reserve pageblocks (racy read).
     #[inline]
     pub fn free_highatomic_pages(&self) -> u64 {
-        self.mem.free_highatomic_pages()
+        self.mem().free_highatomic_pages()
     }
 
     /// Pageblocks per migratetype (the pagetypeinfo block counts).
     pub fn pageblock_counts(&self) -> [u64; crate::types::NR_MIGRATETYPES] {
         let mut counts = [0u64; crate::types::NR_MIGRATETYPES];
-        for slot in 0..self.mem.pageblock_count() {
-            let start = self.mem.pageblock_start(slot).max(self.mem.start_pfn);
-            counts[self.mem.pageblock_type(start).index()] += 1;
+        for slot in 0..self.mem().pageblock_count() {
+            let start = self.mem().pageblock_start(slot).max(self.mem().start_pfn);
+            counts[self.mem().pageblock_type(start).index()] += 1;
         }
         counts
     }
@@ -104,12 +106,12 @@ impl<P: Platform> Zone<P> {
     /// Pages other arenas' CPUs handed to this zone that no lock holder has released yet
     /// (`DrainBeyondLinux::hand_remote_frees`; racy read).
     pub fn handed_over_pages(&self) -> u32 {
-        self.remote_frees.pending_pages()
+        self.core.remote_frees.pending_pages()
     }
 
     /// Zone lock statistics.
     pub fn lock_stats(&self) -> crate::sync::LockStats {
-        self.lock.stats()
+        self.core.lock.stats()
     }
 
     /// The zone's buddy half, as pagesets and the free path use it.
@@ -121,7 +123,7 @@ impl<P: Platform> Zone<P> {
     /// What the watermark check reads.
     #[inline(always)]
     pub(crate) fn watermark_view(&self) -> WatermarkView<'_> {
-        WatermarkView { state: &self.state, mem: &self.mem }
+        WatermarkView { state: &self.core.state, mem: &self.core.mem }
     }
 
     /// Runs `f` with the zone lock held and the free area exposed (for views and tests).

@@ -43,14 +43,18 @@ impl<P: Platform> Zone<P> {
             let mut locked = self.buddy(call.platform).lock();
             take_blocks(&mut locked, &rules, block, TakeCount::SINGLE, |pfn| {
                 let allocated = FrameInfo::new(FrameState::AllocHead, block.order, block.migratetype);
-                self.mem.frame(pfn).hand_out(&[FrameState::Interior], allocated);
+                self.mem().frame(pfn).hand_out(&[FrameState::Interior], allocated);
                 taken = Some(pfn);
             });
         }
         let pfn = taken?;
-        self.vmstat.count_pgalloc(1 << block.order);
-        let target =
-            FoldTarget { zone: &self.vmstat, zone_index: self.index, global: call.global, platform: call.platform };
+        self.state().vmstat.count_pgalloc(1 << block.order);
+        let target = FoldTarget {
+            zone: &self.state().vmstat,
+            zone_index: self.state().index,
+            global: call.global,
+            platform: call.platform,
+        };
         vmstat::count_unbuffered(&target, &placement.events(), call.global.numa_mode());
         Some(pfn)
     }
@@ -59,6 +63,6 @@ impl<P: Platform> Zone<P> {
     #[inline(never)]
     pub(crate) fn free_to_buddy(&self, platform: &P, pfn: Pfn, order: u8) {
         self.buddy(platform).lock().release(pfn, order, FrameState::Interior);
-        self.vmstat.count_pgfree(1 << order);
+        self.state().vmstat.count_pgfree(1 << order);
     }
 }
