@@ -45,9 +45,9 @@ pub struct Experiment {
     pub(super) speedup_of: Option<&'static str>,
     /// Measured on real threads (not simulated): tables show raw values.
     pub(super) real_threads: bool,
-    /// Host seconds one preset's job takes at full size, as measured on the reference
-    /// 2-core guest (docs/benchmarks.md): `reproduce` starts the longest jobs first. No
-    /// result depends on it.
+    /// Host seconds one preset's job takes at full size, the mean over its presets as
+    /// measured on the reference 2-core guest (docs/experiments/README.md): `reproduce`
+    /// starts the longest jobs first. No result depends on it.
     pub(super) job_host_s: f64,
 }
 
@@ -83,7 +83,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 224,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 20.7,
+        job_host_s: 20.4,
     },
     Experiment {
         name: "pcp-kbuild-768",
@@ -94,7 +94,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 768,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 26.7,
+        job_host_s: 29.6,
     },
     Experiment {
         name: "pcp-sctp",
@@ -105,7 +105,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 128,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 0.5,
+        job_host_s: 0.6,
     },
     Experiment {
         name: "pcp-unix",
@@ -127,7 +127,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 128,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 6.3,
+        job_host_s: 5.7,
     },
     Experiment {
         name: "highorder-trunc",
@@ -149,7 +149,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 80,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 1.8,
+        job_host_s: 1.9,
     },
     Experiment {
         name: "highorder-netperf-tcp",
@@ -171,7 +171,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 88,
         speedup_of: None,
         real_threads: false,
-        job_host_s: 10.2,
+        job_host_s: 10.4,
     },
     Experiment {
         name: "lru-page-fault1",
@@ -182,7 +182,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 88,
         speedup_of: Some("faults_per_sec"),
         real_threads: false,
-        job_host_s: 43.1,
+        job_host_s: 46.5,
     },
     Experiment {
         name: "frag-thpfioscale",
@@ -193,7 +193,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 48,
         speedup_of: Some("extfrag_events"),
         real_threads: false,
-        job_host_s: 38.0,
+        job_host_s: 42.3,
     },
     Experiment {
         name: "frag-thpfioscale-sweep",
@@ -204,7 +204,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 8,
         speedup_of: Some("extfrag_events"),
         real_threads: false,
-        job_host_s: 93.7,
+        job_host_s: 90.6,
     },
     Experiment {
         name: "frag-thpcompact",
@@ -215,7 +215,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 4,
         speedup_of: Some("huge_fault_pct"),
         real_threads: false,
-        job_host_s: 1.0,
+        job_host_s: 0.9,
     },
     Experiment {
         name: "llfree-frag",
@@ -226,7 +226,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         cpus: 2,
         speedup_of: None,
         real_threads: true,
-        job_host_s: 5.6,
+        job_host_s: 5.2,
     },
 ];
 
