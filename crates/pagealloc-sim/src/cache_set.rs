@@ -24,8 +24,14 @@ pub(crate) struct NodeIndex {
 impl NodeIndex {
     #[inline]
     pub(crate) fn get(&self, key: CacheKey) -> Option<u32> {
+        self.get_with(&self.pages, key)
+    }
+
+    /// [`Self::get`] with pages found in `pages` instead of this index's own table.
+    #[inline]
+    pub(crate) fn get_with(&self, pages: &[u32], key: CacheKey) -> Option<u32> {
         let stored = match key.kind() {
-            KeyKind::Page(pfn) => self.pages.get(pfn as usize).copied(),
+            KeyKind::Page(pfn) => pages.get(pfn as usize).copied(),
             KeyKind::Line { row, number } => self.rows.get(row).and_then(|table| table.get(number)).copied(),
         };
         stored.filter(|&stored| stored != 0).map(|stored| stored - 1)
@@ -34,6 +40,11 @@ impl NodeIndex {
     /// Sizes the tables for `sizes` at once.
     pub(crate) fn reserve(&mut self, sizes: &TableSizes) {
         dense_table::reserve(&mut self.pages, sizes.pages);
+        self.reserve_lines(sizes);
+    }
+
+    /// Sizes the line rows only (for an index whose pages are kept elsewhere).
+    pub(crate) fn reserve_lines(&mut self, sizes: &TableSizes) {
         if self.rows.len() < sizes.rows.len() {
             self.rows.resize_with(sizes.rows.len(), Vec::new);
         }
@@ -43,25 +54,43 @@ impl NodeIndex {
     }
 
     pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
-        match key.kind() {
-            KeyKind::Page(pfn) => *dense_table::slot(&mut self.pages, pfn as usize) = node + 1,
-            KeyKind::Line { row, number } => {
-                if self.rows.len() <= row {
-                    self.rows.resize_with(row + 1, Vec::new);
-                }
-                *dense_table::slot(&mut self.rows[row], number) = node + 1;
-            }
-        }
+        insert_in(&mut self.pages, &mut self.rows, key, node);
+    }
+
+    /// [`Self::insert`] with pages kept in `pages`.
+    pub(crate) fn insert_with(&mut self, pages: &mut Vec<u32>, key: CacheKey, node: u32) {
+        insert_in(pages, &mut self.rows, key, node);
     }
 
     pub(crate) fn remove(&mut self, key: CacheKey) -> Option<u32> {
-        let slot = match key.kind() {
-            KeyKind::Page(pfn) => self.pages.get_mut(pfn as usize),
-            KeyKind::Line { row, number } => self.rows.get_mut(row).and_then(|table| table.get_mut(number)),
-        };
-        let stored = slot.map(core::mem::take).unwrap_or(0);
-        stored.checked_sub(1)
+        remove_in(&mut self.pages, &mut self.rows, key)
     }
+
+    /// [`Self::remove`] with pages kept in `pages`.
+    pub(crate) fn remove_with(&mut self, pages: &mut [u32], key: CacheKey) -> Option<u32> {
+        remove_in(pages, &mut self.rows, key)
+    }
+}
+
+fn insert_in(pages: &mut Vec<u32>, rows: &mut Vec<Vec<u32>>, key: CacheKey, node: u32) {
+    match key.kind() {
+        KeyKind::Page(pfn) => *dense_table::slot(pages, pfn as usize) = node + 1,
+        KeyKind::Line { row, number } => {
+            if rows.len() <= row {
+                rows.resize_with(row + 1, Vec::new);
+            }
+            *dense_table::slot(&mut rows[row], number) = node + 1;
+        }
+    }
+}
+
+fn remove_in(pages: &mut [u32], rows: &mut [Vec<u32>], key: CacheKey) -> Option<u32> {
+    let slot = match key.kind() {
+        KeyKind::Page(pfn) => pages.get_mut(pfn as usize),
+        KeyKind::Line { row, number } => rows.get_mut(row).and_then(|table| table.get_mut(number)),
+    };
+    let stored = slot.map(core::mem::take).unwrap_or(0);
+    stored.checked_sub(1)
 }
 
 /// Puts `node` in a free slot of `nodes` (the most recently freed first) or a new one at the
@@ -92,6 +121,7 @@ pub struct CacheSet {
     capacity_bytes: u64,
     used_bytes: u64,
     entries: usize,
+    /// Lines, and pages unless the caller keeps them (the `_sharing` methods).
     index: NodeIndex,
     nodes: Vec<Node>,
     /// Most recently used.
@@ -155,13 +185,13 @@ impl CacheSet {
         }
     }
 
-    fn evict_tail(&mut self) {
+    fn evict_tail(&mut self, pages: &mut [u32]) {
         let victim = self.tail;
         debug_assert_ne!(victim, NIL, "evicting from an empty cache");
         self.unlink(victim);
         let node = &self.nodes[victim as usize];
         self.used_bytes -= node.bytes as u64;
-        let removed = self.index.remove(node.key);
+        let removed = self.index.remove_with(pages, node.key);
         debug_assert_eq!(removed, Some(victim), "index and list disagree");
         self.entries -= 1;
         self.free.push(victim);
@@ -170,7 +200,16 @@ impl CacheSet {
     /// Touches `key`, an entry of `bytes`: true if it was resident (a hit). Makes it the most
     /// recent either way, evicting the least recent entries until it fits.
     pub fn touch(&mut self, key: CacheKey, bytes: u32) -> bool {
-        if let Some(index) = self.index.get(key) {
+        let mut pages = core::mem::take(&mut self.index.pages);
+        let hit = self.touch_sharing(key, bytes, &mut pages);
+        self.index.pages = pages;
+        hit
+    }
+
+    /// [`Self::touch`] for a cache whose page nodes are kept in `pages` (indexed by pfn), a
+    /// table it shares with caches that never hold a page at the same time as it.
+    pub fn touch_sharing(&mut self, key: CacheKey, bytes: u32, pages: &mut Vec<u32>) -> bool {
+        if let Some(index) = self.index.get_with(pages, key) {
             if index != self.head {
                 self.unlink(index);
                 self.push_front(index);
@@ -180,13 +219,13 @@ impl CacheSet {
         // Bounded: each round evicts one entry, and an entry never exceeds the capacity.
         let bytes = (bytes as u64).min(self.capacity_bytes);
         while self.used_bytes + bytes > self.capacity_bytes {
-            self.evict_tail();
+            self.evict_tail(pages);
         }
         let node = Node { key, bytes: bytes as u32, prev: NIL, next: NIL };
         let index = place_node(&mut self.nodes, &mut self.free, node);
         self.used_bytes += bytes;
         self.entries += 1;
-        self.index.insert(key, index);
+        self.index.insert_with(pages, key, index);
         self.push_front(index);
         false
     }
@@ -195,16 +234,39 @@ impl CacheSet {
         self.index.get(key).is_some()
     }
 
+    /// [`Self::contains`] with page nodes kept in `pages`.
+    pub fn contains_sharing(&self, key: CacheKey, pages: &[u32]) -> bool {
+        self.index.get_with(pages, key).is_some()
+    }
+
     /// Sizes the key index for `sizes`, and the node arena for a cache full of lines, at
     /// once.
     pub fn reserve(&mut self, sizes: &TableSizes) {
         self.index.reserve(sizes);
+        self.reserve_nodes();
+    }
+
+    /// [`Self::reserve`] for a cache whose page nodes are kept elsewhere.
+    pub fn reserve_sharing(&mut self, sizes: &TableSizes) {
+        self.index.reserve_lines(sizes);
+        self.reserve_nodes();
+    }
+
+    fn reserve_nodes(&mut self) {
         self.nodes.reserve((self.capacity_bytes / SMALLEST_ENTRY_BYTES) as usize);
     }
 
     /// Drops `key` if resident (another CPU took it exclusively); says whether it was.
     pub fn invalidate(&mut self, key: CacheKey) -> bool {
-        let Some(index) = self.index.remove(key) else { return false };
+        let mut pages = core::mem::take(&mut self.index.pages);
+        let dropped = self.invalidate_sharing(key, &mut pages);
+        self.index.pages = pages;
+        dropped
+    }
+
+    /// [`Self::invalidate`] with page nodes kept in `pages`.
+    pub fn invalidate_sharing(&mut self, key: CacheKey, pages: &mut [u32]) -> bool {
+        let Some(index) = self.index.remove_with(pages, key) else { return false };
         self.entries -= 1;
         self.unlink(index);
         self.used_bytes -= self.nodes[index as usize].bytes as u64;
@@ -262,5 +324,32 @@ mod tests {
         assert!(!cache.contains(page(10)) && !cache.contains(counters));
         assert!(cache.contains(meta_3) && cache.contains(page(11)));
         assert_eq!((cache.len(), cache.used_bytes()), (2, 4096 + 64));
+    }
+
+    #[test]
+    fn caches_sharing_a_page_table_answer_as_caches_with_their_own() {
+        // Pages move between three caches as touch_pages moves them: a touch from another
+        // cache first drops the copy of the last toucher's, so no page is in two at once.
+        let (mut own, mut shared) = ([0; 3].map(|_| CacheSet::new(8 * 4096)), [0; 3].map(|_| CacheSet::new(8 * 4096)));
+        let mut pages: Vec<u32> = Vec::new();
+        let mut last_toucher: std::collections::HashMap<CacheKey, usize> = std::collections::HashMap::new();
+        let mut rng = crate::rng::SplitMix64::new(5);
+        let mut hits = 0;
+        for step in 0..20_000 {
+            let (cache, key) = (rng.below(3) as usize, page(rng.below(40)));
+            if let Some(&last) = last_toucher.get(&key) {
+                if last != cache {
+                    assert_eq!(own[last].invalidate(key), shared[last].invalidate_sharing(key, &mut pages));
+                }
+            }
+            last_toucher.insert(key, cache);
+            // Lines, in a cache's own rows either way, evict pages too.
+            let meta = line(SharedLine::frame_meta(0, rng.below(64) as u32));
+            assert_eq!(own[cache].touch(meta, 64), shared[cache].touch_sharing(meta, 64, &mut pages), "step {step}");
+            let hit = own[cache].touch(key, 4096);
+            assert_eq!(hit, shared[cache].touch_sharing(key, 4096, &mut pages), "step {step}");
+            hits += usize::from(hit);
+        }
+        assert!(hits > 1_000 && hits < 19_000, "hits and misses both ({hits})");
     }
 }

@@ -48,6 +48,10 @@ pub(super) struct SimState {
     pub(super) l2: L2Caches,
     /// Shared LLC per LLC instance (one per socket, or one per core complex die).
     pub(super) llc: Vec<CacheSet>,
+    /// The LLCs' page nodes, indexed by pfn, one table for all instances (each set's
+    /// `_sharing` methods): a page is in at most one LLC, its last toucher's, since a touch
+    /// from another LLC instance invalidates that copy first (`touch_pages`).
+    pub(super) llc_pages: Vec<u32>,
     /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
     /// 0: an array, as pages number in the millions.
     pub(super) l2_owner: Vec<u16>,
@@ -72,6 +76,7 @@ impl SimState {
             layout,
             l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
             llc: (0..topology.llcs()).map(|_| CacheSet::new(topology.llc_bytes())).collect(),
+            llc_pages: Vec::new(),
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
@@ -88,8 +93,9 @@ impl SimState {
         self.lines.reserve(sizes);
         self.l2.reserve(sizes);
         for llc in &mut self.llc {
-            llc.reserve(sizes);
+            llc.reserve_sharing(sizes);
         }
+        crate::dense_table::reserve(&mut self.llc_pages, sizes.pages);
         crate::dense_table::reserve(&mut self.l2_owner, sizes.pages);
     }
 
