@@ -109,7 +109,7 @@ impl Worker<'_> {
         let end = (zone.start_pfn() + zone.spanned_pages()).next_multiple_of(PAGEBLOCK_PAGES);
         let start = end + self.rng.below(GROWTH_MAX_GAP_PAGEBLOCKS + 1) * PAGEBLOCK_PAGES;
         let range = start..start + (1 + self.rng.below(GROWTH_MAX_PAGEBLOCKS)) * PAGEBLOCK_PAGES;
-        match allocator.add_memory(range.clone(), zone.zone_type()) {
+        match allocator.add_memory(range.clone(), zone.state().zone_type()) {
             Ok(pages) => self.tally.grown_pages += pages,
             // Another worker's growth since the end was read may have added this range.
             Err(
