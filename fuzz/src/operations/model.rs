@@ -134,7 +134,11 @@ impl Model {
         assert_eq!(block.phys_addr().0, block.pfn() << PAGE_SHIFT);
         let zone = allocator.zone_of_pfn(block.pfn()).unwrap_or_else(|| panic!("{block:?} in no zone"));
         assert_eq!(zone.state().index(), block.zone_index(), "{block:?} names another zone");
-        assert!(zone.state().zone_type() <= request.highest_zone, "{block:?} from {:?} for {request:?}", zone.state().zone_type());
+        assert!(
+            zone.state().zone_type() <= request.highest_zone,
+            "{block:?} from {:?} for {request:?}",
+            zone.state().zone_type()
+        );
         let (end, end_pfn) = (block.pfn() + block.pages(), zone.start_pfn() + zone.spanned_pages());
         assert!(end <= end_pfn, "{block:?} crosses its zone's end");
         if let Some((&pfn, &o)) = self.live.range(..end).next_back() {

@@ -44,5 +44,9 @@ fn pageset_pages(allocator: &PageAllocator<TestPlatform>, zone: u16) -> Vec<u32>
 
 /// Pages on one CPU's pagesets, over every zone.
 pub(super) fn cpu_pageset_pages(allocator: &PageAllocator<TestPlatform>, cpu: usize) -> u64 {
-    allocator.zones().iter().map(|zone| pageset_pages(allocator, zone.state().index()).get(cpu).map_or(0, |&p| p as u64)).sum()
+    allocator
+        .zones()
+        .iter()
+        .map(|zone| pageset_pages(allocator, zone.state().index()).get(cpu).map_or(0, |&p| p as u64))
+        .sum()
 }
