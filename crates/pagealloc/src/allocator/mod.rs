@@ -289,7 +289,6 @@ impl<P: Platform> PageAllocator<P> {
             watermark_boost_factor: self.tunables.watermark_boost_factor,
             design: self.policy.frag.fallback,
             boost: self.policy.frag.boost,
-            sink: self.sink.0.as_deref(),
             pcp: &self.policy.pcp,
         }
     }

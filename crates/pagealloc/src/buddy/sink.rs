@@ -20,6 +20,14 @@ impl SinkSlot {
         }
     }
 
+    /// Publishes a fallback if a subscriber is set.
+    #[inline(always)]
+    pub(crate) fn extfrag(&self, event: &crate::events::ExtfragEvent) {
+        if let Some(sink) = &self.0 {
+            sink.extfrag(event);
+        }
+    }
+
     #[cold]
     #[inline(never)]
     fn publish(&self, event: crate::events::PageEvent) {

@@ -6,7 +6,7 @@
 mod steal_2018;
 
 use crate::buddy::LockedZone;
-use crate::events::{EventSink, ExtfragEvent, FallbackKind};
+use crate::events::{ExtfragEvent, FallbackKind};
 use crate::platform::Platform;
 use crate::policy::{BoostRule, FallbackDesign};
 use crate::request::BlockRequest;
@@ -14,15 +14,15 @@ use crate::sizing::mult_frac;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone_state::{zone_flags, ZoneState};
 
-/// The fallback path's rules from the allocator's policy and tunables, and where its events
-/// go (the extfrag sink, and the pageset orders that mark a zone-locked take as a refill).
+/// The fallback path's rules from the allocator's policy and tunables, and the pageset
+/// orders that mark a zone-locked take as a refill in its tracepoint. Fallback events go to
+/// the zone's own event slot.
 pub(crate) struct FallbackRules<'a> {
     /// Mobility grouping is off on tiny machines: any fallback claims the pageblock.
     pub grouping_disabled: bool,
     pub watermark_boost_factor: u32,
     pub design: FallbackDesign,
     pub boost: BoostRule,
-    pub sink: Option<&'a dyn EventSink>,
     /// The pagesets' orders, for `mm_page_alloc_zone_locked`'s percpu_refill.
     pub pcp: &'a crate::policy::PcpPolicy,
 }
@@ -56,16 +56,15 @@ pub(crate) fn suitable_fallback<P: Platform>(
 }
 
 /// Records and publishes one fallback (the mm_page_alloc_extfrag tracepoint).
-pub(crate) fn emit(
-    zone: &ZoneState,
-    env: &FallbackRules<'_>,
+pub(crate) fn emit<P: Platform>(
+    ctx: &LockedZone<'_, P>,
     want: BlockRequest,
     taken: (Pfn, u8, MigrateType),
     kind: FallbackKind,
 ) {
     let (pfn, fallback_order, fallback_migratetype) = taken;
     let event = ExtfragEvent {
-        zone_index: zone.index,
+        zone_index: ctx.state.index,
         pfn,
         order: want.order,
         fallback_order,
@@ -73,10 +72,8 @@ pub(crate) fn emit(
         fallback_migratetype,
         kind,
     };
-    zone.extfrag.record(&event);
-    if let Some(sink) = env.sink {
-        sink.extfrag(&event);
-    }
+    ctx.state.extfrag.record(&event);
+    ctx.sink.extfrag(&event);
 }
 
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
@@ -147,7 +144,7 @@ fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
         if let Some(head) = try_claim_block(ctx, env, want, (pfn, current_order, block_type)) {
-            emit(ctx.state, env, want, (pfn, current_order, block_type), FallbackKind::Claim);
+            emit(ctx, want, (pfn, current_order, block_type), FallbackKind::Claim);
             return Some(head);
         }
     }
@@ -166,7 +163,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'
         if env.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
             boost_and_flag(ctx.state, env, want.flags.kswapd);
         }
-        emit(ctx.state, env, want, (pfn, current_order, block_type), FallbackKind::Steal);
+        emit(ctx, want, (pfn, current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
     }
     None
@@ -232,7 +229,6 @@ mod tests {
             watermark_boost_factor: factor,
             design: FallbackDesign::ClaimOrSteal,
             boost,
-            sink: None,
             pcp: alloc::boxed::Box::leak(alloc::boxed::Box::new(crate::policy::Policy::default().pcp)),
         }
     }

@@ -48,7 +48,7 @@ pub(super) fn rmqueue_fallback<P: Platform>(
     let pfn = ctx.mem.pfn(index);
     let retyped = steal_suitable_fallback(ctx, env, want, (pfn, current_order, fallback_type), whole_block);
     let kind = if retyped { FallbackKind::Claim } else { FallbackKind::Steal };
-    emit(ctx.state, env, want, (pfn, current_order, fallback_type), kind);
+    emit(ctx, want, (pfn, current_order, fallback_type), kind);
     let taken = ctx.take_smallest(order, start_type);
     debug_assert!(taken.is_some(), "the stolen block is on the requester's list");
     taken
