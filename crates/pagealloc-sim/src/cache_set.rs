@@ -45,12 +45,7 @@ impl NodeIndex {
 
     /// Sizes the line rows only (for an index whose pages are kept elsewhere).
     pub(crate) fn reserve_lines(&mut self, sizes: &TableSizes) {
-        if self.rows.len() < sizes.rows.len() {
-            self.rows.resize_with(sizes.rows.len(), Vec::new);
-        }
-        for (table, &lines) in self.rows.iter_mut().zip(&sizes.rows) {
-            dense_table::reserve(table, lines);
-        }
+        dense_table::reserve_rows(&mut self.rows, &sizes.rows);
     }
 
     pub(crate) fn insert(&mut self, key: CacheKey, node: u32) {
@@ -75,12 +70,7 @@ impl NodeIndex {
 fn insert_in(pages: &mut Vec<u32>, rows: &mut Vec<Vec<u32>>, key: CacheKey, node: u32) {
     match key.kind() {
         KeyKind::Page(pfn) => *dense_table::slot(pages, pfn as usize) = node + 1,
-        KeyKind::Line { row, number } => {
-            if rows.len() <= row {
-                rows.resize_with(row + 1, Vec::new);
-            }
-            *dense_table::slot(&mut rows[row], number) = node + 1;
-        }
+        KeyKind::Line { row, number } => *dense_table::row_slot(rows, row, number) = node + 1,
     }
 }
 
@@ -234,25 +224,10 @@ impl CacheSet {
         self.index.get(key).is_some()
     }
 
-    /// [`Self::contains`] with page nodes kept in `pages`.
-    pub fn contains_sharing(&self, key: CacheKey, pages: &[u32]) -> bool {
-        self.index.get_with(pages, key).is_some()
-    }
-
-    /// Sizes the key index for `sizes`, and the node arena for a cache full of lines, at
-    /// once.
-    pub fn reserve(&mut self, sizes: &TableSizes) {
-        self.index.reserve(sizes);
-        self.reserve_nodes();
-    }
-
-    /// [`Self::reserve`] for a cache whose page nodes are kept elsewhere.
+    /// Sizes the line index for `sizes`, and the node arena for a cache full of lines, at
+    /// once, for a cache whose page nodes are kept elsewhere (the `_sharing` methods).
     pub fn reserve_sharing(&mut self, sizes: &TableSizes) {
         self.index.reserve_lines(sizes);
-        self.reserve_nodes();
-    }
-
-    fn reserve_nodes(&mut self) {
         self.nodes.reserve((self.capacity_bytes / SMALLEST_ENTRY_BYTES) as usize);
     }
 

@@ -20,6 +20,25 @@ pub fn reserve<T: Copy + Default>(table: &mut Vec<T>, len: usize) {
     }
 }
 
+/// The slot at `number` of row `row` in a table of rows, growing both as needed.
+#[inline]
+pub fn row_slot<T: Copy + Default>(rows: &mut Vec<Vec<T>>, row: usize, number: usize) -> &mut T {
+    if rows.len() <= row {
+        rows.resize_with(row + 1, Vec::new);
+    }
+    slot(&mut rows[row], number)
+}
+
+/// Grows each row `i` of `rows` to at least `lens[i]` entries at once.
+pub fn reserve_rows<T: Copy + Default>(rows: &mut Vec<Vec<T>>, lens: &[usize]) {
+    if rows.len() < lens.len() {
+        rows.resize_with(lens.len(), Vec::new);
+    }
+    for (row, &len) in rows.iter_mut().zip(lens) {
+        reserve(row, len);
+    }
+}
+
 #[cold]
 fn grow<T: Copy + Default>(table: &mut Vec<T>, len: usize) {
     let mut grown = vec![T::default(); len];

@@ -52,24 +52,14 @@ impl LineTable {
     /// The state word of the line named `key` ([`LineState::word`]).
     fn word(&mut self, key: CacheKey) -> &mut u64 {
         match key.kind() {
-            KeyKind::Line { row, number } => {
-                if self.rows.len() <= row {
-                    self.rows.resize_with(row + 1, Vec::new);
-                }
-                dense_table::slot(&mut self.rows[row], number)
-            }
+            KeyKind::Line { row, number } => dense_table::row_slot(&mut self.rows, row, number),
             KeyKind::Page(pfn) => unreachable!("page {pfn} has no line state"),
         }
     }
 
     /// Sizes the frame-metadata rows for `sizes` at once.
     pub(super) fn reserve(&mut self, sizes: &TableSizes) {
-        if self.rows.len() < sizes.rows.len() {
-            self.rows.resize_with(sizes.rows.len(), Vec::new);
-        }
-        for (table, &lines) in self.rows.iter_mut().zip(&sizes.rows) {
-            dense_table::reserve(table, lines);
-        }
+        dense_table::reserve_rows(&mut self.rows, &sizes.rows);
     }
 }
 
