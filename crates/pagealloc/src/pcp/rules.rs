@@ -63,7 +63,10 @@ pub(crate) fn thp_batch_pages(pcp: &PerCpuPages, policy: &PcpPolicy) -> u32 {
     if policy.thp_batch_shift == 0 {
         return pcp.batch_pages;
     }
-    (pcp.batch_pages << policy.thp_batch_shift).min(pcp.high_max_pages.max(pcp.batch_pages))
+    // Shifted in 64 bits: the largest batch override shifted by the largest shift is 2^32.
+    let shifted = u64::from(pcp.batch_pages) << policy.thp_batch_shift;
+    let cap = pcp.high_max_pages.max(pcp.batch_pages);
+    u32::try_from(shifted).map_or(cap, |pages| pages.min(cap))
 }
 
 /// Is this free of `order` a "free_high" that should drain the pageset (free_high in
@@ -253,6 +256,17 @@ mod tests {
         assert_eq!(nr_pcp_alloc(&mut many_cpus, &pagealloc, 0, PAGEBLOCK_ORDER), 2);
         // Linux presets: no shift, batch >> order and at least 2 blocks.
         assert_eq!(thp_batch_pages(&pageset(), &policy("mainline")), 63);
+    }
+
+    /// The largest batch an override allows (2^24 pages) shifted by the largest shift (8)
+    /// is 2^32: it must cap at high_max, not wrap to a zero chunk.
+    #[test]
+    fn the_largest_batch_and_shift_cap_at_high_max_without_wrapping() {
+        let pagealloc = policy("pagealloc");
+        let largest = PerCpuPages::new(1 << 24, 1 << 24, u32::MAX, false);
+        assert_eq!(thp_batch_pages(&largest, &pagealloc), u32::MAX);
+        let small_high = PerCpuPages::new(1 << 24, 6, 9, false);
+        assert_eq!(thp_batch_pages(&small_high, &pagealloc), 1 << 24, "at least batch");
     }
 
     #[test]
