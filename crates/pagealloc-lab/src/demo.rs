@@ -76,19 +76,19 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
     let allocator = PageAllocator::build(AllocatorBuilder::pc_layout(args.memory_mib), StdPlatform::new())
         .map_err(|e| e.to_string())?;
     let mut rng = SplitMix64::new(args.seed);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let mut held: Held = Vec::new();
     let mut failures = 0u64;
 
     // Phase 1: fill to 70% with the mix.
     failures += fill(&allocator, &mut rng, managed * 7 / 10, &mut held);
-    let after_fill = allocator.extfrag_stats();
+    let after_fill = allocator.counters().extfrag_stats();
     // Phase 2: reclaim half of the movable and reclaimable memory, at random.
     held = reclaim_half(&allocator, &mut rng, held)?;
     // Phase 3: a burst of unmovable kernel allocations into the holes reclaim left.
     failures += unmovable_burst(&allocator, managed / 10, &mut held);
     let census = allocator.check_invariants().map_err(|e| format!("invariant violated: {e}"))?;
-    let totals = allocator.extfrag_stats();
+    let totals = allocator.counters().extfrag_stats();
 
     let summary = Summary { managed, failures, after_fill, totals, census };
     match args.format {
@@ -114,7 +114,7 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
 /// Allocates from the mix until `target` pages are in use; returns the requests that failed.
 fn fill(allocator: &Allocator, rng: &mut SplitMix64, target: u64, held: &mut Held) -> u64 {
     let mut failures = 0;
-    while allocator.managed_pages() - allocator.buddy_free_pages() < target {
+    while allocator.counters().managed_pages() - allocator.counters().buddy_free_pages() < target {
         let (request, order) = pick(rng);
         match allocator.alloc_pages(order, request) {
             Ok(block) => held.push((block, request.migratetype)),

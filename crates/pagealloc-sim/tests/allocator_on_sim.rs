@@ -31,12 +31,12 @@ fn page_bench(topology: Topology, preset: &str, order: u8, warm_ns: u64, end_ns:
     };
     Engine::new(sim).run(&cpus, warm_ns, step);
     let warm_clocks: Vec<u64> = cpus.iter().map(|&cpu| sim.clock_ns(cpu)).collect();
-    let warm_wait_ns = allocator.zone_lock_stats().wait_ns;
+    let warm_wait_ns = allocator.counters().zone_lock_stats().wait_ns;
     let steps = Engine::new(sim).run(&cpus, end_ns, step);
-    allocator.drain_all();
-    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.managed_pages());
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.counters().managed_pages());
     let clocks = cpus.iter().zip(&warm_clocks).map(|(&cpu, warm)| sim.clock_ns(cpu) - warm).collect();
-    let zone_lock_wait_ns = allocator.zone_lock_stats().wait_ns - warm_wait_ns;
+    let zone_lock_wait_ns = allocator.counters().zone_lock_stats().wait_ns - warm_wait_ns;
     (clocks, Measured { sim: sim.stats(), zone_lock_wait_ns }, steps)
 }
 
@@ -76,7 +76,7 @@ fn zone_hold_ns(layout: MetadataLayout) -> u64 {
     for block in blocks {
         allocator.free_pages(block).unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     sim.stats().zone_lock.hold_ns
 }
 

@@ -51,10 +51,10 @@ fn boot() -> PageAllocator<StdPlatform> {
     let zones: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.state().zone_type()).collect();
     assert_eq!(zones, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     let usable_pages = (0x9f000 - 0x1000 + (GIB - MIB) + GIB) / 4096;
-    assert_eq!(allocator.managed_pages(), usable_pages - (reserved.end - reserved.start));
+    assert_eq!(allocator.counters().managed_pages(), usable_pages - (reserved.end - reserved.start));
     println!(
         "booted: {} MiB managed, {} KiB of metadata at {:#x} reserved",
-        allocator.managed_pages() / 256,
+        allocator.counters().managed_pages() / 256,
         needed / 1024,
         4 * GIB
     );
@@ -79,18 +79,19 @@ fn every_cpu_allocates(allocator: &PageAllocator<StdPlatform>) {
             });
         }
     });
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     assert_eq!(allocator.stats().free_pages, free_before, "every handle freed its block");
     println!("{CPUS} CPUs allocated and freed 8,000 blocks");
 }
 
 /// The 512 MiB gap comes online (a DIMM the firmware announces after boot).
 fn hot_add(allocator: &PageAllocator<StdPlatform>) {
-    let before = allocator.managed_pages();
+    let before = allocator.counters().managed_pages();
     let gap = (4 * GIB + 512 * MIB) / 4096..(5 * GIB) / 4096;
-    let added = allocator.add_memory(gap.clone(), ZoneType::Normal).expect("the gap is a hole of the Normal zone");
+    let added =
+        allocator.hotplug().add_memory(gap.clone(), ZoneType::Normal).expect("the gap is a hole of the Normal zone");
     assert_eq!(added, gap.end - gap.start);
-    assert_eq!(allocator.managed_pages(), before + added);
+    assert_eq!(allocator.counters().managed_pages(), before + added);
     println!("hot-added {} MiB", added / 256);
 }
 

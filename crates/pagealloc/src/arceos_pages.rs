@@ -7,7 +7,7 @@
 //! `add_memory` before allocating. The regions are gathered and the allocator is built as
 //! a memory map ([`AllocatorBuilder::memory_map`]: zones by address, the gaps as holes) on
 //! the first allocation; `add_memory` after that takes whole pageblocks, of those gaps or
-//! past a zone's end, which the zone of their addresses grows to take ([`PageAllocator::add_memory`]; the feature implies `memory-growth`), and
+//! past a zone's end, which the zone of their addresses grows to take ([`crate::Hotplug::add_memory`]; the feature implies `memory-growth`), and
 //! refuses anything else (`InvalidParam`). Runs
 //! beyond MAX_ORDER, or aligned beyond it (1 GiB pages), are contiguous runs
 //! ([`PageAllocator::alloc_contig`]) split into pages.

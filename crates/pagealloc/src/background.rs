@@ -1,5 +1,5 @@
 //! The allocator's periodic work on real threads (feature `std`): one thread that calls
-//! [`PageAllocator::run_due_work`] for every CPU each poll, so each CPU's vmstat pass runs on
+//! [`crate::Background::run_due_work`] for every CPU each poll, so each CPU's vmstat pass runs on
 //! its `vm.stat_interval` schedule and a woken kswapd runs within one poll. Linux runs the
 //! vmstat pass on each CPU; one thread doing it for all is equivalent here because remote
 //! pagesets are locked normally.

@@ -159,7 +159,7 @@ impl AllocatorBuilder {
     /// // 16 MiB of Normal with a 1 MiB hole and 64 KiB of firmware kept out.
     /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).hole(0x10_0400..0x10_0500).reserve(0x10_0000..0x10_0010);
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
-    /// assert_eq!(allocator.managed_pages(), 4096 - 256 - 16);
+    /// assert_eq!(allocator.counters().managed_pages(), 4096 - 256 - 16);
     /// ```
     pub fn hole(mut self, range: Range<Pfn>) -> Self {
         let pushed = self.holes.push(range);

@@ -195,10 +195,10 @@ pub enum RangeError {
     Grow { pfn: Pfn, reason: GrowError },
 }
 
-/// Why no zone's span could grow to take a range ([`PageAllocator::add_memory`] past the
+/// Why no zone's span could grow to take a range ([`Hotplug::add_memory`] past the
 /// spans built).
 ///
-/// [`PageAllocator::add_memory`]: crate::PageAllocator::add_memory
+/// [`Hotplug::add_memory`]: crate::Hotplug::add_memory
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GrowError {
     /// Built without the `memory-growth` feature.

@@ -118,8 +118,8 @@ impl<P: Platform> PageAllocator<P> {
     ///     let owned = allocator.alloc_owned(1, AllocRequest::KERNEL).unwrap();
     ///     assert_eq!(owned.block().pages(), 2);
     /// } // freed here
-    /// allocator.drain_all();
-    /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+    /// allocator.pagesets().drain_all();
+    /// assert_eq!(allocator.counters().buddy_free_pages(), allocator.counters().managed_pages());
     /// ```
     pub fn alloc_owned(&self, order: u8, request: AllocRequest) -> Result<OwnedBlock<'_, P>, AllocError> {
         Ok(OwnedBlock { allocator: self, block: Some(self.alloc_pages(order, request)?) })

@@ -101,7 +101,7 @@ pub use x86_64;
 pub mod arceos_pages;
 
 pub use allocator::FREE_LOOKAHEAD_BLOCKS;
-pub use allocator::{AllocatorStats, PageAllocator, ZoneStats};
+pub use allocator::{AllocatorStats, Background, Counters, Hotplug, PageAllocator, Pagesets, ZoneStats};
 pub use block::{Block, RawBlock};
 pub use builder::{AllocatorBuilder, BuildError, LastLevelCache};
 #[cfg(any(feature = "alloc", test))]

@@ -30,7 +30,7 @@ fn each_cpu_allocates_from_its_own_arena_and_frees_go_home() {
     let allocator = build(AllocatorBuilder::single_zone(ZoneType::Normal, GIB_PAGES), 2);
     assert_eq!(allocator.zones().len(), 2);
     assert_eq!(allocator.nodes().len(), 2);
-    assert_eq!(allocator.managed_pages(), GIB_PAGES);
+    assert_eq!(allocator.counters().managed_pages(), GIB_PAGES);
     let spans: Vec<_> = allocator.zones().iter().map(|z| (z.start_pfn(), z.spanned_pages())).collect();
     assert_eq!(spans[0].0 + spans[0].1, spans[1].0, "arenas are consecutive");
     let mut held = Vec::new();
@@ -46,7 +46,7 @@ fn each_cpu_allocates_from_its_own_arena_and_frees_go_home() {
     for block in held {
         allocator.free_pages(block).unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, GIB_PAGES);
 }
 
@@ -113,7 +113,10 @@ fn small_zones_stay_whole_in_the_first_arena() {
         .collect();
     assert_eq!(per_node[0], [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     assert_eq!(per_node[1], [ZoneType::Dma32, ZoneType::Normal]);
-    assert_eq!(pc.managed_pages(), build_linux(AllocatorBuilder::pc_layout(4096)).managed_pages());
+    assert_eq!(
+        pc.counters().managed_pages(),
+        build_linux(AllocatorBuilder::pc_layout(4096)).counters().managed_pages()
+    );
     pc.check_invariants().unwrap();
 }
 
@@ -201,7 +204,7 @@ fn random_traffic_across_arenas_keeps_every_invariant() {
     for block in held {
         allocator.free_pages(block).unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, pages);
 }
 

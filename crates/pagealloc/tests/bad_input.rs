@@ -59,7 +59,7 @@ fn a_forged_block_naming_a_free_head_is_not_allocated_and_a_freed_one_is_a_doubl
     let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
     let raw = block.raw_parts();
     allocator.free_pages(block).unwrap();
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     // SAFETY: rebuilt only to show its free refused.
     let stale = unsafe { Block::from_raw(raw) };
     let free_head = allocator.zones()[1].start_pfn();
@@ -329,12 +329,12 @@ fn a_platform_reporting_an_impossible_cpu_is_served_from_the_buddy() {
     let platform = OutOfRangeCpu(pagealloc::platform::TestPlatform::new(2));
     let builder = pagealloc::AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 12);
     let allocator = pagealloc::PageAllocator::build(builder, platform).unwrap();
-    let locks_before = allocator.zone_lock_stats().acquisitions;
+    let locks_before = allocator.counters().zone_lock_stats().acquisitions;
     let blocks: Vec<_> = (0..64).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
-    assert!(allocator.zone_lock_stats().acquisitions >= locks_before + 64, "every call took the zone lock");
-    assert_eq!(allocator.pcp_pages(), 0, "no pageset was used");
+    assert!(allocator.counters().zone_lock_stats().acquisitions >= locks_before + 64, "every call took the zone lock");
+    assert_eq!(allocator.counters().pcp_pages(), 0, "no pageset was used");
     allocator.free_bulk(blocks).unwrap();
     let census = allocator.check_invariants().unwrap();
-    assert_eq!(census.free_pages, allocator.managed_pages());
+    assert_eq!(census.free_pages, allocator.counters().managed_pages());
     assert!(allocator.platform().current_cpu() >= allocator.platform().nr_cpus());
 }

@@ -122,7 +122,7 @@ proptest! {
                     held.push(block);
                 }
                 allocator.free_bulk(held).unwrap();
-                allocator.drain_all();
+                allocator.pagesets().drain_all();
                 let after = allocator.check_invariants().map_err(|v| TestCaseError::fail(v.to_string()))?;
                 prop_assert_eq!(after.free_pages, census.managed_pages);
             }

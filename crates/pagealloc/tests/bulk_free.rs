@@ -80,7 +80,7 @@ fn a_bulk_free_of_blocks_ends_as_single_frees_in_the_same_order_do() {
                 "the same frees in the same order"
             );
             assert_eq!(fingerprint(&bulk), fingerprint(&one_by_one), "{preset_name}, {count} blocks");
-            assert_eq!(bulk.pcp_pages(), one_by_one.pcp_pages());
+            assert_eq!(bulk.counters().pcp_pages(), one_by_one.counters().pcp_pages());
         }
     }
 }

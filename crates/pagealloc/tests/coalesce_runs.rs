@@ -150,12 +150,12 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
         let huge = || allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::USER_MOVABLE).ok();
         let mut held: Vec<Block> = std::iter::from_fn(huge).collect();
         // Pageblocks left cached in the pageset, allocated too.
-        while allocator.drain_all() > 0 {
+        while allocator.pagesets().drain_all() > 0 {
             held.extend(std::iter::from_fn(huge));
         }
         let (even, mut odd): (Vec<Block>, Vec<Block>) = held.into_iter().partition(|block| pageblock(block) % 2 == 0);
         even.into_iter().for_each(|block| allocator.free_pages(block).unwrap());
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         // Free memory left over from the fill (below the watermarks) taken too, so that the
         // largest free blocks are the single even pageblocks.
         let leftover: Vec<Block> =
@@ -171,7 +171,7 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
         // Its odd neighbour, re-allocated as movable pages.
         let at = odd.iter().position(|block| pageblock(block) == pageblock(&unmovable[0]) + 1).unwrap();
         allocator.free_pages(odd.swap_remove(at)).unwrap();
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         let movable = pages_of(AllocRequest::USER_MOVABLE);
         let zone = &allocator.zones()[0];
         assert_eq!(pageblock(&unmovable[0]) + 1, pageblock(&movable[0]));
@@ -179,14 +179,14 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
         // Ascending frees; the drain releases the unmovable (lower) pageblock's pages, then
         // the movable one's: one run of two pageblocks.
         leftover.into_iter().for_each(|block| allocator.free_pages(block).unwrap());
-        allocator.drain_all();
-        let high = allocator.set_pageset_high(0, 0, u64::MAX).unwrap();
+        allocator.pagesets().drain_all();
+        let high = allocator.pagesets().set_pageset_high(0, 0, u64::MAX).unwrap();
         assert!(high > 2 << PAGEBLOCK_ORDER, "high {high} holds two pageblocks");
         for block in unmovable.into_iter().chain(movable) {
             allocator.free_pages(block).unwrap();
         }
-        assert_eq!(allocator.pcp_pages(), 2 << PAGEBLOCK_ORDER, "all in the pageset until the drain");
-        allocator.drain_all();
+        assert_eq!(allocator.counters().pcp_pages(), 2 << PAGEBLOCK_ORDER, "all in the pageset until the drain");
+        allocator.pagesets().drain_all();
         fingerprint(&allocator)
     };
     assert_eq!(run(true), run(false));

@@ -127,7 +127,7 @@ fn fragment(allocator: &PageAllocator<TestPlatform>, client: &Contents) {
         client.hold(block);
     }
     client.free_every_other(allocator);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
 }
 
 fn blocks_per_order(allocator: &PageAllocator<TestPlatform>) -> [u64; pagealloc::MAX_ORDER as usize + 1] {
@@ -149,11 +149,11 @@ fn compacting_a_node_frees_whole_pageblocks_and_keeps_contents() {
     assert_eq!(huge_free_pages(&allocator), 0, "fragmented: no free pageblock");
     assert_eq!(fragmentation_score_pct(&blocks_per_order(&allocator)), 100);
 
-    let migrated = allocator.compact_node(0);
+    let migrated = allocator.background().compact_node(0);
     allocator.check_invariants().unwrap();
     client.verify();
     assert_eq!(allocator.zones()[0].free_pages(), free_before, "moves neither create nor lose pages");
-    let stats = allocator.compaction_stats(0);
+    let stats = allocator.counters().compaction_stats(0);
     assert_eq!(stats.pgmigrate_success, migrated);
     assert_eq!(client.moves.load(Relaxed), migrated);
     assert!(stats.compact_migrate_scanned > 0 && stats.compact_free_scanned > 0);
@@ -166,7 +166,7 @@ fn compacting_a_node_frees_whole_pageblocks_and_keeps_contents() {
     assert!(huge * 100 >= free_before * 95, "{huge} of {free_before} free pages in whole pageblocks");
 
     client.free_all(&allocator);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].state().managed_pages());
 }
@@ -178,16 +178,16 @@ fn direct_compaction_serves_a_huge_request_that_fails_without_it() {
         PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, PAGES), TestPlatform::new(1)).unwrap();
     fragment(&plain, &without);
     assert!(plain.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).is_err(), "no client: no huge page");
-    assert_eq!(plain.compaction_stats(0).compact_stall, 0);
+    assert_eq!(plain.counters().compaction_stats(0).compact_stall, 0);
 
     let client = Arc::new(Contents::default());
     let allocator = allocator(&client);
     fragment(&allocator, &client);
     // Without MADV_HUGEPAGE the fault does not compact.
     assert!(allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE_LIGHT).is_err());
-    assert_eq!(allocator.compaction_stats(0).compact_stall, 0);
+    assert_eq!(allocator.counters().compaction_stats(0).compact_stall, 0);
     let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE).expect("compaction made a pageblock");
-    let stats = allocator.compaction_stats(0);
+    let stats = allocator.counters().compaction_stats(0);
     assert_eq!((stats.compact_stall, stats.compact_success, stats.compact_fail), (1, 1, 0));
     assert!(stats.pgmigrate_success >= 256, "at least half a pageblock moved: {stats:?}");
     allocator.check_invariants().unwrap();
@@ -202,17 +202,21 @@ fn proactive_compaction_lowers_the_score_to_its_low_watermark() {
     let client = Arc::new(Contents::default());
     let allocator = allocator(&client);
     fragment(&allocator, &client);
-    assert_eq!(allocator.fragmentation_score(0), 99, "100% weighted by present/(present+1)");
+    assert_eq!(allocator.background().fragmentation_score(0), 99, "100% weighted by present/(present+1)");
     // Default proactiveness 20: compact above 90 down to 80, checked every 500 ms.
-    assert_eq!(allocator.run_due_work(0, 499_000_000).kcompactd_passes, 0);
-    assert_eq!(allocator.run_due_work(0, 500_000_000).kcompactd_passes, 1);
+    assert_eq!(allocator.background().run_due_work(0, 499_000_000).kcompactd_passes, 0);
+    assert_eq!(allocator.background().run_due_work(0, 500_000_000).kcompactd_passes, 1);
     let score = fragmentation_score_pct(&blocks_per_order(&allocator));
     assert!(score <= 80, "zone score {score} after a proactive pass");
     assert!(score > 0, "it stops near the low watermark, not at zero: {score}");
-    let stats = allocator.compaction_stats(0);
+    let stats = allocator.counters().compaction_stats(0);
     assert_eq!(stats.compact_proactive_runs, 1);
     assert_eq!(stats.compact_daemon_migrate_scanned, stats.compact_migrate_scanned);
-    assert_eq!(allocator.run_due_work(0, 1_000_000_000).kcompactd_passes, 0, "below the high watermark now");
+    assert_eq!(
+        allocator.background().run_due_work(0, 1_000_000_000).kcompactd_passes,
+        0,
+        "below the high watermark now"
+    );
     allocator.check_invariants().unwrap();
     client.verify();
     client.free_all(&allocator);
@@ -254,8 +258,8 @@ fn unmovable_blocks_and_unmovable_pageblocks_stay_put() {
             allocator.free_pages(block).unwrap();
         }
     }
-    allocator.drain_all();
-    assert_eq!(allocator.compact_node(0), 0, "nothing movable");
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.background().compact_node(0), 0, "nothing movable");
     assert!(!watch.0.unmovable_asked.load(Relaxed));
     for (block, pfn) in kept.iter().zip(pfns.iter().step_by(2)) {
         assert_eq!(block.pfn(), *pfn);
@@ -274,8 +278,8 @@ fn a_refusing_client_moves_nothing_and_loses_nothing() {
     fragment(&allocator, &client);
     let free_before = allocator.zones()[0].free_pages();
     client.refuse.store(true, Relaxed);
-    assert_eq!(allocator.compact_node(0), 0);
-    let stats = allocator.compaction_stats(0);
+    assert_eq!(allocator.background().compact_node(0), 0);
+    let stats = allocator.counters().compaction_stats(0);
     assert!(stats.pgmigrate_fail > 0 && stats.pgmigrate_success == 0);
     allocator.check_invariants().unwrap();
     client.verify();
@@ -320,7 +324,7 @@ fn a_client_returning_the_wrong_blocks_corrupts_nothing() {
         let spare = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
         confused.spare.lock().unwrap().push(spare);
     }
-    allocator.compact_node(0);
+    allocator.background().compact_node(0);
     allocator.check_invariants().unwrap();
     held.verify();
     // Every block anyone holds is still allocated and frees exactly once.
@@ -328,7 +332,7 @@ fn a_client_returning_the_wrong_blocks_corrupts_nothing() {
         allocator.free_pages(block).unwrap();
     }
     held.free_all(&allocator);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), allocator.zones()[0].state().managed_pages());
 }

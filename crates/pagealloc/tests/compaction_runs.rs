@@ -93,7 +93,7 @@ fn offset(allocator: &PageAllocator<TestPlatform>, pfn: Pfn) -> u64 {
 
 fn tear_down(allocator: &PageAllocator<TestPlatform>, client: &Pages) {
     client.free_where(allocator, |_| true);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zone_free_pages_snapshot(0), PAGES, "every page back");
 }
@@ -115,11 +115,11 @@ fn running_out_of_free_targets_is_contended_not_complete() {
         at >= last_block && at.is_multiple_of(2) && at < last_block + 12
     });
     allocator.check_invariants().unwrap();
-    allocator.wake_kcompactd(0, 1);
-    assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
+    allocator.background().wake_kcompactd(0, 1);
+    assert_eq!(allocator.background().run_due_work(0, 0).kcompactd_passes, 1);
     assert_eq!(allocator.zones()[0].free_pages(), 6, "no pair came free");
     let cursors = allocator.zones()[0].state().compact_cursors();
-    let stats = allocator.compaction_stats(0);
+    let stats = allocator.counters().compaction_stats(0);
     assert!(stats.pgmigrate_success > 0, "the run moved pages: {stats:?}");
     assert_eq!(cursors.defer_shift(), 0, "a contended run defers nothing");
     let start = allocator.zones()[0].start_pfn();
@@ -180,7 +180,7 @@ fn a_panicking_client_gets_every_page_back() {
         fill(&allocator, &client);
         client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
         client.panic_on.store(panic_on, Relaxed);
-        let unwound = catch_unwind(AssertUnwindSafe(|| allocator.compact_node(0)));
+        let unwound = catch_unwind(AssertUnwindSafe(|| allocator.background().compact_node(0)));
         assert!(unwound.is_err(), "the client panicked on call {panic_on}");
         allocator.check_invariants().unwrap();
         let held = client.held.lock().unwrap().len() as u64;
@@ -191,7 +191,7 @@ fn a_panicking_client_gets_every_page_back() {
         );
         // Compaction still works afterwards.
         client.panic_on.store(0, Relaxed);
-        allocator.compact_node(0);
+        allocator.background().compact_node(0);
         allocator.check_invariants().unwrap();
         tear_down(&allocator, &client);
     }
@@ -201,7 +201,7 @@ fn a_panicking_client_gets_every_page_back() {
 /// pages not free: compaction's targets count as handed out, as its moved-from blocks
 /// count as returned, so the two counters move together.
 fn assert_counters_balance(allocator: &PageAllocator<TestPlatform>) {
-    let counters = allocator.zone_counters();
+    let counters = allocator.counters().zone_counters();
     let in_use = PAGES - allocator.zone_free_pages_snapshot(0);
     assert_eq!(counters.alloc_zone_pages - counters.freed_to_zone_pages, in_use, "{counters:?}");
 }
@@ -216,15 +216,15 @@ fn the_free_scanner_keeps_the_min_watermark_plus_the_block() {
     let allocator = allocator(&client);
     fill(&allocator, &client);
     let start = allocator.zones()[0].start_pfn();
-    let counters_before = allocator.zone_counters();
+    let counters_before = allocator.counters().zone_counters();
     // An order-1 block at the start of the last pageblock, a single page further on.
     let last_block = start + PAGES - PAGEBLOCK_PAGES;
     client.free_where(&allocator, |pfn| [last_block, last_block + 1, last_block + 8].contains(&pfn));
     assert_eq!(allocator.zone_free_pages_snapshot(0), 3);
-    allocator.compact_node(0);
-    assert_eq!(allocator.compaction_stats(0).pgmigrate_success, 2, "two pages moved into the order-1 block");
+    allocator.background().compact_node(0);
+    assert_eq!(allocator.counters().compaction_stats(0).pgmigrate_success, 2, "two pages moved into the order-1 block");
     assert_eq!(allocator.zone_free_pages_snapshot(0), 3, "moves neither create nor lose pages");
-    let counters = allocator.zone_counters();
+    let counters = allocator.counters().zone_counters();
     assert_eq!(counters.alloc_zone_pages - counters_before.alloc_zone_pages, 2, "the targets count as handed out");
     assert_counters_balance(&allocator);
     allocator.check_invariants().unwrap();
@@ -254,8 +254,8 @@ fn a_move_whose_returned_block_is_refused_is_not_counted_migrated() {
     allocator.set_migrate(foreign.clone());
     fill(&allocator, &client);
     client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
-    allocator.compact_node(0);
-    let stats = allocator.compaction_stats(0);
+    allocator.background().compact_node(0);
+    let stats = allocator.counters().compaction_stats(0);
     assert_eq!(stats.pgmigrate_success, 0, "{stats:?}");
     assert_eq!(stats.pgmigrate_fail, foreign.kept.lock().unwrap().len() as u64);
     assert!(stats.pgmigrate_fail > 0);
@@ -279,11 +279,11 @@ fn kcompactd_drains_the_pagesets_after_a_complete_run() {
     fill(&allocator, &client);
     // Every other page freed: the first ones stay in CPU 0's pageset.
     client.free_where(&allocator, |pfn| offset(&allocator, pfn) % 2 == 1);
-    assert!(allocator.pcp_pages() > 0);
-    allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
-    assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
-    assert_eq!(allocator.compaction_stats(0).compact_daemon_wake, 1);
-    assert_eq!(allocator.pcp_pages(), 0, "the complete run drained the pagesets");
+    assert!(allocator.counters().pcp_pages() > 0);
+    allocator.background().wake_kcompactd(0, PAGEBLOCK_ORDER);
+    assert_eq!(allocator.background().run_due_work(0, 0).kcompactd_passes, 1);
+    assert_eq!(allocator.counters().compaction_stats(0).compact_daemon_wake, 1);
+    assert_eq!(allocator.counters().pcp_pages(), 0, "the complete run drained the pagesets");
     assert_eq!(allocator.zones()[0].state().compact_cursors().defer_shift(), 1, "and deferred the order");
     allocator.check_invariants().unwrap();
     tear_down(&allocator, &client);

@@ -13,16 +13,16 @@ use pagealloc::{AllocError, AllocRequest, Block, FreeError, ZoneType};
 #[test]
 fn an_exact_run_holds_the_pages_asked_for_and_returns_the_rest() {
     let allocator = single_zone(ZoneType::Normal, 1 << 12);
-    let free_before = allocator.zones()[0].free_pages() + allocator.pcp_pages();
+    let free_before = allocator.zones()[0].free_pages() + allocator.counters().pcp_pages();
     let run: Vec<Block> = allocator.alloc_pages_exact(5, AllocRequest::USER_MOVABLE).unwrap().collect();
     assert_eq!(run.len(), 5);
     let first = run[0].pfn();
     assert_eq!(first % 8, 0, "the run starts at its block's alignment");
     assert!(run.iter().enumerate().all(|(i, page)| page.pfn() == first + i as u64 && page.order() == 0));
-    assert_eq!(allocator.zones()[0].free_pages() + allocator.pcp_pages(), free_before - 5);
+    assert_eq!(allocator.zones()[0].free_pages() + allocator.counters().pcp_pages(), free_before - 5);
     allocator.check_invariants().unwrap();
     allocator.free_bulk(run).unwrap();
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), free_before);
 }
@@ -41,7 +41,7 @@ fn impossible_runs_are_refused() {
 #[test]
 fn any_sub_run_frees_in_any_order_and_a_bad_run_frees_nothing() {
     let allocator = single_zone(ZoneType::Normal, 1 << 12);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let free_before = allocator.zones()[0].free_pages();
     let run: Vec<Block> = allocator.alloc_pages_exact(11, AllocRequest::KERNEL).unwrap().collect();
     let first = run[0].pfn();
@@ -63,7 +63,7 @@ fn any_sub_run_frees_in_any_order_and_a_bad_run_frees_nothing() {
         // An empty run frees nothing and is no error.
         allocator.free_pages_exact(first, 0).unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), free_before);
 }

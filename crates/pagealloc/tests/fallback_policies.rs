@@ -139,7 +139,7 @@ fn defrag_mode_reclaims_a_whole_pageblock_instead_of_fragmenting() {
         let below_pageblock = events.iter().filter(|event| event.fallback_order < PAGEBLOCK_ORDER).count();
         assert_eq!(below_pageblock, fragmenting_events, "{frag:?}: {events:?}");
         if frag.defrag_mode {
-            assert!(allocator.reclaim_stats(0).pgsteal_direct >= PAGEBLOCK_PAGES);
+            assert!(allocator.counters().reclaim_stats(0).pgsteal_direct >= PAGEBLOCK_PAGES);
         }
         allocator.check_invariants().unwrap();
         allocator.free_pages(block).unwrap();
@@ -171,14 +171,14 @@ fn a_balanced_boosted_node_reclaims_the_boost() {
         let cache = Arc::new(OldestFirstCache::default());
         cache.pages.lock().unwrap().extend(kept.drain(..(2 * boost) as usize));
         allocator.set_reclaim(cache.clone());
-        allocator.wake_kswapd(0);
-        assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+        allocator.background().wake_kswapd(0);
+        assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 1);
         let requests = cache.requests.lock().unwrap().clone();
         assert_eq!(requests.len(), 1, "{frag:?}: one round frees the whole boost: {requests:?}");
         assert!(requests[0].boost_only);
         assert_eq!(requests[0].pages, boost);
         assert_eq!(requests[0].shrink_slab, shrink_slab, "{frag:?}");
-        assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, boost);
+        assert_eq!(allocator.counters().reclaim_stats(0).pgsteal_kswapd, boost);
         assert_eq!(allocator.zones()[0].state().boost_pages(), 0, "the pass answered for the boost");
         allocator.check_invariants().unwrap();
         allocator.free_pages(block).unwrap();
@@ -207,7 +207,7 @@ fn a_thp_fault_whose_compaction_was_skipped_reclaims_only_before_v5_4() {
         // No migration client: compaction is skipped.
         let huge = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::TRANSHUGE);
         assert_eq!(huge.is_ok(), reclaims, "{frag:?}");
-        assert_eq!(allocator.reclaim_stats(0).allocstall > 0, reclaims, "{frag:?}");
+        assert_eq!(allocator.counters().reclaim_stats(0).allocstall > 0, reclaims, "{frag:?}");
         if let Ok(block) = huge {
             allocator.free_pages(block).unwrap();
         }

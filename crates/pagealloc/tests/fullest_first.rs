@@ -33,7 +33,7 @@ fn whole_pageblocks_pct(allocator: &TestAllocator) -> f64 {
         .enumerate()
         .map(|(above, blocks)| blocks << (PAGEBLOCK_ORDER as usize + above))
         .sum();
-    huge as f64 * 100.0 / allocator.managed_pages() as f64
+    huge as f64 * 100.0 / allocator.counters().managed_pages() as f64
 }
 
 fn max_pageset_pages(allocator: &TestAllocator) -> u32 {

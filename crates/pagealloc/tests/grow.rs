@@ -36,7 +36,7 @@ fn snapshot(allocator: &PageAllocator<TestPlatform>) -> (String, u64, u64) {
     let mut text = String::new();
     write_buddyinfo(&mut text, allocator).unwrap();
     write_pagetypeinfo(&mut text, allocator).unwrap();
-    (text, allocator.managed_pages(), allocator.zones()[0].spanned_pages())
+    (text, allocator.counters().managed_pages(), allocator.zones()[0].spanned_pages())
 }
 
 /// Allocates order-`order` blocks until the zone is out, then frees them; returns them.
@@ -49,7 +49,7 @@ fn drain_and_refill(allocator: &PageAllocator<TestPlatform>, order: u8) -> Vec<P
     for block in blocks {
         allocator.free_pages(block).unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     pfns
 }
 
@@ -59,9 +59,9 @@ fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
         let allocator = normal(8 * UNIT, preset);
         // 8 MiB past the end stays a hole between the old end and the added range.
         let added = BASE + 10 * UNIT..BASE + 16 * UNIT;
-        assert_eq!(allocator.add_memory(added.clone(), ZoneType::Normal).unwrap(), 6 * UNIT);
+        assert_eq!(allocator.hotplug().add_memory(added.clone(), ZoneType::Normal).unwrap(), 6 * UNIT);
         let zone = &allocator.zones()[0];
-        assert_eq!((zone.spanned_pages(), allocator.managed_pages()), (16 * UNIT, 14 * UNIT));
+        assert_eq!((zone.spanned_pages(), allocator.counters().managed_pages()), (16 * UNIT, 14 * UNIT));
         allocator.check_invariants().unwrap();
         // Allocations without reclaim stop between the low and high watermarks: all the
         // rest, the added range included, is handed out.
@@ -70,7 +70,7 @@ fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
             let pfns = drain_and_refill(&allocator, order);
             let in_added = pfns.iter().filter(|pfn| added.contains(pfn)).count() as u64;
             assert!(
-                (pfns.len() as u64) << order >= allocator.managed_pages() - kept_back(order),
+                (pfns.len() as u64) << order >= allocator.counters().managed_pages() - kept_back(order),
                 "order {order}: {} blocks",
                 pfns.len()
             );
@@ -78,7 +78,10 @@ fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
             allocator.check_invariants().unwrap();
         }
         // The hole between fills later through the span, and merges across the old end.
-        assert_eq!(allocator.add_memory(BASE + 8 * UNIT..BASE + 10 * UNIT, ZoneType::Normal).unwrap(), 2 * UNIT);
+        assert_eq!(
+            allocator.hotplug().add_memory(BASE + 8 * UNIT..BASE + 10 * UNIT, ZoneType::Normal).unwrap(),
+            2 * UNIT
+        );
         let whole = zone.with_free_area(allocator.platform(), |area| area.blocks_of_order(MAX_ORDER as usize));
         assert_eq!(whole, 16, "{preset:?}: all memory free as MAX_ORDER blocks");
         allocator.check_invariants().unwrap();
@@ -89,13 +92,13 @@ fn a_zone_grows_past_its_end_and_serves_the_new_memory() {
 fn grown_memory_goes_offline_and_online_like_built_memory() {
     let allocator = normal(4 * UNIT, None);
     let added = BASE + 4 * UNIT..BASE + 8 * UNIT;
-    allocator.add_memory(added.clone(), ZoneType::Normal).unwrap();
-    assert_eq!(allocator.offline(added.clone()).unwrap(), 4 * UNIT);
-    assert_eq!(allocator.managed_pages(), 4 * UNIT);
+    allocator.hotplug().add_memory(added.clone(), ZoneType::Normal).unwrap();
+    assert_eq!(allocator.hotplug().offline(added.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.counters().managed_pages(), 4 * UNIT);
     allocator.check_invariants().unwrap();
-    assert!(matches!(allocator.add_memory(added.clone(), ZoneType::Normal), Ok(pages) if pages == 4 * UNIT));
+    assert!(matches!(allocator.hotplug().add_memory(added.clone(), ZoneType::Normal), Ok(pages) if pages == 4 * UNIT));
     allocator.check_invariants().unwrap();
-    assert_eq!(allocator.managed_pages(), 8 * UNIT);
+    assert_eq!(allocator.counters().managed_pages(), 8 * UNIT);
 }
 
 #[test]
@@ -107,7 +110,7 @@ fn refused_growths_leave_the_allocator_as_it_was() {
     );
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     let before = snapshot(&allocator);
-    let refusal = |range: std::ops::Range<Pfn>, zone_type| match allocator.add_memory(range, zone_type) {
+    let refusal = |range: std::ops::Range<Pfn>, zone_type| match allocator.hotplug().add_memory(range, zone_type) {
         Err(RangeError::Grow { reason, .. }) => reason,
         other => panic!("expected a refused growth, got {other:?}"),
     };
@@ -119,16 +122,16 @@ fn refused_growths_leave_the_allocator_as_it_was() {
     let dma32_end = 0x80000 + 4 * UNIT;
     assert_eq!(refusal(BASE - UNIT..BASE, ZoneType::Movable), GrowError::NoZone);
     assert_eq!(snapshot(&allocator), before);
-    assert_eq!(allocator.add_memory(dma32_end + UNIT..dma32_end + 2 * UNIT, ZoneType::Dma32).unwrap(), UNIT);
+    assert_eq!(allocator.hotplug().add_memory(dma32_end + UNIT..dma32_end + 2 * UNIT, ZoneType::Dma32).unwrap(), UNIT);
     allocator.check_invariants().unwrap();
     // Too little metadata memory: nothing changes.
     let grown = snapshot(&allocator);
     let range = BASE + 20 * UNIT..BASE + 24 * UNIT;
-    let needed = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    let needed = allocator.hotplug().add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     assert!(needed >= 4 * UNIT * 8, "{needed} bytes for 4096 frames");
     let small = heap_memory(needed as usize / 2);
     assert!(matches!(
-        allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
+        allocator.hotplug().add_memory_in(range.clone(), ZoneType::Normal, small),
         Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
     ));
     assert_eq!(snapshot(&allocator), grown);
@@ -137,11 +140,11 @@ fn refused_growths_leave_the_allocator_as_it_was() {
     let inside = vec![MaybeUninit::uninit(); needed as usize].leak();
     let memory = pagealloc::MetadataMemory::at(inside, pagealloc::PhysAddr::of_pfn(range.start + 8));
     assert_eq!(
-        allocator.add_memory_in(range.clone(), ZoneType::Normal, memory),
+        allocator.hotplug().add_memory_in(range.clone(), ZoneType::Normal, memory),
         Err(RangeError::MetadataInRange { pfn: range.start + 8 })
     );
     assert_eq!(snapshot(&allocator), grown);
-    assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, enough).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.hotplug().add_memory_in(range, ZoneType::Normal, enough).unwrap(), 4 * UNIT);
     allocator.check_invariants().unwrap();
 }
 
@@ -162,7 +165,7 @@ fn another_zone_in_the_way_stops_a_growth() {
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     let before = snapshot(&allocator);
     // From node 0's zone, reaching into node 1's.
-    match allocator.add_memory(BASE + 6 * UNIT..BASE + 9 * UNIT, ZoneType::Normal) {
+    match allocator.hotplug().add_memory(BASE + 6 * UNIT..BASE + 9 * UNIT, ZoneType::Normal) {
         Err(RangeError::Grow { reason: GrowError::Overlap { other_start }, .. }) => {
             assert_eq!(other_start, BASE + 8 * UNIT)
         }
@@ -170,8 +173,8 @@ fn another_zone_in_the_way_stops_a_growth() {
     }
     assert_eq!(snapshot(&allocator), before);
     // Below node 1's zone, node 0's grows; above it, node 1's.
-    allocator.add_memory(BASE + 6 * UNIT..BASE + 8 * UNIT, ZoneType::Normal).unwrap();
-    allocator.add_memory(BASE + 12 * UNIT..BASE + 13 * UNIT, ZoneType::Normal).unwrap();
+    allocator.hotplug().add_memory(BASE + 6 * UNIT..BASE + 8 * UNIT, ZoneType::Normal).unwrap();
+    allocator.hotplug().add_memory(BASE + 12 * UNIT..BASE + 13 * UNIT, ZoneType::Normal).unwrap();
     let spans: Vec<u64> = allocator.zones().iter().map(|zone| zone.spanned_pages()).collect();
     assert_eq!(spans, [8 * UNIT, 5 * UNIT]);
     allocator.check_invariants().unwrap();
@@ -181,12 +184,12 @@ fn another_zone_in_the_way_stops_a_growth() {
 fn growths_run_out_cleanly() {
     let allocator = normal(UNIT, None);
     for step in 1..=MAX_GROWTHS as u64 {
-        allocator.add_memory(BASE + step * UNIT..BASE + (step + 1) * UNIT, ZoneType::Normal).unwrap();
+        allocator.hotplug().add_memory(BASE + step * UNIT..BASE + (step + 1) * UNIT, ZoneType::Normal).unwrap();
     }
     let before = snapshot(&allocator);
     let next = BASE + (MAX_GROWTHS as u64 + 1) * UNIT;
     assert!(matches!(
-        allocator.add_memory(next..next + UNIT, ZoneType::Normal),
+        allocator.hotplug().add_memory(next..next + UNIT, ZoneType::Normal),
         Err(RangeError::Grow { reason: GrowError::Exhausted, .. })
     ));
     assert_eq!(snapshot(&allocator), before);
@@ -230,14 +233,14 @@ fn growing_while_other_cpus_allocate_and_free() {
         .collect();
     for step in 0..MAX_GROWTHS as u64 {
         let start = BASE + (4 + 2 * step) * UNIT;
-        allocator.add_memory(start..start + 2 * UNIT, ZoneType::Normal).unwrap();
+        allocator.hotplug().add_memory(start..start + 2 * UNIT, ZoneType::Normal).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     stop.store(true, Relaxed);
     for worker in workers {
         worker.join().unwrap();
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.free_pages, (4 + 2 * MAX_GROWTHS as u64) * UNIT);
 }
@@ -255,7 +258,7 @@ fn a_zone_declared_empty_takes_memory_added_anywhere_above_it() {
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     assert_eq!(allocator.zones()[1].state().managed_pages(), 0);
     let far = movable_start + 1024 * UNIT..movable_start + 1280 * UNIT; // 1 GiB, 4 GiB above
-    assert_eq!(allocator.add_memory(far.clone(), ZoneType::Movable).unwrap(), 256 * UNIT);
+    assert_eq!(allocator.hotplug().add_memory(far.clone(), ZoneType::Movable).unwrap(), 256 * UNIT);
     assert_eq!(allocator.zones()[1].spanned_pages(), 1280 * UNIT);
     let block = allocator.alloc_pages(MAX_ORDER, HOLD).unwrap();
     assert!(far.contains(&block.pfn()), "movable requests take the added zone first");
@@ -272,21 +275,21 @@ fn a_zone_declared_empty_takes_memory_added_anywhere_above_it() {
 fn the_metadata_bytes_said_suffice_with_fullest_first_and_after_a_failed_attempt() {
     let allocator = normal(4 * UNIT, Some("mainline+fullest-first"));
     let range = BASE + 4 * UNIT..BASE + 6 * UNIT;
-    let before = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    let before = allocator.hotplug().add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     // Enough for the first directories, not for the frames.
     let small = heap_memory(4096);
     assert!(matches!(
-        allocator.add_memory_in(range.clone(), ZoneType::Normal, small),
+        allocator.hotplug().add_memory_in(range.clone(), ZoneType::Normal, small),
         Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
     ));
-    let after = allocator.add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
+    let after = allocator.hotplug().add_memory_metadata_bytes(range.clone(), ZoneType::Normal).unwrap();
     assert!(after <= before, "{after} bytes after the failed attempt, {before} before");
     let exact = heap_memory(after as usize);
-    assert_eq!(allocator.add_memory_in(range, ZoneType::Normal, exact).unwrap(), 2 * UNIT);
+    assert_eq!(allocator.hotplug().add_memory_in(range, ZoneType::Normal, exact).unwrap(), 2 * UNIT);
     allocator.check_invariants().unwrap();
     // The next growth needs no directories: fewer bytes per frame.
     let next = BASE + 6 * UNIT..BASE + 8 * UNIT;
-    assert!(allocator.add_memory_metadata_bytes(next, ZoneType::Normal).unwrap() < before);
+    assert!(allocator.hotplug().add_memory_metadata_bytes(next, ZoneType::Normal).unwrap() < before);
 }
 
 /// A range reaching from inside the span past it: its inner part must be holes, and when
@@ -296,12 +299,12 @@ fn a_range_across_the_end_grows_the_zone_only_if_its_inner_part_is_holes() {
     let allocator = normal(4 * UNIT, None);
     let before = snapshot(&allocator);
     assert_eq!(
-        allocator.add_memory(BASE + 2 * UNIT..BASE + 6 * UNIT, ZoneType::Normal),
+        allocator.hotplug().add_memory(BASE + 2 * UNIT..BASE + 6 * UNIT, ZoneType::Normal),
         Err(RangeError::NotOffline { pfn: BASE + 2 * UNIT })
     );
     assert_eq!(snapshot(&allocator), before, "no growth for an add that failed");
-    allocator.offline(BASE + 3 * UNIT..BASE + 4 * UNIT).unwrap();
-    assert_eq!(allocator.add_memory(BASE + 3 * UNIT..BASE + 6 * UNIT, ZoneType::Normal).unwrap(), 3 * UNIT);
-    assert_eq!((allocator.zones()[0].spanned_pages(), allocator.managed_pages()), (6 * UNIT, 6 * UNIT));
+    allocator.hotplug().offline(BASE + 3 * UNIT..BASE + 4 * UNIT).unwrap();
+    assert_eq!(allocator.hotplug().add_memory(BASE + 3 * UNIT..BASE + 6 * UNIT, ZoneType::Normal).unwrap(), 3 * UNIT);
+    assert_eq!((allocator.zones()[0].spanned_pages(), allocator.counters().managed_pages()), (6 * UNIT, 6 * UNIT));
     allocator.check_invariants().unwrap();
 }

@@ -87,17 +87,17 @@ fn scatter(allocator: &PageAllocator<TestPlatform>, owner: &Owner) {
             allocator.free_pages(block).unwrap();
         }
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
 }
 
 /// What a refused operation must leave unchanged.
 fn snapshot(allocator: &PageAllocator<TestPlatform>) -> (String, u64, u64) {
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let mut text = String::new();
     write_buddyinfo(&mut text, allocator).unwrap();
     write_pagetypeinfo(&mut text, allocator).unwrap();
     let census = allocator.check_invariants().unwrap();
-    (text, census.allocated_pages, allocator.managed_pages())
+    (text, census.allocated_pages, allocator.counters().managed_pages())
 }
 
 fn first_unit(allocator: &PageAllocator<TestPlatform>) -> Pfn {
@@ -109,26 +109,26 @@ fn offline_moves_the_movable_pages_out_and_online_brings_the_range_back() {
     let owner = Arc::new(Owner::default());
     let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
     scatter(&allocator, &owner);
-    let (tags, managed) = (owner.tags(), allocator.managed_pages());
+    let (tags, managed) = (owner.tags(), allocator.counters().managed_pages());
     let start = first_unit(&allocator);
     let range = start..start + 4 * UNIT;
     assert!(owner.pfns().iter().any(|pfn| range.contains(pfn)), "the range holds pages to move");
 
-    assert_eq!(allocator.offline(range.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.hotplug().offline(range.clone()).unwrap(), 4 * UNIT);
     assert_eq!(owner.tags(), tags, "every block moved with its contents");
     assert!(owner.pfns().iter().all(|pfn| !range.contains(pfn)), "nothing left in the range");
-    assert_eq!(allocator.managed_pages(), managed - 4 * UNIT);
+    assert_eq!(allocator.counters().managed_pages(), managed - 4 * UNIT);
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.managed_pages, managed - 4 * UNIT);
     // Offline frames are holes: no allocation reaches them, a free of one is refused.
     // SAFETY: the frame is offline, so the free is refused before anything is touched.
     assert!(unsafe { allocator.free_pfn(range.start, 0) }.is_err());
-    assert_eq!(allocator.offline(range.clone()), Err(RangeError::NotOnline { pfn: range.start }));
+    assert_eq!(allocator.hotplug().offline(range.clone()), Err(RangeError::NotOnline { pfn: range.start }));
 
-    assert_eq!(allocator.online(range.clone()).unwrap(), 4 * UNIT);
-    assert_eq!(allocator.managed_pages(), managed);
+    assert_eq!(allocator.hotplug().online(range.clone()).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.counters().managed_pages(), managed);
     allocator.check_invariants().unwrap();
-    assert_eq!(allocator.online(range.clone()), Err(RangeError::NotOffline { pfn: range.start }));
+    assert_eq!(allocator.hotplug().online(range.clone()), Err(RangeError::NotOffline { pfn: range.start }));
     // The range is usable again: memory can be filled into it.
     let mut got_one = false;
     while let Ok(block) = allocator.alloc_pages(0, HOLD) {
@@ -137,8 +137,8 @@ fn offline_moves_the_movable_pages_out_and_online_brings_the_range_back() {
     }
     assert!(got_one, "allocations reach the onlined range");
     owner.release_all(&allocator);
-    allocator.drain_all();
-    assert_eq!(allocator.buddy_free_pages(), managed);
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.counters().buddy_free_pages(), managed);
 }
 
 #[test]
@@ -151,7 +151,7 @@ fn offline_without_a_migration_client_names_the_missing_client() {
     let range = start..start + 4 * UNIT;
     let held = owner.pfns().into_iter().filter(|pfn| range.contains(pfn)).min().expect("the range holds pages");
     let before = snapshot(&allocator);
-    assert_eq!(allocator.offline(range.clone()), Err(RangeError::NoMigrationClient { pfn: held }));
+    assert_eq!(allocator.hotplug().offline(range.clone()), Err(RangeError::NoMigrationClient { pfn: held }));
     assert_eq!(snapshot(&allocator), before);
     owner.release_all(&allocator);
 }
@@ -167,14 +167,14 @@ fn a_refused_offline_leaves_everything_as_it_was() {
     // The client refuses every move.
     owner.refuse.store(true, Relaxed);
     let before = snapshot(&allocator);
-    assert!(matches!(allocator.offline(range.clone()), Err(RangeError::MigrationFailed { .. })));
+    assert!(matches!(allocator.hotplug().offline(range.clone()), Err(RangeError::MigrationFailed { .. })));
     assert_eq!(snapshot(&allocator), before);
     owner.refuse.store(false, Relaxed);
 
     // An unmovable block in the range: refused before anything changes.
     let freed = owner.pfns().into_iter().find(|pfn| range.contains(pfn)).unwrap();
     owner.release(&allocator, freed);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let kernel = loop {
         let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
         if range.contains(&block.pfn()) {
@@ -183,13 +183,13 @@ fn a_refused_offline_leaves_everything_as_it_was() {
         owner.hold(block); // not movable, but held so that the next take reaches the range
     };
     let before = snapshot(&allocator);
-    assert_eq!(allocator.offline(range.clone()), Err(RangeError::Unmovable { pfn: kernel.pfn() }));
+    assert_eq!(allocator.hotplug().offline(range.clone()), Err(RangeError::Unmovable { pfn: kernel.pfn() }));
     assert_eq!(snapshot(&allocator), before);
 
     // Bad ranges.
-    assert!(matches!(allocator.offline(start + 1..start + UNIT), Err(RangeError::Misaligned { .. })));
-    assert!(matches!(allocator.offline(start..start), Err(RangeError::Misaligned { .. })));
-    assert!(matches!(allocator.offline(0..UNIT * 1024 * 1024), Err(RangeError::OutsideZone { .. })));
+    assert!(matches!(allocator.hotplug().offline(start + 1..start + UNIT), Err(RangeError::Misaligned { .. })));
+    assert!(matches!(allocator.hotplug().offline(start..start), Err(RangeError::Misaligned { .. })));
+    assert!(matches!(allocator.hotplug().offline(0..UNIT * 1024 * 1024), Err(RangeError::OutsideZone { .. })));
     assert_eq!(snapshot(&allocator), before);
     allocator.free_pages(kernel).unwrap();
 }
@@ -202,31 +202,38 @@ fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
         .zone(0, ZoneType::Normal, 8 * UNIT..32 * UNIT)
         .hole(16 * UNIT..32 * UNIT);
     let allocator = allocator(builder, &owner);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let before = snapshot(&allocator);
     let hole = 16 * UNIT..20 * UNIT;
-    assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Dma32), Err(RangeError::OutsideZone { pfn: hole.start }));
-    assert_eq!(allocator.online(hole.clone()), Err(RangeError::NotOffline { pfn: hole.start }), "never added");
     assert_eq!(
-        allocator.add_memory(8 * UNIT..17 * UNIT, ZoneType::Normal),
+        allocator.hotplug().add_memory(hole.clone(), ZoneType::Dma32),
+        Err(RangeError::OutsideZone { pfn: hole.start })
+    );
+    assert_eq!(
+        allocator.hotplug().online(hole.clone()),
+        Err(RangeError::NotOffline { pfn: hole.start }),
+        "never added"
+    );
+    assert_eq!(
+        allocator.hotplug().add_memory(8 * UNIT..17 * UNIT, ZoneType::Normal),
         Err(RangeError::NotOffline { pfn: 8 * UNIT })
     );
     // Past the span: a growth, which only the memory-growth feature makes (tests/grow.rs).
     #[cfg(not(feature = "memory-growth"))]
     {
         let disabled = |result| matches!(result, Err(RangeError::Grow { reason: pagealloc::GrowError::Disabled, .. }));
-        assert!(disabled(allocator.add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal)));
-        assert!(disabled(allocator.add_memory_metadata_bytes(32 * UNIT..40 * UNIT, ZoneType::Normal)));
+        assert!(disabled(allocator.hotplug().add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal)));
+        assert!(disabled(allocator.hotplug().add_memory_metadata_bytes(32 * UNIT..40 * UNIT, ZoneType::Normal)));
     }
     assert_eq!(snapshot(&allocator), before);
 
-    assert_eq!(allocator.add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);
-    assert_eq!(allocator.managed_pages(), managed + 4 * UNIT);
+    assert_eq!(allocator.hotplug().add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);
+    assert_eq!(allocator.counters().managed_pages(), managed + 4 * UNIT);
     assert_eq!(allocator.zones()[1].state().present_pages(), 12 * UNIT);
     allocator.check_invariants().unwrap();
     let block = allocator.alloc_pages(pagealloc::MAX_ORDER, HOLD).unwrap();
     allocator.free_pages(block).unwrap();
-    assert_eq!(allocator.add_memory(hole, ZoneType::Normal), Err(RangeError::NotOffline { pfn: 16 * UNIT }));
+    assert_eq!(allocator.hotplug().add_memory(hole, ZoneType::Normal), Err(RangeError::NotOffline { pfn: 16 * UNIT }));
 }
 
 #[test]
@@ -235,9 +242,9 @@ fn a_1_gib_run_comes_out_of_fragmented_memory_and_goes_back() {
     let owner = Arc::new(Owner::default());
     let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 2 * GIB_PAGES + 16 * UNIT), &owner);
     scatter(&allocator, &owner);
-    let (tags, managed) = (owner.tags(), allocator.managed_pages());
+    let (tags, managed) = (owner.tags(), allocator.counters().managed_pages());
     // Half of memory is free, none of it in blocks of more than one page.
-    assert!(allocator.buddy_free_pages() > GIB_PAGES / 2);
+    assert!(allocator.counters().buddy_free_pages() > GIB_PAGES / 2);
 
     let run = allocator.alloc_contig(GIB_PAGES, GIB_PAGES, AllocRequest::KERNEL).unwrap();
     assert_eq!((run.pfn() % GIB_PAGES, run.pages()), (0, GIB_PAGES));
@@ -257,8 +264,8 @@ fn a_1_gib_run_comes_out_of_fragmented_memory_and_goes_back() {
 
     allocator.free_contig(run).unwrap();
     owner.release_all(&allocator);
-    allocator.drain_all();
-    assert_eq!(allocator.buddy_free_pages(), managed);
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.counters().buddy_free_pages(), managed);
     allocator.check_invariants().unwrap();
 }
 
@@ -300,7 +307,7 @@ fn offline_and_online_race_allocating_threads_safely() {
     let owner = Arc::new(Owner::default());
     let allocator = allocator(AllocatorBuilder::single_zone(ZoneType::Normal, 16 * UNIT), &owner);
     let start = first_unit(&allocator);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let stop = AtomicBool::new(false);
     let (offlined, refused) = std::thread::scope(|scope| {
         for worker in 0..2u64 {
@@ -325,10 +332,10 @@ fn offline_and_online_race_allocating_threads_safely() {
         let (mut offlined, mut refused) = (0, 0);
         for round in 0..200u64 {
             let range = start + (round % 8) * UNIT..start + (round % 8 + 1) * UNIT;
-            match allocator.offline(range.clone()) {
+            match allocator.hotplug().offline(range.clone()) {
                 Ok(_) => {
                     offlined += 1;
-                    allocator.online(range).unwrap();
+                    allocator.hotplug().online(range).unwrap();
                 }
                 Err(_) => refused += 1,
             }
@@ -340,8 +347,8 @@ fn offline_and_online_race_allocating_threads_safely() {
     assert!(offlined > 0, "offlined {offlined}, refused {refused}");
     allocator.check_invariants().unwrap();
     owner.release_all(&allocator);
-    allocator.drain_all();
-    assert_eq!((allocator.managed_pages(), allocator.buddy_free_pages()), (managed, managed));
+    allocator.pagesets().drain_all();
+    assert_eq!((allocator.counters().managed_pages(), allocator.counters().buddy_free_pages()), (managed, managed));
 }
 
 /// A block larger than a pageblock across a range's edge keeps the range from being
@@ -357,8 +364,8 @@ fn a_block_across_the_range_edge_makes_it_busy_and_changes_nothing() {
     let head = owner.pfns().into_iter().min().unwrap();
     let before = snapshot(&allocator);
     let half = UNIT / 2;
-    assert_eq!(allocator.offline(head..head + half), Err(RangeError::Busy { pfn: head }));
-    assert_eq!(allocator.offline(head + half..head + UNIT + half), Err(RangeError::Busy { pfn: head }));
+    assert_eq!(allocator.hotplug().offline(head..head + half), Err(RangeError::Busy { pfn: head }));
+    assert_eq!(allocator.hotplug().offline(head + half..head + UNIT + half), Err(RangeError::Busy { pfn: head }));
     assert!(allocator.alloc_contig(half, half, AllocRequest::KERNEL).is_ok_and(|run| {
         let outside = run.pfn() + run.pages() <= head || run.pfn() >= head + UNIT;
         allocator.free_contig(run).unwrap();
@@ -390,14 +397,14 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
     let (params_before, bounds_before) = (zone.state().params(), pageset_bounds(&allocator));
     let start = zone.start_pfn().next_multiple_of(UNIT);
     let half = 1 << 17;
-    assert_eq!(allocator.offline(start..start + half).unwrap(), half);
+    assert_eq!(allocator.hotplug().offline(start..start + half).unwrap(), half);
     // As a machine built with that much memory: the same derivation, from the pages now.
     let smaller = PageAllocator::build(
         AllocatorBuilder::single_zone(ZoneType::Normal, zone.state().managed_pages()),
         TestPlatform::new(4),
     )
     .unwrap();
-    assert_eq!(smaller.managed_pages(), allocator.managed_pages());
+    assert_eq!(smaller.counters().managed_pages(), allocator.counters().managed_pages());
     assert_eq!(zone.state().params(), smaller.zones()[0].state().params());
     assert!(
         zone.state().params().watermarks.min_pages < params_before.watermarks.min_pages,
@@ -421,7 +428,7 @@ fn memory_offline_and_online_re_derive_watermarks_reserves_and_pageset_bounds() 
     assert!(text.contains(&format!("managed  {}", zone.state().managed_pages())), "{text}");
     assert!(text.contains(&format!("min      {}", zone.state().params().watermarks.min_pages)), "{text}");
     allocator.check_invariants().unwrap();
-    allocator.online(start..start + half).unwrap();
+    allocator.hotplug().online(start..start + half).unwrap();
     assert_eq!(zone.state().params(), params_before, "back online: every parameter as built");
     let restored = pageset_bounds(&allocator);
     for (now, built) in restored.iter().zip(&bounds_before) {
@@ -447,7 +454,7 @@ fn a_zone_empty_at_build_serves_memory_added_later_and_stops_when_it_goes() {
     assert!(!from_normal(&before), "nothing in Normal yet");
     allocator.free_pages(before).unwrap();
 
-    assert_eq!(allocator.add_memory(normal.clone(), ZoneType::Normal).unwrap(), 1 << 14);
+    assert_eq!(allocator.hotplug().add_memory(normal.clone(), ZoneType::Normal).unwrap(), 1 << 14);
     let first = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     assert!(from_normal(&first), "the added memory is the preferred zone now: {:#x}", first.pfn());
     allocator.free_pages(first).unwrap();
@@ -464,7 +471,7 @@ fn a_zone_empty_at_build_serves_memory_added_later_and_stops_when_it_goes() {
     allocator.free_bulk(held).unwrap();
     allocator.check_invariants().unwrap();
 
-    assert_eq!(allocator.offline(normal.clone()).unwrap(), 1 << 14);
+    assert_eq!(allocator.hotplug().offline(normal.clone()).unwrap(), 1 << 14);
     let after = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     assert!(!from_normal(&after), "Normal is empty again");
     allocator.free_pages(after).unwrap();

@@ -68,11 +68,11 @@ fn explore(preemptions: usize) -> usize {
             })
             .collect();
         // Meanwhile CPU 1 drains CPU 0's pageset remotely.
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         for task in tasks {
             task.join().unwrap();
         }
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         let census = allocator.check_invariants().unwrap();
         assert_eq!(census.free_pages, managed);
     });

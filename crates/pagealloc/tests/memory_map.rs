@@ -81,7 +81,7 @@ fn nodes_and_hot_pluggable_memory_get_their_own_zones() {
     let allocator = build(AllocatorBuilder::new().node(2).node(2).memory_map(&map), 4).unwrap();
     let kinds: Vec<(ZoneType, u16)> = zones(&allocator).iter().map(|z| (z.0, z.1)).collect();
     assert_eq!(kinds, [(ZoneType::Dma32, 0), (ZoneType::Normal, 0), (ZoneType::Normal, 1), (ZoneType::Movable, 1)]);
-    assert_eq!(allocator.managed_pages(), (2 * GIB - 16 * MIB + 5 * GIB) / 4096);
+    assert_eq!(allocator.counters().managed_pages(), (2 * GIB - 16 * MIB + 5 * GIB) / 4096);
     allocator.check_invariants().unwrap();
 }
 

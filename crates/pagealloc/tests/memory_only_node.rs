@@ -62,21 +62,21 @@ fn the_nearest_nodes_first_cpu_runs_a_memory_only_nodes_background_work() {
             break;
         }
     }
-    allocator.wake_kswapd(1);
+    allocator.background().wake_kswapd(1);
 
     // CPUs 1 to 3 do not run node 1's work; CPU 0 does.
     for cpu in 1..4 {
-        assert_eq!(allocator.run_due_work(cpu, 0).kswapd_passes, 0, "cpu {cpu}");
+        assert_eq!(allocator.background().run_due_work(cpu, 0).kswapd_passes, 0, "cpu {cpu}");
     }
-    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+    assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 1);
     assert_eq!(allocator.nodes()[1].kswapd_runs(), 1);
     assert!(allocator.zone_watermark_ok(1, 0, WatermarkLevel::High, ZoneType::Normal), "node 1 balanced");
-    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");
+    assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");
     // kcompactd's wake-up for the node is served by CPU 0 too.
-    allocator.wake_kcompactd(1, 9);
-    assert_eq!(allocator.run_due_work(3, 0).kcompactd_passes, 0);
-    assert_eq!(allocator.run_due_work(0, 0).kcompactd_passes, 1);
-    assert_eq!(allocator.compaction_stats(1).compact_daemon_wake, 1);
+    allocator.background().wake_kcompactd(1, 9);
+    assert_eq!(allocator.background().run_due_work(3, 0).kcompactd_passes, 0);
+    assert_eq!(allocator.background().run_due_work(0, 0).kcompactd_passes, 1);
+    assert_eq!(allocator.counters().compaction_stats(1).compact_daemon_wake, 1);
     allocator.check_invariants().unwrap();
     for page in cache.pages.lock().unwrap().drain(..) {
         allocator.free_pages(page).unwrap();

@@ -148,7 +148,7 @@ impl Model {
                 + zone.state().boost_pages()
                 + params.lowmem_reserve[request.highest_zone.index()]
                 + zone.state().reserved_highatomic_pages()
-                + if request.may_reclaim { 0 } else { allocator.pcp_pages() };
+                + if request.may_reclaim { 0 } else { allocator.counters().pcp_pages() };
             if free < held_back + (1 << order) {
                 return false;
             }
@@ -178,7 +178,7 @@ fn zones_summary(allocator: &TestAllocator, model: &Model) -> String {
             zone.state().reserved_highatomic_pages()
         )
     });
-    format!("{}; pcp {}", zones.collect::<Vec<_>>().join("; "), allocator.pcp_pages())
+    format!("{}; pcp {}", zones.collect::<Vec<_>>().join("; "), allocator.counters().pcp_pages())
 }
 
 /// Calls made and pages moved so far, for the exact vm event counters.
@@ -252,13 +252,13 @@ fn check_counts(
     prop_assert_eq!(census.allocated_pages, model.allocated_pages());
     prop_assert_eq!(census.free_pages + census.allocated_pages + census.pcp_pages, managed);
     prop_assert_eq!(
-        allocator.pgalloc_pages(ZoneType::Normal)
-            + allocator.pgalloc_pages(ZoneType::Dma32)
-            + allocator.pgalloc_pages(ZoneType::Dma),
+        allocator.counters().pgalloc_pages(ZoneType::Normal)
+            + allocator.counters().pgalloc_pages(ZoneType::Dma32)
+            + allocator.counters().pgalloc_pages(ZoneType::Dma),
         counts.pages_allocated
     );
-    prop_assert_eq!(allocator.pgfree_pages(), counts.pages_freed);
-    let numa = |event| allocator.numa_event(event);
+    prop_assert_eq!(allocator.counters().pgfree_pages(), counts.pages_freed);
+    let numa = |event| allocator.counters().numa_event(event);
     let counted = if vmstat.numa == NumaStats::Disabled { 0 } else { counts.allocations };
     prop_assert_eq!((numa(NumaEvent::Hit) + numa(NumaEvent::Miss), numa(NumaEvent::Local)), (counted, counted));
     Ok(())
@@ -273,7 +273,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
     // does: the liveness oracle, which reads exact counts, cannot speak for it.
     let exact_free_count = vmstat.free_pages == FreePagesCount::Published;
     let initial = buddyinfo(&allocator);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let mut counts = Counts::default();
     let mut model = Model::default();
     let mut blocks: Vec<Block> = Vec::new();
@@ -310,11 +310,11 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
             }
             Op::Migrate { cpu } => allocator.platform().set_cpu(cpu),
             Op::Tick => {
-                allocator.vmstat_tick(allocator.platform().current_cpu());
+                allocator.background().vmstat_tick(allocator.platform().current_cpu());
             }
             Op::DrainAll => {
-                allocator.drain_all();
-                prop_assert_eq!(allocator.pcp_pages(), 0);
+                allocator.pagesets().drain_all();
+                prop_assert_eq!(allocator.counters().pcp_pages(), 0);
             }
             _ => {}
         }
@@ -323,7 +323,7 @@ fn run(ops: Vec<Op>, total_mib: u64, preset_name: &str, vmstat: VmstatPolicy) ->
     for block in blocks {
         allocator.free_pages(block).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let census = allocator.check_invariants().map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(census.free_pages, managed);
     if allocator.zones().iter().all(|z| z.state().reserved_highatomic_pages() == 0) {

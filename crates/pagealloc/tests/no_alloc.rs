@@ -111,7 +111,7 @@ fn built_in_caller_memory_the_core_runs_without_a_heap() {
     assert_eq!(built_allocations, 0, "the build took heap memory");
     allocator.set_reclaim_static(&CACHE);
     allocator.set_migrate_static(&MOVER);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     assert!(managed > 200_000, "1 GiB less holes and reservations: {managed}");
 
     let ((), allocations) = heap_allocations_of(|| {
@@ -139,28 +139,28 @@ fn built_in_caller_memory_the_core_runs_without_a_heap() {
             }
         }
         for cpu in 0..4 {
-            allocator.run_due_work(cpu, 2_000_000_000);
+            allocator.background().run_due_work(cpu, 2_000_000_000);
         }
-        allocator.run_kswapd(0);
+        allocator.background().run_kswapd(0);
         for block in hog.iter_mut().filter_map(Option::take) {
             allocator.free_pages(block).expect("a hog block");
         }
-        allocator.compact_node(0);
-        allocator.drain_all();
+        allocator.background().compact_node(0);
+        allocator.pagesets().drain_all();
     });
     assert_eq!(allocations, 0, "the core took heap memory");
     // The hog's failing attempts reclaimed (directly, before kswapd ran) and compacted
     // through the static clients.
-    let reclaim = allocator.reclaim_stats(0);
+    let reclaim = allocator.counters().reclaim_stats(0);
     assert_eq!(reclaim.pgsteal_direct + reclaim.pgsteal_kswapd, 64, "the whole cache reclaimed: {reclaim:?}");
-    assert!(allocator.compaction_stats(0).compact_stall > 0, "direct compaction ran");
+    assert!(allocator.counters().compaction_stats(0).compact_stall > 0, "direct compaction ran");
     let cached: u64 = CACHE.blocks.lock().unwrap().iter().flatten().map(Block::pages).sum();
-    assert_eq!(allocator.buddy_free_pages() + cached, managed, "every page is free or cached");
+    assert_eq!(allocator.counters().buddy_free_pages() + cached, managed, "every page is free or cached");
     for block in CACHE.blocks.lock().unwrap().iter_mut().filter_map(Option::take) {
         allocator.free_pages(block).unwrap();
     }
-    allocator.drain_all();
-    assert_eq!(allocator.buddy_free_pages(), managed);
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.counters().buddy_free_pages(), managed);
 }
 
 #[test]
@@ -205,7 +205,7 @@ fn metadata_inside_described_memory_is_never_handed_out() {
     let reserved = memory.frames().unwrap();
     assert_eq!(reserved, start + 16..start + 16 + (bytes as u64).div_ceil(4096));
     let allocator = PageAllocator::build_in(builder, TestPlatform::new(1), memory).unwrap();
-    assert_eq!(allocator.managed_pages(), pages - (reserved.end - reserved.start));
+    assert_eq!(allocator.counters().managed_pages(), pages - (reserved.end - reserved.start));
     let mut held = Vec::new();
     while let Ok(block) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
         assert!(!reserved.contains(&block.pfn()), "pfn {:#x} holds the allocator's records", block.pfn());
@@ -282,12 +282,13 @@ fn memory_added_past_the_span_without_a_heap() {
     let allocator = PageAllocator::build_in(builder, TestPlatform::new(2), boot_memory(bytes)).unwrap();
     let dimm = base + 8192..base + 16384;
     assert!(matches!(
-        allocator.add_memory(dimm.clone(), ZoneType::Normal),
+        allocator.hotplug().add_memory(dimm.clone(), ZoneType::Normal),
         Err(RangeError::Grow { reason: GrowError::Metadata(_), .. })
     ));
-    let needed = allocator.add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap() as usize;
+    let needed = allocator.hotplug().add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap() as usize;
     let memory = boot_memory(needed);
-    let (added, allocations) = heap_allocations_of(|| allocator.add_memory_in(dimm.clone(), ZoneType::Normal, memory));
+    let (added, allocations) =
+        heap_allocations_of(|| allocator.hotplug().add_memory_in(dimm.clone(), ZoneType::Normal, memory));
     assert_eq!((added, allocations), (Ok(8192), 0));
     let ((), allocations) = heap_allocations_of(|| {
         let mut held: [Option<Block>; 16] = [const { None }; 16];
@@ -300,7 +301,7 @@ fn memory_added_past_the_span_without_a_heap() {
         }
     });
     assert_eq!(allocations, 0);
-    assert_eq!(allocator.managed_pages(), 4096 + 8192);
+    assert_eq!(allocator.counters().managed_pages(), 4096 + 8192);
 }
 
 /// Per-CPU arenas in fixed tables: at most `FIXED_NODES` of them, however many CPUs, built

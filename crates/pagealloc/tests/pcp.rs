@@ -23,14 +23,14 @@ fn pageset_count(allocator: &TestAllocator, cpu: usize) -> u32 {
 #[test]
 fn first_allocation_refills_a_batch_and_later_ones_hit_the_pageset() {
     let allocator = normal_zone("base", 1);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
     assert_eq!(allocator.zones()[0].free_pages(), managed - 63, "one batch left the buddy");
     assert_eq!(pageset_count(&allocator, 0), 62);
-    let locks_before = allocator.zone_lock_stats().acquisitions;
+    let locks_before = allocator.counters().zone_lock_stats().acquisitions;
     let more: Vec<Block> = (0..62).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
-    assert_eq!(allocator.zone_lock_stats().acquisitions, locks_before, "62 hits, no zone lock");
-    let counters = allocator.pcp_counters();
+    assert_eq!(allocator.counters().zone_lock_stats().acquisitions, locks_before, "62 hits, no zone lock");
+    let counters = allocator.counters().pcp_counters();
     assert_eq!((counters.refills, counters.alloc_hits), (1, 62));
     for b in more.into_iter().chain([block]) {
         allocator.free_pages(b).unwrap();
@@ -59,7 +59,7 @@ fn frees_drain_to_the_buddy_when_count_reaches_high() {
         allocator.free_pages(block).unwrap();
         assert!(pageset_count(&allocator, 0) < high, "count stays below high after each free");
     }
-    assert!(allocator.pcp_counters().drained_pages[DrainCause::High as usize] > 0);
+    assert!(allocator.counters().pcp_counters().drained_pages[DrainCause::High as usize] > 0);
     allocator.check_invariants().unwrap();
 }
 
@@ -89,16 +89,16 @@ fn remote_drain_and_cpu_offline_empty_other_cpus_pagesets() {
         assert!(pageset_count(&allocator, cpu) > 0);
     }
     allocator.platform().set_cpu(0);
-    let offline = allocator.cpu_offline(2);
+    let offline = allocator.hotplug().cpu_offline(2);
     assert!(offline > 0);
     assert_eq!(pageset_count(&allocator, 2), 0);
-    let drained = allocator.drain_all();
+    let drained = allocator.pagesets().drain_all();
     assert!(drained > 0);
-    assert_eq!(allocator.pcp_pages(), 0);
-    let counters = allocator.pcp_counters();
+    assert_eq!(allocator.counters().pcp_pages(), 0);
+    let counters = allocator.counters().pcp_counters();
     assert_eq!(counters.drained_pages[DrainCause::CpuOffline as usize], offline);
     assert_eq!(counters.drained_pages[DrainCause::Explicit as usize], drained);
-    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.managed_pages());
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.counters().managed_pages());
 }
 
 /// A process exit: many order-0 frees (more than high, so the pageset drains), then one
@@ -109,9 +109,9 @@ fn exit_burst(allocator: &TestAllocator) -> u64 {
     for page in pages {
         allocator.free_pages(page).unwrap();
     }
-    let before = allocator.pcp_counters().free_high_events;
+    let before = allocator.counters().pcp_counters().free_high_events;
     allocator.free_pages(table).unwrap();
-    allocator.pcp_counters().free_high_events - before
+    allocator.counters().pcp_counters().free_high_events - before
 }
 
 #[test]
@@ -132,7 +132,7 @@ fn consecutive_high_order_frees_drain_only_a_capped_amount_from_patch4() {
         for block in blocks {
             allocator.free_pages(block).unwrap();
         }
-        let counters = allocator.pcp_counters();
+        let counters = allocator.counters().pcp_counters();
         assert!(counters.free_high_events > 0, "{preset_name}");
         let drained = counters.drained_pages[DrainCause::FreeHigh as usize];
         assert!(drained > 0, "{preset_name}");
@@ -172,13 +172,13 @@ fn autotuned_high_grows_with_refills_and_decays_when_idle() {
     assert!(high > high_min, "refills raised high ({high} > {high_min})");
     assert!(count > high_min, "and the pageset keeps more than high_min ({count})");
     for _ in 0..60 {
-        allocator.vmstat_tick(0);
+        allocator.background().vmstat_tick(0);
     }
     let (high, count) =
         allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| (p.high_pages(), p.count_pages()));
     assert_eq!(high, high_min, "decayed to high_min");
     assert!(count <= high_min);
-    assert!(allocator.pcp_counters().drained_pages[DrainCause::Decay as usize] > 0);
+    assert!(allocator.counters().pcp_counters().drained_pages[DrainCause::Decay as usize] > 0);
     allocator.check_invariants().unwrap();
 
     let fixed = normal_zone("base", 1);
@@ -218,12 +218,12 @@ fn orders_cached_per_preset() {
 fn pagesets_cut_zone_lock_acquisitions() {
     let run = |preset_name: &str| {
         let allocator = normal_zone(preset_name, 1);
-        let at_boot = allocator.zone_lock_stats().acquisitions;
+        let at_boot = allocator.counters().zone_lock_stats().acquisitions;
         for _ in 0..5000 {
             let b = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
             allocator.free_pages(b).unwrap();
         }
-        allocator.zone_lock_stats().acquisitions - at_boot
+        allocator.counters().zone_lock_stats().acquisitions - at_boot
     };
     assert_eq!(run("global-lock"), 10_000, "every alloc and free locks the zone");
     assert_eq!(run("mainline"), 1, "one refill serves all pairs");
@@ -266,7 +266,7 @@ fn allocation_drains_other_cpus_pagesets_before_failing() {
         held.push(block);
     }
     assert_eq!(pageset_count(&allocator, 1), 0, "the failing request drained CPU 1");
-    assert!(allocator.pcp_counters().drained_pages[DrainCause::Explicit as usize] > 0);
+    assert!(allocator.counters().pcp_counters().drained_pages[DrainCause::Explicit as usize] > 0);
     allocator.free_bulk(held).unwrap();
     allocator.check_invariants().unwrap();
 }

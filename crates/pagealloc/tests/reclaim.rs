@@ -51,23 +51,26 @@ fn kswapd_reclaims_the_page_cache_up_to_the_high_watermark() {
     let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let high = allocator.zones()[0].state().watermarks_with_boost().high_pages;
     assert!(free_pages(&allocator) < high, "filled below the high watermark");
-    allocator.wake_kswapd(0);
-    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+    allocator.background().wake_kswapd(0);
+    assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 1);
     assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
     let requests = cache.requests.lock().unwrap().clone();
     assert!(!requests.is_empty());
     assert!(requests.iter().all(|r| r.reason == ReclaimReason::Background && r.pages >= SWAP_CLUSTER_MAX));
     assert_eq!(requests[0].priority, DEF_PRIORITY);
     // The cache gave what each round asked for.
-    let stats = allocator.reclaim_stats(0);
+    let stats = allocator.counters().reclaim_stats(0);
     assert_eq!(stats.pgsteal_kswapd, requests.iter().map(|r| r.pages).sum::<u64>());
     assert_eq!(stats.pgsteal_direct, 0);
     // Conservation: every page is free, in a pageset or in the cache.
     let cached = cache.pages.lock().unwrap().len() as u64;
-    assert_eq!(free_pages(&allocator) + allocator.pcp_pages() + cached, allocator.managed_pages());
+    assert_eq!(
+        free_pages(&allocator) + allocator.counters().pcp_pages() + cached,
+        allocator.counters().managed_pages()
+    );
     allocator.check_invariants().unwrap();
     let vmstat = dump(&allocator);
     assert!(vmstat.contains(&format!("pgsteal_kswapd {}\n", stats.pgsteal_kswapd)), "{vmstat}");
@@ -83,7 +86,7 @@ fn direct_reclaim_serves_a_caller_that_may_reclaim() {
     let page = allocator.alloc_pages(0, AllocRequest::KERNEL).expect("direct reclaim freed pages");
     // Each round frees a cluster into this CPU's pageset, which the watermark check does
     // not count: rounds repeat until a pageset drain brings the zone back over min.
-    let stats = allocator.reclaim_stats(0);
+    let stats = allocator.counters().reclaim_stats(0);
     let requests = cache.requests.lock().unwrap().clone();
     assert!((1..=16).contains(&stats.allocstall), "{stats:?}");
     assert_eq!(requests.len() as u64, stats.allocstall, "one cluster per round: {requests:?}");
@@ -105,7 +108,7 @@ fn an_order_above_the_cluster_asks_for_its_size() {
     let _ = allocator.alloc_pages(6, AllocRequest::KERNEL);
     let requests = cache.requests.lock().unwrap().clone();
     assert_eq!(requests[0].pages, 64);
-    assert!(allocator.reclaim_stats(0).pgsteal_direct >= 64);
+    assert!(allocator.counters().reclaim_stats(0).pgsteal_direct >= 64);
     allocator.check_invariants().unwrap();
 }
 
@@ -119,7 +122,7 @@ fn a_costly_order_reclaims_until_compaction_could_run() {
     fill_reserves(&allocator, &cache);
     let _ = allocator.alloc_pages(9, AllocRequest::KERNEL);
     let requests = cache.requests.lock().unwrap().clone();
-    let stalls = allocator.reclaim_stats(0).allocstall;
+    let stalls = allocator.counters().reclaim_stats(0).allocstall;
     assert!(stalls >= 1);
     assert_eq!(requests[0].pages, 512, "the first round asks the request's size");
     assert!(requests.len() as u64 > stalls, "a stall went on past its first round: {requests:?}");
@@ -132,12 +135,12 @@ fn a_client_with_nothing_to_give_ends_the_pass_after_the_priority_rounds() {
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
     let held: Vec<Block> = cache.pages.lock().unwrap().drain(..).collect();
-    allocator.wake_kswapd(0);
-    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 1);
+    allocator.background().wake_kswapd(0);
+    assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 1);
     let requests = cache.requests.lock().unwrap().clone();
     let priorities: Vec<u8> = requests.iter().map(|r| r.priority).collect();
     assert_eq!(priorities, (1..=DEF_PRIORITY).rev().collect::<Vec<u8>>(), "one round per priority, then it gives up");
-    assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, 0);
+    assert_eq!(allocator.counters().reclaim_stats(0).pgsteal_kswapd, 0);
     for page in held {
         allocator.free_pages(page).unwrap();
     }
@@ -152,12 +155,12 @@ fn kswapd_as_a_task_reclaims_a_cluster_per_round() {
     let cache = Arc::new(OldestFirstCache::default());
     let allocator = allocator_with(&cache);
     fill(&allocator, &cache);
-    allocator.drain_all();
-    allocator.set_kswapd_task(0, true);
-    allocator.wake_kswapd(0);
-    assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "left to the task");
+    allocator.pagesets().drain_all();
+    allocator.background().set_kswapd_task(0, true);
+    allocator.background().wake_kswapd(0);
+    assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 0, "left to the task");
     let mut rounds = 0;
-    while allocator.kswapd_round(0) {
+    while allocator.background().kswapd_round(0) {
         rounds += 1;
         assert!(rounds < 1000, "the pass ends");
     }
@@ -167,18 +170,18 @@ fn kswapd_as_a_task_reclaims_a_cluster_per_round() {
     assert!(requests.iter().all(|r| r.pages <= SWAP_CLUSTER_MAX && r.priority == DEF_PRIORITY), "{requests:?}");
     assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
     assert_eq!(allocator.nodes()[0].kswapd_runs(), 1);
-    assert_eq!(allocator.reclaim_stats(0).pgsteal_kswapd, requests.iter().map(|r| r.pages).sum::<u64>());
+    assert_eq!(allocator.counters().reclaim_stats(0).pgsteal_kswapd, requests.iter().map(|r| r.pages).sum::<u64>());
     // Asleep until woken.
-    assert!(!allocator.kswapd_round(0));
+    assert!(!allocator.background().kswapd_round(0));
     // Filled again: a round leaves the pass open, and a whole pass finishes it.
     fill(&allocator, &cache);
-    allocator.drain_all();
-    allocator.wake_kswapd(0);
-    assert!(allocator.kswapd_round(0));
+    allocator.pagesets().drain_all();
+    allocator.background().wake_kswapd(0);
+    assert!(allocator.background().kswapd_round(0));
     assert!(!allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "one cluster is not enough");
-    assert!(allocator.run_kswapd(0));
+    assert!(allocator.background().run_kswapd(0));
     assert!(allocator.zone_watermark_ok(0, 0, WatermarkLevel::High, ZoneType::Normal), "balanced");
-    assert!(!allocator.kswapd_round(0));
+    assert!(!allocator.background().kswapd_round(0));
     assert_eq!(allocator.nodes()[0].kswapd_runs(), 2);
     allocator.check_invariants().unwrap();
 }
@@ -190,8 +193,8 @@ fn without_a_client_reclaim_frees_nothing_and_counts_nothing() {
     while let Ok(page) = allocator.alloc_pages(0, AllocRequest::KERNEL) {
         held.push(page);
     }
-    allocator.run_due_work(0, 0);
-    assert_eq!(allocator.reclaim_stats(0), Default::default());
+    allocator.background().run_due_work(0, 0);
+    assert_eq!(allocator.counters().reclaim_stats(0), Default::default());
     for page in held {
         allocator.free_pages(page).unwrap();
     }
@@ -214,13 +217,13 @@ fn capped_kswapd_rounds_that_fall_short_lower_the_priority_and_end_the_pass() {
     let cache = Arc::new(OldestFirstCache::default());
     cache.most_per_request.store(4, Relaxed);
     let allocator = allocator_with(&cache);
-    allocator.set_kswapd_task(0, true);
+    allocator.background().set_kswapd_task(0, true);
     fill(&allocator, &cache);
-    allocator.drain_all();
-    allocator.wake_kswapd(0);
+    allocator.pagesets().drain_all();
+    allocator.background().wake_kswapd(0);
     let request = AllocRequest { may_reclaim: false, wake_kswapd: false, ..AllocRequest::USER_MOVABLE };
     let mut rounds = 0u64;
-    while allocator.kswapd_round(0) {
+    while allocator.background().kswapd_round(0) {
         rounds += 1;
         assert!(rounds < 10_000, "the pass is still open after {rounds} rounds");
         // The allocating tasks take back what the round freed.

@@ -62,7 +62,7 @@ fn remote_frees_wait_on_the_stack_without_the_owners_lock_until_it_is_taken() {
     assert!(zone.lock_stats().acquisitions > locks_before);
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.allocated_pages, 8);
-    assert_eq!(census.free_pages + census.pcp_pages + 8, allocator.managed_pages());
+    assert_eq!(census.free_pages + census.pcp_pages + 8, allocator.counters().managed_pages());
     allocator.free_pages(block).unwrap();
 }
 
@@ -113,10 +113,10 @@ fn the_vmstat_pass_and_drain_all_release_what_is_pending() {
         assert_eq!(zone.handed_over_pages(), 8);
         match release {
             "vmstat" => {
-                allocator.vmstat_tick(1);
+                allocator.background().vmstat_tick(1);
             }
             _ => {
-                allocator.drain_all();
+                allocator.pagesets().drain_all();
             }
         }
         assert_eq!(zone.handed_over_pages(), 0, "{release}");
@@ -129,7 +129,7 @@ fn the_vmstat_pass_and_drain_all_release_what_is_pending() {
 #[test]
 fn random_cross_arena_traffic_loses_and_doubles_nothing() {
     let allocator = build(true);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let mut rng = Rng(0x4a11);
     let mut held: Vec<Block> = Vec::new();
     let mut handed = 0u32;
@@ -154,6 +154,6 @@ fn random_cross_arena_traffic_loses_and_doubles_nothing() {
     }
     assert!(handed > 0, "the traffic handed frees over");
     allocator.free_bulk(held).unwrap();
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, managed);
 }

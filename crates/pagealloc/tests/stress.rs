@@ -22,7 +22,7 @@ fn stress(preset_name: &str, ops_per_thread: u64, workers: usize) {
     let cpus = 4;
     let builder = AllocatorBuilder::pc_layout(128).policy(preset(preset_name));
     let allocator = build_allocator(builder, cpus);
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let bad_frees_rejected = AtomicU64::new(0);
     std::thread::scope(|scope| {
         for worker in 0..workers {
@@ -73,13 +73,13 @@ fn stress(preset_name: &str, ops_per_thread: u64, workers: usize) {
         let allocator = &allocator;
         scope.spawn(move || {
             for round in 0..ops_per_thread / 200 {
-                allocator.drain_all();
-                allocator.vmstat_tick((round % cpus as u64) as usize);
+                allocator.pagesets().drain_all();
+                allocator.background().vmstat_tick((round % cpus as u64) as usize);
                 std::thread::yield_now();
             }
         });
     });
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let census = allocator.check_invariants().unwrap_or_else(|v| panic!("{preset_name}: {v}"));
     assert_eq!(census.free_pages, managed, "{preset_name}: every page came back");
     assert_eq!(census.pcp_pages + census.allocated_pages, 0);
@@ -130,8 +130,8 @@ fn racing_double_frees_of_one_block_free_it_exactly_once() {
             "round {round}: {error:?}"
         );
     }
-    allocator.drain_all();
-    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.managed_pages());
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().free_pages, allocator.counters().managed_pages());
 }
 
 /// Real threads on `StdPlatform` (their CPU ids are the kernel's) allocate and free while
@@ -145,7 +145,7 @@ fn cpu_offline_races_users_on_std_platform_and_quiescent_checks_pass() {
     let cpus = pagealloc::platform::Platform::nr_cpus(&platform);
     let builder = AllocatorBuilder::pc_layout(64).policy(preset("mainline"));
     let allocator = PageAllocator::build(builder, platform).unwrap();
-    let managed = allocator.managed_pages();
+    let managed = allocator.counters().managed_pages();
     let stop = std::sync::atomic::AtomicBool::new(false);
     for round in 0..20u64 {
         stop.store(false, Ordering::Relaxed);
@@ -178,10 +178,10 @@ fn cpu_offline_races_users_on_std_platform_and_quiescent_checks_pass() {
                 // number of operations.
                 loop {
                     for cpu in 0..cpus {
-                        allocator.cpu_offline(cpu);
+                        allocator.hotplug().cpu_offline(cpu);
                         offlined.fetch_add(1, Ordering::Relaxed);
                         now_ns += 10_000_000;
-                        allocator.run_due_work(cpu, now_ns);
+                        allocator.background().run_due_work(cpu, now_ns);
                     }
                     if stop.load(Ordering::Relaxed) {
                         break;

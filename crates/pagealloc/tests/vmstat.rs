@@ -40,7 +40,7 @@ fn two_nodes(numa: NumaStats, pages: u64) -> PageAllocator<TestPlatform> {
 }
 
 fn events(allocator: &PageAllocator<TestPlatform>) -> [u64; NumaEvent::COUNT] {
-    NumaEvent::ALL.map(|event| allocator.numa_event(event))
+    NumaEvent::ALL.map(|event| allocator.counters().numa_event(event))
 }
 
 #[test]
@@ -73,10 +73,10 @@ fn every_allocation_counts_where_it_landed_in_every_mode() {
             [local + 1, remote, remote, 0, local, remote + 1]
         };
         assert_eq!(events(&allocator), expected, "{numa:?}");
-        assert_eq!(allocator.pgalloc_pages(ZoneType::Normal), local + remote + 1, "{numa:?}");
-        assert_eq!(allocator.pgfree_pages(), 1, "{numa:?}");
+        assert_eq!(allocator.counters().pgalloc_pages(ZoneType::Normal), local + remote + 1, "{numa:?}");
+        assert_eq!(allocator.counters().pgfree_pages(), 1, "{numa:?}");
         allocator.free_bulk(held).unwrap();
-        assert_eq!(allocator.pgfree_pages(), local + remote + 1, "{numa:?}");
+        assert_eq!(allocator.counters().pgfree_pages(), local + remote + 1, "{numa:?}");
         allocator.check_invariants().unwrap();
     }
 }
@@ -94,11 +94,11 @@ fn zone_stat_diffs_overstep_and_the_periodic_pass_folds_them() {
     // The 33rd passes 32: it hands 33 plus half a threshold over and leaves -16.
     assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Hit), 49);
     assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Local), 49);
-    assert_eq!(allocator.numa_event(NumaEvent::Hit), 33, "exact reads add the diffs back");
+    assert_eq!(allocator.counters().numa_event(NumaEvent::Hit), 33, "exact reads add the diffs back");
     // The periodic pass (1 s) folds the rest.
-    assert_eq!(allocator.run_due_work(0, 1_000_000_000).vmstat_passes, 1);
+    assert_eq!(allocator.background().run_due_work(0, 1_000_000_000).vmstat_passes, 1);
     assert_eq!(zone.state().vmstat().numa_folded(NumaEvent::Hit), 33);
-    assert_eq!(allocator.numa_event(NumaEvent::Hit), 33);
+    assert_eq!(allocator.counters().numa_event(NumaEvent::Hit), 33);
     allocator.free_bulk(held).unwrap();
 }
 
@@ -108,8 +108,8 @@ fn the_separate_class_folds_whole_diffs_and_per_cpu_counters_fold_only_on_read()
     let per_cpu = two_nodes(NumaStats::PerCpu, 4096);
     for allocator in [&separate, &per_cpu] {
         let held: Vec<_> = (0..11).map(|_| allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap()).collect();
-        allocator.run_due_work(0, 1_000_000_000);
-        assert_eq!(allocator.numa_event(NumaEvent::Hit), 11);
+        allocator.background().run_due_work(0, 1_000_000_000);
+        assert_eq!(allocator.counters().numa_event(NumaEvent::Hit), 11);
         allocator.free_bulk(held).unwrap();
     }
     // The 11th passed 10: all 11 went over, nothing stays.
@@ -124,11 +124,11 @@ fn buddy_path_allocations_count_too() {
     for numa in MODES {
         let allocator = two_nodes(numa, 4096);
         let block = allocator.alloc_pages(5, AllocRequest::KERNEL).unwrap();
-        assert_eq!(allocator.pgalloc_pages(ZoneType::Normal), 32);
+        assert_eq!(allocator.counters().pgalloc_pages(ZoneType::Normal), 32);
         let hits = if numa == NumaStats::Disabled { 0 } else { 1 };
-        assert_eq!(allocator.numa_event(NumaEvent::Hit), hits, "{numa:?}");
+        assert_eq!(allocator.counters().numa_event(NumaEvent::Hit), hits, "{numa:?}");
         allocator.free_pages(block).unwrap();
-        assert_eq!(allocator.pgfree_pages(), 32);
+        assert_eq!(allocator.counters().pgfree_pages(), 32);
     }
 }
 
@@ -139,14 +139,14 @@ fn the_pressure_threshold_holds_while_background_reclaim_is_awake() {
     let params = zone.state().params().clone();
     assert_ne!(params.stat_threshold, params.pressure_stat_threshold, "the test needs two different values");
     assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.stat_threshold);
-    allocator.wake_kswapd(0);
+    allocator.background().wake_kswapd(0);
     assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.pressure_stat_threshold);
     assert_eq!(
         u32::from(allocator.zones()[1].state().vmstat().stat_threshold()),
         params.stat_threshold,
         "node 1 sleeps"
     );
-    assert!(allocator.run_kswapd(0));
+    assert!(allocator.background().run_kswapd(0));
     assert_eq!(u32::from(zone.state().vmstat().stat_threshold()), params.stat_threshold, "asleep again");
 }
 
@@ -160,7 +160,7 @@ fn the_dump_has_the_kernel_lines_in_the_kernel_order() {
         let line = text.lines().find(|line| line.split(' ').next() == Some(name)).unwrap_or_else(|| panic!("{name}"));
         line.split(' ').nth(1).unwrap().parse().unwrap()
     };
-    assert_eq!(value("nr_free_pages"), allocator.buddy_free_pages());
+    assert_eq!(value("nr_free_pages"), allocator.counters().buddy_free_pages());
     assert_eq!((value("numa_hit"), value("numa_local"), value("numa_miss")), (1, 1, 0));
     assert_eq!((value("pgalloc_normal"), value("pgalloc_dma32"), value("pgfree")), (4, 0, 0));
     let names: Vec<&str> = text.lines().map(|line| line.split(' ').next().unwrap()).collect();
@@ -225,7 +225,7 @@ fn the_free_count_moves_only_when_a_diff_passes_the_threshold() {
     }
     assert_eq!((zone.free_pages(), allocator.zone_free_pages_snapshot(0)), (start - 13, start - 8));
     allocator.check_invariants().unwrap();
-    allocator.run_due_work(1, 1_000_000_000);
+    allocator.background().run_due_work(1, 1_000_000_000);
     assert_eq!(zone.free_pages(), start - 8);
     allocator.free_bulk(held).unwrap();
     allocator.check_invariants().unwrap();
@@ -307,7 +307,7 @@ fn a_negative_published_free_count_is_kept_and_clamped_only_on_read() {
     allocator.check_invariants().unwrap();
     // Each CPU's fold brings the published count back to the true one.
     for cpu in 1..cpus {
-        allocator.run_due_work(cpu, 1_000_000_000);
+        allocator.background().run_due_work(cpu, 1_000_000_000);
     }
     assert_eq!(zone.free_pages(), exact, "the published count after every diff is folded");
     allocator.check_invariants().unwrap();

@@ -62,7 +62,7 @@ pub(super) fn check_built(allocator: &PageAllocator<TestPlatform>, machine: &Mac
     assert_eq!(full.allocated_pages, held_pages);
     assert_eq!(full.free_pages + full.pcp_pages + full.allocated_pages, managed);
     allocator.free_bulk(held).expect("every block frees");
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let after = allocator.check_invariants().unwrap_or_else(|v| panic!("after freeing: {v}\n{machine:?}"));
     assert_eq!((after.free_pages, after.allocated_pages, after.pcp_pages), (managed, 0, 0));
     // A non-mergeable type in a request is refused whatever the machine.

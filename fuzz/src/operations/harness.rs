@@ -64,7 +64,7 @@ impl Harness {
         for block in std::mem::take(&mut self.held) {
             self.free(block);
         }
-        self.drained("final drain_all", |a| a.drain_all());
+        self.drained("final drain_all", |a| a.pagesets().drain_all());
         self.check("everything freed");
         let allocator = &self.allocator;
         let census = allocator.check_invariants().expect("checked");
@@ -133,9 +133,9 @@ impl Harness {
 
     /// Runs `drain` and checks it returned exactly the pages that left the pagesets.
     pub(super) fn drained(&self, what: &str, drain: impl FnOnce(&PageAllocator<TestPlatform>) -> u64) {
-        let before = self.allocator.pcp_pages();
+        let before = self.allocator.counters().pcp_pages();
         let drained = drain(&self.allocator);
-        let after = self.allocator.pcp_pages();
+        let after = self.allocator.counters().pcp_pages();
         assert_eq!(
             before.checked_sub(drained),
             Some(after),

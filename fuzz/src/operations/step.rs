@@ -32,23 +32,23 @@ impl Harness {
             Op::AllocBulk { order, req, count } => self.alloc_bulk(order, req, count),
             Op::FreeBulk { pick, count } if !self.held.is_empty() => self.free_bulk(pick, count),
             Op::DrainLocal => {
-                self.drained("drain_local", |a| a.drain_local());
+                self.drained("drain_local", |a| a.pagesets().drain_local());
                 assert_eq!(cpu_pageset_pages(&self.allocator, self.cpu()), 0, "drain_local left pages");
             }
             Op::DrainAll => {
-                self.drained("drain_all", |a| a.drain_all());
-                assert_eq!(self.allocator.pcp_pages(), 0, "drain_all left pages");
+                self.drained("drain_all", |a| a.pagesets().drain_all());
+                assert_eq!(self.allocator.counters().pcp_pages(), 0, "drain_all left pages");
             }
             Op::CpuOffline { cpu } => {
                 let cpu = usize::from(cpu) % self.cpus;
-                self.drained("cpu_offline", |a| a.cpu_offline(cpu));
+                self.drained("cpu_offline", |a| a.hotplug().cpu_offline(cpu));
                 assert_eq!(cpu_pageset_pages(&self.allocator, cpu), 0, "cpu_offline left pages");
             }
             Op::Tick { advance_ms } => self.tick(advance_ms, false),
             Op::TickAll { advance_ms } => self.tick(advance_ms, true),
             Op::VmstatTick => {
                 let cpu = self.cpu();
-                self.drained("vmstat_tick", |a| a.vmstat_tick(cpu));
+                self.drained("vmstat_tick", |a| a.background().vmstat_tick(cpu));
             }
             Op::Pressure { order, req } => self.pressure(order, req),
             Op::SetCpu { cpu } => self.allocator.platform().set_cpu(usize::from(cpu) % self.cpus),
@@ -167,7 +167,7 @@ impl Harness {
             cpu..cpu + 1
         };
         for cpu in cpus {
-            self.drained("run_due_work", |a| a.run_due_work(cpu, now).drained_pages);
+            self.drained("run_due_work", |a| a.background().run_due_work(cpu, now).drained_pages);
         }
     }
 

@@ -245,7 +245,7 @@ mod tests {
                 cache.insert(block);
             }
         }
-        let free_before = allocator.zone_free_pages_snapshot(0) + allocator.pcp_pages();
+        let free_before = allocator.zone_free_pages_snapshot(0) + allocator.counters().pcp_pages();
         // Four file pages, skipping the two oldest slab pages among them.
         assert_eq!(cache.evict(&allocator, 4, false), 4);
         assert_eq!(cache.len_pages(), 8);
@@ -257,7 +257,7 @@ mod tests {
         assert!(pages.passed_slab.is_empty());
         assert_eq!(pages.slab.len(), 2, "the two younger slab pages are still cached");
         drop(pages);
-        assert_eq!(allocator.zone_free_pages_snapshot(0) + allocator.pcp_pages(), free_before + 6);
+        assert_eq!(allocator.zone_free_pages_snapshot(0) + allocator.counters().pcp_pages(), free_before + 6);
         cache.free_all(&allocator);
         assert_eq!(cache.len_pages(), 0);
         allocator.check_invariants().unwrap();

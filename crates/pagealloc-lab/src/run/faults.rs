@@ -156,9 +156,9 @@ impl InvariantObserver {
 
     /// Checks now, whatever the schedule (the end of a run).
     pub fn check_now(&mut self, allocator: &PageAllocator<SimPlatform>, sim: SimHandle, now_ns: u64) {
-        let before = allocator.zone_lock_stats().acquisitions;
+        let before = allocator.counters().zone_lock_stats().acquisitions;
         let result = sim.observe(|| (self.check)(allocator));
-        self.zone_lock_acquisitions += allocator.zone_lock_stats().acquisitions - before;
+        self.zone_lock_acquisitions += allocator.counters().zone_lock_stats().acquisitions - before;
         self.checks += 1;
         if let Err(violation) = result {
             self.violations += 1;

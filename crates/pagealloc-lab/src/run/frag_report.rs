@@ -62,7 +62,7 @@ fn free_huge<P: Platform>(allocator: &PageAllocator<P>) -> (u64, u64) {
 /// per-CPU pagesets are not free huge pages; every zone counts (per-CPU arenas are zones of
 /// their own).
 pub fn free_huge_pct<P: Platform>(allocator: &PageAllocator<P>) -> f64 {
-    pct(free_huge(allocator).0, allocator.managed_pages())
+    pct(free_huge(allocator).0, allocator.counters().managed_pages())
 }
 
 /// Whole pageblocks' share of `free` pages at best, in percent.
@@ -72,7 +72,7 @@ fn ceiling_pct(free: u64) -> f64 {
 
 /// Compacts every node; the pages moved.
 fn compact_all<P: Platform>(allocator: &PageAllocator<P>) -> u64 {
-    (0..allocator.nodes().len() as u16).map(|node| allocator.compact_node(node)).sum()
+    (0..allocator.nodes().len() as u16).map(|node| allocator.background().compact_node(node)).sum()
 }
 
 fn pct(part: u64, whole: u64) -> f64 {
@@ -110,17 +110,17 @@ impl From<CompactStats> for CompactionReport {
 }
 
 pub(super) fn measure<P: Platform>(allocator: &PageAllocator<P>, cache: &PageCache) -> FragReport {
-    let extfrag = allocator.extfrag_stats();
+    let extfrag = allocator.counters().extfrag_stats();
     let mut compaction = CompactStats::default();
     for node in 0..allocator.nodes().len() as u16 {
-        compaction += allocator.compaction_stats(node);
+        compaction += allocator.counters().compaction_stats(node);
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let (huge, free) = free_huge(allocator);
     let final_compaction_pages = compact_all(allocator);
     let (huge_after, free_after) = free_huge(allocator);
     cache.free_anon(allocator);
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     let (exit_huge, exit_free) = free_huge(allocator);
     let exit_compaction_pages = compact_all(allocator);
     let (exit_huge_after, exit_free_after) = free_huge(allocator);

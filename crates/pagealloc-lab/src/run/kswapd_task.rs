@@ -3,7 +3,7 @@
 //! raised and the pages it frees appear a batch at a time. In a run with a reclaim client,
 //! the first CPU of a node whose own task is done (an idle CPU of the seed's machines) takes
 //! the node's kswapd: it runs the pass a round of SWAP_CLUSTER_MAX pages at a time
-//! ([`PageAllocator::kswapd_round`]), each round taking the simulated time its frees cost,
+//! ([`pagealloc::Background::kswapd_round`]), each round taking the simulated time its frees cost,
 //! and while kswapd sleeps it looks again after every other CPU's step. A node without such
 //! a CPU keeps whole passes in the periodic work of its CPUs.
 
@@ -40,7 +40,7 @@ impl KswapdTasks {
     pub(super) fn release(&self, allocator: &PageAllocator<SimPlatform>) {
         for (node, &taken) in self.node_has_cpu.iter().enumerate() {
             if taken {
-                allocator.set_kswapd_task(node as u16, false);
+                allocator.background().set_kswapd_task(node as u16, false);
             }
         }
     }
@@ -58,7 +58,7 @@ impl KswapdTasks {
         }
         self.node_has_cpu[node as usize] = true;
         self.kswapd_of_cpu[cpu] = Some(node);
-        allocator.set_kswapd_task(node, true);
+        allocator.background().set_kswapd_task(node, true);
         Next::Continue
     }
 
@@ -69,11 +69,11 @@ impl KswapdTasks {
         let next_ns =
             (0..self.running.len()).filter(|&other| self.running[other]).map(|other| sim.clock_ns(other)).min();
         let Some(next_ns) = next_ns else {
-            allocator.set_kswapd_task(node, false);
+            allocator.background().set_kswapd_task(node, false);
             return Next::Done;
         };
-        allocator.run_due_work(cpu, sim.clock_ns(cpu));
-        if !allocator.kswapd_round(node) {
+        allocator.background().run_due_work(cpu, sim.clock_ns(cpu));
+        if !allocator.background().kswapd_round(node) {
             let now_ns = sim.clock_ns(cpu);
             if next_ns + 1 > now_ns {
                 self.idle_ns += next_ns + 1 - now_ns;

@@ -174,7 +174,7 @@ fn run_cpu(cpu: usize, mut task: Box<dyn CpuTask>, shared: &Shared<'_>) -> CpuRe
         // CPU 0 samples the pagesets at its clock checks, at most once per SAMPLE_PERIOD, so
         // no extra thread competes for the cores.
         if cpu == 0 && now >= next_sample {
-            pcp_samples = (pcp_samples.0 + shared.allocator.pcp_pages(), pcp_samples.1 + 1);
+            pcp_samples = (pcp_samples.0 + shared.allocator.counters().pcp_pages(), pcp_samples.1 + 1);
             next_sample = now + SAMPLE_PERIOD;
         }
     }
@@ -273,9 +273,9 @@ fn finish(
     page_cache: Option<&crate::page_cache::PageCache>,
 ) -> Result<RunReport, String> {
     let (work_units, calls, recorded) = sum_results(results);
-    let counters = allocator.pcp_counters();
-    let pcp_pages_end = allocator.pcp_pages();
-    let lock_stats = allocator.zone_lock_stats();
+    let counters = allocator.counters().pcp_counters();
+    let pcp_pages_end = allocator.counters().pcp_pages();
+    let lock_stats = allocator.counters().zone_lock_stats();
     let vmstat = args.vmstat.then(|| super::report::vmstat_text(allocator));
     let lru_report = lru.map(|lru| lru.report());
     if let Some(lru) = lru {
@@ -285,7 +285,7 @@ fn finish(
     if let Some(cache) = page_cache {
         cache.free_all(allocator);
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
     // Measured: the last CPU's stop (a fixed-work workload may end before the deadline,
     // and a step may overrun it).
@@ -308,7 +308,7 @@ fn finish(
         out_of_memory: results.iter().map(|result| result.failures.out_of_memory).sum(),
         lock_contend_pct: lock_stats.wait_ns as f64 * 100.0 / (elapsed_s.max(1e-9) * 1e9 * args.cpus as f64),
         zone_lock: lock_stats.into(),
-        alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
+        alloc_zone_pages: allocator.counters().zone_counters().alloc_zone_pages,
         free_high: counters.free_high_events,
         pcp_pages_end,
         sim_ops_per_sec: None,

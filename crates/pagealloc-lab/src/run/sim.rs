@@ -130,7 +130,7 @@ fn drive(
             observer.maybe_check(allocator, sim, sim.clock_ns(cpu));
         }
         if cpu == 0 && sim.clock_ns(0) >= next_sample_ns {
-            sum_pages += sim.observe(|| allocator.pcp_pages());
+            sum_pages += sim.observe(|| allocator.counters().pcp_pages());
             samples += 1;
             // Skip samples a long step jumped over rather than bunching them.
             next_sample_ns = (sim.clock_ns(0) / SAMPLE_NS + 1) * SAMPLE_NS;
@@ -139,7 +139,7 @@ fn drive(
             return kswapd.step(allocator, sim, cpu);
         }
         // The allocator's own schedule decides what is due (pageset decay, kswapd).
-        allocator.run_due_work(cpu, sim.clock_ns(cpu));
+        allocator.background().run_due_work(cpu, sim.clock_ns(cpu));
         match tasks[cpu].step(&mut envs[cpu]) {
             // A request the allocator rejects ends this CPU's run; run_sim reports it.
             Step::Continue if envs[cpu].failures.rejected.is_none() => engine::Next::Continue,
@@ -158,7 +158,7 @@ fn idle_tail(allocator: &PageAllocator<SimPlatform>, sim: SimHandle, cpus: usize
         for cpu in 0..cpus {
             sim.set_cpu(cpu);
             sim.idle_until(cpu, elapsed_ns + second * SECOND_NS);
-            allocator.run_due_work(cpu, sim.clock_ns(cpu));
+            allocator.background().run_due_work(cpu, sim.clock_ns(cpu));
         }
     }
 }
@@ -254,13 +254,13 @@ pub(super) fn run_sim_checked(workload: &dyn Workload, args: &RunArgs, check: Ch
     }
     // Read in this order: the pageset reads take (and charge) the pagesets' locks.
     let stats = sim.stats();
-    let mut zone_lock = allocator.zone_lock_stats();
+    let mut zone_lock = allocator.counters().zone_lock_stats();
     zone_lock.acquisitions -= observer.as_ref().map_or(0, InvariantObserver::zone_lock_acquisitions);
-    let free_high = allocator.pcp_counters().free_high_events;
-    let (pcp_pages_end, totals) = (allocator.pcp_pages(), env_totals(&envs));
+    let free_high = allocator.counters().pcp_counters().free_high_events;
+    let (pcp_pages_end, totals) = (allocator.counters().pcp_pages(), env_totals(&envs));
     let lru_report = lru.as_ref().map(|lru| sim.observe(|| lru.report()));
     idle_tail(&allocator, sim, args.cpus, elapsed_ns);
-    let pcp_pages_after_idle = allocator.pcp_pages();
+    let pcp_pages_after_idle = allocator.counters().pcp_pages();
     if let Some(observer) = observer.as_mut() {
         observer.check_now(&allocator, sim, elapsed_ns + IDLE_TAIL_SECONDS * SECOND_NS);
     }
@@ -324,7 +324,7 @@ fn wind_down(
     if let Some(cache) = page_cache {
         cache.free_all(allocator);
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     allocator.check_invariants().map_err(|v| format!("invariant violated after the run: {v}"))?;
     if let Some(lru) = lru {
         lru.check_empty()?;
@@ -358,7 +358,7 @@ fn report(
         out_of_memory: measured.out_of_memory,
         lock_contend_pct: zone_lock.wait_ns as f64 * 100.0 / cpu_time_ns.max(1) as f64,
         zone_lock: zone_lock.into(),
-        alloc_zone_pages: allocator.zone_counters().alloc_zone_pages,
+        alloc_zone_pages: allocator.counters().zone_counters().alloc_zone_pages,
         free_high: measured.free_high,
         pcp_pages_end: measured.pcp_pages_end,
         sim_ops_per_sec: Some(totals.calls as f64 / host_seconds.max(1e-9)),

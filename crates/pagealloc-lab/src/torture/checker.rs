@@ -34,7 +34,7 @@ pub fn quiescent_check(shared: &Shared<'_>, stats: &mut CheckStats) {
     }
     let elapsed_ns = start.elapsed().as_nanos() as u64;
     let cpu = (stats.checks % shared.allocator.platform().nr_cpus() as u64) as usize;
-    shared.allocator.cpu_offline(cpu);
+    shared.allocator.hotplug().cpu_offline(cpu);
     drop(quiet);
     stats.offlined_cpus += 1;
     stats.checks += 1;
@@ -69,9 +69,9 @@ fn check_census(shared: &Shared<'_>, context: &str) -> Option<PageCensus> {
 /// page but those set aside is free, and the shadow holds nothing.
 pub fn final_check(shared: &Shared<'_>, stats: &mut CheckStats) {
     let allocator = shared.allocator;
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     if let Some(census) = check_census(shared, "final check") {
-        let expected_free = allocator.managed_pages() - shared.violations.quarantined_pages();
+        let expected_free = allocator.counters().managed_pages() - shared.violations.quarantined_pages();
         if census.free_pages != expected_free || shared.shadow.held_pages() != 0 {
             shared.violations.report(format!(
                 "final check: {} pages free of {expected_free} expected, {} still held in the shadow",

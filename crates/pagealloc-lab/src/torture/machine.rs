@@ -79,9 +79,9 @@ mod tests {
         for memory_mib in [64, 512, 4096] {
             let allocator = build(pagealloc::presets::find("mainline").unwrap(), memory_mib, 0).unwrap();
             assert_eq!(allocator.zones().len(), 4, "{memory_mib} MiB");
-            assert_eq!(allocator.managed_pages(), memory_mib * PAGES_PER_MIB - 1, "all but pfn 0");
+            assert_eq!(allocator.counters().managed_pages(), memory_mib * PAGES_PER_MIB - 1, "all but pfn 0");
             let census = allocator.check_invariants().unwrap();
-            assert_eq!(census.free_pages, allocator.managed_pages());
+            assert_eq!(census.free_pages, allocator.counters().managed_pages());
         }
     }
 

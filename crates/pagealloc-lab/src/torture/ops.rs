@@ -291,9 +291,9 @@ impl Worker<'_> {
         self.tally.count(op);
         let allocator = self.shared.allocator;
         self.tally.drained_pages += match op {
-            Op::DrainLocal => allocator.drain_local(),
-            Op::DrainAll => allocator.drain_all(),
-            _ => allocator.cpu_offline(self.rng.below(allocator.platform().nr_cpus() as u64) as usize),
+            Op::DrainLocal => allocator.pagesets().drain_local(),
+            Op::DrainAll => allocator.pagesets().drain_all(),
+            _ => allocator.hotplug().cpu_offline(self.rng.below(allocator.platform().nr_cpus() as u64) as usize),
         };
     }
 
@@ -303,7 +303,7 @@ impl Worker<'_> {
         self.tally.count(Op::Compact);
         let allocator = self.shared.allocator;
         let node = self.rng.below(allocator.nodes().len() as u64) as u16;
-        allocator.compact_node(node);
+        allocator.background().compact_node(node);
     }
 
     /// The periodic work of a random CPU at the platform's time (vmstat pass when due,
@@ -312,7 +312,7 @@ impl Worker<'_> {
         self.tally.count(Op::PeriodicWork);
         let platform = self.shared.allocator.platform();
         let cpu = self.rng.below(platform.nr_cpus() as u64) as usize;
-        let done = self.shared.allocator.run_due_work(cpu, platform.now_ns());
+        let done = self.shared.allocator.background().run_due_work(cpu, platform.now_ns());
         self.tally.vmstat_passes += u64::from(done.vmstat_passes);
         self.tally.kswapd_passes += u64::from(done.kswapd_passes);
         self.tally.drained_pages += done.drained_pages;
@@ -320,7 +320,7 @@ impl Worker<'_> {
         // it, racing the whole passes above and the other workers' rounds.
         if self.rng.below(2) == 0 {
             let node = self.shared.allocator.node_of_cpu(cpu);
-            self.tally.kswapd_rounds += u64::from(self.shared.allocator.kswapd_round(node));
+            self.tally.kswapd_rounds += u64::from(self.shared.allocator.background().kswapd_round(node));
         }
     }
 

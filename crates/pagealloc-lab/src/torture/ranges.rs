@@ -37,7 +37,7 @@ impl Worker<'_> {
         let blocks = (1 + self.rng.below(OFFLINE_MAX_PAGEBLOCKS)).min(blocks_in_zone);
         let start = first + self.rng.below(blocks_in_zone - blocks + 1) * PAGEBLOCK_PAGES;
         let range = start..start + blocks * PAGEBLOCK_PAGES;
-        match allocator.offline(range.clone()) {
+        match allocator.hotplug().offline(range.clone()) {
             Ok(pages) => {
                 self.tally.offlined_pages += pages;
                 self.shared.offline.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(range);
@@ -57,7 +57,7 @@ impl Worker<'_> {
             }
             offline.remove(0)
         };
-        match self.shared.allocator.online(range.clone()) {
+        match self.shared.allocator.hotplug().online(range.clone()) {
             Ok(_) => {}
             Err(RangeError::Concurrent) => {
                 self.tally.range_refusals += 1;
@@ -109,7 +109,7 @@ impl Worker<'_> {
         let end = (zone.start_pfn() + zone.spanned_pages()).next_multiple_of(PAGEBLOCK_PAGES);
         let start = end + self.rng.below(GROWTH_MAX_GAP_PAGEBLOCKS + 1) * PAGEBLOCK_PAGES;
         let range = start..start + (1 + self.rng.below(GROWTH_MAX_PAGEBLOCKS)) * PAGEBLOCK_PAGES;
-        match allocator.add_memory(range.clone(), zone.state().zone_type()) {
+        match allocator.hotplug().add_memory(range.clone(), zone.state().zone_type()) {
             Ok(pages) => self.tally.grown_pages += pages,
             // Another worker's growth since the end was read may have added this range.
             Err(

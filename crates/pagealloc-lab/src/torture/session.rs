@@ -76,20 +76,21 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         gate: &gate,
         stop: &stop,
         totals: &totals,
-        churn_cap_pages: allocator.managed_pages() / workers as u64,
+        churn_cap_pages: allocator.counters().managed_pages() / workers as u64,
         cache: &cache,
         // A quarter of memory: enough to carry the hogs' fills through reclaim.
-        cache_cap_pages: allocator.managed_pages() / 4,
+        cache_cap_pages: allocator.counters().managed_pages() / 4,
         offline: &offline,
     };
     let mut stats = CheckStats::default();
     let elapsed_s = run_workers(&shared, args, workers, &bar, &mut stats)?;
     bring_back(&allocator, &cache, &offline, &violations);
     final_check(&shared, &mut stats);
-    let allocstalls = (0..allocator.nodes().len() as u16).map(|node| allocator.reclaim_stats(node).allocstall).sum();
+    let allocstalls =
+        (0..allocator.nodes().len() as u16).map(|node| allocator.counters().reclaim_stats(node).allocstall).sum();
     let mut compaction = pagealloc::compaction::CompactStats::default();
     for node in 0..allocator.nodes().len() as u16 {
-        compaction += allocator.compaction_stats(node);
+        compaction += allocator.counters().compaction_stats(node);
     }
     bar.finish_and_clear();
     let tally = totals.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -97,7 +98,7 @@ pub fn run_preset(preset: &'static Preset, args: &TortureArgs, workers: usize) -
         preset: preset.name,
         workers,
         cpus: allocator.platform().nr_cpus(),
-        managed_pages: allocator.managed_pages(),
+        managed_pages: allocator.counters().managed_pages(),
         memory_mib: args.memory_mib,
         elapsed_s,
         tally,
@@ -157,7 +158,7 @@ fn bring_back(
 ) {
     cache.evict(allocator, u64::MAX);
     for range in offline.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).drain(..) {
-        if let Err(error) = allocator.online(range.clone()) {
+        if let Err(error) = allocator.hotplug().online(range.clone()) {
             violations.report(format!("end: online {:#x}..{:#x}: {error}", range.start, range.end));
         }
     }

@@ -291,7 +291,7 @@ pub fn seed_pagesets(
     }
     // The ballast: what the zone has free beyond the snapshot's free pages (which do not
     // count pageset pages, as NR_FREE_PAGES does not).
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     for file_zone in zones.iter().filter(|zone| zone.managed_pages > 0) {
         let Some(zone) = ours(file_zone) else { continue };
         let mut excess = zone.free_pages().saturating_sub(file_zone.free_pages);
@@ -305,7 +305,7 @@ pub fn seed_pagesets(
             }
         }
     }
-    allocator.drain_all();
+    allocator.pagesets().drain_all();
     if stock == PagesetStock::Empty {
         return seeded;
     }
@@ -314,12 +314,12 @@ pub fn seed_pagesets(
         // Highest orders first: high-order frees ending in order-0 ones are no free_high
         // burst. Room for the whole stock while it goes in; the snapshot's high after.
         blocks.sort_by_key(|block| std::cmp::Reverse(block.order()));
-        allocator.set_pageset_high(cpu, zone_index, u64::MAX);
+        allocator.pagesets().set_pageset_high(cpu, zone_index, u64::MAX);
         for block in blocks {
             seeded.pageset_pages += 1 << block.order();
             allocator.free_pages(block).expect("a stock block frees");
         }
-        allocator.set_pageset_high(cpu, zone_index, high_pages);
+        allocator.pagesets().set_pageset_high(cpu, zone_index, high_pages);
     }
     seeded
 }

@@ -196,12 +196,12 @@ impl Replayer {
             while let Some((due_cpu, passes)) = timers.take_due(event_ns) {
                 platform.set_cpu(due_cpu);
                 self.clock.set(due_cpu, start_ns + event_ns);
-                (0..passes).for_each(|_| _ = self.allocator.vmstat_tick(due_cpu));
+                (0..passes).for_each(|_| _ = self.allocator.background().vmstat_tick(due_cpu));
             }
             platform.set_cpu(cpu);
         }
         self.clock.set(cpu, start_ns + event_ns);
-        self.allocator.run_due_work(cpu, event_ns);
+        self.allocator.background().run_due_work(cpu, event_ns);
     }
 
     /// Allocates the blocks live before the trace, spread over the CPUs.
@@ -273,8 +273,8 @@ impl Replayer {
             let first = start.first_worker_drain_ns.get(cpu).copied().flatten();
             self.skipped.timers_phased += u64::from(first.is_some());
             match first {
-                _ if traced => _ = self.allocator.set_vmstat_due(cpu, u64::MAX),
-                Some(first_ns) => _ = self.allocator.set_vmstat_due(cpu, first_ns % interval_ns),
+                _ if traced => _ = self.allocator.background().set_vmstat_due(cpu, u64::MAX),
+                Some(first_ns) => _ = self.allocator.background().set_vmstat_due(cpu, first_ns % interval_ns),
                 None => {}
             }
         }
@@ -369,7 +369,7 @@ pub fn replay(trace: &Trace, machine: &Machine, preset_name: &str, options: Repl
     };
     replayer.allocate_live(&start.live, machine.zoneinfo.as_deref());
     // What those allocations left in the pagesets is not the snapshot's.
-    replayer.allocator.drain_all();
+    replayer.allocator.pagesets().drain_all();
     if let Some(zones) = &machine.zoneinfo {
         let seeded = super::initial::seed_pagesets(&replayer.allocator, zones, &start, stock);
         replayer.skipped.pageset_pages_at_start = seeded.pageset_pages;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// What only the simulator sees of one class of the allocator's locks. Acquisitions,
 /// contention and waits are counted once, by the allocator's own locks, the same way on
-/// real threads (`PageAllocator::zone_lock_stats`).
+/// real threads (`Counters::zone_lock_stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct LockClassStats {
     pub hold_ns: u64,

@@ -34,7 +34,7 @@ impl<P: Platform> PageAllocator<P> {
     ///     .zone(0, ZoneType::Normal, 0x10_0000..0x14_0000)
     ///     .reserve(0x1000..0x1100);
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
-    /// assert_eq!(allocator.managed_pages(), 0x13_f000 - 0x100);
+    /// assert_eq!(allocator.counters().managed_pages(), 0x13_f000 - 0x100);
     /// ```
     #[cfg(any(feature = "alloc", test))]
     pub fn build(builder: AllocatorBuilder, platform: P) -> Result<PageAllocator<P>, BuildError> {

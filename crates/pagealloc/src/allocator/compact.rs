@@ -54,8 +54,8 @@ impl<P: Platform> PageAllocator<P> {
     ///     }
     /// }
     /// allocator.set_migrate(Arc::new(Pinned));
-    /// assert_eq!(allocator.compact_node(0), 0); // nothing allocated, nothing to move
-    /// assert_eq!(allocator.compaction_stats(0).pgmigrate_success, 0);
+    /// assert_eq!(allocator.background().compact_node(0), 0); // nothing allocated, nothing to move
+    /// assert_eq!(allocator.counters().compaction_stats(0).pgmigrate_success, 0);
     /// ```
     #[cfg(feature = "alloc")]
     pub fn set_migrate(&mut self, client: alloc::sync::Arc<dyn Migrate<P>>) {
@@ -78,39 +78,19 @@ impl<P: Platform> PageAllocator<P> {
     /// static PINNED: Pinned = Pinned;
     /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
     /// allocator.set_migrate_static(&PINNED);
-    /// assert_eq!(allocator.compact_node(0), 0); // nothing allocated, nothing to move
+    /// assert_eq!(allocator.background().compact_node(0), 0); // nothing allocated, nothing to move
     /// ```
     pub fn set_migrate_static(&mut self, client: &'static dyn Migrate<P>) {
         self.migrate = Some(crate::client::Client::Static(client));
     }
 
-    /// The node's compaction counters.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// allocator.wake_kcompactd(0, 9);
-    /// allocator.run_due_work(0, 0); // kcompactd's pass: free memory needs no compaction
-    /// assert_eq!(allocator.compaction_stats(0).compact_stall, 0, "no direct compaction ran");
-    /// ```
-    pub fn compaction_stats(&self, node: u16) -> CompactStats {
+    /// The body of [`Counters::compaction_stats`].
+    pub(crate) fn compaction_stats(&self, node: u16) -> CompactStats {
         self.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
     }
 
-    /// Compacts every zone of `node` whole, until the scanners meet (mirrors compact_node(),
-    /// `echo 1 > /proc/sys/vm/compact_memory`). Returns pages migrated.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
-    /// // Without a migration client (`set_migrate`) compaction moves nothing.
-    /// assert_eq!(allocator.compact_node(0), 0);
-    /// allocator.free_pages(block).unwrap();
-    /// ```
-    pub fn compact_node(&self, node: u16) -> u64 {
+    /// The body of [`Background::compact_node`].
+    pub(crate) fn compact_node(&self, node: u16) -> u64 {
         let mut migrated_pages = 0;
         for zone in self.populated_zones(node) {
             zone.state().compact.reset_scanners();

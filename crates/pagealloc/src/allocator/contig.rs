@@ -65,8 +65,8 @@ impl<P: Platform> PageAllocator<P> {
     /// let run = allocator.alloc_contig(3000, 2048, AllocRequest::KERNEL).unwrap();
     /// assert_eq!((run.pfn() % 2048, run.pages()), (0, 3000));
     /// allocator.free_contig(run).unwrap();
-    /// allocator.drain_all(); // its small blocks went to this CPU's pageset
-    /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+    /// allocator.pagesets().drain_all(); // its small blocks went to this CPU's pageset
+    /// assert_eq!(allocator.counters().buddy_free_pages(), allocator.counters().managed_pages());
     /// ```
     pub fn alloc_contig(&self, pages: u64, align_pages: u64, request: AllocRequest) -> Result<ContigRun, AllocError> {
         if pages == 0 {

@@ -15,33 +15,13 @@ impl<P: Platform> PageAllocator<P> {
             .sum()
     }
 
-    /// Drains the calling CPU's pagesets (mirrors drain_local_pages()).
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    /// allocator.free_pages(block).unwrap(); // onto this CPU's pageset
-    /// assert!(allocator.drain_local() > 0);
-    /// assert_eq!(allocator.pcp_pages(), 0);
-    /// ```
-    pub fn drain_local(&self) -> u64 {
+    /// The body of [`Pagesets::drain_local`].
+    pub(crate) fn drain_local(&self) -> u64 {
         self.drain_cpu_pagesets(self.platform.current_cpu(), DrainCause::Explicit)
     }
 
-    /// Drains every CPU's pagesets that hold pages (mirrors drain_all_pages()).
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    /// allocator.free_pages(block).unwrap(); // onto this CPU's pageset
-    /// assert!(allocator.drain_all() > 0);    // every pageset back to the buddy
-    /// assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
-    /// ```
-    pub fn drain_all(&self) -> u64 {
+    /// The body of [`Pagesets::drain_all`].
+    pub(crate) fn drain_all(&self) -> u64 {
         let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
         for zone in self.zones.iter() {
             zone.buddy(&self.platform).release_handed_over();
@@ -61,36 +41,15 @@ impl<P: Platform> PageAllocator<P> {
         drained
     }
 
-    /// Sets `cpu`'s pageset high in zone `zone_index` to `high_pages`, clamped to the
-    /// pageset's high_min..high_max, as a running kernel's auto-tuning leaves it: for a
-    /// replay that starts from a /proc/zoneinfo snapshot. Returns the high set, or `None`
-    /// without such a pageset.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let high = allocator.set_pageset_high(1, 0, u64::MAX).unwrap(); // clamped to high_max
-    /// assert!(high > 0);
-    /// ```
-    pub fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
+    /// The body of [`Pagesets::set_pageset_high`].
+    pub(crate) fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
         let zone = self.zones.get(zone_index as usize)?;
         let slot = zone.pcp.get(cpu)?;
         Some(u64::from(pcp::set_high(slot, &self.platform, high_pages)))
     }
 
-    /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::{Platform, TestPlatform};
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    /// allocator.free_pages(block).unwrap();
-    /// let cpu = allocator.platform().current_cpu();
-    /// assert!(allocator.cpu_offline(cpu) > 0); // its pageset goes back to the buddy
-    /// ```
-    pub fn cpu_offline(&self, cpu: usize) -> u64 {
+    /// The body of [`Hotplug::cpu_offline`].
+    pub(crate) fn cpu_offline(&self, cpu: usize) -> u64 {
         self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)
     }
 }

@@ -17,31 +17,8 @@ use crate::types::{Pfn, ZoneType};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// Adds `range` (whole pageblocks) as free MOVABLE memory of the zone of `zone_type`,
-    /// placing the records a growth of the zone's span needs in `metadata` (which the
-    /// allocator keeps for its lifetime). For builds without a heap; with one,
-    /// [`Self::add_memory`] places them on the heap. [`Self::add_memory_metadata_bytes`]
-    /// says how much to give. Metadata given with its address inside `range` itself would
-    /// be handed out as free pages: that is [`RangeError::MetadataInRange`], and nothing is
-    /// added.
-    ///
-    /// ```
-    /// # #[cfg(feature = "memory-growth")] {
-    /// use core::mem::MaybeUninit;
-    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x100000..0x100000 + 4096);
-    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
-    /// let dimm = 0x100000 + 8192..0x100000 + 16384;
-    /// let bytes = allocator.add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap();
-    /// let heap = Box::leak(vec![MaybeUninit::uninit(); bytes as usize].into_boxed_slice());
-    /// // SAFETY: heap memory is no frame the allocator manages.
-    /// let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
-    /// assert_eq!(allocator.add_memory_in(dimm, ZoneType::Normal, memory).unwrap(), 8192);
-    /// assert_eq!(allocator.zones()[0].spanned_pages(), 16384);
-    /// # }
-    /// ```
-    pub fn add_memory_in(
+    /// The body of [`Hotplug::add_memory_in`].
+    pub(crate) fn add_memory_in(
         &self,
         range: Range<Pfn>,
         zone_type: ZoneType,
@@ -54,8 +31,8 @@ impl<P: Platform> PageAllocator<P> {
         self.add_memory_placing(range, zone_type, Some(&mut arena))
     }
 
-    /// Bytes [`Self::add_memory_in`] needs for `range`: 0 when it lies in a span already.
-    pub fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+    /// The body of [`Hotplug::add_memory_metadata_bytes`].
+    pub(crate) fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
         match self.range_zone(range.start, range.end) {
             Ok(_) => Ok(0),

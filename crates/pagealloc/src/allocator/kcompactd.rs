@@ -12,9 +12,8 @@ use crate::types::{MigrateType, ZoneType};
 use crate::watermark::{mark_pages, watermark_ok};
 
 impl<P: Platform> PageAllocator<P> {
-    /// Asks kcompactd to compact `node` for `order` (mirrors wakeup_kcompactd()); the
-    /// largest order asked for since its last pass wins.
-    pub fn wake_kcompactd(&self, node: u16, order: u8) {
+    /// The body of [`Background::wake_kcompactd`].
+    pub(crate) fn wake_kcompactd(&self, node: u16, order: u8) {
         self.wake_kcompactd_for(node, order, ZoneType::Device);
     }
 
@@ -82,16 +81,8 @@ impl<P: Platform> PageAllocator<P> {
         drained_pages
     }
 
-    /// The node's fragmentation score: its zones' scores weighted by their share of the
-    /// node's pages (mirrors fragmentation_score_node()).
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// assert_eq!(allocator.fragmentation_score(0), 0); // all free in whole blocks
-    /// ```
-    pub fn fragmentation_score(&self, node: u16) -> u64 {
+    /// The body of [`Background::fragmentation_score`].
+    pub(crate) fn fragmentation_score(&self, node: u16) -> u64 {
         let node_pages: u64 = self.populated_zones(node).map(|zone| zone.state().present_pages()).sum();
         self.populated_zones(node)
             .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.state().present_pages())

@@ -2,8 +2,8 @@
 //! woken, asking the reclaim client for pages in rounds until the node is balanced at its
 //! boosted high watermarks, or for the boosts' worth if it already was. The pass keeps
 //! balance_pgdat()'s locals between rounds, so a harness may run it whole
-//! ([`PageAllocator::run_kswapd`], as a kernel thread's pass looks from outside) or a round
-//! of at most SWAP_CLUSTER_MAX pages per call ([`PageAllocator::kswapd_round`], so that a
+//! ([`crate::Background::run_kswapd`], as a kernel thread's pass looks from outside) or a round
+//! of at most SWAP_CLUSTER_MAX pages per call ([`crate::Background::kswapd_round`], so that a
 //! simulator interleaves kswapd's work with the CPUs' and allocations see the boost raised
 //! while kswapd reclaims it).
 
@@ -37,7 +37,7 @@ pub(crate) struct KswapdPass {
     start_boosts: [AtomicU64; MAX_NR_ZONES],
     /// The highest zone type the wake-ups asked for, plus one: kcompactd's after the pass.
     highest_zone: AtomicU8,
-    /// A task of the harness calls [`PageAllocator::kswapd_round`] for this node; the
+    /// A task of the harness calls [`crate::Background::kswapd_round`] for this node; the
     /// periodic work leaves kswapd to it.
     own_task: AtomicBool,
 }
@@ -64,13 +64,8 @@ pub(crate) enum Round {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()), run whole: the
-    /// reclaim client, if any, is asked for pages until the node is balanced at its boosted
-    /// high watermarks, or for the boosts' worth if it already was; then each zone's boost
-    /// drops by what it was when the pass began, and if there were any kcompactd is woken
-    /// for pageblock order. Finishes a pass [`Self::kswapd_round`] began. Returns whether
-    /// it ran.
-    pub fn run_kswapd(&self, node: u16) -> bool {
+    /// The body of [`crate::Background::run_kswapd`].
+    pub(crate) fn run_kswapd(&self, node: u16) -> bool {
         let Some(state) = self.nodes.get(node as usize) else { return false };
         if !self.claim_round(node) {
             return false;
@@ -80,32 +75,15 @@ impl<P: Platform> PageAllocator<P> {
         true
     }
 
-    /// Says whether a task of the harness runs `node`'s kswapd, calling
-    /// [`Self::kswapd_round`] (as the kernel's kswapd thread runs beside the allocating
-    /// tasks); [`Self::run_due_work`] then leaves kswapd to it. Off by default: the periodic
-    /// work runs whole passes.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// allocator.set_kswapd_task(0, true);
-    /// allocator.wake_kswapd(0);
-    /// assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0); // left to the task
-    /// assert!(allocator.kswapd_round(0)); // the task's round (no client: the pass ends)
-    /// assert!(!allocator.kswapd_round(0)); // asleep until woken again
-    /// ```
-    pub fn set_kswapd_task(&self, node: u16, own_task: bool) {
+    /// The body of [`Background::set_kswapd_task`].
+    pub(crate) fn set_kswapd_task(&self, node: u16, own_task: bool) {
         if let Some(state) = self.nodes.get(node as usize) {
             state.kswapd.pass.own_task.store(own_task, Relaxed);
         }
     }
 
-    /// One round of `node`'s kswapd pass, opening one if kswapd was woken: one request to
-    /// the reclaim client, of at most SWAP_CLUSTER_MAX pages (the batch shrink_inactive_list()
-    /// isolates and frees at a time), so the pass takes the time its frees take and the
-    /// boosts stay raised meanwhile. Returns whether it ran a round.
-    pub fn kswapd_round(&self, node: u16) -> bool {
+    /// The body of [`crate::Background::kswapd_round`].
+    pub(crate) fn kswapd_round(&self, node: u16) -> bool {
         let Some(state) = self.nodes.get(node as usize) else { return false };
         if !self.claim_round(node) {
             return false;

@@ -28,6 +28,7 @@ mod drains;
 mod exact;
 mod free_path;
 mod grow;
+mod handles;
 mod hotplug;
 mod kcompactd;
 mod kswapd;
@@ -56,6 +57,7 @@ use crate::zone::Zone;
 
 pub use bulk_free::FREE_LOOKAHEAD_BLOCKS;
 pub use contig::ContigRun;
+pub use handles::{Background, Counters, Hotplug, Pagesets};
 pub use metadata::MetadataParts;
 pub use migrate::{Migrate, MigrateSource};
 pub use periodic::DueWork;

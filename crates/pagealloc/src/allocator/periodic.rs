@@ -1,6 +1,6 @@
 //! The work the kernel does on its own schedule, owned by the allocator: each CPU's vmstat
 //! pass every `vm.stat_interval` (pageset decay and remote drains; later counter folds), and
-//! background reclaim (kswapd) once woken. Harnesses only call [`PageAllocator::run_due_work`]:
+//! background reclaim (kswapd) once woken. Harnesses only call [`crate::Background::run_due_work`]:
 //! the simulator before each step of a CPU, the real-thread worker on a timer.
 
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -39,23 +39,13 @@ impl Schedule {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// Moves `cpu`'s next vmstat pass to `due_ns` (later passes follow every interval), as
-    /// a replay does to run each CPU's timer in the traced kernel's phase. False for a CPU
-    /// without a schedule.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// assert!(allocator.set_vmstat_due(1, 250_000_000)); // CPU 1's first pass at 0.25 s
-    /// assert_eq!(allocator.run_due_work(1, 250_000_000).vmstat_passes, 1);
-    /// ```
-    pub fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
+    /// The body of [`Background::set_vmstat_due`].
+    pub(crate) fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
         self.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
     }
 }
 
-/// What one call of [`PageAllocator::run_due_work`] did.
+/// What one call of [`crate::Background::run_due_work`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DueWork {
     /// vmstat passes run (0 or 1).
@@ -72,23 +62,8 @@ pub struct DueWork {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// Runs whatever periodic work is due on `cpu` at `now_ns` (the platform's clock): its
-    /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
-    /// when one was woken (unless a task of the harness runs the node's kswapd, see
-    /// [`Self::set_kswapd_task`]), and kcompactd's. A node without CPUs has its background
-    /// work run by [`super::Node::background_cpu`]. Cheap when nothing is due (a few loads,
-    /// and a walk of the nodes when some node has no CPUs), so a harness may call it before
-    /// every step.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// // From each CPU's timer tick: cheap when nothing is due.
-    /// let done = allocator.run_due_work(0, 1_000_000_000); // vm.stat_interval (1 s) has passed
-    /// assert_eq!(done.vmstat_passes, 1);
-    /// ```
-    pub fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
+    /// The body of [`crate::Background::run_due_work`].
+    pub(crate) fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
         let mut done = DueWork::default();
         if self.periodic.claim_vmstat(cpu, now_ns) {
             done.vmstat_passes = 1;
@@ -115,20 +90,8 @@ impl<P: Platform> PageAllocator<P> {
         done.drained_pages += drained_pages;
     }
 
-    /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): fold its
-    /// counter diffs; decay auto-tuned high and drain the excess; drain remote-node pagesets idle for 3 ticks.
-    /// Returns pages drained. [`Self::run_due_work`] calls it on schedule; tests and idle
-    /// loops may force it.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
-    /// allocator.free_pages(block).unwrap();
-    /// allocator.vmstat_tick(0); // fold CPU 0's counters, decay its pagesets' high
-    /// ```
-    pub fn vmstat_tick(&self, cpu: usize) -> u64 {
+    /// The body of [`Background::vmstat_tick`].
+    pub(crate) fn vmstat_tick(&self, cpu: usize) -> u64 {
         let mut drained = 0;
         for zone in self.zones.iter() {
             if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
@@ -142,18 +105,8 @@ impl<P: Platform> PageAllocator<P> {
         drained
     }
 
-    /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()). While it is
-    /// awake the node's zones fold vmstat diffs at the pressure threshold.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// allocator.wake_kswapd(0);
-    /// assert!(allocator.run_kswapd(0)); // woken: one pass (no reclaim client: it frees nothing)
-    /// assert!(!allocator.run_kswapd(0)); // not woken again
-    /// ```
-    pub fn wake_kswapd(&self, node: u16) {
+    /// The body of [`Background::wake_kswapd`].
+    pub(crate) fn wake_kswapd(&self, node: u16) {
         self.wake_kswapd_for(node, ZoneType::Device);
     }
 

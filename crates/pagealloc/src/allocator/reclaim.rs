@@ -77,7 +77,7 @@ impl<P: Platform> PageAllocator<P> {
     ///     }
     /// }
     /// allocator.set_reclaim(Arc::new(Empty));
-    /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
+    /// assert_eq!(allocator.counters().reclaim_stats(0).allocstall, 0);
     /// ```
     #[cfg(feature = "alloc")]
     pub fn set_reclaim(&mut self, client: alloc::sync::Arc<dyn Reclaim<P>>) {
@@ -100,22 +100,14 @@ impl<P: Platform> PageAllocator<P> {
     /// static CACHE: Empty = Empty;
     /// let mut allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
     /// allocator.set_reclaim_static(&CACHE);
-    /// assert_eq!(allocator.reclaim_stats(0).pgsteal_direct, 0);
+    /// assert_eq!(allocator.counters().reclaim_stats(0).pgsteal_direct, 0);
     /// ```
     pub fn set_reclaim_static(&mut self, client: &'static dyn Reclaim<P>) {
         self.reclaim = Some(crate::client::Client::Static(client));
     }
 
-    /// The node's reclaim counters.
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// // No reclaim client and plenty of memory: nothing reclaimed, no stalls.
-    /// assert_eq!(allocator.reclaim_stats(0).allocstall, 0);
-    /// ```
-    pub fn reclaim_stats(&self, node: u16) -> ReclaimStats {
+    /// The body of [`Counters::reclaim_stats`].
+    pub(crate) fn reclaim_stats(&self, node: u16) -> ReclaimStats {
         self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| node.reclaim.snapshot())
     }
 

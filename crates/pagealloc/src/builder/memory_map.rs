@@ -118,7 +118,7 @@ impl AllocatorBuilder {
     /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     /// let types: Vec<ZoneType> = allocator.zones().iter().map(|zone| zone.state().zone_type()).collect();
     /// assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
-    /// assert_eq!(allocator.managed_pages(), 0x9e + (511 * MIB + 512 * MIB) / 4096);
+    /// assert_eq!(allocator.counters().managed_pages(), 0x9e + (511 * MIB + 512 * MIB) / 4096);
     /// ```
     pub fn memory_map(mut self, regions: &[MemoryRegion]) -> Self {
         match sorted_regions(regions) {

@@ -121,7 +121,7 @@ fn a_profiles_zoneinfo_is_the_machine_memory() {
     let (allocator, ..) = build_machine(&run).unwrap();
     let zones = crate::trace::zoneinfo::parse_zoneinfo(run.sim_machine().zoneinfo.as_deref().unwrap()).unwrap();
     let managed: u64 = zones.iter().map(|zone| zone.managed_pages).sum();
-    assert_eq!(allocator.managed_pages(), managed);
+    assert_eq!(allocator.counters().managed_pages(), managed);
     let types: Vec<_> = allocator.zones().iter().map(|zone| zone.state().zone_type()).collect();
     assert_eq!(types, [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal]);
     // A built-in machine has no zoneinfo to take.

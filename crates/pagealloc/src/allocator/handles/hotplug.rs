@@ -1,0 +1,142 @@
+//! CPU and memory hotplug, as the platform reports it.
+
+use core::ops::Range;
+
+use crate::allocator::PageAllocator;
+use crate::error::RangeError;
+use crate::metadata_memory::MetadataMemory;
+use crate::platform::Platform;
+use crate::types::{Pfn, ZoneType};
+
+/// CPU and memory hotplug: a CPU gone offline (mirrors page_alloc_cpu_dead()), memory
+/// added, taken offline and brought back online in whole pageblocks (mirrors add_memory(),
+/// offline_pages() and online_pages()). From [`PageAllocator::hotplug`].
+#[derive(Clone, Copy)]
+pub struct Hotplug<'a, P: Platform> {
+    pub(super) allocator: &'a PageAllocator<P>,
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// CPU and memory hotplug: CPUs going offline, memory added, offlined and onlined.
+    #[inline]
+    pub fn hotplug(&self) -> Hotplug<'_, P> {
+        Hotplug { allocator: self }
+    }
+}
+
+impl<P: Platform> Hotplug<'_, P> {
+    /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::{Platform, TestPlatform};
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+    /// allocator.free_pages(block).unwrap();
+    /// let cpu = allocator.platform().current_cpu();
+    /// assert!(allocator.hotplug().cpu_offline(cpu) > 0); // its pageset goes back to the buddy
+    /// ```
+    #[inline]
+    pub fn cpu_offline(&self, cpu: usize) -> u64 {
+        self.allocator.cpu_offline(cpu)
+    }
+
+    /// Takes `range` (whole pageblocks of one zone) out of use: isolates it, moves
+    /// every allocated block out through the migration client ([`PageAllocator::set_migrate`]),
+    /// and turns its frames into holes. Returns the pages taken; `managed_pages()` and the
+    /// zone's watermarks drop by them until [`Self::online`] brings the range back. Fails,
+    /// with the range as it was, if a block cannot move (unmovable, or refused by the
+    /// client; with no client at all, [`RangeError::NoMigrationClient`]), if a pageblock
+    /// is a reserve, or if part of the range is not online.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 8192), TestPlatform::new(2)).unwrap();
+    /// let start = allocator.zones()[0].start_pfn().next_multiple_of(1024);
+    /// assert_eq!(allocator.hotplug().offline(start..start + 2048).unwrap(), 2048);
+    /// allocator.hotplug().online(start..start + 2048).unwrap();
+    /// allocator.check_invariants().unwrap();
+    /// ```
+    #[inline]
+    pub fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
+        self.allocator.offline(range)
+    }
+
+    /// Returns an offline `range` to use (free MOVABLE memory); refuses a range with a
+    /// part that is online, or a hole that was never added ([`Self::add_memory`]).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// let start = allocator.zones()[0].start_pfn().next_multiple_of(1024);
+    /// assert!(allocator.hotplug().online(start..start + 1024).is_err(), "online memory cannot come online again");
+    /// allocator.hotplug().offline(start..start + 1024).unwrap();
+    /// assert_eq!(allocator.hotplug().online(start..start + 1024).unwrap(), 1024);
+    /// ```
+    #[inline]
+    pub fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
+        self.allocator.online(range)
+    }
+
+    /// Adds `range` (whole pageblocks) as free MOVABLE memory to the zone of type
+    /// `zone_type`: holes (or offline memory) of the zone's span, or, with the
+    /// `memory-growth` feature, memory past every span of the type, which the zone starting
+    /// nearest below it grows to take ([`Self::add_memory_in`] places the new records in
+    /// caller memory instead of the heap).
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // A zone spanning 16 MiB with its upper 8 MiB absent at build.
+    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0..4096).hole(2048..4096);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// assert_eq!(allocator.hotplug().add_memory(2048..4096, ZoneType::Normal).unwrap(), 2048);
+    /// assert_eq!(allocator.counters().managed_pages(), 4096);
+    /// ```
+    #[inline]
+    pub fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+        self.allocator.add_memory(range, zone_type)
+    }
+
+    /// Adds `range` (whole pageblocks) as free MOVABLE memory of the zone of `zone_type`,
+    /// placing the records a growth of the zone's span needs in `metadata` (which the
+    /// allocator keeps for its lifetime). For builds without a heap; with one,
+    /// [`Self::add_memory`] places them on the heap. [`Self::add_memory_metadata_bytes`]
+    /// says how much to give. Metadata given with its address inside `range` itself would
+    /// be handed out as free pages: that is [`RangeError::MetadataInRange`], and nothing is
+    /// added.
+    ///
+    /// ```
+    /// # #[cfg(feature = "memory-growth")] {
+    /// use core::mem::MaybeUninit;
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let builder = AllocatorBuilder::new().zone(0, ZoneType::Normal, 0x100000..0x100000 + 4096);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// let dimm = 0x100000 + 8192..0x100000 + 16384;
+    /// let bytes = allocator.hotplug().add_memory_metadata_bytes(dimm.clone(), ZoneType::Normal).unwrap();
+    /// let heap = Box::leak(vec![MaybeUninit::uninit(); bytes as usize].into_boxed_slice());
+    /// // SAFETY: heap memory is no frame the allocator manages.
+    /// let memory = unsafe { pagealloc::MetadataMemory::outside_managed_memory(heap) };
+    /// assert_eq!(allocator.hotplug().add_memory_in(dimm, ZoneType::Normal, memory).unwrap(), 8192);
+    /// assert_eq!(allocator.zones()[0].spanned_pages(), 16384);
+    /// # }
+    /// ```
+    #[inline]
+    pub fn add_memory_in(
+        &self,
+        range: Range<Pfn>,
+        zone_type: ZoneType,
+        metadata: MetadataMemory,
+    ) -> Result<u64, RangeError> {
+        self.allocator.add_memory_in(range, zone_type, metadata)
+    }
+
+    /// Bytes [`Self::add_memory_in`] needs for `range`: 0 when it lies in a span already.
+    #[inline]
+    pub fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
+        self.allocator.add_memory_metadata_bytes(range, zone_type)
+    }
+}
