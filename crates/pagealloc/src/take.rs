@@ -9,20 +9,28 @@ use crate::platform::Platform;
 use crate::request::BlockRequest;
 use crate::types::{MigrateType, Pfn};
 
-/// How many blocks a take wants, and whether it may use the high-order atomic reserve.
+/// How many blocks a take wants, whether it may use the high-order atomic reserve, and
+/// whether pagesets cache its order.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TakeCount {
     pub blocks: u32,
     /// A single allocation reaches into the HIGHATOMIC lists (first with ALLOC_HIGHATOMIC,
     /// last for a non-blocking caller); a pageset refill never does.
     pub reserves: bool,
+    /// Pagesets cache the order: with a mergeable type, the take's tracepoint reports a
+    /// percpu_refill, whoever takes (as `mm_page_alloc_zone_locked` does).
+    pub pcp_order: bool,
 }
 
 impl TakeCount {
-    pub const SINGLE: TakeCount = TakeCount { blocks: 1, reserves: true };
+    /// One block for an allocation.
+    pub const fn single(pcp_order: bool) -> TakeCount {
+        TakeCount { blocks: 1, reserves: true, pcp_order }
+    }
 
+    /// `blocks` blocks for a pageset refill.
     pub const fn refill(blocks: u32) -> TakeCount {
-        TakeCount { blocks, reserves: false }
+        TakeCount { blocks, reserves: false, pcp_order: true }
     }
 }
 
@@ -32,7 +40,7 @@ impl TakeCount {
 #[inline]
 pub(crate) fn take_blocks<P: Platform>(
     zone: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     request: BlockRequest,
     count: TakeCount,
     mut deliver: impl FnMut(Pfn),
@@ -42,7 +50,8 @@ pub(crate) fn take_blocks<P: Platform>(
     // Bounded by count.blocks.
     while taken < count.blocks {
         let wanted = count.blocks - taken;
-        let Some((first, migratetype, run_blocks)) = take_one(zone, env, request, (count.reserves, wanted), &mut mode)
+        let Some((first, migratetype, run_blocks)) =
+            take_one(zone, rules, request, (count.reserves, wanted), &mut mode)
         else {
             break;
         };
@@ -59,7 +68,7 @@ pub(crate) fn take_blocks<P: Platform>(
                 pfn,
                 order: request.order,
                 migratetype,
-                percpu_refill: env.pcp.caches_order(request.order) && migratetype.is_mergeable(),
+                percpu_refill: count.pcp_order && migratetype.is_mergeable(),
             });
             deliver(pfn);
         }
@@ -76,7 +85,7 @@ pub(crate) fn take_blocks<P: Platform>(
 /// (first pfn, migratetype, blocks in the run).
 fn take_one<P: Platform>(
     zone: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     request: BlockRequest,
     (reserves, wanted): (bool, u32),
     mode: &mut RmqueueMode,
@@ -93,7 +102,7 @@ fn take_one<P: Platform>(
             return Some((pfn, request.migratetype, 1 << run_order));
         }
     }
-    let pfn = fallback::rmqueue(zone, env, request, mode);
+    let pfn = fallback::rmqueue(zone, rules, request, mode);
     // Failing now is worse than failing a future high-order atomic request.
     if pfn.is_none() && reserves && request.flags.non_block {
         return zone.take_smallest(request.order, MigrateType::HighAtomic).map(highatomic);

@@ -8,11 +8,10 @@ use crate::compaction::{CompactMode, CompactResult};
 use crate::error::AllocError;
 use crate::events::PageEvent;
 use crate::highatomic;
-use crate::pcp;
 use crate::platform::Platform;
 use crate::request::{AllocFlags, AllocRequest, BlockRequest, WatermarkLevel};
 use crate::types::{MigrateType, Pfn, ZoneType, COSTLY_ORDER, MAX_ORDER, PAGEBLOCK_ORDER};
-use crate::vmstat::{self, NumaEvent, NumaPlacement};
+use crate::vmstat::{self, NumaEvent};
 use crate::watermark::{mark_pages, watermark_fast};
 use crate::zone::{zone_flags, Zone};
 
@@ -361,32 +360,17 @@ impl<P: Platform> PageAllocator<P> {
         watermark_fast(view, order, mark_pages(zone.state(), flags.watermark), highest_zone, flags)
     }
 
-    /// Takes one block: from this CPU's pageset when the order is cached there, else from
-    /// the zone's buddy (mirrors rmqueue()), and counts it as a NUMA `hit` or miss.
-    #[inline]
+    /// Takes one block from `zone` ([`Zone::rmqueue`]), then wakes kswapd outside the zone
+    /// lock if the take boosted the zone's watermark.
+    #[inline(always)]
     fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
-        if self.policy.pcp.caches_order(block.order) {
-            if let Some(call) = self.pcp_call(zone, cpu) {
-                if let Some(pfn) = pcp::pcp_alloc(&call, || self.fallback_rules(), block, hit) {
-                    self.after_zone_take(zone, block.flags);
-                    return Some(pfn);
-                }
-            }
-        }
-        let placement = NumaPlacement { hit, local: zone.state().node == self.node_of_cpu(cpu) };
-        let pfn = zone.rmqueue_buddy(self.zone_call(), move || self.fallback_rules(), block, placement)?;
-        self.after_zone_take(zone, block.flags);
-        Some(pfn)
-    }
-
-    /// A fallback may have boosted the watermark: wake kswapd outside the zone lock.
-    #[inline]
-    fn after_zone_take(&self, zone: &Zone<P>, flags: AllocFlags) {
-        if flags.kswapd
-            && zone.state().flags() & zone_flags::BOOSTED_WATERMARK != 0
-            && zone.state().clear_flag(zone_flags::BOOSTED_WATERMARK)
-        {
+        debug_assert!(zone.pcp.get(cpu).is_none_or(|slot| slot.remote == (self.node_of_cpu(cpu) != zone.state().node)));
+        let local = || zone.state().node == self.node_of_cpu(cpu);
+        let pcp = (&self.policy.pcp, cpu);
+        let pfn = zone.rmqueue(self.zone_call(), pcp, || self.fallback_rules(), block, (hit, local))?;
+        if zone.take_boost_wakeup(block.flags) {
             self.wake_kswapd_for(zone.state().node, zone.state().zone_type);
         }
+        Some(pfn)
     }
 }

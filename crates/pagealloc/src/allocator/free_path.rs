@@ -178,7 +178,9 @@ impl<P: Platform> PageAllocator<P> {
         debug_assert_eq!(zone.mem().frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
         zone.core.sink.page(|| crate::events::PageEvent::Free { pfn, order });
         if self.policy.pcp.caches_order(order) {
-            if let Some(call) = self.pcp_call(zone, self.platform.current_cpu()) {
+            let cpu = self.platform.current_cpu();
+            if let Some(call) = zone.pcp_call(self.zone_call(), &self.policy.pcp, cpu) {
+                debug_assert_eq!(call.slot.remote, self.node_of_cpu(cpu) != zone.state().node);
                 // Computed once: the atomic claim before and the trylock after make the
                 // compiler reload the zone's start for each use.
                 let pageblock = zone.mem().pageblock_index(pfn);

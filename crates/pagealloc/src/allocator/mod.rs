@@ -285,13 +285,12 @@ impl<P: Platform> PageAllocator<P> {
         self.sink.page(event);
     }
 
-    fn fallback_rules(&self) -> FallbackRules<'_> {
+    fn fallback_rules(&self) -> FallbackRules {
         FallbackRules {
             grouping_disabled: self.grouping_disabled,
             watermark_boost_factor: self.tunables.watermark_boost_factor,
             design: self.policy.frag.fallback,
             boost: self.policy.frag.boost,
-            pcp: &self.policy.pcp,
         }
     }
 
@@ -299,20 +298,6 @@ impl<P: Platform> PageAllocator<P> {
     #[inline(always)]
     fn zone_call(&self) -> crate::zone::ZoneCall<'_, P> {
         crate::zone::ZoneCall { platform: &self.platform, global: &self.vmstat }
-    }
-
-    /// The calling CPU's pageset of `zone`, if pagesets are on for it.
-    #[inline]
-    fn pcp_call<'a>(&'a self, zone: &'a Zone<P>, cpu: usize) -> Option<crate::pcp::PcpCall<'a, P>> {
-        let slot = zone.pcp.get(cpu)?;
-        debug_assert_eq!(slot.remote, self.node_of_cpu(cpu) != zone.state().node);
-        Some(crate::pcp::PcpCall {
-            zone: zone.buddy(&self.platform),
-            slot,
-            policy: &self.policy.pcp,
-            cpu,
-            global: &self.vmstat,
-        })
     }
 
     /// Where a zone's vmstat diffs fold.

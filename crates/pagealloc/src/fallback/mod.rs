@@ -14,17 +14,15 @@ use crate::sizing::mult_frac;
 use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone_state::{zone_flags, ZoneState};
 
-/// The fallback path's rules from the allocator's policy and tunables, and the pageset
-/// orders that mark a zone-locked take as a refill in its tracepoint. Fallback events go to
-/// the zone's own event slot.
-pub(crate) struct FallbackRules<'a> {
+/// The fallback path's rules from the allocator's policy and tunables. Fallback events go
+/// to the zone's own event slot.
+#[derive(Clone, Copy)]
+pub(crate) struct FallbackRules {
     /// Mobility grouping is off on tiny machines: any fallback claims the pageblock.
     pub grouping_disabled: bool,
     pub watermark_boost_factor: u32,
     pub design: FallbackDesign,
     pub boost: BoostRule,
-    /// The pagesets' orders, for `mm_page_alloc_zone_locked`'s percpu_refill.
-    pub pcp: &'a crate::policy::PcpPolicy,
 }
 
 /// Which stage last succeeded, so a bulk refill skips stages that already failed
@@ -78,11 +76,12 @@ pub(crate) fn emit<P: Platform>(
 
 /// Raises the zone's watermark boost by a pageblock, up to factor% of the high watermark;
 /// false when boosting is off or pointless for the zone (mirrors boost_watermark()).
-fn boost_watermark(zone: &ZoneState, env: &FallbackRules<'_>) -> bool {
-    if env.boost == BoostRule::Off || env.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages() {
+fn boost_watermark(zone: &ZoneState, rules: &FallbackRules) -> bool {
+    if rules.boost == BoostRule::Off || rules.watermark_boost_factor == 0 || PAGEBLOCK_PAGES * 4 > zone.managed_pages()
+    {
         return false;
     }
-    let max_boost = mult_frac(zone.params.watermarks().high_pages, env.watermark_boost_factor as u64, 10_000);
+    let max_boost = mult_frac(zone.params.watermarks().high_pages, rules.watermark_boost_factor as u64, 10_000);
     if max_boost == 0 {
         return false;
     }
@@ -95,8 +94,8 @@ fn boost_watermark(zone: &ZoneState, env: &FallbackRules<'_>) -> bool {
 
 /// Boosts, and flags the zone for kswapd if the request may wake it (the wake-up itself
 /// happens after the zone lock is dropped).
-pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackRules<'_>, may_wake_kswapd: bool) {
-    if boost_watermark(zone, env) && may_wake_kswapd {
+pub(crate) fn boost_and_flag(zone: &ZoneState, rules: &FallbackRules, may_wake_kswapd: bool) {
+    if boost_watermark(zone, rules) && may_wake_kswapd {
         zone.set_flag(zone_flags::BOOSTED_WATERMARK);
     }
 }
@@ -104,7 +103,7 @@ pub(crate) fn boost_and_flag(zone: &ZoneState, env: &FallbackRules<'_>, may_wake
 /// Tries to take over the pageblock of a free fallback block at `pfn` for `start_type`.
 fn try_claim_block<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     want: BlockRequest,
     (pfn, current_order, block_type): (Pfn, u8, MigrateType),
 ) -> Option<Pfn> {
@@ -115,7 +114,7 @@ fn try_claim_block<P: Platform>(
         ctx.expand(pfn, order, current_order, start_type);
         return Some(pfn);
     }
-    boost_and_flag(ctx.state, env, flags.kswapd);
+    boost_and_flag(ctx.state, rules, flags.kswapd);
     let (start, end) = ctx.whole_pageblock(pfn)?;
     let (free_pages, movable_pages) = ctx.scan_pageblock(start, end);
     let alike_pages = match (start_type, block_type) {
@@ -123,7 +122,7 @@ fn try_claim_block<P: Platform>(
         (_, MigrateType::Movable) => PAGEBLOCK_PAGES - (free_pages + movable_pages),
         _ => 0,
     };
-    if free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || env.grouping_disabled {
+    if free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || rules.grouping_disabled {
         ctx.move_pageblock(start, end, block_type, start_type);
         debug_assert_eq!(ctx.mem.pageblock_type(start), start_type, "claimed pageblock keeps its old type");
         return ctx.take_smallest(order, start_type);
@@ -133,17 +132,17 @@ fn try_claim_block<P: Platform>(
 
 /// Claim stage: largest fallback blocks first, down to `order` (pageblock order under
 /// NOFRAGMENT).
-fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'_>, want: BlockRequest) -> Option<Pfn> {
+fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, rules: &FallbackRules, want: BlockRequest) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, flags } = want;
     let min_order = if order < PAGEBLOCK_ORDER && flags.nofragment { PAGEBLOCK_ORDER } else { order };
     for current_order in (min_order..=MAX_ORDER).rev() {
-        if !should_try_claim(current_order, start_type, env.grouping_disabled) {
+        if !should_try_claim(current_order, start_type, rules.grouping_disabled) {
             break;
         }
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
         let index = ctx.area.lists[current_order as usize][block_type.index()].head()?;
         let pfn = ctx.mem.pfn(index);
-        if let Some(head) = try_claim_block(ctx, env, want, (pfn, current_order, block_type)) {
+        if let Some(head) = try_claim_block(ctx, rules, want, (pfn, current_order, block_type)) {
             emit(ctx, want, (pfn, current_order, block_type), FallbackKind::Claim);
             return Some(head);
         }
@@ -152,7 +151,7 @@ fn rmqueue_claim<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'
 }
 
 /// Steal stage: the smallest fallback block that fits; the pageblock keeps its type.
-fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'_>, want: BlockRequest) -> Option<Pfn> {
+fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, rules: &FallbackRules, want: BlockRequest) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, .. } = want;
     for current_order in order..=MAX_ORDER {
         let Some(block_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
@@ -160,8 +159,8 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'
         let pfn = ctx.mem.pfn(index);
         ctx.del_and_expand(pfn, order, current_order, block_type);
         debug_assert_eq!(ctx.mem.pageblock_type(pfn), block_type, "a steal leaves the pageblock's type");
-        if env.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
-            boost_and_flag(ctx.state, env, want.flags.kswapd);
+        if rules.boost == BoostRule::EveryFallback && current_order < PAGEBLOCK_ORDER {
+            boost_and_flag(ctx.state, rules, want.flags.kswapd);
         }
         emit(ctx, want, (pfn, current_order, block_type), FallbackKind::Steal);
         return Some(pfn);
@@ -173,7 +172,7 @@ fn rmqueue_steal<P: Platform>(ctx: &mut LockedZone<'_, P>, env: &FallbackRules<'
 /// The returned head is off every list and interior until the caller marks it.
 pub(crate) fn rmqueue<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     want: BlockRequest,
     mode: &mut RmqueueMode,
 ) -> Option<Pfn> {
@@ -182,19 +181,19 @@ pub(crate) fn rmqueue<P: Platform>(
             return Some(pfn);
         }
     }
-    if env.design == FallbackDesign::Steal2018 {
-        return steal_2018::rmqueue_fallback(ctx, env, want);
+    if rules.design == FallbackDesign::Steal2018 {
+        return steal_2018::rmqueue_fallback(ctx, rules, want);
     }
     let flags = want.flags;
     if *mode == RmqueueMode::Normal {
-        if let Some(pfn) = rmqueue_claim(ctx, env, want) {
+        if let Some(pfn) = rmqueue_claim(ctx, rules, want) {
             // The claimed pageblock now serves this type natively.
             *mode = RmqueueMode::Normal;
             return Some(pfn);
         }
     }
     if !flags.nofragment {
-        if let Some(pfn) = rmqueue_steal(ctx, env, want) {
+        if let Some(pfn) = rmqueue_steal(ctx, rules, want) {
             *mode = RmqueueMode::Steal;
             return Some(pfn);
         }
@@ -223,13 +222,12 @@ mod tests {
         state
     }
 
-    fn env(boost: BoostRule, factor: u32) -> FallbackRules<'static> {
+    fn rules_with(boost: BoostRule, factor: u32) -> FallbackRules {
         FallbackRules {
             grouping_disabled: false,
             watermark_boost_factor: factor,
             design: FallbackDesign::ClaimOrSteal,
             boost,
-            pcp: alloc::boxed::Box::leak(alloc::boxed::Box::new(crate::policy::Policy::default().pcp)),
         }
     }
 
@@ -238,7 +236,7 @@ mod tests {
     /// or boosting off.
     #[test]
     fn boost_arithmetic_follows_the_kernel() {
-        let rules = env(BoostRule::ClaimAttempts, 15_000);
+        let rules = rules_with(BoostRule::ClaimAttempts, 15_000);
         // high 2000: max 3000 pages, so 512, 1024, 1536, 2048, 2560, then 3000.
         let big = zone(1 << 20, 2_000);
         let boosts: alloc::vec::Vec<u64> = (0..7)
@@ -255,8 +253,8 @@ mod tests {
         // Fewer than four pageblocks, factor 0, boosting off, or a zero max: nothing.
         let tiny = zone(PAGEBLOCK_PAGES * 4 - 1, 2_000);
         assert!(!boost_watermark(&tiny, &rules));
-        assert!(!boost_watermark(&big, &env(BoostRule::ClaimAttempts, 0)));
-        assert!(!boost_watermark(&zone(1 << 20, 2_000), &env(BoostRule::Off, 15_000)));
+        assert!(!boost_watermark(&big, &rules_with(BoostRule::ClaimAttempts, 0)));
+        assert!(!boost_watermark(&zone(1 << 20, 2_000), &rules_with(BoostRule::Off, 15_000)));
         assert!(!boost_watermark(&zone(1 << 20, 0), &rules));
     }
 

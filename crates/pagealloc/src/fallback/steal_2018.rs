@@ -22,7 +22,7 @@ use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES
 /// fragmentation-avoidance series).
 pub(super) fn rmqueue_fallback<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     want: BlockRequest,
 ) -> Option<Pfn> {
     let BlockRequest { order, migratetype: start_type, flags } = want;
@@ -30,13 +30,13 @@ pub(super) fn rmqueue_fallback<P: Platform>(
     let mut found = None;
     for current_order in (min_order..=MAX_ORDER).rev() {
         let Some(fallback_type) = suitable_fallback(ctx, current_order, start_type) else { continue };
-        let whole_block = should_try_claim(current_order, start_type, env.grouping_disabled);
+        let whole_block = should_try_claim(current_order, start_type, rules.grouping_disabled);
         if !whole_block && start_type == MigrateType::Movable && current_order > order {
             // Split the smallest block instead: a movable page in a foreign pageblock does
             // less lasting harm than taking the pageblock's largest free block.
             found = (order..=MAX_ORDER).find_map(|smallest| {
                 let fallback_type = suitable_fallback(ctx, smallest, start_type)?;
-                Some((smallest, fallback_type, should_try_claim(smallest, start_type, env.grouping_disabled)))
+                Some((smallest, fallback_type, should_try_claim(smallest, start_type, rules.grouping_disabled)))
             });
         } else {
             found = Some((current_order, fallback_type, whole_block));
@@ -46,7 +46,7 @@ pub(super) fn rmqueue_fallback<P: Platform>(
     let (current_order, fallback_type, whole_block) = found?;
     let index = ctx.area.lists[current_order as usize][fallback_type.index()].head()?;
     let pfn = ctx.mem.pfn(index);
-    let retyped = steal_suitable_fallback(ctx, env, want, (pfn, current_order, fallback_type), whole_block);
+    let retyped = steal_suitable_fallback(ctx, rules, want, (pfn, current_order, fallback_type), whole_block);
     let kind = if retyped { FallbackKind::Claim } else { FallbackKind::Steal };
     emit(ctx, want, (pfn, current_order, fallback_type), kind);
     let taken = ctx.take_smallest(order, start_type);
@@ -58,7 +58,7 @@ pub(super) fn rmqueue_fallback<P: Platform>(
 /// returns whether the pageblock now has `want`'s type.
 fn steal_suitable_fallback<P: Platform>(
     ctx: &mut LockedZone<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     want: BlockRequest,
     (pfn, current_order, list_type): (Pfn, u8, MigrateType),
     whole_block: bool,
@@ -71,8 +71,8 @@ fn steal_suitable_fallback<P: Platform>(
             ctx.move_free(pfn, current_order, list_type, start_type);
             return true;
         }
-        if env.boost != BoostRule::Off && (whole_block || env.boost == BoostRule::EveryFallback) {
-            boost_and_flag(ctx.state, env, want.flags.kswapd);
+        if rules.boost != BoostRule::Off && (whole_block || rules.boost == BoostRule::EveryFallback) {
+            boost_and_flag(ctx.state, rules, want.flags.kswapd);
         }
         if whole_block {
             if let Some((start, end)) = ctx.whole_pageblock(pfn) {
@@ -85,7 +85,7 @@ fn steal_suitable_fallback<P: Platform>(
                 };
                 // The fallback block itself was among the free pages moved.
                 debug_assert!(free_pages >= 1 << current_order);
-                let retype = free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || env.grouping_disabled;
+                let retype = free_pages + alike_pages >= PAGEBLOCK_PAGES / 2 || rules.grouping_disabled;
                 if retype {
                     ctx.mem.set_pageblock_type(start, start_type);
                 }

@@ -58,7 +58,7 @@ impl<P: Platform> PcpCall<'_, P> {
 #[inline(never)]
 fn rmqueue_bulk<P: Platform>(
     call: &PcpCall<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     pcp: &mut PerCpuPages,
     list_index: usize,
     request: BlockRequest,
@@ -68,7 +68,7 @@ fn rmqueue_bulk<P: Platform>(
     let records = mem.records(call.zone.platform);
     let list = &mut pcp.lists[list_index];
     let mut zone = call.zone.lock();
-    take_blocks(&mut zone, env, request, TakeCount::refill(blocks), |pfn| {
+    take_blocks(&mut zone, rules, request, TakeCount::refill(blocks), |pfn| {
         let index = mem.index(pfn);
         let head = FrameInfo::new(FrameState::PcpHead, request.order, request.migratetype);
         mem.frames[index as usize].change(&[FrameState::Interior], head);
@@ -82,7 +82,7 @@ fn rmqueue_bulk<P: Platform>(
 #[inline(never)]
 fn refill<P: Platform>(
     call: &PcpCall<'_, P>,
-    env: &FallbackRules<'_>,
+    rules: &FallbackRules,
     pcp: &mut PerCpuPages,
     list_index: usize,
     request: BlockRequest,
@@ -90,7 +90,7 @@ fn refill<P: Platform>(
     debug_assert!(pcp.lists[list_index].is_empty());
     let blocks = nr_pcp_alloc(pcp, call.policy, call.zone.state.flags(), request.order);
     debug_assert!(blocks >= 1);
-    let taken = rmqueue_bulk(call, env, pcp, list_index, request, blocks);
+    let taken = rmqueue_bulk(call, rules, pcp, list_index, request, blocks);
     debug_assert!(taken <= blocks && pcp.lists[list_index].is_empty() == (taken == 0));
     pcp.count_pages += taken << request.order;
     pcp.thp_pages += thp_part(taken << request.order, request.order);
@@ -101,12 +101,12 @@ fn refill<P: Platform>(
 
 /// Allocates from this CPU's pageset, refilling it if the list is empty, and counts it as a
 /// NUMA hit (the zone is on the preferred node) or miss. `None` when the pageset lock is busy or the buddy had nothing: the
-/// caller then tries the buddy directly. `env` is built only for a refill (the hit path
+/// caller then tries the buddy directly. `rules` is built only for a refill (the hit path
 /// does not need it).
 #[inline]
-pub(crate) fn pcp_alloc<'e, P: Platform>(
+pub(crate) fn pcp_alloc<P: Platform>(
     call: &PcpCall<'_, P>,
-    env: impl FnOnce() -> FallbackRules<'e>,
+    rules: impl FnOnce() -> FallbackRules,
     request: BlockRequest,
     hit: bool,
 ) -> Option<Pfn> {
@@ -125,7 +125,7 @@ pub(crate) fn pcp_alloc<'e, P: Platform>(
     }
     let list_index = pindex(order, request.migratetype, policy.thp_lists);
     if pcp.lists[list_index].is_empty() {
-        refill(call, &env(), &mut pcp, list_index, request);
+        refill(call, &rules(), &mut pcp, list_index, request);
     } else {
         pcp.counters.alloc_hits += 1;
     }
