@@ -150,3 +150,38 @@ impl<P: Platform> LockedZone<'_, P> {
             && self.mem.contains(end - 1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::builder::AllocatorBuilder;
+    use crate::frame::FrameState;
+    use crate::platform::TestPlatform;
+    use crate::types::{MAX_ORDER, PAGEBLOCK_PAGES};
+    use crate::{AllocRequest, PageAllocator, ZoneType};
+
+    /// A free of a block larger than a pageblock, claimed (its head interior, as a freeing
+    /// CPU leaves it before taking the zone lock) while its upper pageblock is isolated:
+    /// the isolation cannot see the block, so the free must list each pageblock's part on
+    /// that pageblock's own type (split_large_buddy()).
+    #[test]
+    fn a_claimed_free_straddling_an_isolation_lists_each_part_by_its_pageblock() {
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 64 * PAGEBLOCK_PAGES);
+        let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+        let block = allocator.alloc_pages(MAX_ORDER, AllocRequest::KERNEL).unwrap();
+        let (pfn, zone) = (block.pfn(), &allocator.zones()[0]);
+        let frame = zone.mem().frame(pfn);
+        frame.transition(frame.info(), frame.info().freed()).unwrap();
+        let upper = pfn + PAGEBLOCK_PAGES..pfn + 2 * PAGEBLOCK_PAGES;
+        {
+            let mut locked = zone.buddy(allocator.platform()).lock();
+            assert_eq!(locked.straddling_block(upper.start, upper.end), None, "the claimed head is not held");
+            locked.isolate_range(upper.start, upper.end);
+            locked.release(pfn, MAX_ORDER, FrameState::Interior);
+            assert_eq!(locked.first_unisolated(upper.start, upper.end), None, "the upper part is isolated free memory");
+        }
+        allocator.check_invariants().unwrap();
+        zone.buddy(allocator.platform()).lock().unisolate_range(upper.start, upper.end);
+        allocator.check_invariants().unwrap();
+        assert_eq!(allocator.counters().buddy_free_pages(), allocator.counters().managed_pages());
+    }
+}

@@ -5,7 +5,7 @@ use super::LockedZone;
 use crate::frame::{FrameInfo, FrameState};
 use crate::list::RecordCost;
 use crate::platform::Platform;
-use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 impl<P: Platform> LockedZone<'_, P> {
     /// True if `pfn` heads a free block of exactly `order` (mirrors page_is_buddy()).
@@ -86,9 +86,40 @@ impl<P: Platform> LockedZone<'_, P> {
         if from != FrameState::Interior {
             self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
         }
-        // Read under the zone lock: a concurrent claim may be re-typing this pageblock.
+        self.free_by_pageblock_type(pfn, order);
+        self.area.counters.freed_to_zone_pages += 1 << order;
+    }
+
+    /// Frees an interior block under the type of its pageblock, read now under the lock (a
+    /// claim may have re-typed it since the block was handed out). A block over more than
+    /// one pageblock whose types differ (one isolated while the block was in flight, a
+    /// claimed free that the isolation could not see) is freed a pageblock at a time, each
+    /// part under its own type; merging rejoins the parts whose types allow it (mirrors
+    /// split_large_buddy()).
+    #[inline]
+    pub(crate) fn free_by_pageblock_type(&mut self, pfn: Pfn, order: u8) {
+        if order > PAGEBLOCK_ORDER && !self.one_pageblock_type(pfn, order) {
+            return self.free_pageblock_parts(pfn, order);
+        }
         let migratetype = self.mem.pageblock_type(pfn);
         self.free_one(pfn, order, migratetype);
-        self.area.counters.freed_to_zone_pages += 1 << order;
+    }
+
+    /// The split half of [`Self::free_by_pageblock_type`]: each pageblock of the block
+    /// freed under its own type.
+    #[cold]
+    #[inline(never)]
+    fn free_pageblock_parts(&mut self, pfn: Pfn, order: u8) {
+        for part in (pfn..pfn + (1 << order)).step_by(PAGEBLOCK_PAGES as usize) {
+            let migratetype = self.mem.pageblock_type(part);
+            self.free_one(part, PAGEBLOCK_ORDER, migratetype);
+        }
+    }
+
+    /// Whether every pageblock of the block of `order` at `pfn` has the first one's type.
+    pub(super) fn one_pageblock_type(&self, pfn: Pfn, order: u8) -> bool {
+        let first = self.mem.pageblock_type(pfn);
+        (1..1u64 << order.saturating_sub(PAGEBLOCK_ORDER))
+            .all(|at| self.mem.pageblock_type(pfn + (at << PAGEBLOCK_ORDER)) == first)
     }
 }

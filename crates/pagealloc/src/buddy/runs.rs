@@ -91,24 +91,15 @@ impl<P: Platform> LockedZone<'_, P> {
         self.release_blocks(start, start + pages);
     }
 
-    /// Releases `[pfn, end)` as its largest aligned blocks; above pageblock order, only
-    /// blocks whose pageblocks share one type.
+    /// Releases `[pfn, end)` as its largest aligned blocks (a block over pageblocks of
+    /// several types is freed a pageblock at a time by `release`).
     #[inline(never)]
     fn release_blocks(&mut self, mut pfn: Pfn, end: Pfn) {
         while pfn < end {
-            let mut order = pfn.trailing_zeros().min(MAX_ORDER as u32).min((end - pfn).ilog2()) as u8;
-            if order > PAGEBLOCK_ORDER && !self.one_pageblock_type(pfn, order) {
-                order = PAGEBLOCK_ORDER;
-            }
+            let order = pfn.trailing_zeros().min(MAX_ORDER as u32).min((end - pfn).ilog2()) as u8;
             self.release(pfn, order, FrameState::Interior);
             pfn += 1 << order;
         }
         debug_assert_eq!(pfn, end, "aligned blocks tile the run exactly");
-    }
-
-    /// Whether every pageblock of the block of `order` at `pfn` has the first one's type.
-    fn one_pageblock_type(&self, pfn: Pfn, order: u8) -> bool {
-        let first = self.mem.pageblock_type(pfn);
-        (1..1u64 << (order - PAGEBLOCK_ORDER)).all(|at| self.mem.pageblock_type(pfn + (at << PAGEBLOCK_ORDER)) == first)
     }
 }

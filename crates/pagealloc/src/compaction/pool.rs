@@ -118,8 +118,7 @@ impl FreePool {
         let len = core::mem::take(&mut self.len);
         self.pages = 0;
         for &(pfn, order) in &self.blocks[..len] {
-            let migratetype = zone.mem.pageblock_type(pfn);
-            zone.free_one(pfn, order, migratetype);
+            zone.free_by_pageblock_type(pfn, order);
         }
     }
 
