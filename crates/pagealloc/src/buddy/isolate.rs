@@ -28,7 +28,9 @@ impl<P: Platform> LockedZone<'_, P> {
     /// edge of `[start, end)`. Its free would list pages on both sides under one type (and
     /// a take of the range would then claim frames outside it), so such a range is not
     /// isolated; checked under the lock that isolates, after which no new one can appear
-    /// (free straddlers are split, and isolated blocks are never handed out).
+    /// (free straddlers are split, and isolated blocks are never handed out). A block in
+    /// flight, whose free was claimed before this lock, is not seen here: its release frees
+    /// it a pageblock at a time, each part under its own type.
     pub(crate) fn straddling_block(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
         [start, end].into_iter().find_map(|edge| {
             let head = edge & !((1u64 << MAX_ORDER) - 1);
