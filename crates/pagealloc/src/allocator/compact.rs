@@ -84,12 +84,12 @@ impl<P: Platform> PageAllocator<P> {
         self.migrate = Some(crate::client::Client::Static(client));
     }
 
-    /// The body of [`Counters::compaction_stats`].
+    /// The body of [`crate::Counters::compaction_stats`].
     pub(crate) fn compaction_stats(&self, node: u16) -> CompactStats {
         self.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
     }
 
-    /// The body of [`Background::compact_node`].
+    /// The body of [`crate::Background::compact_node`].
     pub(crate) fn compact_node(&self, node: u16) -> u64 {
         let mut migrated_pages = 0;
         for zone in self.populated_zones(node) {

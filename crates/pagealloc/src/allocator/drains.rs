@@ -15,12 +15,12 @@ impl<P: Platform> PageAllocator<P> {
             .sum()
     }
 
-    /// The body of [`Pagesets::drain_local`].
+    /// The body of [`crate::Pagesets::drain_local`].
     pub(crate) fn drain_local(&self) -> u64 {
         self.drain_cpu_pagesets(self.platform.current_cpu(), DrainCause::Explicit)
     }
 
-    /// The body of [`Pagesets::drain_all`].
+    /// The body of [`crate::Pagesets::drain_all`].
     pub(crate) fn drain_all(&self) -> u64 {
         let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
         for zone in self.zones.iter() {
@@ -41,14 +41,14 @@ impl<P: Platform> PageAllocator<P> {
         drained
     }
 
-    /// The body of [`Pagesets::set_pageset_high`].
+    /// The body of [`crate::Pagesets::set_pageset_high`].
     pub(crate) fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
         let zone = self.zones.get(zone_index as usize)?;
         let slot = zone.pcp.get(cpu)?;
         Some(u64::from(pcp::set_high(slot, &self.platform, high_pages)))
     }
 
-    /// The body of [`Hotplug::cpu_offline`].
+    /// The body of [`crate::Hotplug::cpu_offline`].
     pub(crate) fn cpu_offline(&self, cpu: usize) -> u64 {
         self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)
     }

@@ -17,7 +17,7 @@ use crate::types::{Pfn, ZoneType};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`Hotplug::add_memory_in`].
+    /// The body of [`crate::Hotplug::add_memory_in`].
     pub(crate) fn add_memory_in(
         &self,
         range: Range<Pfn>,
@@ -31,7 +31,7 @@ impl<P: Platform> PageAllocator<P> {
         self.add_memory_placing(range, zone_type, Some(&mut arena))
     }
 
-    /// The body of [`Hotplug::add_memory_metadata_bytes`].
+    /// The body of [`crate::Hotplug::add_memory_metadata_bytes`].
     pub(crate) fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
         match self.range_zone(range.start, range.end) {

@@ -18,7 +18,7 @@ use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`Hotplug::offline`].
+    /// The body of [`crate::Hotplug::offline`].
     pub(crate) fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
         let zone = self.range_zone(range.start, range.end)?;
@@ -35,14 +35,14 @@ impl<P: Platform> PageAllocator<P> {
         Ok(pages)
     }
 
-    /// The body of [`Hotplug::online`].
+    /// The body of [`crate::Hotplug::online`].
     pub(crate) fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
         let zone = self.range_zone(range.start, range.end)?;
         self.admit(zone, range, true)
     }
 
-    /// The body of [`Hotplug::add_memory`].
+    /// The body of [`crate::Hotplug::add_memory`].
     pub(crate) fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
         self.add_memory_placing(range, zone_type, None)
     }

@@ -1,6 +1,6 @@
 //! Background compaction (mirrors kcompactd()): a node's pass when kswapd woke it for an
 //! order after reclaiming a watermark boost (kcompactd_do_work()), and proactive compaction
-//! every [`FRAG_CHECK_INTERVAL_MS`] while the node's fragmentation score is above its high
+//! every [`crate::compaction::FRAG_CHECK_INTERVAL_MS`] while the node's fragmentation score is above its high
 //! watermark (v5.9, proactive_compact_node()). Both run from the allocator's periodic work,
 //! and only with a [`super::Migrate`] client.
 
@@ -12,7 +12,7 @@ use crate::types::{MigrateType, ZoneType};
 use crate::watermark::{mark_pages, watermark_ok};
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`Background::wake_kcompactd`].
+    /// The body of [`crate::Background::wake_kcompactd`].
     pub(crate) fn wake_kcompactd(&self, node: u16, order: u8) {
         self.wake_kcompactd_for(node, order, ZoneType::Device);
     }
@@ -81,7 +81,7 @@ impl<P: Platform> PageAllocator<P> {
         drained_pages
     }
 
-    /// The body of [`Background::fragmentation_score`].
+    /// The body of [`crate::Background::fragmentation_score`].
     pub(crate) fn fragmentation_score(&self, node: u16) -> u64 {
         let node_pages: u64 = self.populated_zones(node).map(|zone| zone.state().present_pages()).sum();
         self.populated_zones(node)

@@ -75,7 +75,7 @@ impl<P: Platform> PageAllocator<P> {
         true
     }
 
-    /// The body of [`Background::set_kswapd_task`].
+    /// The body of [`crate::Background::set_kswapd_task`].
     pub(crate) fn set_kswapd_task(&self, node: u16, own_task: bool) {
         if let Some(state) = self.nodes.get(node as usize) {
             state.kswapd.pass.own_task.store(own_task, Relaxed);

@@ -39,7 +39,7 @@ impl Schedule {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`Background::set_vmstat_due`].
+    /// The body of [`crate::Background::set_vmstat_due`].
     pub(crate) fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
         self.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
     }
@@ -90,7 +90,7 @@ impl<P: Platform> PageAllocator<P> {
         done.drained_pages += drained_pages;
     }
 
-    /// The body of [`Background::vmstat_tick`].
+    /// The body of [`crate::Background::vmstat_tick`].
     pub(crate) fn vmstat_tick(&self, cpu: usize) -> u64 {
         let mut drained = 0;
         for zone in self.zones.iter() {
@@ -105,7 +105,7 @@ impl<P: Platform> PageAllocator<P> {
         drained
     }
 
-    /// The body of [`Background::wake_kswapd`].
+    /// The body of [`crate::Background::wake_kswapd`].
     pub(crate) fn wake_kswapd(&self, node: u16) {
         self.wake_kswapd_for(node, ZoneType::Device);
     }

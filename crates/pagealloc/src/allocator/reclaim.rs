@@ -106,7 +106,7 @@ impl<P: Platform> PageAllocator<P> {
         self.reclaim = Some(crate::client::Client::Static(client));
     }
 
-    /// The body of [`Counters::reclaim_stats`].
+    /// The body of [`crate::Counters::reclaim_stats`].
     pub(crate) fn reclaim_stats(&self, node: u16) -> ReclaimStats {
         self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| node.reclaim.snapshot())
     }

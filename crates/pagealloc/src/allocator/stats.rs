@@ -11,17 +11,17 @@ use crate::types::ZoneType;
 use crate::vmstat::NumaEvent;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`Counters::managed_pages`].
+    /// The body of [`crate::Counters::managed_pages`].
     pub(crate) fn managed_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.state().managed_pages()).sum()
     }
 
-    /// The body of [`Counters::buddy_free_pages`].
+    /// The body of [`crate::Counters::buddy_free_pages`].
     pub(crate) fn buddy_free_pages(&self) -> u64 {
         self.zones.iter().map(|z| z.free_pages_signed()).sum::<i64>().max(0) as u64
     }
 
-    /// The body of [`Counters::extfrag_stats`].
+    /// The body of [`crate::Counters::extfrag_stats`].
     pub(crate) fn extfrag_stats(&self) -> ExtfragStats {
         let mut total = ExtfragStats::default();
         for zone in self.zones.iter() {
@@ -30,7 +30,7 @@ impl<P: Platform> PageAllocator<P> {
         total
     }
 
-    /// The body of [`Counters::pcp_pages`].
+    /// The body of [`crate::Counters::pcp_pages`].
     pub(crate) fn pcp_pages(&self) -> u64 {
         self.zones.iter().map(|zone| self.zone_pcp_pages(zone)).sum()
     }
@@ -43,7 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         zone.pcp.iter().map(held).sum()
     }
 
-    /// The body of [`Counters::pcp_counters`].
+    /// The body of [`crate::Counters::pcp_counters`].
     pub(crate) fn pcp_counters(&self) -> PcpCounters {
         let mut total = PcpCounters::default();
         for slot in self.zones.iter().flat_map(|zone| zone.pcp.iter()) {
@@ -52,7 +52,7 @@ impl<P: Platform> PageAllocator<P> {
         total
     }
 
-    /// The body of [`Counters::zone_counters`].
+    /// The body of [`crate::Counters::zone_counters`].
     pub(crate) fn zone_counters(&self) -> ZoneCounters {
         let mut total = ZoneCounters::default();
         for zone in self.zones.iter() {
@@ -61,7 +61,7 @@ impl<P: Platform> PageAllocator<P> {
         total
     }
 
-    /// The body of [`Counters::numa_event`].
+    /// The body of [`crate::Counters::numa_event`].
     pub(crate) fn numa_event(&self, event: NumaEvent) -> u64 {
         let mut total = 0i64;
         for zone in self.zones.iter() {
@@ -74,7 +74,7 @@ impl<P: Platform> PageAllocator<P> {
         total.max(0) as u64
     }
 
-    /// The body of [`Counters::pgalloc_pages`].
+    /// The body of [`crate::Counters::pgalloc_pages`].
     pub(crate) fn pgalloc_pages(&self, zone_type: ZoneType) -> u64 {
         self.zones
             .iter()
@@ -87,7 +87,7 @@ impl<P: Platform> PageAllocator<P> {
             .sum()
     }
 
-    /// The body of [`Counters::pgfree_pages`].
+    /// The body of [`crate::Counters::pgfree_pages`].
     pub(crate) fn pgfree_pages(&self) -> u64 {
         self.zones
             .iter()
@@ -99,7 +99,7 @@ impl<P: Platform> PageAllocator<P> {
             .sum()
     }
 
-    /// The body of [`Counters::zone_lock_stats`].
+    /// The body of [`crate::Counters::zone_lock_stats`].
     pub(crate) fn zone_lock_stats(&self) -> LockStats {
         let mut total = LockStats::default();
         for zone in self.zones.iter() {
