@@ -16,6 +16,10 @@ use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use crate::meta::MetaSlice;
 use crate::meta::{MetaArena, MetaArenaFull};
 
+mod view;
+
+pub use view::GrowableView;
+
 /// Extensions a table takes after its build; a zone grows past its span at most this many
 /// times (hot-add of memory, DIMM by DIMM). Ranges declared as holes at build can be added
 /// any number of times. 0 without the `memory-growth` feature (mirrors
@@ -305,69 +309,6 @@ impl<T> GrowableTable<T> {
 /// Bytes the directory of a table of `T` takes when placed, alignment included.
 const fn directory_bytes_of<T>() -> u64 {
     (core::mem::size_of::<Directory<T>>() + core::mem::align_of::<Directory<T>>()) as u64
-}
-
-/// A [`GrowableTable`] read through a copy of its built part's bounds.
-#[derive(Debug)]
-pub struct GrowableView<'a, T> {
-    built: &'a [T],
-    table: &'a GrowableTable<T>,
-}
-
-impl<T> Clone for GrowableView<'_, T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<T> Copy for GrowableView<'_, T> {}
-
-impl<'a, T> GrowableView<'a, T> {
-    /// Entry `index`, or `None` past the end.
-    #[inline(always)]
-    pub fn get(&self, index: usize) -> Option<&'a T> {
-        match self.built.get(index) {
-            Some(entry) => Some(entry),
-            None => self.table.grown(index),
-        }
-    }
-
-    /// Entries now, extensions included.
-    pub fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
-    }
-}
-
-impl<'a, T> GrowableView<'a, T> {
-    /// Entries `range` as one slice, if they all lie in the built part (extensions are
-    /// separate allocations).
-    #[inline(always)]
-    pub fn built_slice(self, range: core::ops::Range<usize>) -> Option<&'a [T]> {
-        self.built.get(range)
-    }
-
-    /// Entry `index`, panicking past the end as a slice index does.
-    #[inline(always)]
-    fn at(self, index: usize) -> &'a T {
-        if index < self.built.len() {
-            // SAFETY: just checked against the built part's length.
-            unsafe { self.built.get_unchecked(index) }
-        } else {
-            self.table.grown_entry(index)
-        }
-    }
-}
-
-impl<T> Index<usize> for GrowableView<'_, T> {
-    type Output = T;
-    #[inline(always)]
-    fn index(&self, index: usize) -> &T {
-        self.at(index)
-    }
 }
 
 #[cold]
