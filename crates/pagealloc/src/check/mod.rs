@@ -15,6 +15,7 @@ use crate::frame::FrameState;
 use crate::free_area::FreeArea;
 use crate::pcp::{pindex, pindex_order, PerCpuPages, NR_PCP_LISTS};
 use crate::platform::Platform;
+use crate::policy::PcpPolicy;
 use crate::types::{MigrateType, Pfn, NR_ORDERS, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
 
@@ -183,8 +184,10 @@ impl<P: Platform> ZoneChecker<'_, P> {
     }
 
     /// Every pageset list holds PCP heads of its order and type, on no other list; counts
-    /// match; high lies within its bounds.
-    fn check_pageset(&mut self, cpu: usize, pcp: &PerCpuPages, thp_lists: u8) -> Result<u64, InvariantViolation> {
+    /// match; high lies within its bounds (above high_max only as the periodic decay of an
+    /// auto-tuned high leaves it).
+    fn check_pageset(&mut self, cpu: usize, pcp: &PerCpuPages, policy: &PcpPolicy) -> Result<u64, InvariantViolation> {
+        let thp_lists = policy.thp_lists;
         let mem = self.zone.mem();
         let (mut pages, mut thp_pages) = (0u64, 0u64);
         for list_index in 0..NR_PCP_LISTS {
@@ -234,10 +237,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
         }
         let pages = pages + bound_pages;
         // Between the bounds; on a tiny zone high_min may exceed high_max, and the kernel's
-        // clamp() then leaves high anywhere between the two.
+        // clamp() then leaves high anywhere between the two. decay_pcp_high() may set high
+        // above high_max (count - batch << scale_max, with a pageblock-order block on the
+        // pageset); every use clamps it again.
         let (low_bound, high_bound) =
             (pcp.high_min_pages.min(pcp.high_max_pages), pcp.high_min_pages.max(pcp.high_max_pages));
-        if pcp.high_pages < low_bound || pcp.high_pages > high_bound {
+        let decayed_above = policy.autotune_high && pcp.high_pages > high_bound;
+        if pcp.high_pages < low_bound || (pcp.high_pages > high_bound && !decayed_above) {
             return self.fail(
                 None,
                 alloc::format!(
@@ -369,7 +375,7 @@ impl<P: Platform> PageAllocator<P> {
             let listed_free = checker.check_free_lists()?;
             let mut listed_pcp = 0;
             for (cpu, pageset) in pagesets.iter().enumerate() {
-                listed_pcp += checker.check_pageset(cpu, pageset, self.policy().pcp.thp_lists)?;
+                listed_pcp += checker.check_pageset(cpu, pageset, &self.policy().pcp)?;
             }
             let census = checker.check_frames()?;
             if census.pcp_pages != listed_pcp {

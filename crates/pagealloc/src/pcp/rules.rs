@@ -114,11 +114,13 @@ const RETUNING_ZONE_FLAGS: u32 = zone_flags::RECLAIM_ACTIVE | zone_flags::BELOW_
 /// pageset drains when count >= the returned value.
 #[inline]
 pub(crate) fn nr_pcp_high(pcp: &mut PerCpuPages, policy: &PcpPolicy, zone_flag_bits: u32, free_high: bool) -> u32 {
-    // The common case inline: below high and nothing that retunes high on a free. Every
-    // branch of the full rule returns `pcp.high_pages` unchanged here (high stays within its
-    // bounds, which the checker enforces), so this is a shortcut, not a different rule.
-    if !free_high && pcp.count_pages < pcp.high_pages && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
-        return pcp.high_pages;
+    // The common case inline: below high, high not above high_max, and nothing that retunes
+    // high on a free. Every branch of the full rule returns `pcp.high_pages` unchanged here,
+    // so this is a shortcut, not a different rule. A high the periodic decay left above
+    // high_max takes the full rule, which clamps it as nr_pcp_high() does on every call.
+    let high = pcp.high_pages;
+    if !free_high && pcp.count_pages < high && high <= pcp.high_max_pages && zone_flag_bits & RETUNING_ZONE_FLAGS == 0 {
+        return high;
     }
     nr_pcp_high_retune(pcp, policy, zone_flag_bits, free_high)
 }
@@ -359,6 +361,22 @@ mod tests {
         let drains: alloc::vec::Vec<u32> = (0..6).map(|_| nr_pcp_free(&mut pcp, &base, 1000, false)).collect();
         assert_eq!(drains, [63, 126, 252, 504, 937, 937]);
         assert_eq!(pcp.free_factor, 4, "stops growing once the scaled batch passes high - batch");
+    }
+
+    /// decay_pcp_high() may leave high above high_max (count - batch << scale_max, with a
+    /// pageblock-order block on the pageset). The next free clamps it and stores the clamp,
+    /// as nr_pcp_high() does on every call, and drains against high_max.
+    #[test]
+    fn a_decayed_high_above_high_max_is_clamped_by_the_next_free() {
+        let mainline = policy("mainline");
+        let mut pcp = PerCpuPages::new(3, 60, 384, false);
+        pcp.count_pages = 535;
+        pcp.high_pages = 384;
+        decay_high(&mut pcp, &mainline);
+        assert_eq!(pcp.high_pages, 535 - (3 << 5), "decay_pcp_high()'s max3(), unclamped");
+        pcp.count_pages = 400;
+        assert_eq!(nr_pcp_high(&mut pcp, &mainline, 0, false), 384);
+        assert_eq!(pcp.high_pages, 384, "the clamp is stored");
     }
 
     #[test]
