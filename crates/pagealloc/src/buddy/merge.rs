@@ -116,10 +116,11 @@ impl<P: Platform> LockedZone<'_, P> {
         }
     }
 
-    /// Whether every pageblock of the block of `order` at `pfn` has the first one's type.
-    pub(super) fn one_pageblock_type(&self, pfn: Pfn, order: u8) -> bool {
+    /// Whether every pageblock of the block of `order` (above pageblock order) at `pfn` has
+    /// the first one's type.
+    fn one_pageblock_type(&self, pfn: Pfn, order: u8) -> bool {
+        debug_assert!(order > PAGEBLOCK_ORDER);
         let first = self.mem.pageblock_type(pfn);
-        (1..1u64 << order.saturating_sub(PAGEBLOCK_ORDER))
-            .all(|at| self.mem.pageblock_type(pfn + (at << PAGEBLOCK_ORDER)) == first)
+        (1..1u64 << (order - PAGEBLOCK_ORDER)).all(|at| self.mem.pageblock_type(pfn + (at << PAGEBLOCK_ORDER)) == first)
     }
 }
