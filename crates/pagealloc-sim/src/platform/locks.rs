@@ -5,15 +5,47 @@ use pagealloc::platform::LockId;
 
 use super::state::{distance_between, SimState};
 use super::stats::LockClassStats;
+use crate::dense_table;
 
 /// A lock as a FIFO server in simulated time.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 pub(super) struct LockState {
     /// When the lock is next free.
     free_at_ns: u64,
     /// CPU whose cache holds the lock word.
     word_owner: Option<u32>,
     acquired_at_ns: u64,
+}
+
+/// Every lock's state, in arrays indexed by what the lock guards (a zone, a CPU's pageset,
+/// a node's LRU, ...): one row per kind of lock, and per zone or node for the kinds with one
+/// lock per CPU or per batch, so a lookup is an index, not a hash of the lock's name.
+#[derive(Default)]
+pub(super) struct LockTable {
+    rows: Vec<Vec<LockState>>,
+}
+
+/// Rows of the kinds with a single row; the others take one row per zone or node after them.
+const SINGLE_ROW_KINDS: usize = 4;
+/// Kinds with a row per zone or node, interleaved after the single rows.
+const PER_PLACE_KINDS: usize = 2;
+
+impl LockTable {
+    /// The state of `lock`, a new (free, never taken) one if it was never used.
+    #[inline]
+    fn state(&mut self, lock: LockId) -> &mut LockState {
+        let (row, number) = match lock {
+            LockId::Zone(zone) => (0, usize::from(zone)),
+            LockId::Lru(node) => (1, usize::from(node)),
+            LockId::LruAdd { cpu } => (2, cpu as usize),
+            LockId::Workload(id) => (3, usize::from(id)),
+            LockId::Pcp { zone, cpu } => (SINGLE_ROW_KINDS + PER_PLACE_KINDS * usize::from(zone), cpu as usize),
+            LockId::LruBatch { node, lock } => {
+                (SINGLE_ROW_KINDS + PER_PLACE_KINDS * usize::from(node) + 1, usize::from(lock))
+            }
+        };
+        dense_table::row_slot(&mut self.rows, row, number)
+    }
 }
 
 impl SimState {
@@ -35,7 +67,7 @@ impl SimState {
         let cpu = self.current;
         let now = self.clocks_ns[cpu];
         // One lookup: the cost reads only fields beside the lock table.
-        let state = self.locks.entry(lock).or_default();
+        let state = self.locks.state(lock);
         let wait_ns = state.free_at_ns.saturating_sub(now);
         let word_owner = state.word_owner.replace(cpu as u32);
         let mut cost_ns = self.calibration.atomic_rmw_ns;
@@ -58,7 +90,7 @@ impl SimState {
 
     pub(super) fn try_acquire(&mut self, lock: LockId) -> bool {
         let now = self.clocks_ns[self.current];
-        let held = self.locks.get(&lock).is_some_and(|state| state.free_at_ns > now);
+        let held = self.locks.state(lock).free_at_ns > now;
         if held {
             if let Some(class) = self.lock_class(lock) {
                 class.try_failures += 1;
@@ -75,7 +107,7 @@ impl SimState {
 
     pub(super) fn release(&mut self, lock: LockId) {
         let now = self.clocks_ns[self.current];
-        let state = self.locks.entry(lock).or_default();
+        let state = self.locks.state(lock);
         state.free_at_ns = now;
         let hold_ns = now.saturating_sub(state.acquired_at_ns);
         match self.lock_class(lock) {

@@ -4,11 +4,10 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use pagealloc::platform::LockId;
 
 use super::coherence::LineTable;
 use super::faults::Faults;
-use super::locks::LockState;
+use super::locks::LockTable;
 use super::stats::SimStats;
 use crate::cache_key::CacheKey;
 use crate::cache_set::CacheSet;
@@ -39,7 +38,7 @@ pub(super) struct SimState {
     /// Per CPU, picoseconds of counter updates charged but not yet a whole nanosecond.
     pub(super) counter_remainder_ps: Vec<u64>,
     pub(super) current: usize,
-    pub(super) locks: HashMap<LockId, LockState, BuildHasherDefault<DeterministicHasher>>,
+    pub(super) locks: LockTable,
     pub(super) lines: LineTable,
     /// When each line's last atomic RMW completes.
     pub(super) line_busy_until_ns: HashMap<CacheKey, u64, BuildHasherDefault<DeterministicHasher>>,
@@ -70,7 +69,7 @@ impl SimState {
             clocks_ns: vec![0; nr_cpus],
             counter_remainder_ps: vec![0; nr_cpus],
             current: 0,
-            locks: HashMap::default(),
+            locks: LockTable::default(),
             lines: LineTable::default(),
             line_busy_until_ns: HashMap::default(),
             layout,
