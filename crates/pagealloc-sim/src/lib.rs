@@ -55,13 +55,15 @@
 //! - Memory latency is one value: a line or page of the other socket's node costs what a
 //!   local one does.
 
+pub mod cache_group;
 pub mod cache_key;
-pub mod cache_set;
+#[cfg(test)]
+mod cache_set;
 pub mod calibration;
 mod dense_table;
 pub mod engine;
-pub mod l2_caches;
 pub mod metadata_layout;
+mod node_index;
 pub mod platform;
 pub mod rng;
 pub mod table_sizes;

@@ -102,17 +102,16 @@ impl SimState {
         } else {
             state.owner = cpu as u16;
             // Other LLC instances drop their copies too.
-            let other_llcs = state.llcs & !(1 << llc);
-            state.llcs &= 1 << llc;
-            for other_llc in (0..self.llc.len()).filter(|&other| other_llcs & (1 << other) != 0) {
-                self.llc[other_llc].invalidate_sharing(key, &mut self.llc_pages);
+            if state.llcs & !(1 << llc) != 0 {
+                self.llc.invalidate_others(llc, key, |_| {});
             }
+            state.llcs &= 1 << llc;
         }
         // Lines reach the LLC on every fetch into an L2; a hit in this CPU's L2 does not
         // refresh the LLC (its copy ages there, as a non-inclusive LLC's would).
         let in_llc = !held_here && {
             state.llcs |= 1 << llc;
-            self.llc[llc].touch_sharing(key, LINE_BYTES, &mut self.llc_pages)
+            self.llc.touch(llc, key, LINE_BYTES)
         };
         *word = state.word();
         let cost_ns = if let Some(from) = transferred_from {

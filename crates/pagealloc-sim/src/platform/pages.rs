@@ -27,11 +27,11 @@ impl SimState {
                 let owner_llc = self.llc_of(owner as usize);
                 if owner_llc != llc {
                     // The other LLC's copy is stale after this touch.
-                    self.llc[owner_llc].invalidate_sharing(key, &mut self.llc_pages);
+                    self.llc.invalidate(owner_llc, key);
                 }
             }
             let in_l2 = self.l2.touch(cpu, key, PAGE_BYTES);
-            let in_llc = self.llc[llc].touch_sharing(key, PAGE_BYTES, &mut self.llc_pages);
+            let in_llc = self.llc.touch(llc, key, PAGE_BYTES);
             cost_ns += if in_l2 {
                 self.calibration.page_l2_hit_ns
             } else if in_llc {

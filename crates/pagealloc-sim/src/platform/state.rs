@@ -10,9 +10,8 @@ use super::faults::Faults;
 use super::locks::LockTable;
 use super::stats::SimStats;
 use crate::cache_key::CacheKey;
-use crate::cache_set::CacheSet;
 use crate::calibration::Calibration;
-use crate::l2_caches::L2Caches;
+use crate::cache_group::CacheGroup;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::{Distance, Topology};
 use crate::DeterministicHasher;
@@ -44,13 +43,9 @@ pub(super) struct SimState {
     pub(super) line_busy_until_ns: HashMap<CacheKey, u64, BuildHasherDefault<DeterministicHasher>>,
     pub(super) layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
-    pub(super) l2: L2Caches,
+    pub(super) l2: CacheGroup,
     /// Shared LLC per LLC instance (one per socket, or one per core complex die).
-    pub(super) llc: Vec<CacheSet>,
-    /// The LLCs' page nodes, indexed by pfn, one table for all instances (each set's
-    /// `_sharing` methods): a page is in at most one LLC, its last toucher's, since a touch
-    /// from another LLC instance invalidates that copy first (`touch_pages`).
-    pub(super) llc_pages: Vec<u32>,
+    pub(super) llc: CacheGroup,
     /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
     /// 0: an array, as pages number in the millions.
     pub(super) l2_owner: Vec<u16>,
@@ -73,9 +68,8 @@ impl SimState {
             lines: LineTable::default(),
             line_busy_until_ns: HashMap::default(),
             layout,
-            l2: L2Caches::new(nr_cpus, topology.l2_share_bytes()),
-            llc: (0..topology.llcs()).map(|_| CacheSet::new(topology.llc_bytes())).collect(),
-            llc_pages: Vec::new(),
+            l2: CacheGroup::new(nr_cpus, topology.l2_share_bytes()),
+            llc: CacheGroup::new(topology.llcs() as usize, topology.llc_bytes()),
             l2_owner: Vec::new(),
             stats: SimStats::default(),
             observing: false,
@@ -91,10 +85,7 @@ impl SimState {
     pub(super) fn reserve(&mut self, sizes: &crate::table_sizes::TableSizes) {
         self.lines.reserve(sizes);
         self.l2.reserve(sizes);
-        for llc in &mut self.llc {
-            llc.reserve_sharing(sizes);
-        }
-        crate::dense_table::reserve(&mut self.llc_pages, sizes.pages);
+        self.llc.reserve(sizes);
         crate::dense_table::reserve(&mut self.l2_owner, sizes.pages);
     }
 

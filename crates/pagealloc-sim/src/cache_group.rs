@@ -1,26 +1,28 @@
-//! The private L2 shares of all CPUs, kept together: one node arena, one exact LRU list per
-//! CPU weighted by bytes (as in [`crate::cache_set::CacheSet`]), and per key a chain of the
-//! nodes holding it, one per CPU. Finding whether a CPU holds a line, or which CPUs do, is a
-//! walk of that short chain from an array indexed by pfn or line number, not a probe of a
-//! per-CPU hash table: the simulator's hottest lookup, at millions of lines.
+//! The caches of one level, kept together: the private L2 shares of all CPUs, or the LLC
+//! instances of all sockets and dies. One node arena, one exact LRU list per cache weighted
+//! by bytes, so 4 KiB pages of data and 64-byte metadata lines compete for the same capacity
+//! as they do in hardware, and per key a chain of the nodes holding it, one per cache.
+//! Finding whether a cache holds a line, or which caches do, is a walk of that short chain
+//! from one array indexed by pfn or line number, not a probe of a hash table per cache: the
+//! simulator's hottest lookup, at millions of lines, and one table however many caches.
 
 use crate::cache_key::CacheKey;
-use crate::cache_set::{place_node, NodeIndex, SMALLEST_ENTRY_BYTES};
+use crate::node_index::{place_node, NodeIndex, SMALLEST_ENTRY_BYTES};
 
 const NIL: u32 = u32::MAX;
 
 struct Node {
     key: CacheKey,
     bytes: u32,
-    cpu: u16,
-    /// LRU neighbours on `cpu`'s list.
+    cache: u16,
+    /// LRU neighbours on `cache`'s list.
     prev: u32,
     next: u32,
-    /// Next node holding the same key (another CPU's copy).
+    /// Next node holding the same key (another cache's copy).
     next_holder: u32,
 }
 
-/// One CPU's LRU list.
+/// One cache's LRU list.
 struct Lru {
     capacity_bytes: u64,
     used_bytes: u64,
@@ -31,7 +33,7 @@ struct Lru {
     tail: u32,
 }
 
-pub struct L2Caches {
+pub struct CacheGroup {
     nodes: Vec<Node>,
     lists: Vec<Lru>,
     /// First node of each key's holder chain.
@@ -40,14 +42,14 @@ pub struct L2Caches {
     free: Vec<u32>,
 }
 
-impl L2Caches {
-    /// `cpus` caches of `capacity_bytes` each.
-    pub fn new(cpus: usize, capacity_bytes: u64) -> L2Caches {
-        assert!(cpus <= u16::MAX as usize);
+impl CacheGroup {
+    /// `caches` caches of `capacity_bytes` each.
+    pub fn new(caches: usize, capacity_bytes: u64) -> CacheGroup {
+        assert!(caches <= u16::MAX as usize);
         let list = || Lru { capacity_bytes: capacity_bytes.max(1), used_bytes: 0, entries: 0, head: NIL, tail: NIL };
-        L2Caches {
+        CacheGroup {
             nodes: Vec::new(),
-            lists: (0..cpus).map(|_| list()).collect(),
+            lists: (0..caches).map(|_| list()).collect(),
             holders: NodeIndex::default(),
             free: Vec::new(),
         }
@@ -61,21 +63,21 @@ impl L2Caches {
         self.nodes.reserve(most_nodes as usize);
     }
 
-    /// Entries resident in `cpu`'s cache.
-    pub fn len(&self, cpu: usize) -> usize {
-        self.lists[cpu].entries
+    /// Entries resident in `cache`'s cache.
+    pub fn len(&self, cache: usize) -> usize {
+        self.lists[cache].entries
     }
 
-    pub fn used_bytes(&self, cpu: usize) -> u64 {
-        self.lists[cpu].used_bytes
+    pub fn used_bytes(&self, cache: usize) -> u64 {
+        self.lists[cache].used_bytes
     }
 
-    /// `cpu`'s node for `key`, if it holds it.
-    fn find(&self, cpu: usize, key: CacheKey) -> Option<u32> {
+    /// `cache`'s node for `key`, if it holds it.
+    fn find(&self, cache: usize, key: CacheKey) -> Option<u32> {
         let mut node = self.holders.get(key)?;
-        // Bounded: a chain has one node per CPU at most.
+        // Bounded: a chain has one node per cache at most.
         for _ in 0..self.lists.len() {
-            if self.nodes[node as usize].cpu as usize == cpu {
+            if self.nodes[node as usize].cache as usize == cache {
                 return Some(node);
             }
             node = self.nodes[node as usize].next_holder;
@@ -83,99 +85,99 @@ impl L2Caches {
                 return None;
             }
         }
-        unreachable!("holder chain of {key:?} longer than the CPU count");
+        unreachable!("holder chain of {key:?} longer than the cache count");
     }
 
-    pub fn contains(&self, cpu: usize, key: CacheKey) -> bool {
-        self.find(cpu, key).is_some()
+    pub fn contains(&self, cache: usize, key: CacheKey) -> bool {
+        self.find(cache, key).is_some()
     }
 
-    /// The CPUs other than `cpu` holding `key`, in chain order (callers needing an order pick
+    /// The caches other than `cache` holding `key`, in chain order (callers needing an order pick
     /// it themselves).
-    pub fn other_holders(&self, cpu: usize, key: CacheKey, mut each: impl FnMut(usize)) {
+    pub fn other_holders(&self, cache: usize, key: CacheKey, mut each: impl FnMut(usize)) {
         let mut node = self.holders.get(key).unwrap_or(NIL);
         while node != NIL {
-            let holder = self.nodes[node as usize].cpu as usize;
-            if holder != cpu {
+            let holder = self.nodes[node as usize].cache as usize;
+            if holder != cache {
                 each(holder);
             }
             node = self.nodes[node as usize].next_holder;
         }
     }
 
-    /// Touches `key`, an entry of `bytes`, in `cpu`'s cache: true if it was resident (a hit).
+    /// Touches `key`, an entry of `bytes`, in `cache`'s cache: true if it was resident (a hit).
     /// Makes it the most recent either way, evicting the least recent entries until it fits.
-    pub fn touch(&mut self, cpu: usize, key: CacheKey, bytes: u32) -> bool {
-        if let Some(node) = self.find(cpu, key) {
+    pub fn touch(&mut self, cache: usize, key: CacheKey, bytes: u32) -> bool {
+        if let Some(node) = self.find(cache, key) {
             self.make_most_recent(node);
             return true;
         }
         let head = self.holders.get(key).unwrap_or(NIL);
-        self.insert(cpu, key, bytes, head);
+        self.insert(cache, key, bytes, head);
         false
     }
 
-    /// `touch`, and every other CPU holding `key` passed to `each`, its copy dropped when
+    /// `touch`, and every other cache holding `key` passed to `each`, its copy dropped when
     /// `write` (as `invalidate_others`): one walk of the key's holders. The same caches
     /// result as `touch` then `invalidate_others` or `other_holders`.
     pub fn touch_visiting_others(
         &mut self,
-        cpu: usize,
+        cache: usize,
         key: CacheKey,
         bytes: u32,
         write: bool,
         mut each: impl FnMut(usize),
     ) -> bool {
-        let (first, mine) = self.walk_holders(cpu, key, write, &mut each);
+        let (first, mine) = self.walk_holders(cache, key, write, &mut each);
         if mine != NIL {
             self.make_most_recent(mine);
             return true;
         }
         let head = if write { NIL } else { first };
-        self.insert(cpu, key, bytes, head);
+        self.insert(cache, key, bytes, head);
         false
     }
 
-    /// Puts `key` in `cpu`'s cache as its most recent entry, at the front of the key's
+    /// Puts `key` in `cache`'s cache as its most recent entry, at the front of the key's
     /// holder chain (whose head is `head`), evicting the least recent entries until it fits.
-    fn insert(&mut self, cpu: usize, key: CacheKey, bytes: u32, head: u32) {
-        let list = &self.lists[cpu];
+    fn insert(&mut self, cache: usize, key: CacheKey, bytes: u32, head: u32) {
+        let list = &self.lists[cache];
         let bytes = (bytes as u64).min(list.capacity_bytes);
         // Bounded: each round evicts one entry, and an entry never exceeds the capacity.
-        while self.lists[cpu].used_bytes + bytes > self.lists[cpu].capacity_bytes {
-            let victim = self.lists[cpu].tail;
+        while self.lists[cache].used_bytes + bytes > self.lists[cache].capacity_bytes {
+            let victim = self.lists[cache].tail;
             debug_assert_ne!(victim, NIL, "evicting from an empty cache");
-            // Never of this key's chain: `cpu` holds no node of `key`.
+            // Never of this key's chain: `cache` holds no node of `key`.
             self.remove(victim);
         }
-        let node = Node { key, bytes: bytes as u32, cpu: cpu as u16, prev: NIL, next: NIL, next_holder: head };
+        let node = Node { key, bytes: bytes as u32, cache: cache as u16, prev: NIL, next: NIL, next_holder: head };
         let index = place_node(&mut self.nodes, &mut self.free, node);
         self.holders.insert(key, index);
-        let list = &mut self.lists[cpu];
+        let list = &mut self.lists[cache];
         list.used_bytes += bytes;
         list.entries += 1;
         self.push_front(index);
     }
 
-    /// Drops `key` from `cpu`'s cache if resident; says whether it was.
-    pub fn invalidate(&mut self, cpu: usize, key: CacheKey) -> bool {
-        let Some(node) = self.find(cpu, key) else { return false };
+    /// Drops `key` from `cache`'s cache if resident; says whether it was.
+    pub fn invalidate(&mut self, cache: usize, key: CacheKey) -> bool {
+        let Some(node) = self.find(cache, key) else { return false };
         self.remove(node);
         true
     }
 
-    /// Drops `key` from every cache but `cpu`'s, calling `each` with every CPU that held it:
+    /// Drops `key` from every cache but `cache`'s, calling `each` with every cache that held it:
     /// one walk of the holder chain, where an invalidation per holder would walk it once each.
-    pub fn invalidate_others(&mut self, cpu: usize, key: CacheKey, mut each: impl FnMut(usize)) {
-        self.walk_holders(cpu, key, true, &mut each);
+    pub fn invalidate_others(&mut self, cache: usize, key: CacheKey, mut each: impl FnMut(usize)) {
+        self.walk_holders(cache, key, true, &mut each);
     }
 
-    /// Calls `each` with every CPU but `cpu` holding `key`, dropping their copies when
-    /// `drop_others` (then only `cpu`'s node, if any, is left of the chain). Returns the
-    /// chain's head before the walk and `cpu`'s node (`NIL` for none).
+    /// Calls `each` with every cache but `cache` holding `key`, dropping their copies when
+    /// `drop_others` (then only `cache`'s node, if any, is left of the chain). Returns the
+    /// chain's head before the walk and `cache`'s node (`NIL` for none).
     fn walk_holders(
         &mut self,
-        cpu: usize,
+        cache: usize,
         key: CacheKey,
         drop_others: bool,
         each: &mut impl FnMut(usize),
@@ -183,10 +185,10 @@ impl L2Caches {
         let first = self.holders.get(key).unwrap_or(NIL);
         let mut mine = NIL;
         let mut node = first;
-        // Bounded: a chain holds at most one node per CPU.
+        // Bounded: a chain holds at most one node per cache.
         while node != NIL {
-            let Node { cpu: holder, next_holder, .. } = self.nodes[node as usize];
-            if holder as usize == cpu {
+            let Node { cache: holder, next_holder, .. } = self.nodes[node as usize];
+            if holder as usize == cache {
                 mine = node;
             } else {
                 each(holder as usize);
@@ -221,7 +223,7 @@ impl L2Caches {
             }
         } else {
             let mut previous = first;
-            // Bounded: the node is on this chain, at most one node per CPU before it.
+            // Bounded: the node is on this chain, at most one node per cache before it.
             while self.nodes[previous as usize].next_holder != node {
                 previous = self.nodes[previous as usize].next_holder;
                 debug_assert_ne!(previous, NIL, "node missing from its holder chain");
@@ -231,50 +233,50 @@ impl L2Caches {
         self.release(node);
     }
 
-    /// Takes `node` out of its CPU's LRU list and accounting and frees it (its holder chain
+    /// Takes `node` out of its cache's LRU list and accounting and frees it (its holder chain
     /// is the caller's business).
     fn release(&mut self, node: u32) {
         self.unlink_lru(node);
-        let Node { bytes, cpu, .. } = self.nodes[node as usize];
-        let list = &mut self.lists[cpu as usize];
+        let Node { bytes, cache, .. } = self.nodes[node as usize];
+        let list = &mut self.lists[cache as usize];
         list.used_bytes -= bytes as u64;
         list.entries -= 1;
         self.free.push(node);
     }
 
-    /// Moves a resident node to the front of its CPU's list (nothing to do if it is there).
+    /// Moves a resident node to the front of its cache's list (nothing to do if it is there).
     #[inline]
     fn make_most_recent(&mut self, index: u32) {
-        let cpu = self.nodes[index as usize].cpu as usize;
-        if self.lists[cpu].head != index {
+        let cache = self.nodes[index as usize].cache as usize;
+        if self.lists[cache].head != index {
             self.unlink_lru(index);
             self.push_front(index);
         }
     }
 
     fn unlink_lru(&mut self, index: u32) {
-        let Node { prev, next, cpu, .. } = self.nodes[index as usize];
+        let Node { prev, next, cache, .. } = self.nodes[index as usize];
         if prev == NIL {
-            self.lists[cpu as usize].head = next;
+            self.lists[cache as usize].head = next;
         } else {
             self.nodes[prev as usize].next = next;
         }
         if next == NIL {
-            self.lists[cpu as usize].tail = prev;
+            self.lists[cache as usize].tail = prev;
         } else {
             self.nodes[next as usize].prev = prev;
         }
     }
 
     fn push_front(&mut self, index: u32) {
-        let cpu = self.nodes[index as usize].cpu as usize;
-        let head = self.lists[cpu].head;
+        let cache = self.nodes[index as usize].cache as usize;
+        let head = self.lists[cache].head;
         self.nodes[index as usize].prev = NIL;
         self.nodes[index as usize].next = head;
         if head != NIL {
             self.nodes[head as usize].prev = index;
         }
-        let list = &mut self.lists[cpu];
+        let list = &mut self.lists[cache];
         list.head = index;
         if list.tail == NIL {
             list.tail = index;
@@ -294,7 +296,7 @@ mod tests {
     #[test]
     fn each_cpu_is_an_lru_of_its_own_and_chains_list_the_holders() {
         let line = CacheKey::line(SharedLine::frame_meta(0, 9), MetadataLayout::LinuxStructPage);
-        let mut caches = L2Caches::new(3, 2 * 4096);
+        let mut caches = CacheGroup::new(3, 2 * 4096);
         assert!(!caches.touch(0, line, 64));
         assert!(!caches.touch(2, line, 64));
         assert!(caches.touch(0, line, 64));
@@ -316,7 +318,7 @@ mod tests {
     #[test]
     fn invalidating_the_others_leaves_only_the_writer() {
         let line = CacheKey::line(SharedLine::frame_meta(0, 9), MetadataLayout::LinuxStructPage);
-        let mut caches = L2Caches::new(4, 2 * 4096);
+        let mut caches = CacheGroup::new(4, 2 * 4096);
         for cpu in [3, 1, 0, 2] {
             caches.touch(cpu, line, 64);
         }
@@ -333,12 +335,12 @@ mod tests {
     }
 
     /// The same random touches and invalidations on one `CacheSet` per CPU and on
-    /// `L2Caches` give the same hits and contents.
+    /// `CacheGroup` give the same hits and contents.
     #[test]
     fn matches_a_cache_set_per_cpu() {
         let cpus = 4;
         let mut sets: Vec<CacheSet> = (0..cpus).map(|_| CacheSet::new(20 * 64 + 2 * 4096)).collect();
-        let mut caches = L2Caches::new(cpus, 20 * 64 + 2 * 4096);
+        let mut caches = CacheGroup::new(cpus, 20 * 64 + 2 * 4096);
         let mut rng = SplitMix64::new(7);
         for step in 0..20_000 {
             let cpu = (rng.next_u64() % cpus as u64) as usize;
@@ -370,8 +372,8 @@ mod tests {
     #[test]
     fn touching_while_visiting_others_is_touch_then_the_visit() {
         let cpus = 6;
-        let mut fused = L2Caches::new(cpus, 12 * 64 + 4096);
-        let mut apart = L2Caches::new(cpus, 12 * 64 + 4096);
+        let mut fused = CacheGroup::new(cpus, 12 * 64 + 4096);
+        let mut apart = CacheGroup::new(cpus, 12 * 64 + 4096);
         let mut rng = SplitMix64::new(11);
         let line =
             |index: u64| CacheKey::line(SharedLine::frame_meta(0, index as u32), MetadataLayout::LinuxStructPage);
