@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use indicatif::ProgressBar;
 
 use super::registry::Row;
+use super::run_memo::RunMemo;
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::ThpFioScale;
@@ -38,7 +39,7 @@ pub(super) fn frag_thpfioscale(preset: &str, quick: bool, seed: u64, bar: &Progr
             let mut runs = Vec::with_capacity(seeds as usize);
             for run_seed in seed..seed + seeds {
                 let args = RunArgs { madvise, dma32: true, ..run_args(&setup, preset, run_seed, false) };
-                runs.push(metrics(&run_sim(&workload, &args)?));
+                runs.push(run_metrics(&workload, &args)?);
             }
             let label = format!("{preset} {sockets}s{}", if madvise { " madvise" } else { "" });
             let params = serde_json::json!({ "sockets": sockets, "madvise": madvise, "seeds": seeds });
@@ -46,6 +47,13 @@ pub(super) fn frag_thpfioscale(preset: &str, quick: bool, seed: u64, bar: &Progr
         }
     }
     Ok(rows)
+}
+
+/// The metrics of one run of `workload`, each run once per process however many points
+/// ask for it (the sweep's base point is this experiment's 1-socket point without madvise).
+pub(super) fn run_metrics(workload: &ThpFioScale, args: &RunArgs) -> Result<BTreeMap<String, f64>, String> {
+    static RUNS: RunMemo<Result<BTreeMap<String, f64>, String>> = RunMemo::new();
+    RUNS.get_or_run(format!("{workload:?} {args:?}"), || Ok(metrics(&run_sim(workload, args)?)))
 }
 
 /// Seeds per point.

@@ -12,10 +12,10 @@
 
 use indicatif::ProgressBar;
 
-use super::frag_thpfioscale::{medians, metrics, SEEDS};
+use super::frag_thpfioscale::{medians, run_metrics, SEEDS};
 use super::registry::Row;
 use super::simulate::{run_args, Setup};
-use crate::run::{run_sim, RunArgs, TopologyKind, WorkloadKind};
+use crate::run::{RunArgs, TopologyKind, WorkloadKind};
 use crate::workload::ThpFioScale;
 
 /// The presets swept: the vanilla baseline first.
@@ -121,7 +121,7 @@ pub(super) fn frag_thpfioscale_sweep(
         let mut runs = Vec::with_capacity(seeds as usize);
         for run_seed in seed..seed + seeds {
             let args = RunArgs { dma32: true, ..run_args(&setup, preset, run_seed, false) };
-            runs.push(metrics(&run_sim(&workload, &args)?));
+            runs.push(run_metrics(&workload, &args)?);
         }
         let params = serde_json::json!({
             "memory_gib": memory_gib,

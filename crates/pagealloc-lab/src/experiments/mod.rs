@@ -24,6 +24,7 @@ mod published;
 mod registry;
 mod report_html;
 mod reproduce;
+mod run_memo;
 mod seeds;
 mod simulate;
 mod table;

@@ -4,14 +4,13 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-
 use super::coherence::LineTable;
 use super::faults::Faults;
 use super::locks::LockTable;
 use super::stats::SimStats;
+use crate::cache_group::CacheGroup;
 use crate::cache_key::CacheKey;
 use crate::calibration::Calibration;
-use crate::cache_group::CacheGroup;
 use crate::metadata_layout::MetadataLayout;
 use crate::topology::{Distance, Topology};
 use crate::DeterministicHasher;
