@@ -10,10 +10,13 @@ use crate::cache_key::CacheKey;
 use crate::node_index::{place_node, NodeIndex, SMALLEST_ENTRY_BYTES};
 
 const NIL: u32 = u32::MAX;
+const _: () = assert!(core::mem::size_of::<Node>() == 24);
 
+/// 24 bytes: millions of them at hundreds of CPUs, so a narrower node is fewer host misses.
 struct Node {
     key: CacheKey,
-    bytes: u32,
+    /// An entry is a line or a page: 64 KiB at most.
+    bytes: u16,
     cache: u16,
     /// LRU neighbours on `cache`'s list.
     prev: u32,
@@ -150,7 +153,8 @@ impl CacheGroup {
             // Never of this key's chain: `cache` holds no node of `key`.
             self.remove(victim);
         }
-        let node = Node { key, bytes: bytes as u32, cache: cache as u16, prev: NIL, next: NIL, next_holder: head };
+        let bytes_u16 = u16::try_from(bytes).expect("a cache entry is at most 64 KiB");
+        let node = Node { key, bytes: bytes_u16, cache: cache as u16, prev: NIL, next: NIL, next_holder: head };
         let index = place_node(&mut self.nodes, &mut self.free, node);
         self.holders.insert(key, index);
         let list = &mut self.lists[cache];
