@@ -18,12 +18,12 @@ pub(super) fn kbuild(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -
 }
 
 /// The build on the 768-CPU Turin with the seed machine's memory per CPU (64 GiB for 224
-/// CPUs: 219 GiB). Each CPU runs fewer processes than `pcp-kbuild`'s 40 (10, 2 with
+/// CPUs: 219 GiB). Each CPU runs fewer processes than `pcp-kbuild`'s 40 (10, 1 with
 /// --quick), so that the run stays short: the build still ends with every CPU's last exits,
 /// where the presets differ.
 pub(super) fn kbuild_768(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
     let memory_gib = SEED_MEMORY_GIB * 768 / 224;
-    kbuild_on(TopologyKind::Server768, memory_gib, if quick { 2 } else { 10 }, preset, seed)
+    kbuild_on(TopologyKind::Server768, memory_gib, if quick { 1 } else { 10 }, preset, seed)
 }
 
 fn kbuild_on(
