@@ -16,7 +16,8 @@ struct LineState {
     /// Last writer (or first reader); `NO_OWNER` before any touch.
     owner: u16,
     /// LLC instances that may hold the line (set on insertion, cleared on invalidation, not
-    /// on eviction): a write probes only these LLCs to invalidate their copies.
+    /// on eviction): a write walks the LLCs' holders of the line only when another
+    /// instance may hold it.
     llcs: u32,
 }
 
