@@ -182,4 +182,38 @@ mod tests {
         assert!(platform.lock_try_acquire(pcp));
         assert_eq!(sim.stats().pcp_lock.try_failures, 1);
     }
+
+    /// Locks of different kinds, or of the same kind for different zones, nodes or CPUs,
+    /// have states of their own, however their numbers coincide.
+    #[test]
+    fn every_lock_has_its_own_state() {
+        let locks = [
+            LockId::Zone(1),
+            LockId::Zone(2),
+            LockId::Lru(1),
+            LockId::LruAdd { cpu: 1 },
+            LockId::Workload(1),
+            LockId::Pcp { zone: 1, cpu: 1 },
+            LockId::Pcp { zone: 2, cpu: 1 },
+            LockId::Pcp { zone: 1, cpu: 2 },
+            LockId::LruBatch { node: 1, lock: 1 },
+            LockId::LruBatch { node: 2, lock: 1 },
+            LockId::LruBatch { node: 1, lock: 2 },
+        ];
+        for held in locks {
+            let platform = machine(2);
+            let sim = platform.handle();
+            sim.set_cpu(0);
+            platform.lock_acquire(held);
+            sim.advance(1_000);
+            platform.lock_release(held);
+            sim.set_cpu(1);
+            for other in locks {
+                assert_eq!(platform.lock_try_acquire(other), other != held, "{other:?} while {held:?} is held");
+                if other != held {
+                    platform.lock_release(other);
+                }
+            }
+        }
+    }
 }
