@@ -20,7 +20,7 @@ use pagealloc::views::ZoneinfoZone;
 use pagealloc::{AllocRequest, Block, PageAllocator};
 
 use super::parse::{EventKind, TraceEvent};
-use super::replay::PfnHasher;
+use super::pfn_hasher::PfnHasher;
 
 /// A block live when the trace began.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,6 +12,7 @@ pub mod initial;
 pub mod machine;
 mod more_workloads;
 pub mod parse;
+mod pfn_hasher;
 pub mod platform;
 pub mod replay;
 pub mod replay_cli;

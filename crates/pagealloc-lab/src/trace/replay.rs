@@ -4,7 +4,7 @@
 //! Deterministic: one host thread, a test platform whose CPU and clock the replay sets.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use super::counts::Counts;
 use super::initial::{LiveBlock, PagesetStock};
 use super::machine::Machine;
 use super::parse::{EventKind, Trace, TraceEvent};
+use super::pfn_hasher::PfnHasher;
 use super::platform::ReplayPlatform;
 use super::timeline::{Timeline, TimelinePoint};
 use super::timers::{TimerMode, TimerSchedule, TracedTimers};
@@ -71,24 +72,6 @@ pub struct Replay {
     /// and ours at the same point of the trace.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pageset_samples: Vec<super::samples::PagesetPair>,
-}
-
-/// Frame numbers spread well under a multiply; SipHash would cost more than the replay.
-#[derive(Default)]
-pub(super) struct PfnHasher(u64);
-
-impl Hasher for PfnHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, value: u64) {
-        self.0 = value.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
 }
 
 /// The replay's CPU and clock, for the events it writes.
