@@ -236,8 +236,9 @@ impl<P: Platform> ZoneChecker<'_, P> {
             );
         }
         let pages = pages + bound_pages;
-        // Between the bounds; on a tiny zone high_min may exceed high_max, and the kernel's
-        // clamp() then leaves high anywhere between the two. decay_pcp_high() may set high
+        // Between the bounds; on a tiny zone high_min may exceed high_max: the kernel's
+        // clamp() then gives high_max, and the decay and the free_high shrink floor high at
+        // high_min until its next use clamps it again. decay_pcp_high() may also set high
         // above high_max (count - batch << scale_max, with a pageblock-order block on the
         // pageset); every use clamps it again.
         let (low_bound, high_bound) =

@@ -151,7 +151,7 @@ pub struct PerCpuPages {
 impl PerCpuPages {
     pub(crate) fn new(batch: u32, high_min: u32, high_max: u32, free_high_batch: bool) -> PerCpuPages {
         // high_min may exceed high_max on a tiny zone (its low-watermark share beats
-        // managed/8's); high is then clamped to high_min, as the kernel's clamp() does.
+        // managed/8's); the first use clamps high to high_max, as the kernel's clamp() does.
         debug_assert!(batch >= 1);
         PerCpuPages {
             lists: [FrameList::EMPTY; NR_PCP_LISTS],

@@ -30,8 +30,8 @@ pub(crate) fn vmstat_update<P: Platform>(
     // Buddy-bound frees wait at most a vmstat interval.
     let mut drained = u64::from(super::buddy_bound::flush_buddy_bound(zone, &mut pageset, policy));
     let excess = decay_high(&mut pageset, policy);
-    // On a tiny zone high_min can exceed high_max; high then stays at high_max, as the
-    // kernel's clamp() leaves it.
+    // On a tiny zone high_min can exceed high_max; the decay floors high at high_min,
+    // above high_max, and its next use clamps it back to high_max.
     debug_assert!(
         pageset.high_pages >= pageset.high_min_pages.min(pageset.high_max_pages) && excess <= pageset.count_pages,
         "after decay: high {} high_min {} high_max {} count {} excess {excess}",

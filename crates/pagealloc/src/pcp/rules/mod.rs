@@ -7,10 +7,12 @@ use crate::policy::{FreeHighRule, FreeSizing, PcpPolicy};
 use crate::types::{COSTLY_ORDER, PAGEBLOCK_ORDER};
 use crate::zone_state::zone_flags;
 
-/// `high` clamped into its bounds, stored back (the kernel re-clamps on every use).
+/// `high` clamped into its bounds, stored back (the kernel re-clamps on every use). The
+/// kernel's clamp(), min(max(high, high_min), high_max): where a tiny zone's high_min exceeds
+/// high_max, high_max wins (Rust's `Ord::clamp` would panic there).
 #[inline]
 pub(crate) fn clamped_high(pcp: &mut PerCpuPages) -> u32 {
-    pcp.high_pages = pcp.high_pages.clamp(pcp.high_min_pages, pcp.high_max_pages.max(pcp.high_min_pages));
+    pcp.high_pages = pcp.high_pages.max(pcp.high_min_pages).min(pcp.high_max_pages);
     pcp.high_pages
 }
 

@@ -202,8 +202,24 @@ fn growing_high_on_a_tiny_zone_with_crossed_bounds_does_not_panic() {
     let mut pcp = PerCpuPages::new(1, 20, 10, false);
     pcp.count_pages = 25;
     pcp.free_count_pages = 100;
-    assert_eq!(nr_pcp_high(&mut pcp, &policy("mainline"), 0, false), 20, "drains against the re-clamped high");
+    assert_eq!(nr_pcp_high(&mut pcp, &policy("mainline"), 0, false), 10, "drains against the re-clamped high");
     assert_eq!(pcp.high_pages, 10, "min(max(need_high, high_min), high_max)");
+}
+
+/// Crossed bounds (high_min 20 > high_max 10) clamp to high_max, as the kernel's clamp()
+/// does for every high at or above high_max: min(max(high, high_min), high_max).
+#[test]
+fn crossed_bounds_clamp_to_high_max() {
+    let mut pcp = PerCpuPages::new(1, 20, 10, false);
+    assert_eq!(clamped_high(&mut pcp), 10);
+    assert_eq!(pcp.high_pages, 10, "stored back");
+    pcp.high_pages = 30;
+    assert_eq!(clamped_high(&mut pcp), 10);
+    let mut pcp = pageset();
+    pcp.high_pages = 100;
+    assert_eq!(clamped_high(&mut pcp), 390, "below high_min: high_min");
+    pcp.high_pages = 40_000;
+    assert_eq!(clamped_high(&mut pcp), 32_768, "above high_max: high_max");
 }
 
 #[test]
