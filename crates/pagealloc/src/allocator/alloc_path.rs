@@ -361,16 +361,17 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Takes one block from `zone` ([`Zone::rmqueue`]), then wakes kswapd outside the zone
-    /// lock if the take boosted the zone's watermark.
+    /// lock if the zone's watermark is boosted, whether or not the take found a block, as
+    /// rmqueue() tests the mark on both of its exits.
     #[inline(always)]
-    fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
+    pub(super) fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
         debug_assert!(zone.pcp.get(cpu).is_none_or(|slot| slot.remote == (self.node_of_cpu(cpu) != zone.state().node)));
         let local = || zone.state().node == self.node_of_cpu(cpu);
         let pcp = (&self.policy.pcp, cpu);
-        let pfn = zone.rmqueue(self.zone_call(), pcp, || self.fallback_rules(), block, (hit, local))?;
+        let pfn = zone.rmqueue(self.zone_call(), pcp, || self.fallback_rules(), block, (hit, local));
         if zone.take_boost_wakeup(block.flags) {
             self.wake_kswapd_for(zone.state().node, zone.state().zone_type);
         }
-        Some(pfn)
+        pfn
     }
 }

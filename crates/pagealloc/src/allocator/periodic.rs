@@ -171,4 +171,29 @@ mod tests {
         allocator.free_bulk(held).unwrap();
         allocator.check_invariants().unwrap();
     }
+
+    /// rmqueue() tests the zone's boosted-watermark mark whether or not its take found a
+    /// block: a mark left by a take that could not wake kswapd is answered by the next one.
+    #[test]
+    fn a_failed_take_still_wakes_kswapd_for_a_boosted_zone() {
+        use crate::request::{AllocFlags, BlockRequest};
+        use crate::types::MigrateType;
+        use crate::zone::zone_flags;
+        let allocator = allocator(1 << 12);
+        let zone = &allocator.zones()[0];
+        let flags = AllocFlags::fast_path(&AllocRequest::KERNEL);
+        let block = BlockRequest { order: 0, migratetype: MigrateType::Unmovable, flags };
+        // Take every page below the watermarks, as the zone's last requests would.
+        let mut held = alloc::vec::Vec::new();
+        while let Some(pfn) = allocator.rmqueue(zone, 0, block, true) {
+            held.push(crate::block::Block::new(pfn, zone.state().index, allocator.id, zone.mem().frame(pfn).info()));
+        }
+        assert!(!allocator.nodes()[0].kswapd.is_pending(), "nothing woke kswapd yet");
+        zone.state().set_flag(zone_flags::BOOSTED_WATERMARK);
+        assert_eq!(allocator.rmqueue(zone, 0, block, true), None, "the zone is exhausted");
+        assert!(allocator.nodes()[0].kswapd.is_pending(), "the boosted mark woke kswapd");
+        assert_eq!(zone.state().flags() & zone_flags::BOOSTED_WATERMARK, 0, "and was cleared");
+        allocator.free_bulk(held).unwrap();
+        allocator.check_invariants().unwrap();
+    }
 }
