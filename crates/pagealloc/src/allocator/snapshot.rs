@@ -14,11 +14,15 @@ pub struct ZoneStats {
     pub node: u16,
     pub zone_type: ZoneType,
     pub managed_pages: u64,
-    /// Free in the zone's buddy (NR_FREE_PAGES).
+    /// Free in the zone's buddy, isolated pageblocks aside: exact, read in the same zone-lock
+    /// hold as `free_blocks`. The published NR_FREE_PAGES that watermark checks read may
+    /// lag it by per-CPU diffs not yet folded ([`crate::Counters::buddy_free_pages`]).
     pub buddy_free_pages: u64,
-    /// Cached in the zone's per-CPU pagesets: free, and handed out first.
+    /// Cached in the zone's per-CPU pagesets, read under each pageset's lock after the zone
+    /// lock is dropped: free, and handed out first.
     pub pageset_pages: u64,
-    /// Free buddy blocks of each order, as /proc/buddyinfo counts them.
+    /// Free buddy blocks of each order, isolated ones included, as /proc/buddyinfo counts
+    /// them: with nothing isolated, `buddy_free_pages` is their pages.
     pub free_blocks: [u64; NR_ORDERS],
 }
 
@@ -44,7 +48,9 @@ impl ZoneStats {
 }
 
 /// The allocator's counts at one moment ([`PageAllocator::stats`]). Each zone is read
-/// under its own locks, one after another: exact when nothing runs beside the reader.
+/// under its own locks, one after another: a zone's buddy count and blocks agree with each
+/// other always; its pageset count, the other zones and the event counters are each read
+/// at their own moment, so the totals are exact only when nothing runs beside the reader.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllocatorStats {
     pub managed_pages: u64,
@@ -88,13 +94,14 @@ impl<P: Platform> PageAllocator<P> {
         };
         for zone in self.zones.iter() {
             let pageset_pages = self.zone_pcp_pages(zone);
-            let free_blocks =
-                zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)));
+            let (buddy_free_pages, free_blocks) = zone.with_free_area(&self.platform, |area| {
+                (area.free_pages(), core::array::from_fn(|order| area.blocks_of_order(order)))
+            });
             let zone_stats = ZoneStats {
                 node: zone.state().node(),
                 zone_type: zone.state().zone_type(),
                 managed_pages: zone.state().managed_pages(),
-                buddy_free_pages: zone.free_pages(),
+                buddy_free_pages,
                 pageset_pages,
                 free_blocks,
             };
@@ -105,5 +112,30 @@ impl<P: Platform> PageAllocator<P> {
         }
         stats.free_pages = stats.buddy_free_pages + stats.pageset_pages;
         stats
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::platform::TestPlatform;
+    use crate::policy::FreePagesCount;
+    use crate::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+
+    /// A zone's buddy count and its blocks come from one zone-lock hold: they agree even
+    /// where the published count lags behind per-CPU diffs not yet folded.
+    #[test]
+    fn a_zones_free_count_and_blocks_agree_with_unfolded_diffs() {
+        let mut policy = crate::presets::find("mainline").unwrap().policy;
+        policy.vmstat.free_pages = FreePagesCount::PerCpuDiffs;
+        let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 14).policy(policy);
+        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        let block = allocator.alloc_pages(0, AllocRequest::KERNEL).unwrap();
+        let stats = allocator.stats();
+        let zone = &stats.zones[0];
+        let listed: u64 = zone.free_blocks.iter().enumerate().map(|(order, &blocks)| blocks << order).sum();
+        assert_eq!(zone.buddy_free_pages, listed, "one hold: the buddy's pages are its blocks' pages");
+        assert_eq!(zone.free_pages() + 1, zone.managed_pages, "exact: all but the page held");
+        allocator.free_pages(block).unwrap();
+        allocator.check_invariants().unwrap();
     }
 }
