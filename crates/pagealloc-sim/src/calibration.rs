@@ -1,5 +1,7 @@
-//! The cost model's constants: one set, physically plausible, with sources, used unchanged by
-//! every experiment (no per-experiment fitting).
+//! The cost model's hardware constants. A run takes them from its machine (a seed machine's
+//! citations or a measured profile, built by `pagealloc-lab`'s `machine` module), unchanged
+//! by any experiment (no per-experiment fitting). [`Calibration::XEON`] is a fixed,
+//! physically plausible set for this crate's own tests; no experiment uses it.
 
 use serde::Serialize;
 
@@ -12,7 +14,8 @@ pub struct Calibration {
     pub line_local_ns: u64,
     /// Line last held by the SMT sibling (shared L1/L2).
     pub line_smt_ns: u64,
-    /// Line held by another core of the socket: core-to-core transfer through the LLC/mesh.
+    /// Line held by another core of the socket: core-to-core transfer through the LLC/mesh,
+    /// the transfer alone (a locked RMW on the line pays `atomic_rmw_ns` on top).
     /// Measured core-to-core CAS latency on Skylake-SP to Sapphire Rapids is 45-60 ns.
     pub line_same_socket_ns: u64,
     /// Line held by a core of the socket under another LLC instance (another core complex
@@ -43,7 +46,7 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// The calibration every experiment uses.
+    /// A fixed set for the simulator's own tests (no experiment uses it).
     pub const XEON: Calibration = Calibration {
         name: "xeon-2s",
         line_local_ns: 1,

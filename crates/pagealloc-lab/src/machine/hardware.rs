@@ -1,7 +1,9 @@
 //! The simulator's topology and hardware costs from a profile.
 //!
 //! Rules (each constant measured by `pagelab calibrate`, see its `method`):
-//! - a line transfer is the ping-pong's time per turn less the atomic it includes;
+//! - a line transfer is the ping-pong's time per turn: each turn a load that waits for the
+//!   other CPU's store, then a store, with no locked instruction, so nothing is subtracted
+//!   (the simulator charges `atomic_rmw_ns` apart, on top of a transfer, for an RMW);
 //! - a line from the LLC or from DRAM is the pointer chase's load-to-use latency;
 //! - a page touch costs what zeroing a page did with the buffer in the L2, in the LLC, or
 //!   in neither (DRAM);
@@ -56,10 +58,8 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
 
 /// The hardware costs, rounded to whole nanoseconds (the counter update to picoseconds).
 pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calibration, String> {
-    let atomic_ns = constants.value("atomic_rmw_ns")?;
-    let transfer = |key: &str| -> Option<u64> {
-        constants.get(key).map(|measured| (measured.value - atomic_ns).max(1.0).round() as u64)
-    };
+    let transfer =
+        |key: &str| -> Option<u64> { constants.get(key).map(|measured| measured.value.round().max(1.0) as u64) };
     let same_socket_ns = transfer("line_same_socket_ns").ok_or("the profile has no line_same_socket_ns")?;
     let other_socket_ns = transfer("line_other_socket_ns").unwrap_or(same_socket_ns);
     let ns = |key: &str| constants.value(key).map(|value| value.round().max(1.0) as u64);

@@ -11,16 +11,21 @@ pub struct MachinesArgs {
     pub format: crate::output_format::OutputFormat,
 }
 
+/// A cited transfer as JSON: its value, source and method.
+fn transfer(cited: &super::seeds::CitedTransfer) -> serde_json::Value {
+    json!([cited.value, cited.source, format!("{:?}", cited.method)])
+}
+
 /// One machine's costs as JSON: hardware, kernel, and the citations where it has them.
 fn machine_json(machine: &SimMachine, seed: Option<&SeedHardware>) -> serde_json::Value {
     let sources = seed.map(|seed| {
         json!({
             "cpu": seed.cpu,
             "base_clock_mhz": [seed.base_clock_mhz.value, seed.base_clock_mhz.source],
-            "line_smt_ns": [seed.line_smt_ns.value, seed.line_smt_ns.source],
-            "line_same_socket_ns": [seed.line_same_socket_ns.value, seed.line_same_socket_ns.source],
-            "line_other_llc_ns": seed.line_other_llc_ns.map(|c| json!([c.value, c.source])),
-            "line_other_socket_ns": [seed.line_other_socket_ns.value, seed.line_other_socket_ns.source],
+            "line_smt_ns": transfer(&seed.line_smt_ns),
+            "line_same_socket_ns": transfer(&seed.line_same_socket_ns),
+            "line_other_llc_ns": seed.line_other_llc_ns.as_ref().map(transfer),
+            "line_other_socket_ns": transfer(&seed.line_other_socket_ns),
             "line_llc_ns": [seed.llc_ns.value, seed.llc_ns.source],
             "line_memory_ns": [seed.memory_ns.value, seed.memory_ns.source],
             "locked_rmw_cycles": [seed.locked_rmw_cycles.value, seed.locked_rmw_cycles.source],

@@ -3,9 +3,10 @@
 //! Hardware costs are cited per machine (each with its source below); where no figure was
 //! found for the part, the nearest microarchitecture's is used and the source says so. The
 //! rules that turn a citation into a constant (docs/simulator.md):
-//! - a line transfer is a published core-to-core latency (a CAS ping-pong's round trip / 2,
-//!   or Intel MLC's HITM load) less the part's locked RMW, as `pagelab calibrate` derives its
-//!   own ping-pong; at least 1 ns;
+//! - a line transfer is a published core-to-core latency: a CAS ping-pong's round trip / 2
+//!   less the part's locked RMW (each trip executes one, which the simulator charges apart),
+//!   or an Intel MLC core-to-core load latency as published (a load: no locked instruction); at
+//!   least 1 ns;
 //! - a locked RMW is its published latency in cycles at the base clock;
 //! - touching a page from memory costs 4 KiB at the published single-core load bandwidth
 //!   (zeroing a page first reads it: write-allocate);
@@ -69,18 +70,53 @@ const fn cited(value: f64, source: &'static str) -> Cited {
     Cited { value, source }
 }
 
+/// How a published core-to-core latency was measured, which says whether each one-way trip
+/// includes a locked read-modify-write (the simulator charges `atomic_rmw_ns` apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TransferMethod {
+    /// A compare-and-swap ping-pong's round trip / 2: one CAS per trip.
+    CasPingPong,
+    /// A load of a line held in another core's cache, as Intel MLC's core-to-core
+    /// latencies measure it: no locked instruction.
+    MlcLoad,
+}
+
+/// A cited cache-line transfer between two CPUs, with its method.
+#[derive(Clone, Copy, Debug)]
+pub struct CitedTransfer {
+    pub value: f64,
+    pub source: &'static str,
+    pub method: TransferMethod,
+}
+
+impl CitedTransfer {
+    /// The transfer alone, ns: less the locked RMW where the method executes one.
+    pub fn transfer_ns(&self, locked_rmw_ns: f64) -> u64 {
+        let locked = if self.method == TransferMethod::CasPingPong { locked_rmw_ns } else { 0.0 };
+        (self.value - locked).round().max(1.0) as u64
+    }
+}
+
+const fn cas(value: f64, source: &'static str) -> CitedTransfer {
+    CitedTransfer { value, source, method: TransferMethod::CasPingPong }
+}
+
+const fn mlc_load(value: f64, source: &'static str) -> CitedTransfer {
+    CitedTransfer { value, source, method: TransferMethod::MlcLoad }
+}
+
 /// A seed machine's published hardware figures.
 #[derive(Clone, Debug)]
 pub struct SeedHardware {
     pub topology: Topology,
     pub cpu: &'static str,
     pub base_clock_mhz: Cited,
-    pub line_smt_ns: Cited,
-    pub line_same_socket_ns: Cited,
+    pub line_smt_ns: CitedTransfer,
+    pub line_same_socket_ns: CitedTransfer,
     /// Two cores of a socket under two LLC instances; `None` on parts with one LLC per
     /// socket.
-    pub line_other_llc_ns: Option<Cited>,
-    pub line_other_socket_ns: Cited,
+    pub line_other_llc_ns: Option<CitedTransfer>,
+    pub line_other_socket_ns: CitedTransfer,
     pub llc_ns: Cited,
     pub memory_ns: Cited,
     pub locked_rmw_cycles: Cited,
@@ -95,7 +131,7 @@ impl SeedHardware {
         let clock_ratio = reference_clock_mhz() / self.base_clock_mhz.value;
         let scaled = |ns: u64| (ns as f64 * clock_ratio).round() as u64;
         let atomic_ns = self.locked_rmw_cycles.value * 1000.0 / self.base_clock_mhz.value;
-        let transfer = |cited: Cited| (cited.value - atomic_ns).round().max(1.0) as u64;
+        let transfer = |cited: CitedTransfer| cited.transfer_ns(atomic_ns);
         let page_miss_ns = match self.load_gb_per_s {
             Some(bandwidth) => (4096.0 / bandwidth.value).round() as u64,
             None => reference.calibration.page_miss_ns,
@@ -153,10 +189,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_48,
         cpu: "Xeon E5-2670 v3 (Haswell-EP)",
         base_clock_mhz: cited(2300.0, "E5-2670 v3 and E5-2699 v3 @ 2.30GHz (CSIT testbed spec)"),
-        line_smt_ns: cited(7.6, "nearest found, Broadwell-EP E5-2695 v4: NV"),
-        line_same_socket_ns: cited(47.0, CSIT_HSW),
+        line_smt_ns: cas(7.6, "nearest found, Broadwell-EP E5-2695 v4: NV"),
+        line_same_socket_ns: mlc_load(47.0, CSIT_HSW),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(108.0, CSIT_HSW),
+        line_other_socket_ns: mlc_load(108.0, CSIT_HSW),
         llc_ns: cited(20.75, "E5-2660 v3: InstLatx64 HaswellEP2_NewMemLat (AIDA64)"),
         memory_ns: cited(99.0, CSIT_HSW),
         locked_rmw_cycles: cited(19.0, INSTLAT),
@@ -166,10 +202,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_88,
         cpu: "Xeon E5-2699 v4 (Broadwell-EP)",
         base_clock_mhz: cited(2200.0, "E5-2699 v4 @ 2.20GHz (its model string)"),
-        line_smt_ns: cited(7.6, NV),
-        line_same_socket_ns: cited(44.0, "E5-2695 v4: NV"),
+        line_smt_ns: cas(7.6, NV),
+        line_same_socket_ns: cas(44.0, "E5-2695 v4: NV"),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(118.0, "E5-2695 v4: NV"),
+        line_other_socket_ns: cas(118.0, "E5-2695 v4: NV"),
         llc_ns: cited(34.5, "E5-2699 v4, 16-32 MB region, 27-42 ns (midpoint): anandtech.com/show/11544"),
         memory_ns: cited(95.0, AT_SKYLAKE_SP),
         locked_rmw_cycles: cited(19.0, INSTLAT),
@@ -179,10 +215,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_80,
         cpu: "Xeon Gold 6248 class (Cascade Lake-SP)",
         base_clock_mhz: cited(2500.0, "Gold 6248 @ 2.50GHz: kerncraft CascadelakeSP_Gold-6248_SNC.yml"),
-        line_smt_ns: cited(7.6, "8275CL: NV"),
-        line_same_socket_ns: cited(47.0, "8275CL: NV"),
+        line_smt_ns: cas(7.6, "8275CL: NV"),
+        line_same_socket_ns: cas(47.0, "8275CL: NV"),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(134.0, "8275CL: NV"),
+        line_other_socket_ns: cas(134.0, "8275CL: NV"),
         llc_ns: cited(30.8, "Skylake-SP mesh L3, Intel-stated 77 cycles at 2.5 GHz: anandtech.com/show/11550"),
         memory_ns: cited(80.8, MLC_LEUVEN),
         locked_rmw_cycles: cited(18.0, INSTLAT),
@@ -192,10 +228,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_128,
         cpu: "Xeon Platinum 8360Y class (Ice Lake-SP)",
         base_clock_mhz: cited(2400.0, "Platinum 8360Y @ 2.40GHz: kerncraft IcelakeSP_Platinum-8360Y.yml"),
-        line_smt_ns: cited(8.1, "8375C: NV"),
-        line_same_socket_ns: cited(51.0, "8375C: NV"),
+        line_smt_ns: cas(8.1, "8375C: NV"),
+        line_same_socket_ns: cas(51.0, "8375C: NV"),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(108.0, "8375C: NV"),
+        line_other_socket_ns: cas(108.0, "8375C: NV"),
         llc_ns: cited(32.1, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.4 GHz"),
         memory_ns: cited(89.2, MLC_LEUVEN),
         locked_rmw_cycles: cited(20.0, INSTLAT),
@@ -205,10 +241,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_224,
         cpu: "Xeon Platinum 8480+ (Sapphire Rapids)",
         base_clock_mhz: cited(2000.0, "8480+ @ 2.00GHz: github.com/quattor/template-library-standard"),
-        line_smt_ns: cited(8.1, "nearest found, Ice Lake-SP 8375C: NV"),
-        line_same_socket_ns: cited(51.0, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_smt_ns: cas(8.1, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_same_socket_ns: cas(51.0, "nearest found, Ice Lake-SP 8375C: NV"),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(108.0, "nearest found, Ice Lake-SP 8375C: NV"),
+        line_other_socket_ns: cas(108.0, "nearest found, Ice Lake-SP 8375C: NV"),
         llc_ns: cited(38.5, "nearest found, Skylake-SP mesh L3: 77 cycles at 2.0 GHz"),
         memory_ns: cited(89.2, "nearest found, Ice Lake-SP 8360Y: github.com/hpcleuven/VscDocumentation, Intel MLC"),
         locked_rmw_cycles: cited(
@@ -221,10 +257,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SMALL_CACHE_8,
         cpu: "Core i7-6700K class (Skylake, 4 cores x 2 threads, 8 MiB LLC)",
         base_clock_mhz: cited(4000.0, "i7-6700K 4.0 GHz base: hexus.net review"),
-        line_smt_ns: cited(6.9, "i7-6700K: NV"),
-        line_same_socket_ns: cited(20.0, "i7-6700K: NV"),
+        line_smt_ns: cas(6.9, "i7-6700K: NV"),
+        line_same_socket_ns: cas(20.0, "i7-6700K: NV"),
         line_other_llc_ns: None,
-        line_other_socket_ns: cited(20.0, "one socket: never used"),
+        line_other_socket_ns: cas(20.0, "one socket: never used"),
         llc_ns: cited(10.49, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
         memory_ns: cited(64.5, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
         locked_rmw_cycles: cited(18.0, INSTLAT),
@@ -234,10 +270,10 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         topology: Topology::SERVER_768,
         cpu: "2 x EPYC 9965 (Turin, Zen 5c)",
         base_clock_mhz: cited(2250.0, IL_TURIN),
-        line_smt_ns: cited(9.0, NV_GENOA),
-        line_same_socket_ns: cited(22.5, NV_GENOA),
-        line_other_llc_ns: Some(cited(100.0, NV_GENOA)),
-        line_other_socket_ns: cited(197.0, NV_GENOA),
+        line_smt_ns: cas(9.0, NV_GENOA),
+        line_same_socket_ns: cas(22.5, NV_GENOA),
+        line_other_llc_ns: Some(cas(100.0, NV_GENOA)),
+        line_other_socket_ns: cas(197.0, NV_GENOA),
         llc_ns: cited(
             24.0,
             "nearest found, Genoa-X (Zen 4) L3: Milan-X's 50 cycles + 4 (chipsandcheese.com/p/genoa-x-server-v-cache-round-2), 54 cycles at 2.25 GHz",
@@ -318,5 +354,28 @@ mod tests {
         assert!((ratio - expected).abs() < 0.01, "{ratio} against {expected}");
         assert_eq!(machine.calibration.atomic_rmw_ns, 8, "19 cycles at 2.3 GHz");
         assert_eq!(machine.calibration.page_miss_ns, 459, "4 KiB at 8.93 GB/s");
+    }
+
+    /// calibrate's ping-pong loads and stores, with no locked instruction: the reference
+    /// host's transfer is its time per turn as measured.
+    #[test]
+    fn the_reference_hosts_transfer_is_its_ping_pong_as_measured() {
+        let measured = reference_profile().constant("line_same_socket_ns").unwrap().value;
+        assert_eq!(reference().calibration.line_same_socket_ns, measured.round() as u64);
+    }
+
+    /// A CAS ping-pong's trip includes a locked RMW, which the simulator charges apart; an
+    /// MLC load latency has none, so it is the transfer as published.
+    #[test]
+    fn transfers_lose_the_locked_rmw_only_where_the_method_executes_one() {
+        let haswell = SEED_MACHINES.iter().find(|seed| seed.topology == Topology::SERVER_48).unwrap();
+        let machine = haswell.machine();
+        assert_eq!(haswell.line_same_socket_ns.method, TransferMethod::MlcLoad);
+        assert_eq!(machine.calibration.line_same_socket_ns, 47, "MLC's 47 ns as published");
+        assert_eq!(machine.calibration.line_other_socket_ns, 108);
+        assert_eq!(haswell.line_smt_ns.method, TransferMethod::CasPingPong);
+        assert_eq!(machine.calibration.line_smt_ns, 1, "7.6 ns less 19 cycles at 2.3 GHz, at least 1");
+        let broadwell = SEED_MACHINES.iter().find(|seed| seed.topology == Topology::SERVER_88).unwrap();
+        assert_eq!(broadwell.machine().calibration.line_same_socket_ns, 44 - 9, "44 ns less 19 cycles at 2.2 GHz");
     }
 }
