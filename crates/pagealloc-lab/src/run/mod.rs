@@ -142,6 +142,12 @@ pub struct RunArgs {
     /// page_bench03: block order (0..=MAX_ORDER).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=pagealloc::MAX_ORDER as i64))]
     pub order: u8,
+    /// page_bench03: work around each alloc+free pair, ns (the module's loop; default 10).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub loop_ns: Option<u64>,
+    /// kbuild: compile work between faults, ns (default 28,000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
+    pub compute_per_fault_ns: Option<u64>,
     /// page_fault1: process or thread mode.
     #[arg(long, value_enum, default_value = "process")]
     pub mode: FaultMode,
@@ -271,7 +277,10 @@ impl RunArgs {
         let machine = self.sim_machine();
         let kernel = &machine.kernel;
         Ok(match self.workload {
-            WorkloadKind::PageBench03 => Box::new(PageBench { order: self.order, ..PageBench::default() }),
+            WorkloadKind::PageBench03 => {
+                let defaults = PageBench::default();
+                Box::new(PageBench { order: self.order, loop_ns: self.loop_ns.unwrap_or(defaults.loop_ns) })
+            }
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
                 Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode, release) }.on_machine(&machine))
@@ -284,7 +293,11 @@ impl RunArgs {
                 Box::new(workload.with_costs(kernel, &machine.calibration))
             }
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }.with_costs(kernel)),
-            WorkloadKind::Kbuild => Box::new(Kbuild::default().with_costs(kernel)),
+            WorkloadKind::Kbuild => {
+                let defaults = Kbuild::default();
+                let compute_per_fault_ns = self.compute_per_fault_ns.unwrap_or(defaults.compute_per_fault_ns);
+                Box::new(Kbuild { compute_per_fault_ns, ..defaults }.with_costs(kernel))
+            }
             WorkloadKind::Thpcompact => {
                 Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise).with_costs(kernel))
             }
@@ -378,18 +391,4 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pagealloc::AllocError;
-
-    #[test]
-    fn out_of_memory_is_counted_and_any_other_failure_ends_the_run() {
-        let mut failures = AllocFailures::default();
-        assert!(failures.note(Err(AllocError::OutOfMemory { order: 0 })).is_none());
-        assert!(failures.note(Err(AllocError::OutOfMemory { order: 3 })).is_none());
-        assert_eq!((failures.out_of_memory, failures.rejected), (2, None));
-        assert!(failures.note(Err(AllocError::OrderTooLarge { order: 11 })).is_none());
-        assert!(failures.note(Err(AllocError::NoSuchNode { node: 2, nodes: 1 })).is_none());
-        assert_eq!(failures.rejected, Some(AllocError::OrderTooLarge { order: 11 }), "the first rejection is kept");
-    }
-}
+mod tests;
