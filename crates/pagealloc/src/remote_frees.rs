@@ -12,9 +12,11 @@
 //! links, the head an index (NIL when empty). Pushes compare-and-swap the head (safe against
 //! ABA: a push only needs its tail to point at the head it replaced); the taker swaps in NIL
 //! and owns the whole chain. Pages pending here are out of the buddy, like a pageset's
-//! (Linux counts neither as free), and counted in `pending_pages`, which bounds them: a push
+//! (Linux counts neither as free), and counted in `pending_pages`, which the allocator's
+//! counters report with the pagesets' pages and which bounds them: a push
 //! that finds a batch's worth pending releases the stack itself under the lock, so an idle
-//! owner cannot strand pages. The allocator's periodic work and `drain_all` release it too.
+//! owner cannot strand pages. The allocator's periodic work, `drain_all`, kswapd before it
+//! judges a node's balance, and a request about to fail release it too.
 //!
 //! Generic over the atomic word so that `tests/loom_remote_frees.rs` runs this code on
 //! loom's atomics.
@@ -83,6 +85,15 @@ impl<A: AtomicWord> RemoteFrees<A> {
     pub fn take(&self) -> Option<u32> {
         // Acquire: the pushes' Release, so the chains' links and records are visible.
         let head = self.head.swap(NIL, Acquire);
+        (head != NIL).then_some(head)
+    }
+
+    /// The first pushed block, leaving the chains in place: for a walker that excludes
+    /// pushes and takes by other means (the invariant checker, holding every pageset of
+    /// the zone and its lock).
+    pub fn first(&self) -> Option<u32> {
+        // Acquire: as `take`, the chains' links are visible.
+        let head = self.head.load(Acquire);
         (head != NIL).then_some(head)
     }
 

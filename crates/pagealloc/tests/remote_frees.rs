@@ -6,15 +6,24 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::*;
 use pagealloc::builder::MIN_ARENA_PAGES;
 use pagealloc::{AllocRequest, Block};
 
 fn build(hand_remote_frees: bool) -> TestAllocator {
+    build_with(hand_remote_frees, None)
+}
+
+fn build_with(hand_remote_frees: bool, reclaim: Option<Arc<OldestFirstCache>>) -> TestAllocator {
     let mut policy = preset("pagealloc");
     assert!(policy.pcp.drain.beyond_linux.hand_remote_frees, "the preset hands remote frees over");
     policy.pcp.drain.beyond_linux.hand_remote_frees = hand_remote_frees;
-    let allocator = one_normal_zone(4 * MIN_ARENA_PAGES, policy, 2);
+    let mut allocator = one_normal_zone(4 * MIN_ARENA_PAGES, policy, 2);
+    if let Some(client) = reclaim {
+        allocator.set_reclaim(client);
+    }
     assert_eq!(allocator.zones().len(), 2, "two arenas");
     allocator
 }
@@ -125,7 +134,7 @@ fn the_vmstat_pass_and_drain_all_release_what_is_pending() {
 }
 
 /// Both CPUs allocate and free at random, half the frees into the other arena, against the
-/// invariant checker and conservation (which take each zone lock, releasing the stacks).
+/// invariant checker and conservation (which count the stacks in place).
 #[test]
 fn random_cross_arena_traffic_loses_and_doubles_nothing() {
     let allocator = build(true);
@@ -156,4 +165,99 @@ fn random_cross_arena_traffic_loses_and_doubles_nothing() {
     allocator.free_bulk(held).unwrap();
     allocator.pagesets().drain_all();
     assert_eq!(allocator.check_invariants().unwrap().free_pages, managed);
+}
+
+/// CPU 1 frees `blocks` (CPU 0's arena) in flushes of 8, short of the pending bound: all of
+/// them wait on zone 0's stack.
+fn hand_over_from_cpu1(allocator: &TestAllocator, blocks: Vec<Block>) {
+    assert!(blocks.len().is_multiple_of(8) && (blocks.len() as u64) < pending_bound(allocator));
+    let pages = blocks.len() as u32;
+    allocator.platform().set_cpu(1);
+    for block in blocks {
+        allocator.free_pages(block).unwrap();
+    }
+    assert_eq!(allocator.zones()[0].handed_over_pages(), pages, "every free waits on the stack");
+}
+
+#[test]
+fn pending_frees_count_with_the_pagesets_at_rest() {
+    let allocator = build(true);
+    let pages = 8 * pending_pushes(&allocator);
+    let mut held = allocate_on_cpu0(&allocator, pages + 8);
+    hand_over_from_cpu1(&allocator, held.split_off(8));
+    let counters = allocator.counters();
+    assert_eq!(counters.handed_over_pages(), pages as u64);
+    assert_eq!(
+        counters.buddy_free_pages() + counters.pcp_pages(),
+        counters.managed_pages() - 8,
+        "buddy plus pageset pages (handed-over ones included) are all that is not allocated"
+    );
+    let stats = allocator.stats();
+    assert_eq!(stats.free_pages, stats.managed_pages - 8);
+    allocator.free_bulk(held).unwrap();
+}
+
+/// Every request that may not reclaim fails in both arenas; a no-reclaim request that only
+/// the frees pending on zone 0's stack can serve succeeds.
+#[test]
+fn a_no_reclaim_request_releases_pending_frees_before_it_fails() {
+    let allocator = build(true);
+    let request = AllocRequest::NOWAIT.with_migratetype(pagealloc::MigrateType::Movable);
+    let mut held = Vec::new();
+    for cpu in [0, 1] {
+        allocator.platform().set_cpu(cpu);
+        while let Ok(block) = allocator.alloc_pages(0, request) {
+            held.push(block);
+        }
+    }
+    allocator.platform().set_cpu(1);
+    assert!(allocator.alloc_pages(0, request).is_err(), "both arenas are at their watermark");
+    let pages = 8 * pending_pushes(&allocator);
+    let in_zone_0: Vec<usize> = (0..held.len()).filter(|&i| held[i].zone_index() == 0).rev().take(pages).collect();
+    let handed: Vec<Block> = in_zone_0.into_iter().map(|i| held.swap_remove(i)).collect();
+    hand_over_from_cpu1(&allocator, handed);
+    let block = allocator.alloc_pages(0, request).expect("the pending frees serve the request");
+    assert_eq!(block.zone_index(), 0);
+    assert_eq!(allocator.zones()[0].handed_over_pages(), 0, "released into the buddy");
+    held.push(block);
+    allocator.check_invariants().unwrap();
+    allocator.free_bulk(held).unwrap();
+}
+
+#[test]
+fn the_checker_counts_pending_frees_and_leaves_them_pending() {
+    let allocator = build(true);
+    let held = allocate_on_cpu0(&allocator, 16);
+    hand_over_from_cpu1(&allocator, held);
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(allocator.zones()[0].handed_over_pages(), 16, "the checker changes nothing");
+    assert_eq!(census.handed_over_pages, 16);
+    assert!(census.pcp_pages >= 16, "handed-over pages count with the pagesets'");
+    assert_eq!(census.free_pages + census.pcp_pages, allocator.counters().managed_pages());
+}
+
+/// Zone 0 is short of its high watermark only by the frees pending on its stack: kswapd
+/// releases them and finds the node balanced, asking the reclaim client for nothing.
+#[test]
+fn kswapd_releases_pending_frees_before_it_judges_the_balance() {
+    let cache = Arc::new(OldestFirstCache::default());
+    let allocator = build_with(true, Some(cache.clone()));
+    let zone = &allocator.zones()[0];
+    let high_pages = zone.state().watermarks().high_pages;
+    allocator.platform().set_cpu(0);
+    let mut held = Vec::new();
+    while zone.free_pages() >= high_pages {
+        let block = allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap();
+        assert_eq!(block.zone_index(), 0);
+        held.push(block);
+    }
+    let pages = 8 * pending_pushes(&allocator);
+    assert!(zone.free_pages() + pages as u64 > high_pages, "the pending frees make up the shortfall");
+    let handed = held.split_off(held.len() - pages);
+    hand_over_from_cpu1(&allocator, handed);
+    allocator.background().wake_kswapd(zone.state().node());
+    assert!(allocator.background().run_kswapd(zone.state().node()));
+    assert_eq!(cache.requests.lock().unwrap().len(), 0, "kswapd asked for pages the stack held");
+    assert_eq!(zone.handed_over_pages(), 0);
+    allocator.free_bulk(held).unwrap();
 }

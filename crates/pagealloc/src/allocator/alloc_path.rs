@@ -142,6 +142,12 @@ impl<P: Platform> PageAllocator<P> {
             return Ok(block);
         }
         let result = self.slow_path_reclaim(slow, zonelist, request);
+        // About to fail: first the frees other arenas' CPUs handed to these zones.
+        if result.is_err() && self.release_handed_over_in(zonelist, call.highest_zone) {
+            if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
+                return Ok(block);
+            }
+        }
         if result.is_err() && slow.block.flags.nofragment {
             // Reclaim and compaction failed to prevent the fallback: fragment after all.
             let mut fragmenting = slow;

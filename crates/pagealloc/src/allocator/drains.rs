@@ -1,5 +1,6 @@
 //! Explicit pageset drains: this CPU's, every CPU's, and an offlined CPU's (mirrors
-//! drain_local_pages(), drain_all_pages() and page_alloc_cpu_dead()).
+//! drain_local_pages(), drain_all_pages() and page_alloc_cpu_dead()); and the releases of
+//! frees handed to a zone's owner that a failing request and kswapd make.
 
 use super::PageAllocator;
 use crate::pcp::{self, DrainCause};
@@ -39,6 +40,28 @@ impl<P: Platform> PageAllocator<P> {
             .sum();
         zone.buddy(&self.platform).release_handed_over();
         drained
+    }
+
+    /// Releases the frees other arenas' CPUs handed to the zones of `zonelist` up to
+    /// `highest_zone` (`DrainBeyondLinux::hand_remote_frees`): for a request about to fail,
+    /// as direct reclaim drains every pageset before its last try (mirrors the
+    /// drain_all_pages() of __alloc_pages_direct_reclaim()), and one that may not reclaim
+    /// too, since these pages need no other CPU's help. Whether any were pending.
+    pub(super) fn release_handed_over_in(&self, zonelist: &[u16], highest_zone: crate::types::ZoneType) -> bool {
+        let zones = zonelist.iter().map(|&index| &self.zones[index as usize]);
+        let mut released = false;
+        for zone in zones.filter(|zone| zone.state().zone_type <= highest_zone) {
+            released |= zone.buddy(&self.platform).release_handed_over();
+        }
+        released
+    }
+
+    /// Releases the frees handed to `node`'s zones, so that kswapd judges the node's
+    /// balance, and sizes its reclaim, on pages already free.
+    pub(super) fn release_node_handed_over(&self, node: u16) {
+        for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
+            zone.buddy(&self.platform).release_handed_over();
+        }
     }
 
     /// The body of [`crate::Pagesets::set_pageset_high`].

@@ -151,6 +151,7 @@ impl<P: Platform> PageAllocator<P> {
         let Some(client) = self.reclaim.as_ref() else { return self.close_pass(node) };
         let mut priority = pass.priority.load(Relaxed);
         let mut boost_left_pages = pass.boost_left_pages.load(Relaxed);
+        self.release_node_handed_over(node);
         let balanced = self.node_balanced(node);
         if !balanced && boost_left_pages > 0 {
             // Short of the watermarks: ordinary reclaim from the first priority; the

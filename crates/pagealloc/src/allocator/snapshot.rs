@@ -19,7 +19,8 @@ pub struct ZoneStats {
     /// lag it by per-CPU diffs not yet folded ([`crate::Counters::buddy_free_pages`]).
     pub buddy_free_pages: u64,
     /// Cached in the zone's per-CPU pagesets, read under each pageset's lock after the zone
-    /// lock is dropped: free, and handed out first.
+    /// lock is dropped: free, and handed out first (with any frees handed over to the zone
+    /// and not yet released, `Counters::pcp_pages`).
     pub pageset_pages: u64,
     /// Free buddy blocks of each order, isolated ones included, as /proc/buddyinfo counts
     /// them: with nothing isolated, `buddy_free_pages` is their pages.
@@ -93,10 +94,12 @@ impl<P: Platform> PageAllocator<P> {
             ..AllocatorStats::default()
         };
         for zone in self.zones.iter() {
-            let pageset_pages = self.zone_pcp_pages(zone);
+            // The zone lock first: it releases handed-over frees, which would otherwise be
+            // read both as pageset pages and, once released, as buddy pages.
             let (buddy_free_pages, free_blocks) = zone.with_free_area(&self.platform, |area| {
                 (area.free_pages(), core::array::from_fn(|order| area.blocks_of_order(order)))
             });
+            let pageset_pages = self.zone_pcp_pages(zone);
             let zone_stats = ZoneStats {
                 node: zone.state().node(),
                 zone_type: zone.state().zone_type(),

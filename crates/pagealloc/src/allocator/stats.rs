@@ -35,12 +35,18 @@ impl<P: Platform> PageAllocator<P> {
         self.zones.iter().map(|zone| self.zone_pcp_pages(zone)).sum()
     }
 
-    /// Pages held in one zone's pagesets now, over all CPUs.
+    /// Pages held in one zone's pagesets now, over all CPUs, and those its stack of
+    /// handed-over frees holds: out of the buddy on their way back to it.
     pub(super) fn zone_pcp_pages(&self, zone: &crate::zone::Zone<P>) -> u64 {
         let held = |slot: &crate::pcp::PcpSlot<P>| {
             slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages()))
         };
-        zone.pcp.iter().map(held).sum()
+        zone.pcp.iter().map(held).sum::<u64>() + u64::from(zone.handed_over_pages())
+    }
+
+    /// The body of [`crate::Counters::handed_over_pages`].
+    pub(crate) fn handed_over_pages(&self) -> u64 {
+        self.zones.iter().map(|zone| u64::from(zone.handed_over_pages())).sum()
     }
 
     /// The body of [`crate::Counters::pcp_counters`].

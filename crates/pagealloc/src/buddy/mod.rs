@@ -112,10 +112,27 @@ impl<'a, P: Platform> BuddyZone<'a, P> {
     }
 
     /// Releases the frees other CPUs handed over, if any, by taking the lock (the allocator's
-    /// periodic work and `drain_all`, for an owner that took no lock since).
-    pub(crate) fn release_handed_over(self) {
-        if self.core.remote_frees.is_pending() {
+    /// periodic work, `drain_all`, kswapd and a request about to fail, for an owner that
+    /// took no lock since); whether there were any.
+    pub(crate) fn release_handed_over(self) -> bool {
+        let pending = self.core.remote_frees.is_pending();
+        if pending {
             drop(self.lock());
+        }
+        pending
+    }
+
+    /// Takes the zone lock and leaves handed-over frees pending: for the invariant checker,
+    /// which counts them where they are.
+    #[inline(always)]
+    pub(crate) fn lock_leaving_handed_over(self) -> LockedZone<'a, P> {
+        let core = self.core;
+        LockedZone {
+            mem: &core.mem,
+            state: &core.state,
+            area: core.lock.0.lock(self.platform),
+            platform: self.platform,
+            sink: &core.sink,
         }
     }
 
@@ -123,13 +140,7 @@ impl<'a, P: Platform> BuddyZone<'a, P> {
     #[inline]
     pub fn lock(self) -> LockedZone<'a, P> {
         let core = self.core;
-        let mut locked = LockedZone {
-            mem: &core.mem,
-            state: &core.state,
-            area: core.lock.0.lock(self.platform),
-            platform: self.platform,
-            sink: &core.sink,
-        };
+        let mut locked = self.lock_leaving_handed_over();
         // Every holder releases what other CPUs handed over: one load when nothing was. The
         // summary goes out at once, as if that were a hold of its own.
         if core.remote_frees.is_pending() {

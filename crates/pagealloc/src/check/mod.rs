@@ -3,6 +3,7 @@
 //! so call it at quiescent points.
 
 mod fullness;
+mod handed_over;
 
 use alloc::string::String;
 use alloc::vec;
@@ -43,8 +44,11 @@ pub struct PageCensus {
     pub managed_pages: u64,
     pub free_pages: u64,
     pub allocated_pages: u64,
-    /// Pages cached on per-CPU lists.
+    /// Pages cached on per-CPU lists, and those handed over to a zone's owner.
     pub pcp_pages: u64,
+    /// Of `pcp_pages`, those pending on the zones' stacks of handed-over frees
+    /// (`DrainBeyondLinux::hand_remote_frees`).
+    pub handed_over_pages: u64,
 }
 
 impl core::ops::AddAssign for PageCensus {
@@ -53,6 +57,7 @@ impl core::ops::AddAssign for PageCensus {
         self.free_pages += other.free_pages;
         self.allocated_pages += other.allocated_pages;
         self.pcp_pages += other.pcp_pages;
+        self.handed_over_pages += other.handed_over_pages;
     }
 }
 
@@ -360,25 +365,21 @@ impl<P: Platform> PageAllocator<P> {
         for zone in self.zones() {
             // Lock order as on the free path: pagesets, then the zone.
             let pagesets: Vec<_> = zone.pcp.iter().map(|slot| slot.pageset.lock(self.platform())).collect();
-            let locked = zone.buddy(self.platform()).lock();
+            // The stack of handed-over frees stays as it is: the checker counts it in place.
+            let locked = zone.buddy(self.platform()).lock_leaving_handed_over();
             let mut checker = ZoneChecker {
                 zone,
                 area: &locked.area,
                 on_free_list: vec![0u64; zone.mem().frames.len().div_ceil(64)],
             };
             checker.check_tables_cover_span()?;
-            // Taking the lock released every handed-over free; at a quiescent point none
-            // can have come since.
-            if zone.core.remote_frees.is_pending() || zone.core.remote_frees.pending_pages() != 0 {
-                let pending = zone.core.remote_frees.pending_pages();
-                return checker.fail(None, alloc::format!("{pending} handed-over pages pending under the zone lock"));
-            }
             let listed_free = checker.check_free_lists()?;
-            let mut listed_pcp = 0;
+            let handed_over_pages = checker.check_handed_over()?;
+            let mut listed_pcp = handed_over_pages;
             for (cpu, pageset) in pagesets.iter().enumerate() {
                 listed_pcp += checker.check_pageset(cpu, pageset, &self.policy().pcp)?;
             }
-            let census = checker.check_frames()?;
+            let census = PageCensus { handed_over_pages, ..checker.check_frames()? };
             if census.pcp_pages != listed_pcp {
                 return checker.fail(None, String::from("pageset heads and listed pageset blocks disagree"));
             }

@@ -67,3 +67,22 @@ fn detects_a_free_block_in_a_pageblock_of_another_type() {
     let violation = allocator.check_invariants().unwrap_err();
     assert!(violation.what.contains("pageblock"), "{violation}");
 }
+
+#[test]
+fn detects_handed_over_pages_the_count_misses() {
+    let policy = crate::presets::find("pagealloc").unwrap().policy;
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4 * crate::builder::MIN_ARENA_PAGES).policy(policy);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let held: alloc::vec::Vec<_> =
+        (0..16).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    allocator.platform().set_cpu(1);
+    for block in held {
+        assert_eq!(block.zone_index(), 0, "CPU 0's arena");
+        allocator.free_pages(block).unwrap();
+    }
+    let remote = &allocator.zones()[0].core.remote_frees;
+    assert_eq!(allocator.check_invariants().unwrap().handed_over_pages, 16);
+    remote.released(8);
+    let violation = allocator.check_invariants().unwrap_err();
+    assert!(violation.what.contains("chains hold 16 pages, 8 counted"), "{violation}");
+}

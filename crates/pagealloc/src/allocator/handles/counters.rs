@@ -53,10 +53,20 @@ impl<P: Platform> Counters<'_, P> {
         self.allocator.buddy_free_pages()
     }
 
-    /// Pages held in pagesets now, over all zones and CPUs.
+    /// Pages held in pagesets now, over all zones and CPUs, buddy-bound lists and
+    /// [`Self::handed_over_pages`] included: every page out of the buddy that is not
+    /// allocated, so that at rest `buddy_free_pages + pcp_pages` is managed minus allocated.
     #[inline]
     pub fn pcp_pages(&self) -> u64 {
         self.allocator.pcp_pages()
+    }
+
+    /// Of [`Self::pcp_pages`], those other arenas' CPUs handed to a zone's owner and no
+    /// zone-lock holder has released yet (`DrainBeyondLinux::hand_remote_frees`; 0 on every
+    /// other policy). Racy, exact at rest.
+    #[inline]
+    pub fn handed_over_pages(&self) -> u64 {
+        self.allocator.handed_over_pages()
     }
 
     /// Fallback counters summed over all zones.
