@@ -3,6 +3,7 @@
 //! the largest aligned blocks that tile it, and the rest of the isolated blocks goes back
 //! (mirrors alloc_contig_pages(), alloc_contig_range() and free_contig_range()).
 
+use super::range_parts::RangeParts;
 use super::PageAllocator;
 use crate::buddy::RANGE_UNIT_PAGES;
 use crate::error::{AllocError, FreeError, RangeError};
@@ -31,6 +32,8 @@ impl ContigRun {
     pub fn pages(&self) -> u64 {
         self.pages
     }
+    /// The zone of the run's first frame; with per-CPU arenas a run may go on into the
+    /// arenas after it ([`PageAllocator::contig_blocks`] names each block's).
     pub fn zone_index(&self) -> u16 {
         self.zone_index
     }
@@ -95,22 +98,23 @@ impl<P: Platform> PageAllocator<P> {
         Err(AllocError::ContigUnavailable { pages })
     }
 
-    /// Tries each aligned candidate of `zone` in turn; the run's first pfn on success.
+    /// Tries each aligned candidate starting in `zone` in turn, running on into the arenas
+    /// that follow it if they are parts of the same zone (`range_parts`); the run's first
+    /// pfn on success.
     fn contig_in_zone(&self, zone: &Zone<P>, pages: u64, align_pages: u64) -> Option<Pfn> {
+        let group_end = self.span_group_end(zone);
         let mut start = zone.mem().start_pfn.next_multiple_of(align_pages);
-        while start.checked_add(pages)? <= zone.mem().end_pfn() {
+        while start < zone.mem().end_pfn() && start.checked_add(pages)? <= group_end {
             let end = start + pages;
             let unit_start = start - start % RANGE_UNIT_PAGES;
             let unit_end = end.next_multiple_of(RANGE_UNIT_PAGES);
-            let blocker = if unit_start < zone.mem().start_pfn || unit_end > zone.mem().end_pfn() {
+            let blocker = if unit_start < zone.mem().start_pfn || unit_end > group_end {
                 Some(start)
             } else {
-                match self
-                    .check_movable(zone, unit_start, unit_end)
-                    .and_then(|()| self.isolate_and_empty(zone, unit_start, unit_end))
-                {
+                let parts = self.range_parts(unit_start, unit_end).expect("units inside the zone's arenas");
+                match self.isolate_and_empty(parts) {
                     Ok(()) => {
-                        self.take_contig(zone, (unit_start, unit_end), (start, end));
+                        self.take_contig(parts, (start, end));
                         return Some(start);
                     }
                     Err(
@@ -128,26 +132,39 @@ impl<P: Platform> PageAllocator<P> {
         None
     }
 
-    /// Hands out `[start, end)` of the emptied, isolated units `[unit_start, unit_end)` as
-    /// allocated unmovable blocks, and frees the rest of the units as MOVABLE memory.
-    fn take_contig(&self, zone: &Zone<P>, (unit_start, unit_end): (Pfn, Pfn), (start, end): (Pfn, Pfn)) {
-        let mut locked = zone.buddy(&self.platform).lock();
-        assert_eq!(locked.first_unisolated(unit_start, unit_end), None, "range emptied under the range lock");
-        locked.take_isolated_range(unit_start, unit_end);
-        for unit in (unit_start..unit_end).step_by(RANGE_UNIT_PAGES as usize) {
-            locked.mem.set_pageblock_type(unit, MigrateType::Movable);
+    /// Hands out `[start, end)` of the emptied, isolated units `units` as allocated
+    /// unmovable blocks, and frees the rest of the units as MOVABLE memory, part by part
+    /// (arena boundaries are max-order aligned: no block crosses one).
+    fn take_contig(&self, units: RangeParts<'_, P>, (start, end): (Pfn, Pfn)) {
+        for (zone, unit_start, unit_end) in units.iter() {
+            let (run_start, run_end) = (start.clamp(unit_start, unit_end), end.clamp(unit_start, unit_end));
+            let mut locked = zone.buddy(&self.platform).lock();
+            assert_eq!(locked.first_unisolated(unit_start, unit_end), None, "range emptied under the range lock");
+            locked.take_isolated_range(unit_start, unit_end);
+            for unit in (unit_start..unit_end).step_by(RANGE_UNIT_PAGES as usize) {
+                locked.mem.set_pageblock_type(unit, MigrateType::Movable);
+            }
+            for (pfn, order) in tiling_blocks(run_start, run_end) {
+                // Unmovable: compaction and range operations leave the run where it is.
+                zone.mem().frame(pfn).hand_out(
+                    &[FrameState::Interior],
+                    FrameInfo::new(FrameState::AllocHead, order, MigrateType::Unmovable),
+                );
+            }
+            for (pfn, order) in tiling_blocks(unit_start, run_start).chain(tiling_blocks(run_end, unit_end)) {
+                locked.free_one(pfn, order, MigrateType::Movable);
+            }
+            locked.area.counters.alloc_zone_pages += run_end - run_start;
         }
-        for (pfn, order) in tiling_blocks(start, end) {
-            // Unmovable: compaction and range operations leave the run where it is.
-            zone.mem().frame(pfn).hand_out(
-                &[FrameState::Interior],
-                FrameInfo::new(FrameState::AllocHead, order, MigrateType::Unmovable),
-            );
+    }
+
+    /// The zone holding `pfn` of a run whose first frame is in zone `first`.
+    fn run_zone(&self, first: u16, pfn: Pfn) -> &Zone<P> {
+        let zone = &self.zones[first as usize];
+        if zone.mem().contains(pfn) {
+            return zone;
         }
-        for (pfn, order) in tiling_blocks(unit_start, start).chain(tiling_blocks(end, unit_end)) {
-            locked.free_one(pfn, order, MigrateType::Movable);
-        }
-        locked.area.counters.alloc_zone_pages += end - start;
+        self.zone_of_pfn(pfn).expect("a run lies in its zone's arenas")
     }
 
     /// The blocks a run is held as (the largest aligned blocks that tile it), each then
@@ -163,13 +180,13 @@ impl<P: Platform> PageAllocator<P> {
     /// allocator.free_bulk(blocks).unwrap(); // each block frees on its own
     /// ```
     pub fn contig_blocks(&self, run: ContigRun) -> impl Iterator<Item = crate::block::Block> + '_ {
-        let (zone_index, allocator_id) = (run.zone_index, run.allocator_id);
+        let (first_zone, allocator_id) = (run.zone_index, run.allocator_id);
         debug_assert_eq!(allocator_id, self.id);
-        let zone = &self.zones[zone_index as usize];
         tiling_blocks(run.pfn, run.pfn + run.pages).map(move |(pfn, order)| {
+            let zone = self.run_zone(first_zone, pfn);
             let head = zone.mem().frame(pfn).info();
             debug_assert!(head.is_alloc_head_of_order(order));
-            crate::block::Block::new(pfn, zone_index, allocator_id, head)
+            crate::block::Block::new(pfn, zone.state().index, allocator_id, head)
         })
     }
 
@@ -189,9 +206,8 @@ impl<P: Platform> PageAllocator<P> {
         if run.allocator_id != self.id {
             return Err(FreeError::ForeignBlock { pfn: run.pfn });
         }
-        let zone = &self.zones[run.zone_index as usize];
         for (pfn, order) in tiling_blocks(run.pfn, run.pfn + run.pages) {
-            let info = zone.mem().frame(pfn).info();
+            let info = self.run_zone(run.zone_index, pfn).mem().frame(pfn).info();
             if !info.is_alloc_head_of_order(order) {
                 return Err(match info.state() {
                     FrameState::AllocHead => {

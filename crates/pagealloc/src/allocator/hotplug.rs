@@ -11,6 +11,7 @@
 use core::ops::Range;
 
 use super::PageAllocator;
+use crate::buddy::LockedZone;
 use crate::error::RangeError;
 use crate::meta::MetaArena;
 use crate::platform::Platform;
@@ -21,25 +22,32 @@ impl<P: Platform> PageAllocator<P> {
     /// The body of [`crate::Hotplug::offline`].
     pub(crate) fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
-        let zone = self.range_zone(range.start, range.end)?;
-        self.isolate_and_empty(zone, range.start, range.end)?;
-        let mut locked = zone.buddy(&self.platform).lock();
-        // Emptied under the range lock: isolated free blocks are taken by nothing else.
-        assert_eq!(locked.first_unisolated(range.start, range.end), None, "isolated range changed");
-        locked.take_isolated_range(range.start, range.end);
-        locked.retire_range(range.start, range.end);
-        drop(locked);
-        let pages = range.end - range.start;
-        zone.state().adjust_online_pages(pages, false);
+        let parts = self.range_parts(range.start, range.end)?;
+        self.isolate_and_empty(parts)?;
+        for (zone, start, end) in parts.iter() {
+            let mut locked = zone.buddy(&self.platform).lock();
+            // Emptied under the range lock: isolated free blocks are taken by nothing else.
+            assert_eq!(locked.first_unisolated(start, end), None, "isolated range changed");
+            locked.take_isolated_range(start, end);
+            locked.retire_range(start, end);
+            drop(locked);
+            zone.state().adjust_online_pages(end - start, false);
+        }
         self.resize_zones();
-        Ok(pages)
+        Ok(range.end - range.start)
     }
 
-    /// The body of [`crate::Hotplug::online`].
+    /// The body of [`crate::Hotplug::online`]: every part checked before any is admitted.
     pub(crate) fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
-        let zone = self.range_zone(range.start, range.end)?;
-        self.admit(zone, range, true)
+        let parts = self.range_parts(range.start, range.end)?;
+        for (zone, start, end) in parts.iter() {
+            if let Some(pfn) = Self::not_offline(&zone.buddy(&self.platform).lock(), start..end, true) {
+                return Err(RangeError::NotOffline { pfn });
+            }
+        }
+        // Nothing else changes holes under the range lock: each admit passes its check.
+        parts.iter().map(|(zone, start, end)| self.admit(zone, start..end, true)).sum()
     }
 
     /// The body of [`crate::Hotplug::add_memory`].
@@ -62,17 +70,8 @@ impl<P: Platform> PageAllocator<P> {
     /// [`Self::offline`] took.
     fn admit(&self, zone: &Zone<P>, range: Range<Pfn>, offline_only: bool) -> Result<u64, RangeError> {
         let mut locked = zone.buddy(&self.platform).lock();
-        if let Some(pfn) = locked.mem.first_not_hole(range.start, range.end) {
+        if let Some(pfn) = Self::not_offline(&locked, range.clone(), offline_only) {
             return Err(RangeError::NotOffline { pfn });
-        }
-        if offline_only {
-            let hole = range
-                .clone()
-                .step_by(PAGEBLOCK_PAGES as usize)
-                .find(|&block| locked.mem.pageblock_type(block) != MigrateType::Isolate);
-            if let Some(pfn) = hole {
-                return Err(RangeError::NotOffline { pfn });
-            }
         }
         locked.admit_range(range.start, range.end);
         drop(locked);
@@ -80,5 +79,15 @@ impl<P: Platform> PageAllocator<P> {
         zone.state().adjust_online_pages(pages, true);
         self.resize_zones();
         Ok(pages)
+    }
+
+    /// The first frame of `range` that is not a hole; with `offline_only`, not memory
+    /// [`Self::offline`] took.
+    fn not_offline(locked: &LockedZone<'_, P>, range: Range<Pfn>, offline_only: bool) -> Option<Pfn> {
+        if let Some(pfn) = locked.mem.first_not_hole(range.start, range.end) {
+            return Some(pfn);
+        }
+        let mut pageblocks = range.step_by(PAGEBLOCK_PAGES as usize);
+        pageblocks.find(|&block| offline_only && locked.mem.pageblock_type(block) != MigrateType::Isolate)
     }
 }

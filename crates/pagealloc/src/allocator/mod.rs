@@ -11,7 +11,8 @@
 //! - `migrate`: the client's [`Migrate`] callback that moves blocks; `compact`: compaction
 //!   runs through it, and direct compaction; `compact_hold`: the pages a run holds, given
 //!   back however it ends; `kcompactd`: background and proactive compaction;
-//! - `range`: emptying a range by isolation and migration; `hotplug`: memory added,
+//! - `range`: emptying a range by isolation and migration; `range_parts`: a range over
+//!   contiguous arenas, part by part; `hotplug`: memory added,
 //!   offlined and onlined at run time; `contig`: contiguous runs beyond MAX_ORDER;
 //! - `split`: splitting an allocated block into order-0 blocks (split_page());
 //! - `stats`: counters summed over zones and CPUs;
@@ -36,6 +37,7 @@ mod metadata;
 mod migrate;
 mod periodic;
 mod range;
+mod range_parts;
 mod reclaim;
 mod resize;
 mod snapshot;

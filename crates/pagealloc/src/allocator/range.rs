@@ -1,11 +1,12 @@
-//! Emptying a range of a zone: isolate its pageblocks, drain the pagesets, move every
-//! allocated block out through the migration client, and check that the range is all
-//! isolated free memory (mirrors start_isolate_page_range(), has_unmovable_pages(),
+//! Emptying a range of a zone, or of contiguous arenas (`range_parts`): isolate its
+//! pageblocks, drain the pagesets, move every allocated block out through the migration
+//! client, and check that the range is all isolated free memory (mirrors start_isolate_page_range(), has_unmovable_pages(),
 //! __alloc_contig_migrate_range() and test_pages_isolated()). Memory offline and
 //! contiguous allocations build on it; one range operation runs at a time.
 
 use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
+use super::range_parts::RangeParts;
 use super::{Migrate, MigrateSource, PageAllocator};
 use crate::buddy::RANGE_UNIT_PAGES;
 use crate::error::RangeError;
@@ -68,11 +69,15 @@ impl<P: Platform> PageAllocator<P> {
         Ok(())
     }
 
-    /// Isolates `[start, end)` and empties it; on success every frame of the range is free
-    /// on the ISOLATE lists. On failure the isolation is undone.
-    pub(super) fn isolate_and_empty(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
-        self.check_movable(zone, start, end)?;
-        {
+    /// Isolates every part of `range` and empties it; on success every frame of the range
+    /// is free on the ISOLATE lists. On failure every part's isolation is undone.
+    pub(super) fn isolate_and_empty(&self, range: RangeParts<'_, P>) -> Result<(), RangeError> {
+        for (zone, start, end) in range.iter() {
+            self.check_movable(zone, start, end)?;
+        }
+        // Undone on failure, and on a panic of the migration client unwinding through.
+        let mut isolation = Isolation { range, isolated_end: range.start };
+        for (zone, start, end) in range.iter() {
             let mut locked = zone.buddy(&self.platform).lock();
             if let Some(pfn) = locked.unisolatable_pageblock(start, end) {
                 return Err(RangeError::ReservedPageblock { pfn });
@@ -81,20 +86,26 @@ impl<P: Platform> PageAllocator<P> {
                 return Err(RangeError::Busy { pfn });
             }
             locked.isolate_range(start, end);
+            isolation.isolated_end = end;
         }
-        // Undone on failure, and on a panic of the migration client unwinding through.
-        let isolation = Isolation { zone, platform: &self.platform, start, end };
-        self.empty_isolated(zone, start, end)?;
+        self.empty_isolated(range)?;
         core::mem::forget(isolation);
         Ok(())
     }
 
-    fn empty_isolated(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
-        let mut busy_pfn = start;
+    /// Passes of drain, migrate and check over every part, until all are empty at once: a
+    /// part emptied earlier may get a block back from a pageset while a later one empties.
+    fn empty_isolated(&self, range: RangeParts<'_, P>) -> Result<(), RangeError> {
+        let mut busy_pfn = range.start;
         for _ in 0..ISOLATION_PASSES {
             self.drain_all();
-            self.migrate_out(zone, start, end)?;
-            match zone.buddy(&self.platform).lock().first_unisolated(start, end) {
+            for (zone, start, end) in range.iter() {
+                self.migrate_out(zone, (start, end), (range.start, range.end))?;
+            }
+            let busy = range
+                .iter()
+                .find_map(|(zone, start, end)| zone.buddy(&self.platform).lock().first_unisolated(start, end));
+            match busy {
                 None => return Ok(()),
                 Some(pfn) => busy_pfn = pfn,
             }
@@ -102,8 +113,9 @@ impl<P: Platform> PageAllocator<P> {
         Err(RangeError::Busy { pfn: busy_pfn })
     }
 
-    /// Moves every allocated block of the isolated range elsewhere.
-    fn migrate_out(&self, zone: &Zone<P>, start: Pfn, end: Pfn) -> Result<(), RangeError> {
+    /// Moves every allocated block of `zone`'s isolated part `[start, end)` of the range
+    /// `whole` out of the range.
+    fn migrate_out(&self, zone: &Zone<P>, (start, end): (Pfn, Pfn), whole: (Pfn, Pfn)) -> Result<(), RangeError> {
         let mut pfn = start;
         while pfn < end {
             let info = zone.mem().frame(pfn).info();
@@ -113,7 +125,7 @@ impl<P: Platform> PageAllocator<P> {
                     if info.migratetype() != MigrateType::Movable {
                         return Err(RangeError::Unmovable { pfn });
                     }
-                    self.migrate_block(client, zone, (pfn, info), (start, end))?;
+                    self.migrate_block(client, zone, (pfn, info), whole)?;
                     pfn += 1 << info.order();
                 }
                 FrameState::FreeHead | FrameState::PcpHead => pfn += 1 << info.order(),
@@ -124,7 +136,8 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     /// Moves the block at `pfn` (its head word `info` as seen) to a block allocated outside
-    /// the range (mirrors alloc_migration_target() and migrate_pages()).
+    /// the range `[start, end)`, which may span zones (mirrors alloc_migration_target() and
+    /// migrate_pages()).
     fn migrate_block(
         &self,
         client: &dyn Migrate<P>,
@@ -135,7 +148,7 @@ impl<P: Platform> PageAllocator<P> {
         let order = info.order();
         let request = AllocRequest::USER_MOVABLE.on_node(self.nodes[zone.state().node as usize].home);
         let target = self.alloc_pages(order, request).map_err(|_| RangeError::MigrationFailed { pfn })?;
-        if zone.state().index == target.zone_index() && (start..end).contains(&target.pfn()) {
+        if (start..end).contains(&target.pfn()) {
             // A block freed into a pageset before the isolation came back: it belongs to
             // the range (the free lands on its ISOLATE list); the next pass moves `pfn`.
             self.free_pages(target).expect("a block just allocated frees");
@@ -162,17 +175,18 @@ impl<P: Platform> PageAllocator<P> {
 }
 
 /// A range's isolation, undone when dropped: on an error, or when a migration client's
-/// panic unwinds through the range operation (mirrors undo_isolate_page_range()).
+/// panic unwinds through the range operation (mirrors undo_isolate_page_range()). The
+/// parts below `isolated_end` are isolated.
 struct Isolation<'a, P: Platform> {
-    zone: &'a Zone<P>,
-    platform: &'a P,
-    start: Pfn,
-    end: Pfn,
+    range: RangeParts<'a, P>,
+    isolated_end: Pfn,
 }
 
 impl<P: Platform> Drop for Isolation<'_, P> {
     fn drop(&mut self) {
-        self.zone.buddy(self.platform).lock().unisolate_range(self.start, self.end);
+        for (zone, start, end) in self.range.iter().take_while(|&(_, start, _)| start < self.isolated_end) {
+            zone.buddy(self.range.platform()).lock().unisolate_range(start, end);
+        }
     }
 }
 

@@ -41,7 +41,8 @@ impl<P: Platform> Hotplug<'_, P> {
         self.allocator.cpu_offline(cpu)
     }
 
-    /// Takes `range` (whole pageblocks of one zone) out of use: isolates it, moves
+    /// Takes `range` (whole pageblocks of one zone, or of contiguous per-CPU arenas of one
+    /// node's zone) out of use: isolates it, moves
     /// every allocated block out through the migration client ([`PageAllocator::set_migrate`]),
     /// and turns its frames into holes. Returns the pages taken; `managed_pages()` and the
     /// zone's watermarks drop by them until [`Self::online`] brings the range back. Fails,
