@@ -134,6 +134,62 @@ fn unix_pair_once(cpus: (usize, usize), bytes: usize, messages: usize) -> Result
     })
 }
 
+/// Pages `dd` writes in each process of [`process_churn`]: its one 4 MiB buffer.
+pub const CHURN_PAGES: u64 = 1024;
+
+/// `dd` reading 4 MiB of zeros into a fresh buffer and exiting: a process that spawns, faults
+/// [`CHURN_PAGES`] anonymous pages in, and exits, as a build's processes do.
+fn churn_process() -> std::process::Command {
+    let mut command = std::process::Command::new("dd");
+    command.args(["if=/dev/zero", "of=/dev/null", "bs=4M", "count=1", "status=none"]);
+    command
+}
+
+/// One thread pinned to each CPU of `cpus` spawns `processes` of [`churn_process`] one after
+/// another (the children inherit the pinning): processes per second over all of them.
+fn process_churn_once(cpus: &[usize], processes: usize) -> Result<f64, String> {
+    let barrier = Barrier::new(cpus.len() + 1);
+    let (start, results) = std::thread::scope(|scope| {
+        let workers: Vec<_> = cpus
+            .iter()
+            .map(|&cpu| {
+                let barrier = &barrier;
+                scope.spawn(move || -> Result<(), String> {
+                    let pinned = pin_to_cpu_id(cpu);
+                    barrier.wait();
+                    pinned?;
+                    for _ in 0..processes {
+                        let status = churn_process().status().map_err(|error| format!("dd: {error}"))?;
+                        if !status.success() {
+                            return Err(format!("dd exited with {status}"));
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        let results: Vec<_> = workers.into_iter().map(|worker| worker.join()).collect();
+        (start, results)
+    });
+    let elapsed_s = start.elapsed().as_secs_f64();
+    for result in results {
+        result.map_err(|_| "a process-churn thread panicked".to_string())??;
+    }
+    Ok((cpus.len() * processes) as f64 / elapsed_s)
+}
+
+/// Process churn on `cpus`: processes per second, median of `repeats`.
+pub fn process_churn(cpus: &[usize], processes: usize, repeats: usize) -> Result<Measurement, String> {
+    let samples = (0..repeats).map(|_| process_churn_once(cpus, processes)).collect::<Result<Vec<_>, _>>()?;
+    let method = format!(
+        "a thread pinned to each of CPUs {cpus:?} spawns {processes} processes of `dd if=/dev/zero \
+         of=/dev/null bs=4M count=1` one after another; processes / wall time"
+    );
+    Ok(Measurement::from_samples(samples, "processes/s", &method))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,5 +202,7 @@ mod tests {
         assert!(faults.value > 0.0, "{faults:?}");
         let pair = unix_pair((0, 0), 4096, 1000, 1).unwrap();
         assert!(pair.value > 0.0, "{pair:?}");
+        let churn = process_churn(&[0, 0], 2, 1).unwrap();
+        assert!(churn.value > 0.0, "{churn:?}");
     }
 }
