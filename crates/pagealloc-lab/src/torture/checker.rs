@@ -23,8 +23,10 @@ pub struct CheckStats {
     pub offlined_cpus: u64,
 }
 
-/// Brings the workers to a quiescent point and checks; then, still quiescent, offlines one
-/// CPU (round robin) so the next batches find its pagesets empty.
+/// Brings the workers to a quiescent point and checks; then, still quiescent, brings the
+/// CPU offlined at the last check back online and offlines the next (round robin), so the
+/// next batches find its pagesets empty and the next check finds its node's background
+/// work on another CPU.
 pub fn quiescent_check(shared: &Shared<'_>, stats: &mut CheckStats) {
     let quiet = shared.gate.write().unwrap_or_else(|poisoned| poisoned.into_inner());
     let start = Instant::now();
@@ -33,7 +35,11 @@ pub fn quiescent_check(shared: &Shared<'_>, stats: &mut CheckStats) {
         stats.peak_held_pages = stats.peak_held_pages.max(census.allocated_pages);
     }
     let elapsed_ns = start.elapsed().as_nanos() as u64;
-    let cpu = (stats.checks % shared.allocator.platform().nr_cpus() as u64) as usize;
+    let cpus = shared.allocator.platform().nr_cpus() as u64;
+    let cpu = (stats.checks % cpus) as usize;
+    if stats.checks > 0 {
+        shared.allocator.hotplug().cpu_online(((stats.checks - 1) % cpus) as usize);
+    }
     shared.allocator.hotplug().cpu_offline(cpu);
     drop(quiet);
     stats.offlined_cpus += 1;

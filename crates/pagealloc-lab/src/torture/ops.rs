@@ -284,16 +284,21 @@ impl Worker<'_> {
         }
     }
 
-    /// A drain of this CPU's pagesets, of every CPU's, or of a random CPU's as if it went
-    /// offline (the allocator has no online call: an offlined CPU's pageset is used again,
-    /// empty, as soon as a thread runs there, as after Linux's page_alloc_cpu_online()).
+    /// A drain of this CPU's pagesets, of every CPU's, or of a random CPU's as it goes
+    /// offline and comes straight back (its background work handed to another CPU and
+    /// back, racing the other workers' hotplug), as its threads keep running there.
     fn drain(&mut self, op: Op) {
         self.tally.count(op);
         let allocator = self.shared.allocator;
         self.tally.drained_pages += match op {
             Op::DrainLocal => allocator.pagesets().drain_local(),
             Op::DrainAll => allocator.pagesets().drain_all(),
-            _ => allocator.hotplug().cpu_offline(self.rng.below(allocator.platform().nr_cpus() as u64) as usize),
+            _ => {
+                let cpu = self.rng.below(allocator.platform().nr_cpus() as u64) as usize;
+                let drained = allocator.hotplug().cpu_offline(cpu);
+                allocator.hotplug().cpu_online(cpu);
+                drained
+            }
         };
     }
 

@@ -2,8 +2,9 @@
 //! nodes' zonelists (mirrors free_area_init(), memblock_free_all(), build_zonelists() and
 //! setup_zone_pageset()).
 
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
+use super::cpu_hotplug::OnlineCpus;
 use super::{periodic, Node, PageAllocator, NEXT_ALLOCATOR_ID};
 use crate::buddy::BuddyCore;
 use crate::builder::{AllocatorBuilder, BuildError};
@@ -147,15 +148,16 @@ impl<P: Platform> PageAllocator<P> {
             zones.push(zone);
         }
         let mut zones = zones.finish();
-        let nodes = build_nodes(&zones, builder, nr_cpus, arena.as_deref_mut())?;
+        let nodes = build_nodes(&zones, builder, arena.as_deref_mut())?;
         mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.state().managed_pages()).sum();
         let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
         let boot_zone_sizings = MetaSlice::new(spec.nodes.len() * MAX_NR_ZONES, arena.as_deref_mut(), |index| {
             boot_sizing.zone(&spec, index / MAX_NR_ZONES, ZoneType::ALL[index % MAX_NR_ZONES])
         })?;
-        let periodic = periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms, arena)?;
-        Ok(PageAllocator {
+        let periodic = periodic::Schedule::new(nr_cpus, builder.tunables.stat_interval_ms, arena.as_deref_mut())?;
+        let cpus = OnlineCpus::new(nr_cpus, arena)?;
+        let allocator = PageAllocator {
             id: NEXT_ALLOCATOR_ID.fetch_add(1, Relaxed),
             platform,
             zones,
@@ -172,8 +174,11 @@ impl<P: Platform> PageAllocator<P> {
             reclaim: None,
             migrate: None,
             range_op: AtomicBool::new(false),
-            has_cpuless_nodes: builder.node_cpus.contains(&0),
-        })
+            cpus,
+        };
+        // Memory-only nodes get the CPU that runs their background work.
+        allocator.assign_background_cpus();
+        Ok(allocator)
     }
 }
 
@@ -196,7 +201,6 @@ fn zone_state(
 fn build_nodes<P: Platform>(
     zones: &[Zone<P>],
     builder: &AllocatorBuilder,
-    nr_cpus: usize,
     arena: Option<&mut MetaArena>,
 ) -> Result<MetaSlice<Node>, MetaArenaFull> {
     let node_cpus = &builder.node_cpus;
@@ -205,11 +209,8 @@ fn build_nodes<P: Platform>(
         let node = Node {
             cpu_count: node_cpus[node_id],
             home: builder.arena_homes.as_deref().map_or(node_id as u16, |homes| homes[node_id]),
-            background_cpu: if node_cpus[node_id] == 0 {
-                nearest_cpu(builder, nr_cpus, node_id as u16)
-            } else {
-                crate::allocator::OWN_CPUS
-            },
+            // Chosen once the allocator stands (`assign_background_cpus`).
+            background_cpu: AtomicU32::new(crate::allocator::OWN_CPUS),
             zonelist,
             zonelist_start: Default::default(),
             kswapd: Default::default(),
@@ -221,19 +222,6 @@ fn build_nodes<P: Platform>(
         node.set_zonelist_starts(zones);
         node
     })
-}
-
-/// The CPU that runs the background work (kswapd, kcompactd) of `node`, which has none of
-/// its own (a memory-only node: CXL, or memory hot-added without CPUs): the first CPU of
-/// the nearest node that has CPUs, by the zonelist's distance (|a - b|, ties to the lower
-/// id), as kswapd's affinity falls back to CPUs outside the node.
-fn nearest_cpu(builder: &AllocatorBuilder, nr_cpus: usize, node: u16) -> u32 {
-    let nearest = (0..nr_cpus).min_by_key(|&cpu| {
-        let other = builder.node_of_cpu(cpu);
-        (other.abs_diff(node), other, cpu)
-    });
-    // A validated build has CPUs.
-    nearest.unwrap_or(0) as u32
 }
 
 /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on

@@ -1,6 +1,7 @@
-//! Explicit pageset drains: this CPU's, every CPU's, and an offlined CPU's (mirrors
-//! drain_local_pages(), drain_all_pages() and page_alloc_cpu_dead()); and the releases of
-//! frees handed to a zone's owner that a failing request and kswapd make.
+//! Explicit pageset drains: this CPU's, every CPU's, and one CPU's (mirrors
+//! drain_local_pages(), drain_all_pages(), and drain_pages() as page_alloc_cpu_dead()
+//! calls it: cpu_hotplug.rs); and the releases of frees handed to a zone's owner that a
+//! failing request and kswapd make.
 
 use super::PageAllocator;
 use crate::pcp::{self, DrainCause};
@@ -8,7 +9,7 @@ use crate::platform::Platform;
 
 impl<P: Platform> PageAllocator<P> {
     /// Empties `cpu`'s pagesets in every zone; returns pages drained.
-    fn drain_cpu_pagesets(&self, cpu: usize, cause: DrainCause) -> u64 {
+    pub(super) fn drain_cpu_pagesets(&self, cpu: usize, cause: DrainCause) -> u64 {
         self.zones
             .iter()
             .filter_map(|zone| zone.pcp.get(cpu).map(|slot| (zone, slot)))
@@ -69,10 +70,5 @@ impl<P: Platform> PageAllocator<P> {
         let zone = self.zones.get(zone_index as usize)?;
         let slot = zone.pcp.get(cpu)?;
         Some(u64::from(pcp::set_high(slot, &self.platform, high_pages)))
-    }
-
-    /// The body of [`crate::Hotplug::cpu_offline`].
-    pub(crate) fn cpu_offline(&self, cpu: usize) -> u64 {
-        self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline)
     }
 }

@@ -32,7 +32,7 @@ pub struct MetadataParts {
     pub zones: u64,
     /// The nodes, their zonelists and the boot-time zone sizings.
     pub nodes: u64,
-    /// Per CPU: its node and its next periodic pass.
+    /// Per CPU: its node, its next periodic pass and whether it is online.
     pub per_cpu: u64,
 }
 
@@ -114,7 +114,8 @@ impl<P: Platform> PageAllocator<P> {
     /// The metadata of an allocator built from `builder` with `nr_cpus` CPUs, part by part:
     /// per zone, a record per spanned frame, a type per pageblock (with fullest-first
     /// placement also its fullness), a pageset per CPU and the zone itself; per node its
-    /// zonelist, counters and sizings; per CPU its node and its next vmstat pass.
+    /// zonelist, counters and sizings; per CPU its node, its next vmstat pass and whether it is
+    /// online.
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType, FRAME_METADATA_BYTES};
@@ -155,9 +156,10 @@ const FULLNESS_ALIGN_BYTES: u64 = 2 + 4 + 4 + 2;
 /// A per-CPU free-count diff (i16), per zone per CPU and one more for alignment.
 const FREE_DIFF_BYTES: u64 = 2;
 
-/// Per CPU: its node (u16) and its next vmstat pass (u64), each table aligned.
+/// Per CPU: its node (u16), its next vmstat pass (u64) and whether it is online (a bool),
+/// each table aligned.
 const fn per_cpu_bytes<P: Platform>(nr_cpus: usize) -> u64 {
-    (align_of::<Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8) as u64
+    (align_of::<Zone<P>>() + nr_cpus * 2 + 2 + nr_cpus * 8 + 8 + nr_cpus + 1) as u64
 }
 
 /// One zone's frame records, pageblock tables, pagesets, the zone itself and its free-count

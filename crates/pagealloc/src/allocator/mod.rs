@@ -6,6 +6,8 @@
 //!   get_page_from_freelist(), rmqueue());
 //! - `free_path`: frees (mirrors __free_pages());
 //! - `drains`: explicit pageset drains (drain_local_pages(), drain_all_pages());
+//! - `cpu_hotplug`: CPUs going offline and online, and which CPU runs each node's
+//!   background work meanwhile;
 //! - `periodic`: the work the kernel does on its own schedule (vmstat_update, kswapd);
 //! - `reclaim`: background and direct reclaim through the client's [`Reclaim`] callback;
 //! - `migrate`: the client's [`Migrate`] callback that moves blocks; `compact`: compaction
@@ -24,6 +26,7 @@ mod bulk_free;
 mod compact;
 mod compact_hold;
 mod contig;
+mod cpu_hotplug;
 mod daemons;
 mod drains;
 mod exact;
@@ -88,9 +91,10 @@ pub struct Node {
     /// The described node this one is: itself, or with per-CPU arenas the node the arena
     /// was cut from. Requests name described nodes.
     pub(crate) home: u16,
-    /// For a node without CPUs, the CPU whose periodic work runs its kswapd and kcompactd;
-    /// [`OWN_CPUS`] when the node's own CPUs run them.
-    pub(crate) background_cpu: u32,
+    /// For a node without an online CPU of its own, the CPU whose periodic work runs its
+    /// kswapd and kcompactd; [`OWN_CPUS`] when the node's own CPUs run them. Set at build
+    /// and whenever a CPU goes offline or online (cpu_hotplug.rs).
+    pub(crate) background_cpu: AtomicU32,
     /// Zones to try, best first: this node's zones from the highest type down, then other
     /// nodes' by distance (node-ordered zonelist). Every zone of the description is listed,
     /// populated or not, so memory added to a zone empty at build is used without
@@ -146,9 +150,12 @@ impl Node {
     }
 
     /// The CPU that runs this node's background reclaim and compaction when the node has
-    /// no CPUs of its own (the nearest node's first CPU); `None` when its own CPUs do.
+    /// no online CPU of its own (a memory-only node, or one whose CPUs all went offline):
+    /// an online CPU of the same described node if there is one, else the nearest node's
+    /// first online CPU; `None` when its own CPUs do.
     pub fn background_cpu(&self) -> Option<usize> {
-        (self.background_cpu != OWN_CPUS).then_some(self.background_cpu as usize)
+        let cpu = self.background_cpu.load(Relaxed);
+        (cpu != OWN_CPUS).then_some(cpu as usize)
     }
     pub fn kswapd_runs(&self) -> u64 {
         self.kswapd.runs()
@@ -183,8 +190,8 @@ pub struct PageAllocator<P: Platform> {
     vmstat: GlobalVmstat,
     /// A range operation (offline, online, add_memory, alloc_contig) is running.
     range_op: AtomicBool,
-    /// Some node has no CPUs: the periodic work looks for the nodes a CPU stands in for.
-    has_cpuless_nodes: bool,
+    /// CPUs online and offline, and whether some node's work runs on a CPU not its own.
+    cpus: cpu_hotplug::OnlineCpus,
 }
 
 impl<P: Platform> core::fmt::Debug for PageAllocator<P> {

@@ -70,9 +70,9 @@ impl<P: Platform> PageAllocator<P> {
             done.drained_pages = self.vmstat_tick(cpu);
         }
         self.run_node_work(self.node_of_cpu(cpu), now_ns, &mut done);
-        if self.has_cpuless_nodes {
+        if self.cpus.has_stand_ins() {
             for node in 0..self.nodes.len() {
-                if self.nodes[node].background_cpu == cpu as u32 {
+                if self.nodes[node].background_cpu.load(Relaxed) == cpu as u32 {
                     self.run_node_work(node as u16, now_ns, &mut done);
                 }
             }

@@ -400,6 +400,11 @@ impl<P: Platform> PageAllocator<P> {
             }
             total += census;
         }
+        if let Err((node, what)) = self.check_background_cpus() {
+            // Reported against the node's own highest zone, the first of its zonelist.
+            let zone_index = self.nodes()[usize::from(node)].zonelist.first();
+            return Err(InvariantViolation { zone_index: zone_index.copied().unwrap_or(0), pfn: None, what });
+        }
         Ok(total)
     }
 }

@@ -25,10 +25,10 @@ impl<P: Platform> Background<'_, P> {
     /// Runs whatever periodic work is due on `cpu` at `now_ns` (the platform's clock): its
     /// vmstat pass when the interval has passed, and a background-reclaim pass for its node
     /// when one was woken (unless a task of the harness runs the node's kswapd, see
-    /// [`Self::set_kswapd_task`]), and kcompactd's. A node without CPUs has its background
-    /// work run by [`crate::allocator::Node::background_cpu`]. Cheap when nothing is due (a few loads,
-    /// and a walk of the nodes when some node has no CPUs), so a harness may call it before
-    /// every step.
+    /// [`Self::set_kswapd_task`]), and kcompactd's. A node without an online CPU of its own
+    /// has its background work run by [`crate::allocator::Node::background_cpu`]. Cheap when
+    /// nothing is due (a few loads, and a walk of the nodes when some node's work runs on a
+    /// CPU not its own), so a harness may call it before every step.
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};

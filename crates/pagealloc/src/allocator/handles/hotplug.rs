@@ -8,7 +8,8 @@ use crate::metadata_memory::MetadataMemory;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
 
-/// CPU and memory hotplug: a CPU gone offline (mirrors page_alloc_cpu_dead()), memory
+/// CPU and memory hotplug: a CPU gone offline (mirrors page_alloc_cpu_dead()) or back
+/// online, memory
 /// added, taken offline and brought back online in whole pageblocks (mirrors add_memory(),
 /// offline_pages() and online_pages()). From [`PageAllocator::hotplug`].
 #[derive(Clone, Copy)]
@@ -25,7 +26,16 @@ impl<P: Platform> PageAllocator<P> {
 }
 
 impl<P: Platform> Hotplug<'_, P> {
-    /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()).
+    /// A CPU went offline: return its cached pages (mirrors page_alloc_cpu_dead()), and
+    /// hand the background work it ran (its node's or arena's kswapd and kcompactd, and
+    /// those of memory-only nodes it stood in for) to an online CPU: one of the same
+    /// described node if any is online, else the nearest node's
+    /// ([`crate::allocator::Node::background_cpu`]), as the scheduler runs kswapd elsewhere
+    /// once its node's CPUs are all offline. The harness then stops calling
+    /// [`crate::Background::run_due_work`] for the CPU; a CPU it still calls runs its own
+    /// node's work as before. With every CPU offline (Linux keeps one online) the work
+    /// stays where the build put it. Returns the pages drained; 0, and nothing changed,
+    /// for a CPU the allocator does not know.
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
@@ -39,6 +49,30 @@ impl<P: Platform> Hotplug<'_, P> {
     #[inline]
     pub fn cpu_offline(&self, cpu: usize) -> u64 {
         self.allocator.cpu_offline(cpu)
+    }
+
+    /// A CPU came back online: its node's background work, and that of the memory-only
+    /// nodes it is nearest to, runs on it again; its pagesets, emptied when it went
+    /// offline, fill as it allocates. False, and nothing changed, for a CPU the allocator
+    /// does not know.
+    ///
+    /// ```
+    /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// // Two nodes of one CPU each.
+    /// let builder = AllocatorBuilder::new().node(1).node(1)
+    ///     .zone(0, ZoneType::Normal, 0x10_0000..0x10_1000)
+    ///     .zone(1, ZoneType::Normal, 0x20_0000..0x20_1000);
+    /// let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    /// allocator.hotplug().cpu_offline(1);
+    /// assert_eq!(allocator.nodes()[1].background_cpu(), Some(0)); // CPU 0 runs node 1's kswapd
+    /// assert!(allocator.hotplug().cpu_online(1));
+    /// assert_eq!(allocator.nodes()[1].background_cpu(), None); // back on its own CPU
+    /// assert!(!allocator.hotplug().cpu_online(2)); // no such CPU
+    /// ```
+    #[inline]
+    pub fn cpu_online(&self, cpu: usize) -> bool {
+        self.allocator.cpu_online(cpu)
     }
 
     /// Takes `range` (whole pageblocks of one zone, or of contiguous per-CPU arenas of one

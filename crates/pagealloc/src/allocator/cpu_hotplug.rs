@@ -1,0 +1,180 @@
+//! CPUs going offline and coming back, and which CPU runs each node's background work
+//! (kswapd, kcompactd) meanwhile. Linux binds a node's kswapd to the node's CPUs; when they
+//! all go offline the scheduler runs it on another CPU. Here one online CPU's periodic work
+//! stands in for a node with no online CPU of its own (a memory-only node always): a CPU
+//! of the same described node first (a sibling arena's), else the nearest node's, chosen
+//! by a fixed order so that every run of a harness picks the same one.
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
+
+use super::{PageAllocator, OWN_CPUS};
+use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
+use crate::pcp::DrainCause;
+use crate::platform::Platform;
+
+/// Which CPUs are online, and whether some node's work runs on a CPU not its own.
+pub(crate) struct OnlineCpus {
+    online: MetaSlice<AtomicBool>,
+    /// Bumped by every change of `online`: an assignment made while the mask changed is
+    /// made again.
+    generation: AtomicU64,
+    /// Some node's background work is run by a stand-in ([`super::Node::background_cpu`]).
+    has_stand_ins: AtomicBool,
+}
+
+impl OnlineCpus {
+    /// `nr_cpus` CPUs, all online.
+    pub(crate) fn new(nr_cpus: usize, arena: Option<&mut MetaArena>) -> Result<OnlineCpus, MetaArenaFull> {
+        Ok(OnlineCpus {
+            online: MetaSlice::new(nr_cpus, arena, |_| AtomicBool::new(true))?,
+            generation: AtomicU64::new(0),
+            has_stand_ins: AtomicBool::new(false),
+        })
+    }
+
+    /// Some node's work has a stand-in: the periodic work looks for the nodes a CPU runs.
+    #[inline]
+    pub(crate) fn has_stand_ins(&self) -> bool {
+        self.has_stand_ins.load(Relaxed)
+    }
+
+    pub(crate) fn is_online(&self, cpu: usize) -> bool {
+        self.online.get(cpu).is_some_and(|online| online.load(Relaxed))
+    }
+
+    /// Marks `cpu` online or offline; false for a CPU the allocator does not know.
+    fn set(&self, cpu: usize, online: bool) -> bool {
+        let Some(flag) = self.online.get(cpu) else { return false };
+        flag.store(online, Relaxed);
+        // Release: an assignment that reads this generation sees the flag.
+        self.generation.fetch_add(1, AcqRel);
+        true
+    }
+}
+
+impl<P: Platform> PageAllocator<P> {
+    /// The body of [`crate::Hotplug::cpu_offline`]: the CPU's pagesets go back to the buddy
+    /// (mirrors page_alloc_cpu_dead()), and the background work it ran goes to an online
+    /// CPU.
+    pub(crate) fn cpu_offline(&self, cpu: usize) -> u64 {
+        let drained = self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline);
+        if self.cpus.set(cpu, false) {
+            self.assign_background_cpus();
+        }
+        drained
+    }
+
+    /// The body of [`crate::Hotplug::cpu_online`]: the CPU's node takes its background work
+    /// back, and so do the memory-only nodes it is nearest to.
+    pub(crate) fn cpu_online(&self, cpu: usize) -> bool {
+        if !self.cpus.set(cpu, true) {
+            return false;
+        }
+        self.assign_background_cpus();
+        true
+    }
+
+    fn no_cpu_online(&self) -> bool {
+        !(0..self.cpu_node.len()).any(|cpu| self.cpus.is_online(cpu))
+    }
+
+    /// Chooses each node's background CPU from the online CPUs; again if the online mask
+    /// changed meanwhile, so that the last assignment follows the last mask.
+    pub(super) fn assign_background_cpus(&self) {
+        loop {
+            let generation = self.cpus.generation.load(Acquire);
+            // With every CPU offline (Linux refuses to offline the last one) each node's
+            // work stays where the build put it.
+            let all = self.no_cpu_online();
+            let online = |cpu: usize| all || self.cpus.is_online(cpu);
+            let mut stand_ins = false;
+            for node in 0..self.nodes.len() {
+                let cpu = self.background_cpu_for(node as u16, online);
+                self.nodes[node].background_cpu.store(cpu, Relaxed);
+                stand_ins |= cpu != OWN_CPUS;
+            }
+            self.cpus.has_stand_ins.store(stand_ins, Relaxed);
+            if self.cpus.generation.load(Acquire) == generation {
+                return;
+            }
+        }
+    }
+
+    /// [`OWN_CPUS`] when one of `node`'s CPUs is online; else the online CPU nearest to it:
+    /// by the distance of their described nodes, then of their arenas (both |a - b|, ties
+    /// to the lower id), then the lowest CPU id.
+    fn background_cpu_for(&self, node: u16, online: impl Fn(usize) -> bool) -> u32 {
+        let cpus = 0..self.cpu_node.len();
+        if cpus.clone().any(|cpu| self.cpu_node[cpu] == node && online(cpu)) {
+            return OWN_CPUS;
+        }
+        let home = self.nodes[usize::from(node)].home;
+        let nearest = cpus.filter(|&cpu| online(cpu)).min_by_key(|&cpu| {
+            let arena = self.cpu_node[cpu];
+            let other = self.nodes[usize::from(arena)].home;
+            (other.abs_diff(home), other, arena.abs_diff(node), arena, cpu)
+        });
+        // A validated build has CPUs, and `online` holds for one at least.
+        debug_assert!(nearest.is_some_and(|cpu| online(cpu) && self.cpu_node[cpu] != node));
+        nearest.map_or(OWN_CPUS, |cpu| cpu as u32)
+    }
+}
+
+#[cfg(any(feature = "alloc", test))]
+impl<P: Platform> PageAllocator<P> {
+    /// The invariant checker's part: a node's own CPUs run its work exactly when one of
+    /// them is online, and otherwise an online CPU of another node does (with every CPU
+    /// offline, the build's choice stands). Names the first node that breaks it.
+    pub(crate) fn check_background_cpus(&self) -> Result<(), (u16, alloc::string::String)> {
+        let all = self.no_cpu_online();
+        let online = |cpu: usize| all || self.cpus.is_online(cpu);
+        let mut stand_ins = false;
+        for (index, node) in self.nodes.iter().enumerate() {
+            let own_online =
+                (0..self.cpu_node.len()).any(|cpu| usize::from(self.cpu_node[cpu]) == index && online(cpu));
+            let fine = match node.background_cpu() {
+                None => own_online,
+                Some(cpu) => !own_online && online(cpu) && usize::from(self.node_of_cpu(cpu)) != index,
+            };
+            if !fine {
+                let what =
+                    alloc::format!("background CPU {:?} with an own CPU online: {own_online}", node.background_cpu());
+                return Err((index as u16, what));
+            }
+            stand_ins |= node.background_cpu().is_some();
+        }
+        if stand_ins && !self.cpus.has_stand_ins() {
+            return Err((0, alloc::string::String::from("a stand-in runs a node's work unflagged")));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::AllocatorBuilder;
+    use crate::platform::TestPlatform;
+    use crate::types::ZoneType;
+
+    #[test]
+    fn the_checker_reports_a_node_whose_work_runs_on_the_wrong_cpu() {
+        let builder = AllocatorBuilder::new().node(1).node(1).zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).zone(
+            1,
+            ZoneType::Normal,
+            0x20_0000..0x20_1000,
+        );
+        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        allocator.check_invariants().unwrap();
+        // Node 1's CPU is online, yet CPU 0 would run its work.
+        allocator.nodes[1].background_cpu.store(0, Relaxed);
+        let violation = allocator.check_invariants().unwrap_err();
+        assert!(violation.what.contains("background CPU Some(0)"), "{violation}");
+        allocator.nodes[1].background_cpu.store(OWN_CPUS, Relaxed);
+        // Offline, it must have a stand-in.
+        allocator.cpus.set(1, false);
+        assert!(allocator.check_invariants().is_err());
+        allocator.assign_background_cpus();
+        allocator.check_invariants().unwrap();
+    }
+}
