@@ -127,11 +127,11 @@ impl<P: Platform> PageAllocator<P> {
         if let Some(block) = self.get_page_from_freelist(call, zonelist, true) {
             return Ok(block);
         }
-        // Slow path: wake background reclaim (it runs as the allocator's periodic work, not
-        // in this call), then retry at the min watermark with the reserve access the
-        // request's priority allows.
+        // Slow path: wake background reclaim on every node the request may use (it runs as
+        // the allocator's periodic work, not in this call), then retry at the min watermark
+        // with the reserve access the request's priority allows.
         if request.wake_kswapd {
-            self.wake_kswapd_for(call.preferred_node, call.highest_zone);
+            self.wake_all_kswapds(zonelist, call.highest_zone);
         }
         let order = call.block.order;
         let mut slow_flags = AllocFlags::slow_path(request, order);

@@ -120,6 +120,21 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
+    /// Wakes kswapd on every node with a zone the allocation may use: the zonelist's zones
+    /// up to `highest_zone` that have pages, each node once (mirrors wake_all_kswapds()).
+    #[cold]
+    pub(super) fn wake_all_kswapds(&self, zonelist: &[u16], highest_zone: ZoneType) {
+        let mut last_node = None;
+        for &zone_index in zonelist {
+            let state = self.zones[zone_index as usize].state();
+            if state.zone_type > highest_zone || state.managed_pages() == 0 || last_node == Some(state.node) {
+                continue;
+            }
+            self.wake_kswapd_for(state.node, highest_zone);
+            last_node = Some(state.node);
+        }
+    }
+
     pub(super) fn set_pressure_thresholds(&self, node: u16, under_pressure: bool) {
         for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
             zone.state().set_pressure_threshold(under_pressure);
