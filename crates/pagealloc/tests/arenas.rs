@@ -8,6 +8,8 @@ mod common;
 use common::*;
 use pagealloc::builder::MIN_ARENA_PAGES;
 use pagealloc::policy::ArenaRule;
+use pagealloc::types::PAGEBLOCK_ORDER;
+use pagealloc::vmstat::NumaEvent;
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, ZoneType};
 
 const GIB_PAGES: u64 = 1 << 18;
@@ -233,5 +235,81 @@ fn requests_name_described_nodes_beside_a_memory_only_node() {
     assert_eq!(missing.unwrap_err(), pagealloc::AllocError::NoSuchNode { node: 2, nodes: 2 });
     allocator.free_pages(far).unwrap();
     allocator.free_pages(near).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+fn numa(allocator: &TestAllocator, event: NumaEvent) -> u64 {
+    allocator.counters().numa_event(event)
+}
+
+/// Arenas of one node are one NUMA node: CPU 0 running out of its arena into its sibling's
+/// counts numa_hit and numa_local only (zone_statistics() compares nodes, and the arenas
+/// share one), where going on into another node's arenas counts numa_miss, numa_foreign and
+/// numa_other.
+#[test]
+fn a_fallback_into_a_sibling_arena_is_a_numa_hit_and_into_another_node_a_miss() {
+    let node_pages = 2 * MIN_ARENA_PAGES;
+    let base = 1 << 20;
+    let numa_machine = AllocatorBuilder::new().node(2).node(2).zone(0, ZoneType::Normal, base..base + node_pages).zone(
+        1,
+        ZoneType::Normal,
+        base + node_pages..base + 2 * node_pages,
+    );
+    let allocator = build(numa_machine, 4);
+    assert_eq!((allocator.nodes().len(), allocator.described_nodes()), (4, 2));
+    allocator.platform().set_cpu(0);
+    let mut held: Vec<Block> = Vec::new();
+    while held.last().is_none_or(|block| arena_of(&allocator, block) < 2) {
+        held.push(allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap());
+    }
+    assert!(held.iter().any(|block| arena_of(&allocator, block) == 1), "CPU 0 went on into arena 1");
+    let on_node_0 = held.len() as u64 - 1;
+    assert_eq!((numa(&allocator, NumaEvent::Hit), numa(&allocator, NumaEvent::Local)), (on_node_0, on_node_0));
+    let off_node = [NumaEvent::Miss, NumaEvent::Foreign, NumaEvent::Other].map(|event| numa(&allocator, event));
+    assert_eq!(off_node, [1, 1, 1], "only the block from node 1's arena");
+    allocator.free_bulk(held).unwrap();
+    allocator.check_invariants().unwrap();
+}
+
+/// NOFRAGMENT holds across the arenas of one node, as across the zones of one node in Linux
+/// (get_page_from_freelist() drops it only at another node's zone): a movable request whose
+/// own arena has free memory only in partly used unmovable pageblocks takes its sibling's
+/// movable memory rather than fragment its own.
+#[test]
+fn nofragment_holds_across_sibling_arenas() {
+    let recorder: &'static ExtfragRecorder = Box::leak(Box::default());
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 2 * MIN_ARENA_PAGES).event_sink_static(recorder);
+    let allocator = build(builder, 2);
+    allocator.platform().set_cpu(0);
+    // Arena 0's pageblocks taken whole for unmovable requests until it runs dry...
+    let mut unmovable = Vec::new();
+    loop {
+        let block = allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::KERNEL).unwrap();
+        if arena_of(&allocator, &block) != 0 {
+            allocator.free_pages(block).unwrap();
+            break;
+        }
+        unmovable.push(block);
+    }
+    // ... then each freed but one page: its free memory lies in unmovable pageblocks, none
+    // of them whole.
+    let mut kept = Vec::new();
+    for block in unmovable {
+        let mut pages = allocator.split(block).unwrap();
+        kept.push(pages.next().unwrap());
+        allocator.free_bulk(pages.collect::<Vec<Block>>()).unwrap();
+    }
+    allocator.pagesets().drain_all();
+    recorder.clear();
+    let movable: Vec<Block> =
+        (0..MIN_ARENA_PAGES / 4).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    assert!(movable.iter().any(|block| arena_of(&allocator, block) == 1), "arena 1 served the rest");
+    // Whole free pageblocks (the pageset's unused unmovable blocks, drained) may be claimed:
+    // that fragments nothing.
+    let events = recorder.events().into_iter();
+    let fragmenting: Vec<_> = events.filter(|event| event.zone_index == 0 && event.splits_pageblock()).collect();
+    assert!(fragmenting.is_empty(), "arena 0 fragmented {} times: {:?}", fragmenting.len(), fragmenting.first());
+    allocator.free_bulk(movable).unwrap();
+    allocator.free_bulk(kept).unwrap();
     allocator.check_invariants().unwrap();
 }

@@ -22,6 +22,8 @@ struct AllocCall {
     block: BlockRequest,
     highest_zone: ZoneType,
     preferred_node: u16,
+    /// The described node `preferred_node` is: zones of its arenas are local to the request.
+    preferred_home: u16,
     cpu: usize,
     /// The caller may block and wake kswapd: it may wait for kswapd (`FragPolicy::stall_movable`).
     may_stall: bool,
@@ -89,14 +91,16 @@ impl<P: Platform> PageAllocator<P> {
         // The walk's first step inline: the preferred zone, usually a pageset hit. The
         // request stays in registers here; the walk's `AllocCall` is built only when this
         // fails (passing its address from here spilled it on the hot path).
-        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu, preferred.state().node) {
+        if let Some(pfn) = self.try_zone(preferred, block, highest_zone, cpu, true) {
             // The head's word was just stored: this load is forwarded from the store.
             let head = preferred.mem().frame(pfn).info();
             debug_assert!(head.is_alloc_head_of_order(order));
             return Ok(Block::new(pfn, preferred.state().index, self.id, head));
         }
         let may_stall = request.may_reclaim && request.wake_kswapd;
-        let call = AllocCall { block, highest_zone, preferred_node: preferred.state().node, cpu, may_stall };
+        let preferred_node = preferred.state().node;
+        let preferred_home = self.home_of(preferred_node);
+        let call = AllocCall { block, highest_zone, preferred_node, preferred_home, cpu, may_stall };
         self.alloc_pages_rest(call, zonelist, &request)
     }
 
@@ -266,13 +270,16 @@ impl<P: Platform> PageAllocator<P> {
                 if zone.state().zone_type > call.highest_zone || !zone.state().is_populated() {
                     continue;
                 }
-                if call.block.flags.nofragment && !keep_nofragment && zone.state().node != call.preferred_node {
+                // Local: the preferred node's zones, with per-CPU arenas every arena's of its
+                // described node.
+                let local = self.home_of(zone.state().node) == call.preferred_home;
+                if call.block.flags.nofragment && !keep_nofragment && !local {
                     // Fragmenting a local zone beats using a remote node.
                     dropped_nofragment = true;
                     break;
                 }
-                if let Some(pfn) = self.try_later_zone(zone, call) {
-                    if zone.state().node != call.preferred_node {
+                if let Some(pfn) = self.try_later_zone(zone, call, local) {
+                    if !local {
                         self.count_foreign(zonelist[0], call.preferred_node);
                     }
                     return Some(Block::new(pfn, zone.state().index, self.id, zone.mem().frame(pfn).info()));
@@ -313,8 +320,8 @@ impl<P: Platform> PageAllocator<P> {
     }
 
     #[inline(never)]
-    fn try_later_zone(&self, zone: &Zone<P>, call: AllocCall) -> Option<Pfn> {
-        self.try_zone(zone, call.block, call.highest_zone, call.cpu, call.preferred_node)
+    fn try_later_zone(&self, zone: &Zone<P>, call: AllocCall, hit: bool) -> Option<Pfn> {
+        self.try_zone(zone, call.block, call.highest_zone, call.cpu, hit)
     }
 
     /// A miss: the preferred node's zone counts the allocation as foreign (mirrors the
@@ -328,9 +335,10 @@ impl<P: Platform> PageAllocator<P> {
         vmstat::count_unbuffered(&self.fold_target(zone), &[NumaEvent::Foreign], self.vmstat.numa_mode());
     }
 
-    /// One zone of the zonelist walk: watermark test, then a block. Inlined only into the
-    /// preferred-zone step; the walk's loop calls it out of line (inlined there, the
-    /// optimizer hoisted and spilled dozens of invariants into the hot path).
+    /// One zone of the zonelist walk: watermark test, then a block; `hit`: the zone is on
+    /// the preferred (described) node. Inlined only into the preferred-zone step; the
+    /// walk's loop calls [`Self::try_later_zone`] (inlined there, the optimizer hoisted and
+    /// spilled dozens of invariants into the hot path).
     #[inline(always)]
     fn try_zone(
         &self,
@@ -338,12 +346,12 @@ impl<P: Platform> PageAllocator<P> {
         block: BlockRequest,
         highest_zone: ZoneType,
         cpu: usize,
-        preferred_node: u16,
+        hit: bool,
     ) -> Option<Pfn> {
         if !self.zone_has_room(zone, block.order, highest_zone, block.flags) {
             return None;
         }
-        let pfn = self.rmqueue(zone, cpu, block, zone.state().node == preferred_node)?;
+        let pfn = self.rmqueue(zone, cpu, block, hit)?;
         if block.flags.highatomic {
             highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
         }
@@ -372,7 +380,9 @@ impl<P: Platform> PageAllocator<P> {
     #[inline(always)]
     pub(super) fn rmqueue(&self, zone: &Zone<P>, cpu: usize, block: BlockRequest, hit: bool) -> Option<Pfn> {
         debug_assert!(zone.pcp.get(cpu).is_none_or(|slot| slot.remote == (self.node_of_cpu(cpu) != zone.state().node)));
-        let local = || zone.state().node == self.node_of_cpu(cpu);
+        // numa_local: the zone is on the CPU's described node (an arena of it).
+        let local = || self.home_of(zone.state().node) == self.home_of(self.node_of_cpu(cpu));
+        debug_assert!(zone.pcp.get(cpu).is_none_or(|slot| slot.other_node != local()));
         let pcp = (&self.policy.pcp, cpu);
         let pfn = zone.rmqueue(self.zone_call(), pcp, || self.fallback_rules(), block, (hit, local));
         if zone.take_boost_wakeup(block.flags) {

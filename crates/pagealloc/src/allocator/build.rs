@@ -149,7 +149,7 @@ impl<P: Platform> PageAllocator<P> {
         }
         let mut zones = zones.finish();
         let nodes = build_nodes(&zones, builder, arena.as_deref_mut())?;
-        mark_nofragment_zones(&mut zones, builder.node_cpus.len(), &builder.policy.frag);
+        mark_nofragment_zones(&mut zones, &nodes, &builder.policy.frag);
         let total_managed: u64 = zones.iter().map(|z| z.state().managed_pages()).sum();
         let cpu_node = MetaSlice::new(nr_cpus, arena.as_deref_mut(), |cpu| builder.node_of_cpu(cpu))?;
         let boot_zone_sizings = MetaSlice::new(spec.nodes.len() * MAX_NR_ZONES, arena.as_deref_mut(), |index| {
@@ -225,18 +225,19 @@ fn build_nodes<P: Platform>(
 }
 
 /// NOFRAGMENT when the preferred zone is Normal and DMA32 can take fallbacks instead; on
-/// several nodes only if this node has DMA32 (mirrors alloc_flags_nofragment()).
-/// Under defrag_mode every zone starts with NOFRAGMENT; with neither switch, none does.
-fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], node_count: usize, frag: &crate::policy::FragPolicy) {
-    let single_node = node_count == 1;
+/// several nodes only if this node has DMA32 (mirrors alloc_flags_nofragment()). Nodes are
+/// described nodes: per-CPU arenas of one node are one node, and any arena's DMA32 is the
+/// node's. Under defrag_mode every zone starts with NOFRAGMENT; with neither switch, none
+/// does.
+fn mark_nofragment_zones<P: Platform>(zones: &mut [Zone<P>], nodes: &[Node], frag: &crate::policy::FragPolicy) {
+    let home = |zone: &Zone<P>| nodes[zone.state().node as usize].home;
+    let single_node = nodes.iter().all(|node| node.home == nodes[0].home);
     let has_dma32 = |zones: &[Zone<P>], node: u16| {
-        zones
-            .iter()
-            .any(|z| z.state().node == node && z.state().zone_type == ZoneType::Dma32 && z.state().is_populated())
+        zones.iter().any(|z| home(z) == node && z.state().zone_type == ZoneType::Dma32 && z.state().is_populated())
     };
     for index in 0..zones.len() {
         let lowzone = zones[index].state().zone_type == ZoneType::Normal
-            && (single_node || has_dma32(zones, zones[index].state().node));
+            && (single_node || has_dma32(zones, home(&zones[index])));
         let zone = &mut zones[index];
         zone.core.state.nofragment_when_preferred = frag.defrag_mode || (frag.nofragment_lowzone && lowzone);
         zone.core.state.free_lists_match_pageblocks = frag.fallback == crate::policy::FallbackDesign::ClaimOrSteal;
@@ -259,12 +260,15 @@ fn build_pagesets<P: Platform>(
     }
     let (batch, high_min, high_max) = pageset_bounds(zone, policy, nr_cpus);
     let free_high_batch = builder.llc.is_some_and(|llc| llc.slice_holds_batches(batch as u64));
+    let home = |node: u16| builder.arena_homes.as_deref().map_or(node, |homes| homes[node as usize]);
     MetaSlice::new(nr_cpus, arena, |cpu| {
-        let remote = builder.node_of_cpu(cpu) != zone.state().node;
+        let cpu_node = builder.node_of_cpu(cpu);
+        let remote = cpu_node != zone.state().node;
+        let other_node = home(cpu_node) != home(zone.state().node);
         PcpSlot::new(
             zone.state().index,
             cpu as u32,
-            remote,
+            (remote, other_node),
             PerCpuPages::new(batch, high_min, high_max, free_high_batch),
         )
     })

@@ -283,6 +283,13 @@ impl<P: Platform> PageAllocator<P> {
         first.map(|node| node as u16).ok_or(crate::AllocError::NoSuchNode { node: home, nodes: self.described_nodes() })
     }
 
+    /// The described node `node` is: itself, or with per-CPU arenas the node the arena was
+    /// cut from. Rules that ask whether memory is local compare these.
+    #[inline]
+    pub(crate) fn home_of(&self, node: u16) -> u16 {
+        self.nodes[usize::from(node)].home
+    }
+
     /// Nodes of the description (per-CPU arenas count as the node they were cut from).
     pub fn described_nodes(&self) -> u16 {
         self.nodes.iter().map(|node| node.home + 1).max().unwrap_or(1)

@@ -227,14 +227,27 @@ impl PerCpuPages {
 #[repr(align(64))]
 pub struct PcpSlot<P: Platform> {
     pub(crate) pageset: PlatformMutex<P, PerCpuPages, P::PcpLock>,
-    /// The CPU is on another node than the zone: fixed at build, read on every fast-path
-    /// call without a lookup of the CPU's node.
+    /// The CPU is on another node than the zone (with per-CPU arenas, another arena): fixed
+    /// at build, read on every fast-path call without a lookup of the CPU's node. Rules
+    /// about whose memory a pageset holds ask this: remote pagesets expire, and frees into
+    /// another arena skip the pageset.
     pub(crate) remote: bool,
+    /// The CPU is on another described node than the zone (arenas of one node are one):
+    /// NUMA locality, what numa_local and numa_other count.
+    pub(crate) other_node: bool,
 }
 
 impl<P: Platform> PcpSlot<P> {
-    pub(crate) fn new(zone_index: u16, cpu: u32, remote: bool, pageset: PerCpuPages) -> PcpSlot<P> {
-        PcpSlot { pageset: PlatformMutex::new(LockId::Pcp { zone: zone_index, cpu }, pageset), remote }
+    /// `(remote, other_node)`: the CPU is on another node (arena) than the zone, and on
+    /// another described node; the second implies the first.
+    pub(crate) fn new(
+        zone_index: u16,
+        cpu: u32,
+        (remote, other_node): (bool, bool),
+        pageset: PerCpuPages,
+    ) -> PcpSlot<P> {
+        debug_assert!(remote || !other_node, "another described node is another node");
+        PcpSlot { pageset: PlatformMutex::new(LockId::Pcp { zone: zone_index, cpu }, pageset), remote, other_node }
     }
 
     /// Runs `f` on the pageset under its lock (views, tests).

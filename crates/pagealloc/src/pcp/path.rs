@@ -137,7 +137,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
     pcp.thp_pages -= thp_part(1 << order, order);
     let allocated = FrameInfo::new(FrameState::AllocHead, order, request.migratetype);
     mem.frames[index as usize].hand_out(&[FrameState::PcpHead], allocated);
-    let placement = NumaPlacement { hit, local: !remote };
+    let placement = NumaPlacement { hit, local: !slot.other_node };
     pcp.stats.count_alloc(1 << order, placement, call.fold_target());
     Some(mem.pfn(index))
 }

@@ -45,7 +45,8 @@ impl<P: Platform> Zone<P> {
 
     /// Takes one block for an allocation on `cpu`: from its pageset when `policy` caches
     /// the order there, else from the buddy (mirrors rmqueue()). `hit`: the zone is on the
-    /// preferred node; `local`, asked only on a buddy take: it is on `cpu`'s node.
+    /// preferred node; `local`, asked only on a buddy take: it is on `cpu`'s node (both
+    /// described nodes: per-CPU arenas of one node are that node).
     #[inline(always)]
     pub(crate) fn rmqueue(
         &self,
