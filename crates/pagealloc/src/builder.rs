@@ -45,6 +45,9 @@ pub struct AllocatorBuilder {
     pub(crate) zones: Table<ZoneLayout, FIXED_ZONES>,
     pub(crate) holes: Table<Range<Pfn>, FIXED_RANGES>,
     pub(crate) reserved: Table<Range<Pfn>, FIXED_RANGES>,
+    /// The frames holding the allocator's records ([`crate::MetadataMemory::at`]), also a
+    /// reservation: present even where the description has a hole.
+    pub(crate) metadata_frames: Option<Range<Pfn>>,
     pub(crate) tunables: Tunables,
     pub(crate) sink: Option<Client<dyn EventSink>>,
     pub(crate) policy: Policy,
@@ -94,6 +97,7 @@ impl AllocatorBuilder {
             zones: Table::new(),
             holes: Table::new(),
             reserved: Table::new(),
+            metadata_frames: None,
             tunables: Tunables::default(),
             sink: None,
             policy: Policy::default(),

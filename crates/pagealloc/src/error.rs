@@ -191,6 +191,14 @@ pub enum RangeError {
     /// The memory given for the range's records lies inside the range, whose pages would
     /// then be handed out over them.
     MetadataInRange { pfn: Pfn },
+    /// A frame of the range is present but reserved (at boot, or holding the allocator's
+    /// records): hot-plug adds, takes offline and brings online only memory it manages,
+    /// and a reservation stays one (Linux refuses to add memory that is already present).
+    ReservedFrame { pfn: Pfn },
+    /// The memory given for the records holds free pages of a zone, which would be handed
+    /// out over them: memory for records is taken from the allocator first, or lies in a
+    /// hole or a reservation.
+    MetadataInFreeMemory { pfn: Pfn },
     /// The range lies past every zone's span of the type, and no zone could grow to take it.
     Grow { pfn: Pfn, reason: GrowError },
 }
@@ -256,6 +264,10 @@ impl fmt::Display for RangeError {
             RangeError::Unmovable { pfn } => write!(f, "the block at {pfn:#x} cannot be moved"),
             RangeError::MetadataInRange { pfn } => {
                 write!(f, "the records' memory at pfn {pfn:#x} lies inside the range being added")
+            }
+            RangeError::ReservedFrame { pfn } => write!(f, "pfn {pfn:#x} is reserved memory"),
+            RangeError::MetadataInFreeMemory { pfn } => {
+                write!(f, "the records' memory at pfn {pfn:#x} is free memory of the allocator")
             }
             RangeError::NoMigrationClient { pfn } => {
                 write!(f, "the movable block at {pfn:#x} needs a migration client to move it (set_migrate)")

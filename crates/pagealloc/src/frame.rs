@@ -34,8 +34,12 @@ pub enum FrameState {
     AllocHead = 2,
     /// Head of a block cached on a per-CPU list.
     PcpHead = 3,
-    /// Not managed: a hole or memory reserved at boot.
+    /// Present but not managed: memory reserved at boot (firmware, the kernel image, the
+    /// allocator's own records). Hot-plug never adds, offlines or onlines it.
     Reserved = 4,
+    /// Not present: a hole of the span (memory not yet added) or memory taken offline.
+    /// Only holes become memory by hot-plug.
+    Hole = 5,
 }
 
 impl FrameState {
@@ -45,8 +49,15 @@ impl FrameState {
             1 => FrameState::FreeHead,
             2 => FrameState::AllocHead,
             3 => FrameState::PcpHead,
-            _ => FrameState::Reserved,
+            4 => FrameState::Reserved,
+            _ => FrameState::Hole,
         }
+    }
+
+    /// A frame no block covers: reserved or a hole (one compare of the state bits).
+    #[inline(always)]
+    pub const fn is_unmanaged(self) -> bool {
+        matches!(self, FrameState::Reserved | FrameState::Hole)
     }
 }
 
@@ -75,6 +86,7 @@ impl FrameInfo {
 
     pub const INTERIOR: FrameInfo = FrameInfo::new(FrameState::Interior, 0, MigrateType::Unmovable);
     pub const RESERVED: FrameInfo = FrameInfo::new(FrameState::Reserved, 0, MigrateType::Unmovable);
+    pub const HOLE: FrameInfo = FrameInfo::new(FrameState::Hole, 0, MigrateType::Unmovable);
 
     #[inline]
     pub const fn new(state: FrameState, order: u8, migratetype: MigrateType) -> FrameInfo {
@@ -276,14 +288,16 @@ impl core::fmt::Debug for Frame {
 pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<Frame>();
 const _: () = assert!(FRAME_METADATA_BYTES <= 12);
 const _: () = assert!(MAX_ORDER as u32 <= FrameInfo::ORDER_MASK);
+const _: () = assert!((FrameState::Hole as u32) < 1 << FrameInfo::STATE_BITS);
 
 /// A frame's state changes, through its [`FrameWord`].
 impl Frame {
-    pub(crate) const fn reserved() -> Frame {
+    /// A frame of a span before the build or a growth says what it is: a hole.
+    pub(crate) const fn hole() -> Frame {
         Frame {
             next: AtomicU32::new(NIL),
             prev: AtomicU32::new(NIL),
-            info: FrameWord { word: AtomicU32::new(FrameInfo::RESERVED.0) },
+            info: FrameWord { word: AtomicU32::new(FrameInfo::HOLE.0) },
         }
     }
 
@@ -329,6 +343,7 @@ mod tests {
             FrameState::AllocHead,
             FrameState::PcpHead,
             FrameState::Reserved,
+            FrameState::Hole,
         ] {
             for order in 0..=MAX_ORDER {
                 for migratetype in MigrateType::ALL {
@@ -355,8 +370,8 @@ mod tests {
     #[test]
     #[cfg(feature = "generations")]
     fn state_changes_keep_the_generation_and_frees_advance_it() {
-        let frame = Frame::reserved();
-        frame.change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+        let frame = Frame::hole();
+        frame.change(&[FrameState::Hole], FrameInfo::INTERIOR);
         let head = FrameInfo::new(FrameState::AllocHead, 2, MigrateType::Movable);
         for round in 1..=3 {
             frame.hand_out(&[FrameState::Interior], head);

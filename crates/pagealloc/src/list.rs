@@ -260,7 +260,7 @@ mod tests {
     use core::cell::RefCell;
 
     fn frames(count: usize) -> Vec<Frame> {
-        (0..count).map(|_| Frame::reserved()).collect()
+        (0..count).map(|_| Frame::hole()).collect()
     }
 
     /// Records every touch, in order.

@@ -22,7 +22,8 @@ pub struct MetadataMemory {
 
 impl MetadataMemory {
     /// `bytes`, which start at physical address `phys`. The frames they touch are reserved
-    /// in the description before the build, wherever it describes them.
+    /// in the description before the build, wherever it describes them: present and kept
+    /// from the allocator, a hole there included, and never added by hot-plug.
     pub fn at(bytes: &'static mut [MaybeUninit<u8>], phys: PhysAddr) -> MetadataMemory {
         MetadataMemory { bytes, phys: Some(phys) }
     }

@@ -4,7 +4,7 @@
 use core::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
 use crate::error::GrowError;
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameState};
 use crate::fullness::BucketSlots;
 use crate::fullness::PageblockFree;
 use crate::growable::{GrowableTable, MAX_GROWTHS};
@@ -70,7 +70,7 @@ impl ZoneMem {
         assert!(start_pfn < end_pfn, "empty zone span");
         let spanned = end_pfn - start_pfn;
         assert!(spanned < u32::MAX as u64, "zone spans more frames than 32-bit links can name");
-        let frames = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| Frame::reserved())?;
+        let frames = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| Frame::hole())?;
         let pageblocks = pageblock_slots(start_pfn, end_pfn);
         let pageblock_types = MetaSlice::new(pageblocks, arena, |_| AtomicU8::new(MigrateType::Movable as u8))?;
         Ok(ZoneMem {
@@ -103,11 +103,12 @@ impl ZoneMem {
         pfn >= self.start_pfn && pfn < self.end_pfn()
     }
 
-    /// The first frame of `[start, end)` that is not a hole (an online or allocated frame),
-    /// for range operations that need holes; read locklessly, as only range operations
-    /// (one at a time) turn holes into anything else.
-    pub(crate) fn first_not_hole(&self, start: Pfn, end: Pfn) -> Option<Pfn> {
-        (start..end).find(|&pfn| self.frame(pfn).info().state() != crate::frame::FrameState::Reserved)
+    /// The first frame of `[start, end)` that is not a hole (online, allocated or
+    /// reserved memory), with its state, for range operations that need holes; read
+    /// locklessly, as only range operations (one at a time) turn holes into anything else
+    /// or anything into holes.
+    pub(crate) fn first_not_hole(&self, start: Pfn, end: Pfn) -> Option<(Pfn, FrameState)> {
+        (start..end).map(|pfn| (pfn, self.frame(pfn).info().state())).find(|&(_, state)| state != FrameState::Hole)
     }
 
     /// Bytes the records of a growth of the span to `new_end` take (frames, pageblock
@@ -126,10 +127,8 @@ impl ZoneMem {
     }
 
     /// The records a growth of the span to `new_end` adds: hole frames (each
-    /// [`FrameState::Reserved`]) and MOVABLE pageblock slots, in `arena` if given. Made
+    /// [`FrameState::Hole`]) and MOVABLE pageblock slots, in `arena` if given. Made
     /// before the zone lock is taken; [`Self::publish_growth`] then adds them.
-    ///
-    /// [`FrameState::Reserved`]: crate::frame::FrameState::Reserved
     pub(crate) fn prepare_growth(
         &self,
         new_end: Pfn,
@@ -152,7 +151,7 @@ impl ZoneMem {
         }
         Ok(ZoneGrowth {
             new_end,
-            frames: MetaSlice::new((new_end - end) as usize, arena.as_deref_mut(), |_| Frame::reserved())?,
+            frames: MetaSlice::new((new_end - end) as usize, arena.as_deref_mut(), |_| Frame::hole())?,
             types: MetaSlice::new(slots, arena.as_deref_mut(), |_| AtomicU8::new(MigrateType::Movable as u8))?,
             free: tracked.then(|| PageblockFree::extension(slots, arena.as_deref_mut())).transpose()?,
             buckets: tracked.then(|| BucketSlots::new(slots, arena)).transpose()?,
@@ -286,7 +285,7 @@ mod tests {
             match info.state() {
                 FrameState::FreeHead => return Some(pfn),
                 FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
+                FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }
         None

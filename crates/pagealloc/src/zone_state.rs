@@ -212,6 +212,12 @@ impl ZoneState {
         }
     }
 
+    /// Holes became present memory that is not managed: reserved for records given to a
+    /// hot-add (mirrors adjust_present_page_count() for memmap pages).
+    pub(crate) fn add_present_pages(&self, pages: u64) {
+        self.present_pages.fetch_add(pages, Relaxed);
+    }
+
     /// The zone's parameters now (they change when memory goes online or offline).
     pub fn params(&self) -> ZoneParams {
         self.params.get()

@@ -132,6 +132,7 @@ fn refusal(error: &RangeError) -> bool {
     matches!(
         error,
         RangeError::NotOnline { .. }
+            | RangeError::ReservedFrame { .. }
             | RangeError::ReservedPageblock { .. }
             | RangeError::Unmovable { .. }
             | RangeError::NoMigrationClient { .. }

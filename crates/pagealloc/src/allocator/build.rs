@@ -87,7 +87,8 @@ impl<P: Platform> PageAllocator<P> {
             return Self::build_tables(&mut builder, platform, None);
         };
         if let Some(frames) = memory.frames() {
-            builder.add_reservation(frames);
+            builder.add_reservation(frames.clone());
+            builder.metadata_frames = Some(frames);
         }
         let needed_bytes = Self::metadata_bytes_outlined(&builder, platform.nr_cpus());
         let built = Self::build_tables(&mut builder, platform, Some(&mut MetaArena::new(memory.bytes)));
@@ -137,6 +138,7 @@ impl<P: Platform> PageAllocator<P> {
             if !builder.policy.frag.merge_likely_to_tail {
                 zone.buddy(&platform).lock().area.merge_likely_to_tail = false;
             }
+            mark_reserved(&zone, &builder.reserved_ranges(&layout.span));
             seed_free_memory(&zone, &platform, &managed_ranges);
             // Boot's frees are not events: the sink sees the allocator from here on.
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
@@ -183,7 +185,7 @@ impl<P: Platform> PageAllocator<P> {
 }
 
 /// Zone `index`'s state: its parameters from the boot sizing, and its present pages (the
-/// span less holes) and managed pages (`managed_ranges`, the span less holes and reserves).
+/// span less holes, the records' frames present wherever they lie) and managed pages (`managed_ranges`, the span less holes and reserves).
 fn zone_state(
     builder: &AllocatorBuilder,
     index: u16,
@@ -303,12 +305,20 @@ pub(crate) fn pageset_bounds<P: Platform>(
     (batch, high_min, high_max)
 }
 
+/// Turns the hole frames of the present reserved `ranges` reserved: the span's frames are
+/// holes until the build says otherwise.
+fn mark_reserved<P: Platform>(zone: &Zone<P>, ranges: &[core::ops::Range<Pfn>]) {
+    for pfn in ranges.iter().flat_map(|range| range.clone()) {
+        zone.mem().frame(pfn).change(&[FrameState::Hole], FrameInfo::RESERVED);
+    }
+}
+
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.
 fn seed_free_memory<P: Platform>(zone: &Zone<P>, platform: &P, ranges: &[core::ops::Range<Pfn>]) {
     let mut locked = zone.buddy(platform).lock();
     for range in ranges {
         for pfn in range.clone() {
-            zone.mem().frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+            zone.mem().frame(pfn).change(&[FrameState::Hole], FrameInfo::INTERIOR);
         }
         let mut pfn = range.start;
         while pfn < range.end {

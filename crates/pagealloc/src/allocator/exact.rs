@@ -99,7 +99,7 @@ impl<P: Platform> PageAllocator<P> {
                 }
                 FrameState::FreeHead | FrameState::PcpHead => FreeError::DoubleFree { pfn: page },
                 FrameState::Interior => FreeError::NotAllocated { pfn: page },
-                FrameState::Reserved => FreeError::NotManaged { pfn: page },
+                FrameState::Reserved | FrameState::Hole => FreeError::NotManaged { pfn: page },
             };
             return Err(error);
         }

@@ -20,7 +20,7 @@ impl<P: Platform> PageAllocator<P> {
             return Err(FreeError::Misaligned { pfn, order });
         }
         let zone = self.zone_of_pfn(pfn).ok_or(FreeError::OutOfRange { pfn })?;
-        if zone.mem().frame(pfn).info().state() == FrameState::Reserved {
+        if zone.mem().frame(pfn).info().state().is_unmanaged() {
             return Err(FreeError::NotManaged { pfn });
         }
         Ok(zone)
@@ -149,7 +149,7 @@ impl<P: Platform> PageAllocator<P> {
                 }
                 FrameState::FreeHead | FrameState::PcpHead => return Err(Self::free_head_error(pfn, info, generation)),
                 FrameState::Interior => return Err(FreeError::NotAllocated { pfn }),
-                FrameState::Reserved => return Err(FreeError::NotManaged { pfn }),
+                FrameState::Reserved | FrameState::Hole => return Err(FreeError::NotManaged { pfn }),
             }
             match frame.transition(info, info.freed()) {
                 Ok(()) => break,

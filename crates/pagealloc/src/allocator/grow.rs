@@ -17,18 +17,32 @@ use crate::types::{Pfn, ZoneType};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Hotplug::add_memory_in`].
+    /// The body of [`crate::Hotplug::add_memory_in`]. Records given with their address
+    /// must lie outside the range and outside free memory; their frames in holes of a span
+    /// are reserved once the range is added.
     pub(crate) fn add_memory_in(
         &self,
         range: Range<Pfn>,
         zone_type: ZoneType,
         metadata: MetadataMemory,
     ) -> Result<u64, RangeError> {
-        if let Some(frames) = metadata.frames().filter(|frames| frames.start < range.end && range.start < frames.end) {
+        let records = metadata.frames();
+        if let Some(frames) = records.clone().filter(|frames| frames.start < range.end && range.start < frames.end) {
             return Err(RangeError::MetadataInRange { pfn: frames.start.max(range.start) });
         }
+        let _guard = self.lock_ranges()?;
+        if let Some(frames) = &records {
+            self.check_records_not_free(frames)?;
+        }
         let mut arena = MetaArena::new(metadata.bytes);
-        self.add_memory_placing(range, zone_type, Some(&mut arena))
+        let zone = self.zone_for_added(&range, zone_type, Some(&mut arena))?;
+        // After a growth, which used the records, the add cannot fail: the growth checked
+        // the range's part inside the old span, and the rest is new holes.
+        let pages = self.admit(zone, range, false)?;
+        if let Some(frames) = records {
+            self.reserve_record_holes(frames);
+        }
+        Ok(pages)
     }
 
     /// The body of [`crate::Hotplug::add_memory_metadata_bytes`].
@@ -61,8 +75,8 @@ impl<P: Platform> PageAllocator<P> {
                 // The part inside the span must be holes, or the growth would outlive the
                 // add it was for (the range lock keeps holes holes meanwhile).
                 let old_end = zone.mem().end_pfn();
-                if let Some(pfn) = zone.mem().first_not_hole(range.start, old_end) {
-                    return Err(RangeError::NotOffline { pfn });
+                if let Some(found) = zone.mem().first_not_hole(range.start, old_end) {
+                    return Err(super::hotplug::not_a_hole(found));
                 }
                 let refuse = |reason| RangeError::Grow { pfn: range.end, reason };
                 let growth = zone.mem().prepare_growth(range.end, arena.as_deref_mut()).map_err(refuse)?;

@@ -1,6 +1,7 @@
 //! Memory added, taken offline and brought back at run time, in whole pageblocks of a
 //! zone's span (mirrors add_memory(), offline_pages() and online_pages()). Memory added
-//! fills holes of a zone's span (hot-pluggable ranges firmware declares at boot), or, with
+//! fills holes of a zone's span (hot-pluggable ranges firmware declares at boot), never
+//! reserved memory, which is present and stays reserved through every operation, or, with
 //! the `memory-growth` feature, grows a span past its end (`grow.rs`). Offline memory stays in the span as holes whose
 //! pageblocks are ISOLATE, which is how `online` tells it from a hole never added.
 //! Each change re-derives watermarks, lowmem reserves and pageset bounds from the
@@ -13,7 +14,7 @@ use core::ops::Range;
 use super::PageAllocator;
 use crate::buddy::LockedZone;
 use crate::error::RangeError;
-use crate::meta::MetaArena;
+use crate::frame::FrameState;
 use crate::platform::Platform;
 use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
@@ -42,9 +43,7 @@ impl<P: Platform> PageAllocator<P> {
         let _guard = self.lock_ranges()?;
         let parts = self.range_parts(range.start, range.end)?;
         for (zone, start, end) in parts.iter() {
-            if let Some(pfn) = Self::not_offline(&zone.buddy(&self.platform).lock(), start..end, true) {
-                return Err(RangeError::NotOffline { pfn });
-            }
+            Self::not_offline(&zone.buddy(&self.platform).lock(), start..end, true)?;
         }
         // Nothing else changes holes under the range lock: each admit passes its check.
         parts.iter().map(|(zone, start, end)| self.admit(zone, start..end, true)).sum()
@@ -52,27 +51,17 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The body of [`crate::Hotplug::add_memory`].
     pub(crate) fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
-        self.add_memory_placing(range, zone_type, None)
-    }
-
-    pub(super) fn add_memory_placing(
-        &self,
-        range: Range<Pfn>,
-        zone_type: ZoneType,
-        arena: Option<&mut MetaArena>,
-    ) -> Result<u64, RangeError> {
         let _guard = self.lock_ranges()?;
-        let zone = self.zone_for_added(&range, zone_type, arena)?;
+        let zone = self.zone_for_added(&range, zone_type, None)?;
         self.admit(zone, range, false)
     }
 
     /// Frees the holes of `range` into the zone; with `offline_only`, only memory
-    /// [`Self::offline`] took.
-    fn admit(&self, zone: &Zone<P>, range: Range<Pfn>, offline_only: bool) -> Result<u64, RangeError> {
+    /// [`Self::offline`] took. A reserved frame in the range refuses it whole: reserved
+    /// memory is present already, as Linux's add_memory() refuses a resource that is.
+    pub(super) fn admit(&self, zone: &Zone<P>, range: Range<Pfn>, offline_only: bool) -> Result<u64, RangeError> {
         let mut locked = zone.buddy(&self.platform).lock();
-        if let Some(pfn) = Self::not_offline(&locked, range.clone(), offline_only) {
-            return Err(RangeError::NotOffline { pfn });
-        }
+        Self::not_offline(&locked, range.clone(), offline_only)?;
         locked.admit_range(range.start, range.end);
         drop(locked);
         let pages = range.end - range.start;
@@ -81,13 +70,25 @@ impl<P: Platform> PageAllocator<P> {
         Ok(pages)
     }
 
-    /// The first frame of `range` that is not a hole; with `offline_only`, not memory
-    /// [`Self::offline`] took.
-    fn not_offline(locked: &LockedZone<'_, P>, range: Range<Pfn>, offline_only: bool) -> Option<Pfn> {
-        if let Some(pfn) = locked.mem.first_not_hole(range.start, range.end) {
-            return Some(pfn);
+    /// Refuses `range` at its first frame that is not a hole (reserved, or online); with
+    /// `offline_only`, at its first pageblock [`Self::offline`] did not take.
+    pub(super) fn not_offline(locked: &LockedZone<'_, P>, range: Range<Pfn>, offline_only: bool) -> Result<(), RangeError> {
+        if let Some(found) = locked.mem.first_not_hole(range.start, range.end) {
+            return Err(not_a_hole(found));
         }
         let mut pageblocks = range.step_by(PAGEBLOCK_PAGES as usize);
-        pageblocks.find(|&block| offline_only && locked.mem.pageblock_type(block) != MigrateType::Isolate)
+        match pageblocks.find(|&block| offline_only && locked.mem.pageblock_type(block) != MigrateType::Isolate) {
+            Some(pfn) => Err(RangeError::NotOffline { pfn }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a frame found where a hole was needed refuses the range: reserved memory is never
+/// added, and online memory is not added again.
+pub(super) fn not_a_hole((pfn, state): (Pfn, FrameState)) -> RangeError {
+    match state {
+        FrameState::Reserved => RangeError::ReservedFrame { pfn },
+        _ => RangeError::NotOffline { pfn },
     }
 }

@@ -42,6 +42,7 @@ mod periodic;
 mod range;
 mod range_parts;
 mod reclaim;
+mod records;
 mod resize;
 mod snapshot;
 mod split;

@@ -59,7 +59,8 @@ impl<P: Platform> PageAllocator<P> {
             let info = zone.mem().frame(pfn).info();
             let movable = info.migratetype() == MigrateType::Movable;
             match info.state() {
-                FrameState::Reserved => return Err(RangeError::NotOnline { pfn }),
+                FrameState::Reserved => return Err(RangeError::ReservedFrame { pfn }),
+                FrameState::Hole => return Err(RangeError::NotOnline { pfn }),
                 FrameState::AllocHead if !movable => return Err(RangeError::Unmovable { pfn }),
                 FrameState::AllocHead if self.migrate.is_none() => return Err(RangeError::NoMigrationClient { pfn }),
                 FrameState::Interior => pfn += 1,
@@ -129,7 +130,7 @@ impl<P: Platform> PageAllocator<P> {
                     pfn += 1 << info.order();
                 }
                 FrameState::FreeHead | FrameState::PcpHead => pfn += 1 << info.order(),
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
+                FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }
         Ok(())

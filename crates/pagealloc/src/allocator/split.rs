@@ -104,7 +104,7 @@ impl<P: Platform> PageAllocator<P> {
             FrameState::AllocHead => FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order },
             FrameState::FreeHead | FrameState::PcpHead => FreeError::DoubleFree { pfn },
             FrameState::Interior => FreeError::NotAllocated { pfn },
-            FrameState::Reserved => FreeError::NotManaged { pfn },
+            FrameState::Reserved | FrameState::Hole => FreeError::NotManaged { pfn },
         }
     }
 }

@@ -115,7 +115,7 @@ impl<P: Platform> LockedZone<'_, P> {
             match info.state() {
                 FrameState::FreeHead if info.migratetype() == migratetype => return Some((pfn, info.order())),
                 FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
+                FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }
         None

@@ -90,8 +90,11 @@ impl<P: Platform> LockedZone<'_, P> {
                 self.free_one(pfn, info.order(), MigrateType::Movable);
             }
             // A block merged across into what is still ahead leaves interior frames: step.
-            pfn +=
-                if matches!(info.state(), FrameState::Interior | FrameState::Reserved) { 1 } else { 1 << info.order() };
+            pfn += if matches!(info.state(), FrameState::Interior | FrameState::Reserved | FrameState::Hole) {
+                1
+            } else {
+                1 << info.order()
+            };
         }
     }
 
@@ -126,7 +129,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// Turns the interior frames of `[start, end)` into holes (offline memory).
     pub(crate) fn retire_range(&self, start: Pfn, end: Pfn) {
         for pfn in start..end {
-            self.mem.frame(pfn).change(&[FrameState::Interior], FrameInfo::RESERVED);
+            self.mem.frame(pfn).change(&[FrameState::Interior], FrameInfo::HOLE);
         }
     }
 
@@ -138,7 +141,7 @@ impl<P: Platform> LockedZone<'_, P> {
         for unit in (start..end).step_by(RANGE_UNIT_PAGES as usize) {
             self.mem.set_pageblock_type(unit, MigrateType::Movable);
             for pfn in unit..unit + RANGE_UNIT_PAGES {
-                self.mem.frame(pfn).change(&[FrameState::Reserved], FrameInfo::INTERIOR);
+                self.mem.frame(pfn).change(&[FrameState::Hole], FrameInfo::INTERIOR);
             }
             self.free_one(unit, PAGEBLOCK_ORDER, MigrateType::Movable);
         }

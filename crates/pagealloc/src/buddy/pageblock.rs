@@ -50,7 +50,7 @@ impl<P: Platform> LockedZone<'_, P> {
                     pfn += block_pages;
                 }
                 FrameState::PcpHead => pfn += block_pages,
-                FrameState::Interior | FrameState::Reserved => pfn += 1,
+                FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }
         debug_assert!(free_pages + movable_pages <= PAGEBLOCK_PAGES);

@@ -49,7 +49,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
             }
             pfn += match info.state() {
                 FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => block_pages,
-                FrameState::Interior | FrameState::Reserved => 1,
+                FrameState::Interior | FrameState::Reserved | FrameState::Hole => 1,
             };
         }
         for (slot, &pages) in free_pages.iter().enumerate() {

@@ -2,6 +2,7 @@
 //! reports the first inconsistency. Tests run it after every step; it takes each zone lock,
 //! so call it at quiescent points.
 
+mod frames;
 mod fullness;
 mod handed_over;
 
@@ -261,68 +262,6 @@ impl<P: Platform> ZoneChecker<'_, P> {
             );
         }
         Ok(pages)
-    }
-
-    /// Blocks tile the managed frames exactly; free blocks are listed and fully merged.
-    fn check_frames(&self) -> Result<PageCensus, InvariantViolation> {
-        let mem = self.zone.mem();
-        let mut census = PageCensus::default();
-        let mut pfn = mem.start_pfn;
-        while pfn < mem.end_pfn() {
-            let info = mem.frame(pfn).info();
-            let pages = 1u64 << info.order();
-            match info.state() {
-                FrameState::Reserved => {
-                    pfn += 1;
-                    continue;
-                }
-                FrameState::Interior => {
-                    return self.fail(Some(pfn), String::from("interior frame outside any block"));
-                }
-                FrameState::FreeHead => {
-                    if !self.is_listed(mem.index(pfn)) {
-                        return self.fail(Some(pfn), String::from("free head on no free list"));
-                    }
-                    self.check_merged(pfn, info.order())?;
-                    census.free_pages += pages;
-                }
-                FrameState::AllocHead => census.allocated_pages += pages,
-                FrameState::PcpHead => {
-                    if !self.is_listed(mem.index(pfn)) {
-                        return self.fail(Some(pfn), String::from("pageset head on no pageset list"));
-                    }
-                    census.pcp_pages += pages;
-                }
-            }
-            if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn() {
-                return self.fail(Some(pfn), alloc::format!("{info:?} misaligned or past the zone"));
-            }
-            for interior in pfn + 1..pfn + pages {
-                if mem.frame(interior).info().state() != FrameState::Interior {
-                    return self.fail(Some(interior), alloc::format!("inside the {info:?} block at {pfn:#x}"));
-                }
-            }
-            census.managed_pages += pages;
-            pfn += pages;
-        }
-        Ok(census)
-    }
-
-    /// A free block below pageblock order whose buddy is free at its order failed to
-    /// merge. From pageblock order up, free buddies may stay apart: a merge refuses to join
-    /// blocks of unmergeable types (a HIGHATOMIC reserve, an isolated range), and a whole
-    /// free pageblock re-typed later moves lists without a merge, as Linux moves it
-    /// (unreserve_highatomic_pageblock()). Below, a pageblock's free blocks change lists
-    /// together, so buddies that could merge always have.
-    fn check_merged(&self, pfn: Pfn, order: u8) -> Result<(), InvariantViolation> {
-        if order >= PAGEBLOCK_ORDER {
-            return Ok(());
-        }
-        let buddy = pfn ^ (1 << order);
-        if !self.zone.mem().contains(buddy) || !self.zone.mem().frame(buddy).info().is_free_head_of_order(order) {
-            return Ok(());
-        }
-        self.fail(Some(pfn), alloc::format!("free buddy at {buddy:#x} of order {order} was not merged"))
     }
 
     fn check_pageblocks(&self) -> Result<(), InvariantViolation> {

@@ -86,3 +86,13 @@ fn detects_handed_over_pages_the_count_misses() {
     let violation = allocator.check_invariants().unwrap_err();
     assert!(violation.what.contains("chains hold 16 pages, 8 counted"), "{violation}");
 }
+
+#[test]
+fn detects_present_pages_that_disagree_with_the_holes() {
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4096).hole(0x10_0400..0x10_0600);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(1)).unwrap();
+    allocator.check_invariants().unwrap();
+    allocator.zones()[0].state().present_pages.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    let violation = allocator.check_invariants().unwrap_err();
+    assert!(violation.what.contains("3584 frames present, 3585 present pages"), "{violation}");
+}

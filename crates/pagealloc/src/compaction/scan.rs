@@ -64,7 +64,7 @@ pub(crate) fn migrate_candidates(mem: &ZoneMem, from: Pfn, end: Pfn) -> Candidat
         // step is clamped to the pageblock.
         let step = match head.state() {
             FrameState::AllocHead | FrameState::FreeHead | FrameState::PcpHead => 1u64 << head.order(),
-            FrameState::Interior | FrameState::Reserved => 1,
+            FrameState::Interior | FrameState::Reserved | FrameState::Hole => 1,
         };
         if head.state() == FrameState::AllocHead
             && head.migratetype() == MigrateType::Movable

@@ -82,7 +82,8 @@ impl<P: Platform> Hotplug<'_, P> {
     /// zone's watermarks drop by them until [`Self::online`] brings the range back. Fails,
     /// with the range as it was, if a block cannot move (unmovable, or refused by the
     /// client; with no client at all, [`RangeError::NoMigrationClient`]), if a pageblock
-    /// is a reserve, or if part of the range is not online.
+    /// is a reserve, if part of the range is not online, or if a frame is reserved memory
+    /// ([`RangeError::ReservedFrame`]: reservations stay reserved).
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
@@ -99,7 +100,7 @@ impl<P: Platform> Hotplug<'_, P> {
     }
 
     /// Returns an offline `range` to use (free MOVABLE memory); refuses a range with a
-    /// part that is online, or a hole that was never added ([`Self::add_memory`]).
+    /// part that is online or reserved, or a hole that was never added ([`Self::add_memory`]).
     ///
     /// ```
     /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
@@ -119,7 +120,9 @@ impl<P: Platform> Hotplug<'_, P> {
     /// `zone_type`: holes (or offline memory) of the zone's span, or, with the
     /// `memory-growth` feature, memory past every span of the type, which the zone starting
     /// nearest below it grows to take ([`Self::add_memory_in`] places the new records in
-    /// caller memory instead of the heap).
+    /// caller memory instead of the heap). Only holes are added: a range holding online
+    /// memory is [`RangeError::NotOffline`], one holding memory reserved at boot (the
+    /// allocator's own records among it) [`RangeError::ReservedFrame`], and nothing is added.
     ///
     /// ```
     /// use pagealloc::{AllocatorBuilder, PageAllocator, ZoneType};
@@ -141,7 +144,10 @@ impl<P: Platform> Hotplug<'_, P> {
     /// [`Self::add_memory`] places them on the heap. [`Self::add_memory_metadata_bytes`]
     /// says how much to give. Metadata given with its address inside `range` itself would
     /// be handed out as free pages: that is [`RangeError::MetadataInRange`], and nothing is
-    /// added.
+    /// added; in free memory of a zone it is [`RangeError::MetadataInFreeMemory`] (take it
+    /// from the allocator first and never free it). Its frames in a hole of a span become
+    /// reserved memory, counted present, which no later add hands out; frames outside every
+    /// span are the caller's to keep out of later adds.
     ///
     /// ```
     /// # #[cfg(feature = "memory-growth")] {
