@@ -138,7 +138,7 @@ impl<P: Platform> PageAllocator<P> {
             if !builder.policy.frag.merge_likely_to_tail {
                 zone.buddy(&platform).lock().area.merge_likely_to_tail = false;
             }
-            mark_reserved(&zone, &builder.reserved_ranges(&layout.span));
+            mark_reserved(&zone, builder, &layout.span);
             seed_free_memory(&zone, &platform, &managed_ranges);
             // Boot's frees are not events: the sink sees the allocator from here on.
             zone.core.sink = crate::buddy::SinkSlot(sink.clone());
@@ -305,12 +305,19 @@ pub(crate) fn pageset_bounds<P: Platform>(
     (batch, high_min, high_max)
 }
 
-/// Turns the hole frames of the present reserved `ranges` reserved: the span's frames are
-/// holes until the build says otherwise.
-fn mark_reserved<P: Platform>(zone: &Zone<P>, ranges: &[core::ops::Range<Pfn>]) {
-    for pfn in ranges.iter().flat_map(|range| range.clone()) {
-        zone.mem().frame(pfn).change(&[FrameState::Hole], FrameInfo::RESERVED);
-    }
+/// Turns the span's present reserved frames reserved: its frames are holes until the
+/// build says otherwise.
+fn mark_reserved<P: Platform>(zone: &Zone<P>, builder: &AllocatorBuilder, span: &core::ops::Range<Pfn>) {
+    builder.for_each_reserved_run(span, |run| {
+        for pfn in run {
+            let frame = zone.mem().frame(pfn);
+            // A frame in two reservations comes twice.
+            if frame.info().state() == FrameState::Hole {
+                frame.change(&[FrameState::Hole], FrameInfo::RESERVED);
+            }
+            debug_assert_eq!(frame.info().state(), FrameState::Reserved);
+        }
+    });
 }
 
 /// Frees each managed range into the buddy in maximal naturally aligned blocks.

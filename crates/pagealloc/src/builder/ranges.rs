@@ -28,25 +28,30 @@ impl AllocatorBuilder {
         ranges
     }
 
-    /// Frames of `span` that are holes: not present.
+    /// Frames of `span` that are holes: not present. The frames holding the allocator's
+    /// records are present wherever the description puts them.
     pub(crate) fn hole_pages(&self, span: &Range<Pfn>) -> u64 {
-        self.hole_ranges(span).iter().map(|hole| hole.end - hole.start).sum()
+        let records = self.metadata_frames.as_ref().map_or(0..0, |m| m.start.max(span.start)..m.end.min(span.end));
+        union_pages(self.holes.iter(), span) - union_pages(self.holes.iter(), &records)
     }
 
-    /// The holes of `span`, disjoint and by start, less the frames holding the allocator's
-    /// records: memory the build is given is present wherever the description puts it.
-    pub(crate) fn hole_ranges(&self, span: &Range<Pfn>) -> Ranges {
-        let holes = clipped_sorted(self.holes.iter(), span);
-        let records = clipped_sorted(self.metadata_frames.iter(), span);
-        subtract(&holes, &records)
-    }
-
-    /// The present frames of `span` kept from the allocator: reservations (the records'
-    /// frames among them) less the holes (mirrors memblock, where a reservation outside
-    /// memory is not present).
-    pub(crate) fn reserved_ranges(&self, span: &Range<Pfn>) -> Ranges {
-        let reserved = clipped_sorted(self.reserved.iter(), span);
-        subtract(&reserved, &self.hole_ranges(span))
+    /// Calls `mark` with runs of the frames of `span` that are present and reserved: in a
+    /// reservation, and outside every hole or holding the allocator's records (mirrors
+    /// memblock, where a reservation outside memory is not present). A frame in two
+    /// reservations comes twice. No tables, as the build runs on a boot stack; the records'
+    /// frames, the one large reservation, come as one run.
+    pub(crate) fn for_each_reserved_run(&self, span: &Range<Pfn>, mut mark: impl FnMut(Range<Pfn>)) {
+        for reserved in self.reserved.iter() {
+            let (mut pfn, end) = (reserved.start.max(span.start), reserved.end.min(span.end));
+            while pfn < end {
+                let records = self.metadata_frames.as_ref().filter(|records| records.contains(&pfn));
+                let next = records.map_or(pfn + 1, |records| records.end.min(end));
+                if records.is_some() || !self.holes.iter().any(|hole| hole.contains(&pfn)) {
+                    mark(pfn..next);
+                }
+                pfn = next;
+            }
+        }
     }
 
     /// The described machine as the sizing sees it: CPUs and managed pages per node and zone.
@@ -75,36 +80,21 @@ fn clipped_sorted<'a>(ranges: impl Iterator<Item = &'a Range<Pfn>>, span: &Range
     clipped
 }
 
-/// The frames of `from` (by start, possibly overlapping) outside every range of `minus` (by
-/// start, disjoint), as disjoint ranges by start. Each range of `minus` splits at most one
-/// range of the union of `from` in two, so the result has at most |from| + |minus| ranges.
-fn subtract(from: &Ranges, minus: &Ranges) -> Ranges {
-    let mut out = Ranges::new();
-    let mut push = |range: Range<Pfn>| {
-        if range.start < range.end {
-            out.push(range).expect("at most |from| + |minus| ranges");
+/// Frames of `span` in the union of `ranges`. Its table in a frame of its own, popped
+/// before the build goes on.
+#[inline(never)]
+fn union_pages<'a>(ranges: impl Iterator<Item = &'a Range<Pfn>>, span: &Range<Pfn>) -> u64 {
+    let clipped = clipped_sorted(ranges, span);
+    let mut pages = 0;
+    let mut cursor = span.start;
+    for range in clipped.iter() {
+        let start = range.start.max(cursor);
+        if range.end > start {
+            pages += range.end - start;
+            cursor = range.end;
         }
-    };
-    let mut cursor = 0;
-    for range in from.iter() {
-        // The part of the union not yet emitted.
-        let mut start = range.start.max(cursor);
-        if start >= range.end {
-            continue;
-        }
-        for cut in minus.iter() {
-            if cut.start >= range.end {
-                break;
-            }
-            if cut.end > start {
-                push(start..cut.start.max(start));
-                start = cut.end;
-            }
-        }
-        push(start..range.end);
-        cursor = range.end;
     }
-    out
+    pages
 }
 
 #[cfg(test)]
@@ -126,10 +116,10 @@ mod tests {
             .hole(600..700);
         builder.add_reservation(620..640);
         builder.metadata_frames = Some(620..640);
-        let holes: alloc::vec::Vec<_> = builder.hole_ranges(&span).iter().cloned().collect();
-        assert_eq!(holes, [100..200, 200..300, 600..620, 640..700]);
-        let reserved: alloc::vec::Vec<_> = builder.reserved_ranges(&span).iter().cloned().collect();
-        assert_eq!(reserved, [300..350, 400..410, 620..640]);
+        let mut reserved = alloc::vec::Vec::new();
+        builder.for_each_reserved_run(&span, |run| reserved.extend(run));
+        let expected: alloc::vec::Vec<_> = (300..350).chain(400..410).chain(620..640).collect();
+        assert_eq!(reserved, expected);
         assert_eq!(builder.hole_pages(&span), 280);
         let managed: u64 = builder.managed_ranges(&span).iter().map(|r| r.end - r.start).sum();
         assert_eq!(managed + 280 + 50 + 10 + 20, 1000);
