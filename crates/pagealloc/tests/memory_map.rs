@@ -127,3 +127,53 @@ fn addresses_and_frames_convert_both_ways() {
     assert_eq!(block.phys_addr().pfn_down(), block.pfn());
     allocator.free_pages(block).unwrap();
 }
+
+/// Regions are merged in bytes before they are trimmed to whole frames (as memblock merges
+/// regions, then rounds each inward): a frame split between two adjacent regions of one
+/// node is memory, not a hole.
+#[test]
+fn a_frame_split_between_adjacent_regions_is_memory() {
+    let map = [region(4 * GIB, 4 * GIB + 0x1800), region(4 * GIB + 0x1800, 4 * GIB + 64 * MIB)];
+    let allocator = build(AllocatorBuilder::new().memory_map(&map), 1).unwrap();
+    let pages = 64 * MIB / 4096;
+    assert_eq!(zones(&allocator), [(ZoneType::Normal, 0, (4 * GIB) / 4096, pages, pages)]);
+    allocator.check_invariants().unwrap();
+    // Two nodes meeting inside a frame: the frame is neither's, a hole between their zones.
+    let map = [
+        region(4 * GIB, 4 * GIB + 64 * MIB + 0x800),
+        region(4 * GIB + 64 * MIB + 0x800, 4 * GIB + 128 * MIB).on_node(1),
+    ];
+    let allocator = build(AllocatorBuilder::new().node(1).node(1).memory_map(&map), 2).unwrap();
+    let first = (4 * GIB) / 4096;
+    assert_eq!(
+        zones(&allocator),
+        [(ZoneType::Normal, 0, first, pages, pages), (ZoneType::Normal, 1, first + pages + 1, pages - 1, pages - 1)]
+    );
+}
+
+/// Two nodes claiming the same bytes conflict, also when the bytes lie inside one frame
+/// that trimming would leave to neither.
+#[test]
+fn a_byte_overlap_of_two_nodes_inside_one_frame_is_a_conflict() {
+    let map = [region(4 * GIB, 4 * GIB + 0x1800), region(4 * GIB + 0x1400, 4 * GIB + 64 * MIB).on_node(1)];
+    let refused = build(AllocatorBuilder::new().node(1).node(1).memory_map(&map), 2).err();
+    assert_eq!(refused, Some(BuildError::MemoryMap(MemoryMapError::Conflict { at: PhysAddr(4 * GIB + 0x1400) })));
+}
+
+/// Memory past the highest frame number a block names is refused, whatever zone it would
+/// fill: Normal as Movable, nothing clipped silently.
+#[test]
+fn regions_past_the_frame_limit_are_refused_in_every_zone() {
+    let limit = PhysAddr::of_pfn(pagealloc::types::PFN_LIMIT);
+    let past = region(limit.0 - GIB, limit.0 + GIB);
+    let refused = MemoryMapError::AboveLimit { end: PhysAddr(limit.0 + GIB), limit };
+    for map in [[past], [past.movable()]] {
+        let error = build(AllocatorBuilder::new().memory_map(&map), 1).err();
+        assert_eq!(error, Some(BuildError::MemoryMap(refused)), "{map:?}");
+    }
+    assert!(!BuildError::MemoryMap(refused).to_string().is_empty());
+    // A partial frame past the limit is trimmed, as at any region's end: nothing refused.
+    let map = [region(limit.0 - GIB, limit.0 + 0x800)];
+    let allocator = build(AllocatorBuilder::new().memory_map(&map), 1).unwrap();
+    assert_eq!(allocator.zones()[0].start_pfn() + allocator.zones()[0].spanned_pages(), limit.pfn_down());
+}

@@ -9,7 +9,7 @@ use core::ops::Range;
 use super::validate::sort_stable_by_key;
 use super::{zone_type_limit_pfn, AllocatorBuilder, BuildError};
 use crate::table::{Table, FIXED_RANGES};
-use crate::types::{Pfn, PhysAddr, ZoneType};
+use crate::types::{Pfn, PhysAddr, ZoneType, PFN_LIMIT};
 
 /// One usable RAM region of a firmware memory map (an E820 "usable" entry, UEFI
 /// conventional memory, a device-tree memory node), in bytes: `[start, end)`.
@@ -40,7 +40,8 @@ impl MemoryRegion {
     }
 
     /// The whole frames inside the region (a partial frame at either end is left out, as
-    /// memblock trims regions to pages).
+    /// memblock trims regions to pages). A map's regions are trimmed after touching ones of
+    /// one kind merge.
     pub const fn pfns(&self) -> Range<Pfn> {
         let start = self.start.pfn_up();
         let end = self.end.pfn_down();
@@ -57,11 +58,14 @@ impl MemoryRegion {
 pub enum MemoryMapError {
     /// A region ends before it starts.
     Inverted { start: PhysAddr, end: PhysAddr },
-    /// Two regions overlap, and they name different nodes or one is movable and the
-    /// other not (regions of one kind may overlap; they are merged).
+    /// Two regions share a byte (inside one frame too), and they name different nodes or
+    /// one is movable and the other not (regions of one kind may overlap; they are merged).
     Conflict { at: PhysAddr },
     /// No region holds a whole frame.
     NoMemory,
+    /// A region's frames reach past [`PFN_LIMIT`], the highest frame number a block names;
+    /// refused whatever zone the region would fill.
+    AboveLimit { end: PhysAddr, limit: PhysAddr },
 }
 
 impl fmt::Display for MemoryMapError {
@@ -72,6 +76,9 @@ impl fmt::Display for MemoryMapError {
                 write!(f, "regions of different nodes or kinds overlap at {at:#x}")
             }
             MemoryMapError::NoMemory => write!(f, "no region holds a whole 4 KiB frame"),
+            MemoryMapError::AboveLimit { end, limit } => {
+                write!(f, "a region ends at {end:#x}, past the highest frame address {limit:#x}")
+            }
         }
     }
 }
@@ -84,9 +91,10 @@ impl From<MemoryMapError> for BuildError {
     }
 }
 
-/// A region in frames, after trimming.
+/// A region: its bytes as given and merged, then its whole frames.
 #[derive(Clone, Debug, Default)]
 struct Pages {
+    bytes: Range<u64>,
     pfns: Range<Pfn>,
     node: u16,
     movable: bool,
@@ -102,7 +110,10 @@ impl AllocatorBuilder {
     ///
     /// Zones of different nodes must not interleave (a zone spans from its node's first
     /// frame of its type to its last); the build refuses such a map with
-    /// [`BuildError::Overlap`].
+    /// [`BuildError::Overlap`]. Touching regions of one node and kind merge before partial
+    /// frames are trimmed; regions of different nodes or kinds sharing a byte are
+    /// [`MemoryMapError::Conflict`], and frames past [`PFN_LIMIT`] in any zone
+    /// [`MemoryMapError::AboveLimit`].
     ///
     /// ```
     /// use pagealloc::builder::MemoryRegion;
@@ -167,33 +178,55 @@ impl AllocatorBuilder {
     }
 }
 
-/// The regions in frames, by start, overlapping or touching ones of one kind merged.
+/// The regions by start, overlapping or touching ones of one kind merged in bytes, then
+/// trimmed to whole frames (as memblock merges regions and then rounds each inward, so a
+/// frame split between two regions of one kind is memory); regions left without a whole
+/// frame dropped.
 fn sorted_regions(regions: &[MemoryRegion]) -> Result<Regions, BuildError> {
     let mut sorted = Regions::new();
     for region in regions {
         if region.end < region.start {
             return Err(MemoryMapError::Inverted { start: region.start, end: region.end }.into());
         }
-        let pfns = region.pfns();
-        if !pfns.is_empty() {
-            let pushed = sorted.push(Pages { pfns, node: region.node, movable: region.movable });
+        if region.start < region.end {
+            let bytes = region.start.0..region.end.0;
+            let pushed = sorted.push(Pages { bytes, pfns: 0..0, node: region.node, movable: region.movable });
             pushed.map_err(|full| BuildError::TableFull { table: "memory map regions", capacity: full.capacity })?;
         }
     }
-    if sorted.is_empty() {
+    sort_stable_by_key(&mut sorted, |region| region.bytes.start);
+    let mut merged = merged_bytes(&sorted)?;
+    for region in merged.iter_mut() {
+        region.pfns = MemoryRegion::new(PhysAddr(region.bytes.start), PhysAddr(region.bytes.end)).pfns();
+        if region.pfns.end > PFN_LIMIT {
+            let limit = PhysAddr::of_pfn(PFN_LIMIT);
+            return Err(MemoryMapError::AboveLimit { end: PhysAddr(region.bytes.end), limit }.into());
+        }
+    }
+    let mut trimmed = Regions::new();
+    for region in merged.iter().filter(|region| !region.pfns.is_empty()) {
+        trimmed.push(region.clone()).expect("no more trimmed regions than regions");
+    }
+    if trimmed.is_empty() {
         return Err(MemoryMapError::NoMemory.into());
     }
-    sort_stable_by_key(&mut sorted, |region| region.pfns.start);
+    Ok(trimmed)
+}
+
+/// Regions sorted by start with overlapping or touching ones of one kind merged; two of
+/// different kinds sharing a byte are a [`MemoryMapError::Conflict`] (memblock_add_node()
+/// merges only regions of one node and flags).
+fn merged_bytes(sorted: &Regions) -> Result<Regions, BuildError> {
     let mut merged = Regions::new();
     for region in sorted.iter() {
         match merged.last_mut() {
-            Some(last) if region.pfns.start <= last.pfns.end => {
+            Some(last) if region.bytes.start <= last.bytes.end => {
                 let same_kind = last.node == region.node && last.movable == region.movable;
-                if !same_kind && region.pfns.start < last.pfns.end {
-                    return Err(MemoryMapError::Conflict { at: PhysAddr::of_pfn(region.pfns.start) }.into());
+                if !same_kind && region.bytes.start < last.bytes.end {
+                    return Err(MemoryMapError::Conflict { at: PhysAddr(region.bytes.start) }.into());
                 }
                 if same_kind {
-                    last.pfns.end = last.pfns.end.max(region.pfns.end);
+                    last.bytes.end = last.bytes.end.max(region.bytes.end);
                     continue;
                 }
                 merged.push(region.clone()).expect("no more merged regions than regions");
