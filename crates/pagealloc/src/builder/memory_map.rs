@@ -91,10 +91,17 @@ impl From<MemoryMapError> for BuildError {
     }
 }
 
-/// A region: its bytes as given and merged, then its whole frames.
+/// A region in bytes, as given.
+#[derive(Clone, Debug, Default)]
+struct Bytes {
+    bytes: Range<u64>,
+    node: u16,
+    movable: bool,
+}
+
+/// A region in frames, after merging and trimming.
 #[derive(Clone, Debug, Default)]
 struct Pages {
-    bytes: Range<u64>,
     pfns: Range<Pfn>,
     node: u16,
     movable: bool,
@@ -179,33 +186,42 @@ impl AllocatorBuilder {
 }
 
 /// The regions by start, overlapping or touching ones of one kind merged in bytes, then
-/// trimmed to whole frames (as memblock merges regions and then rounds each inward, so a
-/// frame split between two regions of one kind is memory); regions left without a whole
-/// frame dropped.
+/// trimmed to whole frames (as memblock_add_node() merges regions of one node and flags
+/// and for_each_mem_pfn_range() rounds each inward, so a frame split between two regions
+/// of one kind is memory); regions left without a whole frame dropped. Two regions of
+/// different kinds sharing a byte are a [`MemoryMapError::Conflict`].
 fn sorted_regions(regions: &[MemoryRegion]) -> Result<Regions, BuildError> {
-    let mut sorted = Regions::new();
+    let mut sorted: Table<Bytes, FIXED_RANGES> = Table::new();
     for region in regions {
         if region.end < region.start {
             return Err(MemoryMapError::Inverted { start: region.start, end: region.end }.into());
         }
         if region.start < region.end {
             let bytes = region.start.0..region.end.0;
-            let pushed = sorted.push(Pages { bytes, pfns: 0..0, node: region.node, movable: region.movable });
+            let pushed = sorted.push(Bytes { bytes, node: region.node, movable: region.movable });
             pushed.map_err(|full| BuildError::TableFull { table: "memory map regions", capacity: full.capacity })?;
         }
     }
     sort_stable_by_key(&mut sorted, |region| region.bytes.start);
-    let mut merged = merged_bytes(&sorted)?;
-    for region in merged.iter_mut() {
-        region.pfns = MemoryRegion::new(PhysAddr(region.bytes.start), PhysAddr(region.bytes.end)).pfns();
-        if region.pfns.end > PFN_LIMIT {
-            let limit = PhysAddr::of_pfn(PFN_LIMIT);
-            return Err(MemoryMapError::AboveLimit { end: PhysAddr(region.bytes.end), limit }.into());
+    let mut trimmed = Regions::new();
+    let mut current: Option<Bytes> = None;
+    for region in sorted.iter() {
+        if let Some(last) = current.as_mut() {
+            let same_kind = last.node == region.node && last.movable == region.movable;
+            if !same_kind && region.bytes.start < last.bytes.end {
+                return Err(MemoryMapError::Conflict { at: PhysAddr(region.bytes.start) }.into());
+            }
+            if same_kind && region.bytes.start <= last.bytes.end {
+                last.bytes.end = last.bytes.end.max(region.bytes.end);
+                continue;
+            }
+        }
+        if let Some(done) = current.replace(region.clone()) {
+            push_trimmed(&mut trimmed, done)?;
         }
     }
-    let mut trimmed = Regions::new();
-    for region in merged.iter().filter(|region| !region.pfns.is_empty()) {
-        trimmed.push(region.clone()).expect("no more trimmed regions than regions");
+    if let Some(done) = current {
+        push_trimmed(&mut trimmed, done)?;
     }
     if trimmed.is_empty() {
         return Err(MemoryMapError::NoMemory.into());
@@ -213,26 +229,16 @@ fn sorted_regions(regions: &[MemoryRegion]) -> Result<Regions, BuildError> {
     Ok(trimmed)
 }
 
-/// Regions sorted by start with overlapping or touching ones of one kind merged; two of
-/// different kinds sharing a byte are a [`MemoryMapError::Conflict`] (memblock_add_node()
-/// merges only regions of one node and flags).
-fn merged_bytes(sorted: &Regions) -> Result<Regions, BuildError> {
-    let mut merged = Regions::new();
-    for region in sorted.iter() {
-        match merged.last_mut() {
-            Some(last) if region.bytes.start <= last.bytes.end => {
-                let same_kind = last.node == region.node && last.movable == region.movable;
-                if !same_kind && region.bytes.start < last.bytes.end {
-                    return Err(MemoryMapError::Conflict { at: PhysAddr(region.bytes.start) }.into());
-                }
-                if same_kind {
-                    last.bytes.end = last.bytes.end.max(region.bytes.end);
-                    continue;
-                }
-                merged.push(region.clone()).expect("no more merged regions than regions");
-            }
-            _ => merged.push(region.clone()).expect("no more merged regions than regions"),
-        }
+/// A merged region's whole frames, if any; frames past [`PFN_LIMIT`] are refused.
+fn push_trimmed(trimmed: &mut Regions, region: Bytes) -> Result<(), BuildError> {
+    let pfns = MemoryRegion::new(PhysAddr(region.bytes.start), PhysAddr(region.bytes.end)).pfns();
+    if pfns.end > PFN_LIMIT {
+        let limit = PhysAddr::of_pfn(PFN_LIMIT);
+        return Err(MemoryMapError::AboveLimit { end: PhysAddr(region.bytes.end), limit }.into());
     }
-    Ok(merged)
+    if !pfns.is_empty() {
+        let pages = Pages { pfns, node: region.node, movable: region.movable };
+        trimmed.push(pages).expect("no more merged regions than regions");
+    }
+    Ok(())
 }
