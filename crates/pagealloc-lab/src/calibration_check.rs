@@ -97,7 +97,9 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
         rows.push(CheckRow { workload, unit: "messages/s", predicted, measured });
     }
     if thp_always() {
-        println!("process churn: skipped, transparent huge pages are `always` here (dd's buffer would fault huge pages)");
+        println!(
+            "process churn: skipped, transparent huge pages are `always` here (dd's buffer would fault huge pages)"
+        );
     } else {
         let processes = if quick { 20 } else { 100 };
         let predicted = predict_churn(path, preset, processes)?;

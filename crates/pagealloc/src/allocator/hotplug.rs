@@ -72,7 +72,11 @@ impl<P: Platform> PageAllocator<P> {
 
     /// Refuses `range` at its first frame that is not a hole (reserved, or online); with
     /// `offline_only`, at its first pageblock [`Self::offline`] did not take.
-    pub(super) fn not_offline(locked: &LockedZone<'_, P>, range: Range<Pfn>, offline_only: bool) -> Result<(), RangeError> {
+    pub(super) fn not_offline(
+        locked: &LockedZone<'_, P>,
+        range: Range<Pfn>,
+        offline_only: bool,
+    ) -> Result<(), RangeError> {
         if let Some(found) = locked.mem.first_not_hole(range.start, range.end) {
             return Err(not_a_hole(found));
         }
