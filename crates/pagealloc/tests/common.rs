@@ -35,6 +35,19 @@ pub fn one_normal_zone(pages: u64, policy: Policy, cpus: usize) -> TestAllocator
     build_allocator(AllocatorBuilder::single_zone(ZoneType::Normal, pages).policy(policy), cpus)
 }
 
+/// Three nodes of `node_pages` Normal pages each from pfn 2^20: nodes 0 and 2 with two CPUs
+/// each (CPUs 0-1 and 2-3), node 1 with memory only.
+pub fn three_nodes_builder(node_pages: u64) -> AllocatorBuilder {
+    let span = |node: u64| (1 << 20) + node * node_pages..(1 << 20) + (node + 1) * node_pages;
+    AllocatorBuilder::new()
+        .node(2)
+        .node(0)
+        .node(2)
+        .zone(0, ZoneType::Normal, span(0))
+        .zone(1, ZoneType::Normal, span(1))
+        .zone(2, ZoneType::Normal, span(2))
+}
+
 /// One zone, pagesets off: buddy mechanics exactly.
 pub fn single_zone(zone_type: ZoneType, pages: u64) -> TestAllocator {
     build_allocator(AllocatorBuilder::single_zone(zone_type, pages).policy(preset("global-lock")), 1)

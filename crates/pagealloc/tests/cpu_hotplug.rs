@@ -17,7 +17,6 @@ use pagealloc::platform::TestPlatform;
 use pagealloc::{AllocatorBuilder, Block, PageAllocator, ZoneType};
 
 const NODE_PAGES: u64 = 1 << 14;
-const NORMAL_START_PFN: u64 = 1 << 20;
 
 /// A migration client that owns nothing it could move (kcompactd runs only with a client).
 struct Pinned;
@@ -41,15 +40,7 @@ fn arenas(cpus: usize) -> TestAllocator {
 /// Three nodes under mainline: 0 and 2 with two CPUs each (CPUs 0-1 and 2-3), 1 with memory
 /// only.
 fn three_nodes() -> TestAllocator {
-    let span = |node: u64| NORMAL_START_PFN + node * NODE_PAGES..NORMAL_START_PFN + (node + 1) * NODE_PAGES;
-    let builder = AllocatorBuilder::new()
-        .node(2)
-        .node(0)
-        .node(2)
-        .zone(0, ZoneType::Normal, span(0))
-        .zone(1, ZoneType::Normal, span(1))
-        .zone(2, ZoneType::Normal, span(2));
-    build_allocator(builder, 4)
+    build_allocator(three_nodes_builder(NODE_PAGES), 4)
 }
 
 fn background_cpus(allocator: &TestAllocator) -> Vec<Option<usize>> {

@@ -14,22 +14,13 @@ use common::*;
 use pagealloc::allocator::{Migrate, MigrateSource};
 use pagealloc::platform::TestPlatform;
 use pagealloc::request::WatermarkLevel;
-use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, ZoneType};
+use pagealloc::{AllocRequest, Block, PageAllocator, ZoneType};
 
 const NODE_PAGES: u64 = 1 << 14;
-const NORMAL_START_PFN: u64 = 1 << 20;
 
 /// Three nodes: 0 and 2 with two CPUs each, 1 with memory only.
 fn three_nodes(cache: &Arc<OldestFirstCache>) -> PageAllocator<TestPlatform> {
-    let span = |node: u64| NORMAL_START_PFN + node * NODE_PAGES..NORMAL_START_PFN + (node + 1) * NODE_PAGES;
-    let builder = AllocatorBuilder::new()
-        .node(2)
-        .node(0)
-        .node(2)
-        .zone(0, ZoneType::Normal, span(0))
-        .zone(1, ZoneType::Normal, span(1))
-        .zone(2, ZoneType::Normal, span(2));
-    let mut allocator = build_allocator(builder, 4);
+    let mut allocator = build_allocator(three_nodes_builder(NODE_PAGES), 4);
     allocator.set_reclaim(cache.clone());
     allocator.set_migrate(Arc::new(Pinned));
     allocator

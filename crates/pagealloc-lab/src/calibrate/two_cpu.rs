@@ -52,16 +52,23 @@ fn processes_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
 
 /// page_fault1 with one thread per CPU of `cpus` in this process (one address space).
 fn threads_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
+    let elapsed_s = pinned_threads(cpus, "page_fault1", || page_fault1(rounds, 1).map(drop))?;
+    Ok((cpus.len() * rounds) as f64 * PAGES_PER_ROUND as f64 / elapsed_s)
+}
+
+/// Runs `work` on a thread pinned to each CPU of `cpus`, all released at once: seconds from
+/// the release to the last thread's end.
+fn pinned_threads(cpus: &[usize], what: &str, work: impl Fn() -> Result<(), String> + Sync) -> Result<f64, String> {
     let barrier = Barrier::new(cpus.len() + 1);
     let (start, results) = std::thread::scope(|scope| {
         let workers: Vec<_> = cpus
             .iter()
             .map(|&cpu| {
-                let barrier = &barrier;
+                let (barrier, work) = (&barrier, &work);
                 scope.spawn(move || {
                     let pinned = pin_to_cpu_id(cpu);
                     barrier.wait();
-                    pinned.and_then(|()| page_fault1(rounds, 1)).map(drop)
+                    pinned.and_then(|()| work())
                 })
             })
             .collect();
@@ -72,9 +79,9 @@ fn threads_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
     });
     let elapsed_s = start.elapsed().as_secs_f64();
     for result in results {
-        result.map_err(|_| "a page_fault1 thread panicked".to_string())??;
+        result.map_err(|_| format!("a {what} thread panicked"))??;
     }
-    Ok((cpus.len() * rounds) as f64 * PAGES_PER_ROUND as f64 / elapsed_s)
+    Ok(elapsed_s)
 }
 
 /// page_fault1 at `cpus.len()` tasks, faults per second, median of `repeats`.
@@ -148,35 +155,15 @@ fn churn_process() -> std::process::Command {
 /// One thread pinned to each CPU of `cpus` spawns `processes` of [`churn_process`] one after
 /// another (the children inherit the pinning): processes per second over all of them.
 fn process_churn_once(cpus: &[usize], processes: usize) -> Result<f64, String> {
-    let barrier = Barrier::new(cpus.len() + 1);
-    let (start, results) = std::thread::scope(|scope| {
-        let workers: Vec<_> = cpus
-            .iter()
-            .map(|&cpu| {
-                let barrier = &barrier;
-                scope.spawn(move || -> Result<(), String> {
-                    let pinned = pin_to_cpu_id(cpu);
-                    barrier.wait();
-                    pinned?;
-                    for _ in 0..processes {
-                        let status = churn_process().status().map_err(|error| format!("dd: {error}"))?;
-                        if !status.success() {
-                            return Err(format!("dd exited with {status}"));
-                        }
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let results: Vec<_> = workers.into_iter().map(|worker| worker.join()).collect();
-        (start, results)
-    });
-    let elapsed_s = start.elapsed().as_secs_f64();
-    for result in results {
-        result.map_err(|_| "a process-churn thread panicked".to_string())??;
-    }
+    let elapsed_s = pinned_threads(cpus, "process-churn", || {
+        for _ in 0..processes {
+            let status = churn_process().status().map_err(|error| format!("dd: {error}"))?;
+            if !status.success() {
+                return Err(format!("dd exited with {status}"));
+            }
+        }
+        Ok(())
+    })?;
     Ok((cpus.len() * processes) as f64 / elapsed_s)
 }
 
