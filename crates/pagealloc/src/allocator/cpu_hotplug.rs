@@ -114,9 +114,13 @@ impl<P: Platform> PageAllocator<P> {
             let other = self.nodes[usize::from(arena)].home;
             (other.abs_diff(home), other, arena.abs_diff(node), arena, cpu)
         });
-        // A validated build has CPUs, and `online` holds for one at least.
-        debug_assert!(nearest.is_some_and(|cpu| online(cpu) && self.cpu_node[cpu] != node));
-        nearest.map_or(OWN_CPUS, |cpu| cpu as u32)
+        // The mask may change under this pass, and the caller then makes it again: a CPU of
+        // the node's own that came online since the first look means the node runs its own
+        // work, and no CPU online at all leaves it where it is.
+        match nearest {
+            Some(cpu) if self.cpu_node[cpu] != node => cpu as u32,
+            _ => OWN_CPUS,
+        }
     }
 }
 
@@ -176,5 +180,26 @@ mod tests {
         assert!(allocator.check_invariants().is_err());
         allocator.assign_background_cpus();
         allocator.check_invariants().unwrap();
+    }
+
+    /// Another thread's cpu_online can land between this pass's looks at the mask: the node
+    /// whose own CPU came online meanwhile runs its own work, and an empty mask leaves it.
+    #[test]
+    fn a_mask_that_changes_under_the_pass_gives_the_node_its_own_cpu() {
+        let builder = AllocatorBuilder::new().node(1).node(1).zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).zone(
+            1,
+            ZoneType::Normal,
+            0x20_0000..0x20_1000,
+        );
+        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        let looks = core::cell::Cell::new(0);
+        // CPU 1 (node 1's) is offline at the first look and online from then on.
+        let came_online = |cpu: usize| {
+            looks.set(looks.get() + 1);
+            cpu == 0 || looks.get() > 2
+        };
+        assert_eq!(allocator.background_cpu_for(1, came_online), OWN_CPUS);
+        assert_eq!(allocator.background_cpu_for(1, |_| false), OWN_CPUS, "no CPU online");
+        assert_eq!(allocator.background_cpu_for(1, |cpu| cpu == 0), 0, "a steady mask: CPU 0 stands in");
     }
 }
