@@ -2,6 +2,7 @@
 
 mod faults;
 mod frag_report;
+mod kbuild_args;
 mod kswapd_task;
 mod lru_pages;
 mod policy_choice;
@@ -24,6 +25,7 @@ use pagealloc::policy::NumaStats;
 
 use crate::output_format::OutputFormat;
 use crate::policy_file::{PolicyFile, Set};
+pub use kbuild_args::KbuildArgs;
 
 use crate::workload::{
     FaultMode, Kbuild, PageBench, PageFault, PairKind, Pairs, ThpCompact, ThpFioScale, Trunc, Workload,
@@ -145,9 +147,8 @@ pub struct RunArgs {
     /// page_bench03: work around each alloc+free pair, ns (the module's loop; default 10).
     #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub loop_ns: Option<u64>,
-    /// kbuild: compile work between faults, ns (default 28,000).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
-    pub compute_per_fault_ns: Option<u64>,
+    #[command(flatten)]
+    pub kbuild: KbuildArgs,
     /// page_fault1: process or thread mode.
     #[arg(long, value_enum, default_value = "process")]
     pub mode: FaultMode,
@@ -293,11 +294,7 @@ impl RunArgs {
                 Box::new(workload.with_costs(kernel, &machine.calibration))
             }
             WorkloadKind::Trunc => Box::new(Trunc { lru: self.lru, ..Trunc::default() }.with_costs(kernel)),
-            WorkloadKind::Kbuild => {
-                let defaults = Kbuild::default();
-                let compute_per_fault_ns = self.compute_per_fault_ns.unwrap_or(defaults.compute_per_fault_ns);
-                Box::new(Kbuild { compute_per_fault_ns, ..defaults }.with_costs(kernel))
-            }
+            WorkloadKind::Kbuild => Box::new(self.kbuild.apply(Kbuild::default())?.with_costs(kernel)),
             WorkloadKind::Thpcompact => {
                 Box::new(ThpCompact::new(self.memory_gib << 18, self.madvise).with_costs(kernel))
             }
