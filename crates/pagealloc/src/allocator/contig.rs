@@ -119,6 +119,7 @@ impl<P: Platform> PageAllocator<P> {
                     }
                     Err(
                         RangeError::NotOnline { pfn }
+                        | RangeError::ReservedFrame { pfn }
                         | RangeError::Unmovable { pfn }
                         | RangeError::NoMigrationClient { pfn },
                     ) => Some(pfn),
