@@ -15,7 +15,6 @@ use common::*;
 use pagealloc::allocator::{Migrate, MigrateSource};
 use pagealloc::builder::MIN_ARENA_PAGES;
 use pagealloc::platform::TestPlatform;
-use pagealloc::views::{write_buddyinfo, write_pagetypeinfo};
 use pagealloc::{AllocRequest, AllocatorBuilder, Block, PageAllocator, Pfn, RangeError, ZoneType};
 
 const UNIT: u64 = 1 << pagealloc::MAX_ORDER;
@@ -97,16 +96,6 @@ fn scatter(allocator: &TestAllocator, owner: &Owner) {
         }
     }
     allocator.pagesets().drain_all();
-}
-
-/// What a refused operation must leave unchanged.
-fn snapshot(allocator: &TestAllocator) -> (String, u64, u64) {
-    allocator.pagesets().drain_all();
-    let mut text = String::new();
-    write_buddyinfo(&mut text, allocator).unwrap();
-    write_pagetypeinfo(&mut text, allocator).unwrap();
-    let census = allocator.check_invariants().unwrap();
-    (text, census.allocated_pages, allocator.counters().managed_pages())
 }
 
 #[test]
@@ -191,9 +180,9 @@ fn a_refused_offline_across_arenas_undoes_every_part() {
     }
 
     owner.refuse.store(true, Relaxed);
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert!(matches!(allocator.hotplug().offline(range.clone()), Err(RangeError::MigrationFailed { .. })));
-    assert_eq!(snapshot(&allocator), before, "both parts' isolation undone");
+    assert_eq!(refusal_snapshot(&allocator), before, "both parts' isolation undone");
     owner.refuse.store(false, Relaxed);
     owner.release_all(&allocator);
 }
@@ -211,8 +200,8 @@ fn a_range_over_two_zone_types_stays_outside_one_zone() {
         .policy(preset("pagealloc"));
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     assert_eq!(allocator.zones().len(), 4, "two arenas of each zone");
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     let range = four_gib - UNIT..four_gib + UNIT;
     assert_eq!(allocator.hotplug().offline(range), Err(RangeError::OutsideZone { pfn: four_gib }));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
 }

@@ -48,6 +48,17 @@ pub fn three_nodes_builder(node_pages: u64) -> AllocatorBuilder {
         .zone(2, ZoneType::Normal, span(2))
 }
 
+/// What a refused operation must leave unchanged: /proc/buddyinfo and /proc/pagetypeinfo
+/// after a drain of every pageset, the pages allocated and the pages managed.
+pub fn refusal_snapshot(allocator: &TestAllocator) -> (String, u64, u64) {
+    allocator.pagesets().drain_all();
+    let mut text = String::new();
+    pagealloc::views::write_buddyinfo(&mut text, allocator).unwrap();
+    pagealloc::views::write_pagetypeinfo(&mut text, allocator).unwrap();
+    let census = allocator.check_invariants().unwrap();
+    (text, census.allocated_pages, allocator.counters().managed_pages())
+}
+
 /// One zone, pagesets off: buddy mechanics exactly.
 pub fn single_zone(zone_type: ZoneType, pages: u64) -> TestAllocator {
     build_allocator(AllocatorBuilder::single_zone(zone_type, pages).policy(preset("global-lock")), 1)

@@ -7,13 +7,15 @@
 // The invariant checker and the views need the alloc feature (tests/no_alloc.rs covers the core without it).
 #![cfg(feature = "alloc")]
 
+mod common;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
+use common::refusal_snapshot;
 use pagealloc::allocator::{Migrate, MigrateSource};
 use pagealloc::platform::TestPlatform;
-use pagealloc::views::{write_buddyinfo, write_pagetypeinfo};
 use pagealloc::{AllocError, AllocRequest, AllocatorBuilder, Block, PageAllocator, Pfn, RangeError, ZoneType};
 
 const UNIT: u64 = 1 << pagealloc::MAX_ORDER;
@@ -90,16 +92,6 @@ fn scatter(allocator: &PageAllocator<TestPlatform>, owner: &Owner) {
     allocator.pagesets().drain_all();
 }
 
-/// What a refused operation must leave unchanged.
-fn snapshot(allocator: &PageAllocator<TestPlatform>) -> (String, u64, u64) {
-    allocator.pagesets().drain_all();
-    let mut text = String::new();
-    write_buddyinfo(&mut text, allocator).unwrap();
-    write_pagetypeinfo(&mut text, allocator).unwrap();
-    let census = allocator.check_invariants().unwrap();
-    (text, census.allocated_pages, allocator.counters().managed_pages())
-}
-
 fn first_unit(allocator: &PageAllocator<TestPlatform>) -> Pfn {
     allocator.zones()[0].start_pfn().next_multiple_of(UNIT)
 }
@@ -150,9 +142,9 @@ fn offline_without_a_migration_client_names_the_missing_client() {
     let start = first_unit(&allocator);
     let range = start..start + 4 * UNIT;
     let held = owner.pfns().into_iter().filter(|pfn| range.contains(pfn)).min().expect("the range holds pages");
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert_eq!(allocator.hotplug().offline(range.clone()), Err(RangeError::NoMigrationClient { pfn: held }));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
     owner.release_all(&allocator);
 }
 
@@ -166,9 +158,9 @@ fn a_refused_offline_leaves_everything_as_it_was() {
 
     // The client refuses every move.
     owner.refuse.store(true, Relaxed);
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert!(matches!(allocator.hotplug().offline(range.clone()), Err(RangeError::MigrationFailed { .. })));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
     owner.refuse.store(false, Relaxed);
 
     // An unmovable block in the range: refused before anything changes.
@@ -182,15 +174,15 @@ fn a_refused_offline_leaves_everything_as_it_was() {
         }
         owner.hold(block); // not movable, but held so that the next take reaches the range
     };
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert_eq!(allocator.hotplug().offline(range.clone()), Err(RangeError::Unmovable { pfn: kernel.pfn() }));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
 
     // Bad ranges.
     assert!(matches!(allocator.hotplug().offline(start + 1..start + UNIT), Err(RangeError::Misaligned { .. })));
     assert!(matches!(allocator.hotplug().offline(start..start), Err(RangeError::Misaligned { .. })));
     assert!(matches!(allocator.hotplug().offline(0..UNIT * 1024 * 1024), Err(RangeError::OutsideZone { .. })));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
     allocator.free_pages(kernel).unwrap();
 }
 
@@ -203,7 +195,7 @@ fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
         .hole(16 * UNIT..32 * UNIT);
     let allocator = allocator(builder, &owner);
     let managed = allocator.counters().managed_pages();
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     let hole = 16 * UNIT..20 * UNIT;
     assert_eq!(
         allocator.hotplug().add_memory(hole.clone(), ZoneType::Dma32),
@@ -225,7 +217,7 @@ fn add_memory_fills_holes_of_the_span_and_refuses_what_it_cannot_add() {
         assert!(disabled(allocator.hotplug().add_memory(16 * UNIT..40 * UNIT, ZoneType::Normal)));
         assert!(disabled(allocator.hotplug().add_memory_metadata_bytes(32 * UNIT..40 * UNIT, ZoneType::Normal)));
     }
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
 
     assert_eq!(allocator.hotplug().add_memory(hole.clone(), ZoneType::Normal).unwrap(), 4 * UNIT);
     assert_eq!(allocator.counters().managed_pages(), managed + 4 * UNIT);
@@ -255,12 +247,12 @@ fn a_1_gib_run_comes_out_of_fragmented_memory_and_goes_back() {
     assert!(census.allocated_pages >= GIB_PAGES + tags.len() as u64);
 
     // A second run of 1 GiB does not fit beside the first and the held pages.
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert_eq!(
         allocator.alloc_contig(GIB_PAGES, GIB_PAGES, AllocRequest::KERNEL),
         Err(AllocError::ContigUnavailable { pages: GIB_PAGES })
     );
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
 
     allocator.free_contig(run).unwrap();
     owner.release_all(&allocator);
@@ -289,9 +281,9 @@ fn contiguous_runs_skip_unmovable_memory_and_refuse_bad_requests() {
             allocator.free_pages(block).unwrap();
         }
     }
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     assert!(allocator.alloc_contig(UNIT + 1, 1, AllocRequest::KERNEL).is_err());
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
     // A run within one unit, beside its pinned page, still works.
     let run = allocator.alloc_contig(UNIT / 2, UNIT / 2, AllocRequest::KERNEL).unwrap();
     assert!(pinned.iter().all(|block| !(run.pfn()..run.pfn() + run.pages()).contains(&block.pfn())));
@@ -362,7 +354,7 @@ fn a_block_across_the_range_edge_makes_it_busy_and_changes_nothing() {
         owner.hold(allocator.alloc_pages(pagealloc::MAX_ORDER, HOLD).unwrap());
     }
     let head = owner.pfns().into_iter().min().unwrap();
-    let before = snapshot(&allocator);
+    let before = refusal_snapshot(&allocator);
     let half = UNIT / 2;
     assert_eq!(allocator.hotplug().offline(head..head + half), Err(RangeError::Busy { pfn: head }));
     assert_eq!(allocator.hotplug().offline(head + half..head + UNIT + half), Err(RangeError::Busy { pfn: head }));
@@ -371,7 +363,7 @@ fn a_block_across_the_range_edge_makes_it_busy_and_changes_nothing() {
         allocator.free_contig(run).unwrap();
         outside
     }));
-    assert_eq!(snapshot(&allocator), before);
+    assert_eq!(refusal_snapshot(&allocator), before);
     owner.release_all(&allocator);
     allocator.check_invariants().unwrap();
 }

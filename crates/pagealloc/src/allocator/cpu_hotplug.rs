@@ -161,14 +161,18 @@ mod tests {
     use crate::platform::TestPlatform;
     use crate::types::ZoneType;
 
-    #[test]
-    fn the_checker_reports_a_node_whose_work_runs_on_the_wrong_cpu() {
+    fn two_nodes_of_one_cpu() -> PageAllocator<TestPlatform> {
         let builder = AllocatorBuilder::new().node(1).node(1).zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).zone(
             1,
             ZoneType::Normal,
             0x20_0000..0x20_1000,
         );
-        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        PageAllocator::build(builder, TestPlatform::new(2)).unwrap()
+    }
+
+    #[test]
+    fn the_checker_reports_a_node_whose_work_runs_on_the_wrong_cpu() {
+        let allocator = two_nodes_of_one_cpu();
         allocator.check_invariants().unwrap();
         // Node 1's CPU is online, yet CPU 0 would run its work.
         allocator.nodes[1].background_cpu.store(0, Relaxed);
@@ -186,12 +190,7 @@ mod tests {
     /// whose own CPU came online meanwhile runs its own work, and an empty mask leaves it.
     #[test]
     fn a_mask_that_changes_under_the_pass_gives_the_node_its_own_cpu() {
-        let builder = AllocatorBuilder::new().node(1).node(1).zone(0, ZoneType::Normal, 0x10_0000..0x10_1000).zone(
-            1,
-            ZoneType::Normal,
-            0x20_0000..0x20_1000,
-        );
-        let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+        let allocator = two_nodes_of_one_cpu();
         let looks = core::cell::Cell::new(0);
         // CPU 1 (node 1's) is offline at the first look and online from then on.
         let came_online = |cpu: usize| {
