@@ -49,9 +49,8 @@ impl Default for Kbuild {
             processes_per_cpu: 40,
             min_faults: 200,
             max_faults: 2_000,
-            // A real kernel build (`make mm/` of Linux 6.1) ran 27.0 us of CPU per page
-            // fault, the median compile 29.9 us (docs/experiments/pcp-kbuild.md), nearly all
-            // of it compiling.
+            // Compile work per fault, grounded by a real kernel build's CPU time over its
+            // page faults (docs/experiments/pcp-kbuild.md).
             compute_per_fault_ns: 28_000,
             file_fault_pct: 30,
             page_cache_pages_per_cpu: 4_096,
