@@ -96,7 +96,7 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     }
     let measured_at_s =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
-    let profile = MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants };
+    let profile = MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants, curves: Vec::new() };
     let text = serde_json::to_string_pretty(&profile).map_err(|error| error.to_string())?;
     std::fs::write(&args.out, text + "\n").map_err(|error| format!("{}: {error}", args.out.display()))?;
     // Read back, as `--machine` will read it.

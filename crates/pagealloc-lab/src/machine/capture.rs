@@ -60,7 +60,7 @@ pub fn capture(host: HostInfo, measured_at_s: u64) -> MachineProfile {
             (name.clone(), Measurement { method, ..measurement.clone() })
         })
         .collect();
-    MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants }
+    MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants, curves: Vec::new() }
 }
 
 fn write(profile: &MachineProfile, out: &Path) -> Result<(), String> {

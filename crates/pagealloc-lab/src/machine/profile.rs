@@ -45,6 +45,50 @@ impl Measurement {
     }
 }
 
+/// A shared resource measured with 1, 2, 4, ... CPUs using it at once (every CPU of the host
+/// last): each point the median over the repeats, with its extremes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Curve {
+    /// The unit of every point's value (`ns` per operation per CPU, say).
+    pub unit: String,
+    /// What was timed at each point, and how the value is derived from it.
+    pub method: String,
+    /// By CPU count, ascending, the first at 1 CPU.
+    pub points: Vec<CurvePoint>,
+}
+
+/// One point of a [`Curve`]: `cpus` CPUs at once.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    pub cpus: u32,
+    pub value: f64,
+    pub repeats: usize,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl CurvePoint {
+    /// The point of a measurement at `cpus` CPUs.
+    pub fn new(cpus: u32, measured: &Measurement) -> CurvePoint {
+        CurvePoint { cpus, value: measured.value, repeats: measured.repeats, min: measured.min, max: measured.max }
+    }
+}
+
+impl Curve {
+    /// The point at `cpus`, if measured.
+    pub fn at(&self, cpus: u32) -> Option<&CurvePoint> {
+        self.points.iter().find(|point| point.cpus == cpus)
+    }
+
+    /// The CPU counts a curve is measured at on a host of `cpus` CPUs: the powers of two
+    /// below it, and `cpus` itself.
+    pub fn cpu_series(cpus: u32) -> Vec<u32> {
+        let mut series: Vec<u32> = (0..u32::BITS).map(|shift| 1u32 << shift).take_while(|&n| n < cpus).collect();
+        series.push(cpus.max(1));
+        series
+    }
+}
+
 /// A cache as sysfs describes it (`/sys/devices/system/cpu/cpu0/cache/index*`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheInfo {
@@ -127,6 +171,10 @@ pub struct MachineProfile {
     pub host: HostInfo,
     /// Named constants, in the order measured (`line_same_core_ns`, `page_fault_ns`, ...).
     pub constants: Vec<(String, Measurement)>,
+    /// Named shared-resource curves (`page_zero_per_cpu_ns`, ...); a profile written before
+    /// they were measured has none.
+    #[serde(default)]
+    pub curves: Vec<(String, Curve)>,
 }
 
 impl MachineProfile {
@@ -134,6 +182,10 @@ impl MachineProfile {
 
     pub fn constant(&self, name: &str) -> Option<&Measurement> {
         self.constants.iter().find(|(key, _)| key == name).map(|(_, measurement)| measurement)
+    }
+
+    pub fn curve(&self, name: &str) -> Option<&Curve> {
+        self.curves.iter().find(|(key, _)| key == name).map(|(_, curve)| curve)
     }
 
     /// Reads a profile, refusing another format version or malformed JSON with a message
@@ -168,6 +220,14 @@ mod tests {
     }
 
     #[test]
+    fn curves_are_measured_at_powers_of_two_and_every_cpu() {
+        assert_eq!(Curve::cpu_series(1), [1]);
+        assert_eq!(Curve::cpu_series(2), [1, 2]);
+        assert_eq!(Curve::cpu_series(6), [1, 2, 4, 6]);
+        assert_eq!(Curve::cpu_series(16), [1, 2, 4, 8, 16]);
+    }
+
+    #[test]
     fn a_profile_round_trips_and_other_formats_are_refused() {
         let profile = MachineProfile {
             format: MachineProfile::FORMAT,
@@ -186,6 +246,14 @@ mod tests {
                 zoneinfo: String::new(),
             },
             constants: vec![("atomic_rmw_ns".into(), Measurement::from_samples(vec![7.0], "ns", "test"))],
+            curves: vec![(
+                "page_zero_per_cpu_ns".into(),
+                Curve {
+                    unit: "ns".into(),
+                    method: "test".into(),
+                    points: vec![CurvePoint::new(1, &Measurement::from_samples(vec![150.0, 160.0], "ns", "test"))],
+                },
+            )],
         };
         let dir = std::env::temp_dir().join(format!("pagelab-profile-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -193,6 +261,12 @@ mod tests {
         std::fs::write(&path, serde_json::to_string(&profile).unwrap()).unwrap();
         assert_eq!(MachineProfile::read(&path).unwrap(), profile);
         assert_eq!(profile.host.llc_kib(), Some(32768));
+        assert_eq!(profile.curve("page_zero_per_cpu_ns").unwrap().at(1).unwrap().value, 155.0);
+        // A profile without curves (written before they were measured) still reads.
+        let mut old = serde_json::to_value(&profile).unwrap();
+        old.as_object_mut().unwrap().remove("curves");
+        std::fs::write(&path, old.to_string()).unwrap();
+        assert!(MachineProfile::read(&path).unwrap().curves.is_empty());
         let mut other = profile.clone();
         other.format = 99;
         std::fs::write(&path, serde_json::to_string(&other).unwrap()).unwrap();
