@@ -5,6 +5,7 @@
 
 use serde::Serialize;
 
+use crate::bandwidth::BandwidthCurve;
 use crate::topology::Distance;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,8 +39,17 @@ pub struct Calibration {
     /// Touching a 4 KiB page in the socket's LLC (or another core's L2 on the socket): ~64
     /// lines at LLC bandwidth, ~30-40 GB/s per core.
     pub page_llc_hit_ns: u64,
-    /// Touching a 4 KiB page from DRAM: ~10-15 GB/s per core with prefetching.
+    /// Touching a 4 KiB page from DRAM: ~10-15 GB/s per core with prefetching, one CPU alone
+    /// on its socket's memory.
     pub page_miss_ns: u64,
+    /// Writing a 4 KiB page whose lines another core's L2 holds (it read or wrote them last):
+    /// every line's copy there is fetched or invalidated core to core, not read from the LLC.
+    pub page_other_l2_write_ns: u64,
+    /// Reading a 4 KiB page another core's L2 holds, written there: its lines come core to core.
+    pub page_other_l2_read_ns: u64,
+    /// How the socket's memory bandwidth is shared: what a page from memory costs each CPU
+    /// when several of the socket stream from memory at once, relative to `page_miss_ns`.
+    pub memory_sharing: BandwidthCurve,
     /// One increment of a CPU-local counter (a vm event, a NUMA event diff), picoseconds:
     /// below a nanosecond, so kept finer and charged with the remainder carried.
     pub percpu_counter_update_ps: u64,
@@ -61,6 +71,10 @@ impl Calibration {
         page_l2_hit_ns: 30,
         page_llc_hit_ns: 110,
         page_miss_ns: 300,
+        // As from the LLC, and memory unshared: this legacy set predates both.
+        page_other_l2_write_ns: 110,
+        page_other_l2_read_ns: 110,
+        memory_sharing: BandwidthCurve::UNSHARED,
         // Not charged by this legacy set: machine profiles carry the measured cost.
         percpu_counter_update_ps: 0,
     };

@@ -55,6 +55,7 @@
 //! - Memory latency is one value: a line or page of the other socket's node costs what a
 //!   local one does.
 
+pub mod bandwidth;
 pub mod cache_group;
 pub mod cache_key;
 #[cfg(test)]
@@ -69,6 +70,7 @@ pub mod rng;
 pub mod table_sizes;
 pub mod topology;
 
+pub use bandwidth::BandwidthCurve;
 pub use calibration::Calibration;
 pub use engine::Engine;
 pub use metadata_layout::MetadataLayout;

@@ -4,6 +4,7 @@
 //! - `profile`: the profile's types, written and read back;
 //! - `host`: kernel, CPU model, topology, caches and zones, from procfs and sysfs;
 //! - `hardware`: cache-line transfers, atomics, cache and memory latency, page zero and copy;
+//! - `page_handoff`: pages written and read in turns by two cores (a message's pages);
 //! - `kernel`: the real kernel around the allocator, timed from userspace;
 //! - `cross_cpu`: a socket message's extra cost when its writer and reader are on two CPUs;
 //! - `kernel_files`: spawning a process, creating a file, filling and truncating page cache;
@@ -16,6 +17,7 @@ pub mod kernel;
 pub mod kernel_files;
 pub mod kernel_path;
 pub mod own_path;
+pub mod page_handoff;
 pub mod two_cpu;
 
 use std::path::PathBuf;
@@ -158,6 +160,11 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     let mut constants = Vec::new();
     for (name, what, a, b) in ping_pong_pairs(host) {
         constants.push((name.to_string(), hardware::ping_pong(a, b, effort.times(1_000_000), repeats, what)?));
+        if name == "line_same_socket_ns" {
+            let (write, read) = page_handoff::page_handoff(a, b, effort.times(20_000), repeats)?;
+            constants.push(("page_write_other_l2_ns".into(), write));
+            constants.push(("page_read_other_l2_ns".into(), read));
+        }
     }
     crate::pinning::pin_to_cpu_id(host.cpus[0].cpu)?;
     constants.push(("atomic_rmw_ns".into(), hardware::atomic_rmw(effort.times(20_000_000), repeats)));

@@ -6,14 +6,17 @@
 //!   (the simulator charges `atomic_rmw_ns` apart, on top of a transfer, for an RMW);
 //! - a line from the LLC or from DRAM is the pointer chase's load-to-use latency;
 //! - a page touch costs what zeroing a page did with the buffer in the L2, in the LLC, or
-//!   in neither (DRAM);
+//!   in neither (DRAM); a page another core holds, what writing or reading it in turns with
+//!   that core did;
+//! - a page from memory costs each CPU what zeroing one did with as many CPUs zeroing at once
+//!   as stream at the time (the `page_zero_per_cpu_ns` curve, relative to its first point);
 //! - a line this CPU holds costs 1 ns (an L1 or L2 hit, 4 to 14 cycles): not measured;
 //! - a kind of transfer the host lacks (SMT siblings, a second LLC, a second socket) costs what a transfer
 //!   between two of its cores does; the topology then never asks for it.
 
 use std::collections::BTreeSet;
 
-use pagealloc_sim::{Calibration, Topology};
+use pagealloc_sim::{BandwidthCurve, Calibration, Topology};
 
 use super::Constants;
 use crate::machine::profile::HostInfo;
@@ -56,6 +59,14 @@ pub(super) fn topology(host: &HostInfo, name: &str) -> Result<Topology, String> 
     })
 }
 
+/// How the socket's memory bandwidth is shared, from the curve of N CPUs zeroing pages at
+/// once; a profile without it (measured before curves were) shares nothing.
+fn memory_sharing(constants: &Constants<'_>) -> Result<BandwidthCurve, String> {
+    let Some(curve) = constants.curve("page_zero_per_cpu_ns") else { return Ok(BandwidthCurve::UNSHARED) };
+    let points: Vec<(u32, f64)> = curve.points.iter().map(|point| (point.cpus, point.value)).collect();
+    BandwidthCurve::from_per_cpu_ns(&points).map_err(|error| format!("page_zero_per_cpu_ns: {error:?}"))
+}
+
 /// The hardware costs, rounded to whole nanoseconds (the counter update to picoseconds).
 pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calibration, String> {
     let transfer =
@@ -77,6 +88,10 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
         page_l2_hit_ns: ns("page_zero_l2_ns")?,
         page_llc_hit_ns: ns("page_zero_llc_ns")?,
         page_miss_ns: ns("page_zero_ns")?,
+        // A profile measured before these were has the LLC's figure, as was charged then.
+        page_other_l2_write_ns: ns("page_write_other_l2_ns").or_else(|_| ns("page_zero_llc_ns"))?,
+        page_other_l2_read_ns: ns("page_read_other_l2_ns").or_else(|_| ns("page_zero_llc_ns"))?,
+        memory_sharing: memory_sharing(constants)?,
         percpu_counter_update_ps: (constants.value("percpu_counter_update_ns")? * 1000.0).round() as u64,
     })
 }

@@ -88,6 +88,11 @@ pub struct KernelCosts {
     pub page_cache_truncate_ns: u64,
     /// A page copied to or from a user buffer (a read or write of file data).
     pub page_copy_ns: u64,
+    /// A TLB shootdown's cost to the CPU that flushes, by the CPUs it interrupts:
+    /// (targets, ns); empty where not measured.
+    pub shootdown_caller_ns: Vec<(u64, u64)>,
+    /// What each interrupted CPU loses, by the CPUs interrupted at once: (targets, ns).
+    pub shootdown_target_ns: Vec<(u64, u64)>,
 }
 
 impl KernelCosts {
@@ -126,8 +131,29 @@ impl KernelCosts {
             page_cache_fill_ns: less(constants.value("page_cache_fill_ns")?, apart_fill_ns),
             page_cache_truncate_ns: less(constants.value("page_cache_truncate_ns")?, kernel_calls.free_ns(0) as f64),
             page_copy_ns: constants.value("page_copy_ns")?.round() as u64,
+            shootdown_caller_ns: shootdown_caller_ns(constants),
+            shootdown_target_ns: by_targets(constants, "tlb_shootdown_target_ns", 0.0),
         })
     }
+}
+
+/// A shootdown's cost to its caller by targets: a munmap round with K other threads of the
+/// process running less the round with none (the `tlb_shootdown_caller_ns` curve, measured
+/// at K + 1 CPUs); at least 0.
+fn shootdown_caller_ns(constants: &Constants<'_>) -> Vec<(u64, u64)> {
+    let alone_ns = constants.curve("tlb_shootdown_caller_ns").and_then(|curve| curve.at(1)).map(|point| point.value);
+    alone_ns.map_or_else(Vec::new, |alone_ns| by_targets(constants, "tlb_shootdown_caller_ns", alone_ns))
+}
+
+/// A curve measured at K + 1 CPUs (K targets) as (targets, value less `less_ns`), K >= 1.
+fn by_targets(constants: &Constants<'_>, name: &str, less_ns: f64) -> Vec<(u64, u64)> {
+    let Some(curve) = constants.curve(name) else { return Vec::new() };
+    curve
+        .points
+        .iter()
+        .filter(|point| point.cpus >= 2)
+        .map(|point| (u64::from(point.cpus - 1), (point.value - less_ns).max(0.0).round() as u64))
+        .collect()
 }
 
 /// `measured` less what the simulator charges apart, whole nanoseconds, at least 0.

@@ -30,6 +30,11 @@ fn machine_json(machine: &SimMachine, seed: Option<&SeedHardware>) -> serde_json
             "line_memory_ns": [seed.memory_ns.value, seed.memory_ns.source],
             "locked_rmw_cycles": [seed.locked_rmw_cycles.value, seed.locked_rmw_cycles.source],
             "load_gb_per_s": seed.load_gb_per_s.map(|b| json!([b.value, b.source])),
+            "socket_bandwidth": seed.socket_bandwidth.map(|bandwidth| match bandwidth {
+                super::seeds::SocketBandwidth::Curve { load_gb_per_s, source } => json!([load_gb_per_s, source]),
+                super::seeds::SocketBandwidth::Saturated(cited) => json!([cited.value, cited.source]),
+            }),
+            "tlb_shootdown_caller_ns": [super::seeds::SHOOTDOWN_CALLER_NS, super::seeds::SHOOTDOWN_SOURCE],
         })
     });
     json!({

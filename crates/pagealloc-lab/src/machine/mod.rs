@@ -64,6 +64,10 @@ impl Constants<'_> {
         self.0.constant(name)
     }
 
+    pub(crate) fn curve(&self, name: &str) -> Option<&crate::machine::profile::Curve> {
+        self.0.curve(name)
+    }
+
     /// A constant's value, which must be present, finite, positive and at most
     /// [`MAX_COST_NS`].
     pub(crate) fn value(&self, name: &str) -> Result<f64, String> {

@@ -23,7 +23,7 @@
 
 use std::sync::OnceLock;
 
-use pagealloc_sim::{Calibration, Topology};
+use pagealloc_sim::{BandwidthCurve, Calibration, Topology};
 
 use super::{KernelCosts, SimMachine};
 use crate::machine::profile::MachineProfile;
@@ -57,6 +57,13 @@ pub fn reference() -> &'static SimMachine {
 
 fn reference_clock_mhz() -> f64 {
     reference_and_clock().1
+}
+
+/// A page handed core to core costs the reference host's measured figure scaled by the
+/// part's core-to-core line transfer over the host's: a page is its lines moved, some at once.
+fn by_transfer(host_page_ns: u64, host: &Calibration, part_transfer_ns: u64) -> u64 {
+    let ratio = part_transfer_ns as f64 / host.line_same_socket_ns.max(1) as f64;
+    (host_page_ns as f64 * ratio).round().max(1.0) as u64
 }
 
 /// A cited figure.
@@ -122,9 +129,46 @@ pub struct SeedHardware {
     pub locked_rmw_cycles: Cited,
     /// Single-core load bandwidth from memory, GB/s; `None` where none was found.
     pub load_gb_per_s: Option<Cited>,
+    /// A socket's memory bandwidth by cores streaming; `None` where none was found (memory
+    /// then unshared).
+    pub socket_bandwidth: Option<SocketBandwidth>,
+}
+
+/// A socket's published memory bandwidth.
+#[derive(Clone, Copy, Debug)]
+pub enum SocketBandwidth {
+    /// Load bandwidth, GB/s, by cores streaming at once, as `(cores, GB/s)` ascending from 1
+    /// core, the last every core of the socket.
+    Curve { load_gb_per_s: &'static [(u32, f64)], source: &'static str },
+    /// Only the whole socket's, GB/s, every core streaming.
+    Saturated(Cited),
 }
 
 impl SeedHardware {
+    /// The socket's bandwidth shared among the CPUs streaming: each gets the single-core
+    /// rate (a page in `page_miss_ns`) until together they would exceed the socket's cited
+    /// bandwidth, then an equal share of it.
+    /// With a published curve, each CPU's cost per page at n cores is n / the curve's GB/s,
+    /// relative to one core's; past the curve's last point (every core of the socket) the
+    /// socket gives no more, shared equally.
+    fn memory_sharing(&self, page_miss_ns: u64) -> BandwidthCurve {
+        match self.socket_bandwidth {
+            Some(SocketBandwidth::Curve { load_gb_per_s, .. }) => {
+                let mut points: Vec<(u32, f64)> =
+                    load_gb_per_s.iter().map(|&(cores, gb_per_s)| (cores, f64::from(cores) / gb_per_s)).collect();
+                let &(last_cores, last_ns) = points.last().expect("a published curve has points");
+                points.push((2 * last_cores, 2.0 * last_ns));
+                BandwidthCurve::from_per_cpu_ns(&points).expect("published curves are ascending and positive")
+            }
+            Some(SocketBandwidth::Saturated(socket)) => {
+                let single_gb_per_s = 4096.0 / page_miss_ns as f64;
+                let socket_cpus = self.topology.cores_per_socket * self.topology.threads_per_core;
+                BandwidthCurve::from_socket_bandwidth(single_gb_per_s, socket.value.max(single_gb_per_s), socket_cpus)
+            }
+            None => BandwidthCurve::UNSHARED,
+        }
+    }
+
     /// The simulator machine: cited hardware, the reference host's kernel scaled by clock.
     pub fn machine(&self) -> SimMachine {
         let reference = reference();
@@ -132,6 +176,7 @@ impl SeedHardware {
         let scaled = |ns: u64| (ns as f64 * clock_ratio).round() as u64;
         let atomic_ns = self.locked_rmw_cycles.value * 1000.0 / self.base_clock_mhz.value;
         let transfer = |cited: CitedTransfer| cited.transfer_ns(atomic_ns);
+        let same_socket_ns = transfer(self.line_same_socket_ns);
         let page_miss_ns = match self.load_gb_per_s {
             Some(bandwidth) => (4096.0 / bandwidth.value).round() as u64,
             None => reference.calibration.page_miss_ns,
@@ -150,6 +195,9 @@ impl SeedHardware {
             page_l2_hit_ns: scaled(hardware.page_l2_hit_ns),
             page_llc_hit_ns: scaled(hardware.page_llc_hit_ns),
             page_miss_ns,
+            page_other_l2_write_ns: by_transfer(hardware.page_other_l2_write_ns, hardware, same_socket_ns),
+            page_other_l2_read_ns: by_transfer(hardware.page_other_l2_read_ns, hardware, same_socket_ns),
+            memory_sharing: self.memory_sharing(page_miss_ns),
             percpu_counter_update_ps: scaled(hardware.percpu_counter_update_ps),
         };
         let mut kernel = reference.kernel.scaled(clock_ratio);
@@ -166,9 +214,26 @@ impl SeedHardware {
         // memory times the reference host's copy-to-zero ratio.
         let copy_ratio = reference.kernel.page_copy_ns as f64 / reference.calibration.page_miss_ns as f64;
         kernel.page_copy_ns = (page_miss_ns as f64 * copy_ratio).round() as u64;
+        // A TLB shootdown on bare metal: the cited caller's cost; each target's loss is the
+        // reference host's, in the proportion of the cited caller's cost to the host's.
+        let host_caller_ns = reference.kernel.shootdown_caller_ns.first().map_or(0, |&(_, ns)| ns);
+        let target_ratio = SHOOTDOWN_CALLER_NS[0].1 as f64 / host_caller_ns.max(1) as f64;
+        kernel.shootdown_caller_ns = SHOOTDOWN_CALLER_NS.to_vec();
+        kernel.shootdown_target_ns = reference
+            .kernel
+            .shootdown_target_ns
+            .iter()
+            .map(|&(targets, ns)| (targets, (ns as f64 * target_ratio.min(1.0)).round() as u64))
+            .collect();
         SimMachine { topology: self.topology.clone(), calibration, kernel, zoneinfo: None }
     }
 }
+
+/// A TLB shootdown's cost to the caller on bare metal, by targets: (targets, ns).
+pub const SHOOTDOWN_CALLER_NS: [(u64, u64); 2] = [(1, 775), (3, 910)];
+pub const SHOOTDOWN_SOURCE: &str = "bare-metal Haswell, MADV_DONTNEED and touch of one page with 1 and 3 other \
+     threads busy, 661 ns alone, 1436 and 1571 ns (the unpatched kernel): N. Amit, \
+     lore.kernel.org/lkml/20190525082203.6531-1-namit@vmware.com";
 
 const NV: &str = "github.com/nviennot/core-to-core-latency (CAS ping-pong, round trip / 2)";
 const MLC_LEUVEN: &str = "github.com/hpcleuven/VscDocumentation, Intel MLC outputs";
@@ -197,6 +262,13 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         memory_ns: cited(99.0, CSIT_HSW),
         locked_rmw_cycles: cited(19.0, INSTLAT),
         load_gb_per_s: Some(cited(8.93, "E5-2695 v3: kerncraft HaswellEP_E5-2695v3.yml")),
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[
+                (1, 8.93), (2, 17.89), (3, 26.48), (4, 34.57), (5, 42.12), (6, 48.79),
+                (7, 54.25), (8, 57.96), (9, 59.89), (10, 60.79), (11, 61.25), (12, 61.53),
+            ],
+            source: "nearest found, E5-2695 v3 (14 cores, its first 12): kerncraft HaswellEP_E5-2695v3.yml, MEM load",
+        }),
     },
     SeedHardware {
         topology: Topology::SERVER_88,
@@ -210,6 +282,14 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         memory_ns: cited(95.0, AT_SKYLAKE_SP),
         locked_rmw_cycles: cited(19.0, INSTLAT),
         load_gb_per_s: Some(cited(11.18, "E5-2697 v4: kerncraft BroadwellEP_E5-2697v4_CoD.yml")),
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[
+                (1, 11.18), (2, 20.81), (3, 28.81), (4, 34.03), (5, 35.76), (6, 35.69),
+                (7, 35.50), (8, 35.32), (9, 35.17), (18, 69.98),
+            ],
+            source: "nearest found, E5-2697 v4 (18 cores, Cluster-on-Die: one domain of 9, then the socket): \
+                     kerncraft BroadwellEP_E5-2697v4_CoD.yml, MEM load",
+        }),
     },
     SeedHardware {
         topology: Topology::SERVER_80,
@@ -223,6 +303,14 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         memory_ns: cited(80.8, MLC_LEUVEN),
         locked_rmw_cycles: cited(18.0, INSTLAT),
         load_gb_per_s: Some(cited(12.96, KERNCRAFT)),
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[
+                (1, 12.96), (2, 25.66), (3, 37.66), (4, 47.04), (5, 54.00), (6, 58.37),
+                (7, 60.24), (8, 60.91), (9, 61.07), (10, 61.43), (20, 125.17),
+            ],
+            source: "Gold 6248 (SNC: one domain of 10, then the socket): kerncraft \
+                     CascadelakeSP_Gold-6248_SNC.yml, MEM load",
+        }),
     },
     SeedHardware {
         topology: Topology::SERVER_128,
@@ -236,6 +324,14 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         memory_ns: cited(89.2, MLC_LEUVEN),
         locked_rmw_cycles: cited(20.0, INSTLAT),
         load_gb_per_s: Some(cited(15.37, KERNCRAFT)),
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[
+                (1, 15.37), (2, 29.3), (3, 41.72), (4, 47.98), (6, 58.18), (8, 67.36), (10, 73.3),
+                (12, 84.42), (14, 91.63), (15, 93.53), (16, 93.93), (17, 93.93), (18, 93.93), (36, 194.88),
+            ],
+            source: "Platinum 8360Y (two domains of 18, then the socket; 17 and 18 cores' 93.15 and 92.45 \
+                     taken as 16's, more cores never slower): kerncraft pull 141 IcelakeSP_Platinum-8360Y.yml, MEM load",
+        }),
     },
     SeedHardware {
         topology: Topology::SERVER_224,
@@ -252,6 +348,15 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
             "Golden Cove (Alder Lake P-core) lock add 17.93 cycles: github.com/InstLatx64/InstLatx64",
         ),
         load_gb_per_s: Some(cited(14.49, "Platinum 8470: kerncraft SapphireRapids_Platinum-8470.yml")),
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[
+                (1, 14.49), (2, 28.11), (3, 39.39), (4, 50.84), (5, 59.63), (6, 65.12), (7, 68.12),
+                (8, 69.10), (9, 69.26), (10, 69.26), (11, 69.26), (12, 69.26), (13, 69.26),
+                (26, 140.10), (39, 215.63), (52, 304.60),
+            ],
+            source: "nearest found, Platinum 8470 (52 cores, SNC4: one domain of 13, then 2, 3 and 4 domains; \
+                     10 to 13 cores' 69.12 to 68.71 taken as 9's): kerncraft pull 141 SapphireRapids_Platinum-8470.yml, MEM load",
+        }),
     },
     SeedHardware {
         topology: Topology::SMALL_CACHE_8,
@@ -265,6 +370,11 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         memory_ns: cited(64.5, "i7-7700K: InstLatx64 Kabylake_NewMemLat (AIDA64)"),
         locked_rmw_cycles: cited(18.0, INSTLAT),
         load_gb_per_s: None,
+        socket_bandwidth: Some(SocketBandwidth::Curve {
+            load_gb_per_s: &[(1, 25.4), (2, 42.0), (4, 42.0)],
+            source: "i7-6700K overclocked to 4.4 GHz with DDR4-3233, the author's own read test, flat from 2 \
+                     threads (uncertain; no STREAM run found): rigaya34589.blog.fc2.com/blog-entry-660.html",
+        }),
     },
     SeedHardware {
         topology: Topology::SERVER_768,
@@ -285,6 +395,11 @@ pub const SEED_MACHINES: [SeedHardware; 7] = [
         ),
         locked_rmw_cycles: cited(19.66, "Ryzen 9 9950X (Zen 5), InstLatX64 LOCK ADD [m64], r64: github.com/InstLatx64/InstLatx64"),
         load_gb_per_s: None,
+        socket_bandwidth: Some(SocketBandwidth::Saturated(cited(
+            468.0,
+            "nearest found, 2 x EPYC 9755 (Turin) NPS1 STREAM copy 936354 MB/s, halved: \
+             github.com/oracle-japan/ocitutorials content/hpc/benchmark/run-stream-e6",
+        ))),
     },
 ];
 /// The seed machine of `topology`, if it is one.
@@ -323,6 +438,8 @@ impl KernelCosts {
             page_cache_fill_ns: ns(self.page_cache_fill_ns),
             page_cache_truncate_ns: ns(self.page_cache_truncate_ns),
             page_copy_ns: ns(self.page_copy_ns),
+            shootdown_caller_ns: self.shootdown_caller_ns.iter().map(|&(targets, cost)| (targets, ns(cost))).collect(),
+            shootdown_target_ns: self.shootdown_target_ns.iter().map(|&(targets, cost)| (targets, ns(cost))).collect(),
         }
     }
 }

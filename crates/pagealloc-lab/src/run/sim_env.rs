@@ -96,6 +96,12 @@ impl Env for SimEnv<'_> {
         use pagealloc::platform::Platform;
         self.allocator.platform().touch_pages(pfn, pages);
     }
+    fn read(&mut self, pfn: u64, pages: u64) {
+        self.allocator.platform().read_pages(pfn, pages);
+    }
+    fn tlb_shootdown(&mut self, targets: &[usize], caller_ns: u64, target_ns: u64) {
+        self.sim.tlb_shootdown(targets, caller_ns, target_ns);
+    }
     fn compute(&mut self, ns: u64) {
         self.sim.advance(ns);
     }

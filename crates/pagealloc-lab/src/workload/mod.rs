@@ -31,8 +31,21 @@ pub trait Env {
     /// Reads or writes the data of `pages` pages from `pfn` (zeroing a faulted page,
     /// copying a message).
     fn touch(&mut self, pfn: u64, pages: u64);
+    /// Reads the data of `pages` pages from `pfn` that another task wrote (a receiver's
+    /// copy of a message): where the environment tells reads from writes, a page another
+    /// core holds costs its read. A touch otherwise.
+    fn read(&mut self, pfn: u64, pages: u64) {
+        self.touch(pfn, pages);
+    }
     /// Computation between allocator calls.
     fn compute(&mut self, ns: u64);
+    /// A TLB shootdown from the running CPU to the CPUs `targets` (tasks of the workload
+    /// sharing its address space): `caller_ns` to the caller, `target_ns` to each target
+    /// where the environment can charge another CPU; the caller's share otherwise.
+    fn tlb_shootdown(&mut self, targets: &[usize], caller_ns: u64, target_ns: u64) {
+        let _ = (targets, target_ns);
+        self.compute(caller_ns);
+    }
     /// Waits, off the CPU, until the running CPU's time is `ns` (a task blocked on I/O);
     /// nothing if that time has passed.
     fn sleep_until(&mut self, ns: u64);

@@ -84,6 +84,11 @@ pub struct PageFault {
     pub rss: RssCounting,
     /// The machine's online CPUs, which size the percpu_counter batch; 0: the run's CPUs.
     pub online_cpus: u32,
+    /// A TLB shootdown's cost to its caller by the CPUs it interrupts: (targets, ns),
+    /// interpolated between and along the last two beyond; empty charges none.
+    pub shootdown_caller_ns: Vec<(u64, u64)>,
+    /// What each interrupted CPU loses to a shootdown, by the CPUs interrupted at once.
+    pub shootdown_target_ns: Vec<(u64, u64)>,
 }
 
 impl PageFault {
@@ -101,6 +106,8 @@ impl PageFault {
             locking: if per_vma { FaultLocking::PerVma } else { FaultLocking::MmapSem },
             rss: if percpu_rss { RssCounting::PercpuCounter } else { RssCounting::TaskCache },
             online_cpus: 0,
+            shootdown_caller_ns: Vec::new(),
+            shootdown_target_ns: Vec::new(),
         }
     }
 }
@@ -113,6 +120,8 @@ impl PageFault {
             fault_overhead_ns: machine.kernel.fault_ns,
             map_overhead_ns: machine.kernel.map_unmap_ns,
             online_cpus: machine.topology.cpus(),
+            shootdown_caller_ns: machine.kernel.shootdown_caller_ns.clone(),
+            shootdown_target_ns: machine.kernel.shootdown_target_ns.clone(),
             ..self
         }
     }
@@ -126,6 +135,10 @@ const MM_RSS: u16 = 1;
 const RSS_EVENTS_THRESH: u64 = 64;
 /// Pages an mmu_gather batch frees at once (MAX_GATHER_BATCH: a page of pointers).
 const GATHER_BATCH_PAGES: usize = 510;
+/// Pages an mmu_gather holds before it must flush the TLB and free them: as many batches as
+/// MAX_GATHER_BATCH_COUNT allows (10000 / MAX_GATHER_BATCH, whole batches), the flush
+/// tlb_next_batch() forces once it can chain no more.
+const GATHER_FLUSH_PAGES: usize = (10_000 / GATHER_BATCH_PAGES) * GATHER_BATCH_PAGES;
 
 struct Task {
     config: PageFault,
@@ -138,6 +151,10 @@ struct Task {
     faults: u64,
     /// Faults between RSS folds into the shared mm.
     rss_fold_every: u64,
+    /// Thread mode: the other CPUs running the shared mm, which a TLB flush interrupts.
+    mm_others: Vec<usize>,
+    /// Pages of the unmap in progress gathered since its last TLB flush.
+    unflushed_pages: usize,
 }
 
 /// With `lru`, a fault spans two steps: its first half (down_read, trap, allocation,
@@ -251,12 +268,30 @@ impl Task {
     /// address order as zap_pte_range() gathers them (release_pages() per batch).
     fn release_front(&mut self, env: &mut dyn Env, pages: usize) {
         let batch = self.mapped.len().min(pages);
+        self.unflushed_pages += batch;
+        if self.unflushed_pages >= GATHER_FLUSH_PAGES || batch == self.mapped.len() {
+            self.flush_tlb(env);
+        }
         if self.config.lru {
             env.lru_release(&self.mapped.make_contiguous()[..batch]);
         }
         for page in self.mapped.drain(..batch) {
             env.free(page);
         }
+    }
+
+    /// The gathered range's TLB flush before its pages are freed (tlb_flush_mmu()): in a
+    /// shared mm, a shootdown of every other CPU running it (flush_tlb_mm_range()); in a
+    /// private one a local flush, inside the unmap's measured cost.
+    fn flush_tlb(&mut self, env: &mut dyn Env) {
+        self.unflushed_pages = 0;
+        if self.mm_others.is_empty() {
+            return;
+        }
+        let targets = self.mm_others.len() as u64;
+        let caller_ns = at_targets(&self.config.shootdown_caller_ns, targets);
+        let target_ns = at_targets(&self.config.shootdown_target_ns, targets);
+        env.tlb_shootdown(&self.mm_others, caller_ns, target_ns);
     }
 
     /// The whole unmap in one step; under a shared mmap_sem, held for writing throughout (a
@@ -274,6 +309,15 @@ impl Task {
         if thread_mode {
             env.unlock(MMAP_SEM);
         }
+    }
+}
+
+/// A shootdown cost by targets; none where nothing was measured or cited.
+fn at_targets(costs: &[(u64, u64)], targets: u64) -> u64 {
+    if costs.is_empty() {
+        0
+    } else {
+        crate::machine::kernel_costs::at_size(costs, targets)
     }
 }
 
@@ -295,6 +339,7 @@ impl Workload for PageFault {
             "map_overhead_ns": self.map_overhead_ns,
             "locking": self.locking,
             "rss": self.rss,
+            "gather_flush_pages": GATHER_FLUSH_PAGES,
         })
     }
     fn uses_lru(&self) -> bool {
@@ -302,7 +347,11 @@ impl Workload for PageFault {
     }
     fn tasks(&self, cpus: usize, _seed: u64) -> Vec<Box<dyn CpuTask>> {
         (0..cpus)
-            .map(|_| {
+            .map(|cpu| {
+                let mm_others = match self.mode {
+                    FaultMode::Thread => (0..cpus).filter(|&other| other != cpu).collect(),
+                    FaultMode::Process => Vec::new(),
+                };
                 Box::new(Task {
                     config: self.clone(),
                     mapped: VecDeque::with_capacity(self.region_pages as usize),
@@ -314,6 +363,8 @@ impl Workload for PageFault {
                     } else {
                         cpus
                     }),
+                    mm_others,
+                    unflushed_pages: 0,
                 }) as Box<dyn CpuTask>
             })
             .collect()

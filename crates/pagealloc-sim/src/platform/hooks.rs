@@ -17,6 +17,17 @@ impl SimPlatform {
     pub fn workload_unlock(&self, id: u16) {
         self.handle.with(|state| state.release(LockId::Workload(id)))
     }
+
+    /// Reads the data of `pages` pages from `pfn` on the running CPU (a receiver copying out
+    /// what a sender wrote): as a touch, but a page another core holds costs that core's
+    /// read transfer. `Platform::touch_pages` is the write.
+    pub fn read_pages(&self, pfn: Pfn, pages: u64) {
+        self.handle.with(|state| {
+            if !state.observing {
+                state.touch_pages(pfn, pages, super::pages::PageAccess::Read)
+            }
+        })
+    }
 }
 
 impl Platform for SimPlatform {
@@ -93,7 +104,7 @@ impl Platform for SimPlatform {
     fn touch_pages(&self, pfn: Pfn, pages: u64) {
         self.handle.with(|state| {
             if !state.observing {
-                state.touch_pages(pfn, pages)
+                state.touch_pages(pfn, pages, super::pages::PageAccess::Write)
             }
         })
     }

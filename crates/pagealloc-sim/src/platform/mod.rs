@@ -8,6 +8,7 @@ mod hooks;
 mod line_atomics;
 mod locks;
 mod pages;
+mod shootdown;
 mod slots;
 mod state;
 mod stats;

@@ -48,6 +48,10 @@ pub(super) struct SimState {
     /// Per pfn, 1 + the CPU whose L2 holds the page (one at a time: touches are writes), or
     /// 0: an array, as pages number in the millions.
     pub(super) l2_owner: Vec<u16>,
+    /// Per CPU, its last page transfer from memory: (start, end) in simulated ns.
+    pub(super) memory_transfers: Vec<(u64, u64)>,
+    /// Per socket, its CPUs.
+    pub(super) socket_cpus: Vec<Vec<u16>>,
     pub(super) stats: SimStats,
     /// Inside `SimHandle::observe`: hooks charge nothing and change no ownership.
     pub(super) observing: bool,
@@ -70,6 +74,12 @@ impl SimState {
             l2: CacheGroup::new(nr_cpus, topology.l2_share_bytes()),
             llc: CacheGroup::new(topology.llcs() as usize, topology.llc_bytes()),
             l2_owner: Vec::new(),
+            memory_transfers: vec![(0, 0); nr_cpus],
+            socket_cpus: (0..topology.sockets)
+                .map(|socket| {
+                    (0..topology.cpus()).filter(|&cpu| topology.place(cpu).0 == socket).map(|cpu| cpu as u16).collect()
+                })
+                .collect(),
             stats: SimStats::default(),
             observing: false,
             faults: None,

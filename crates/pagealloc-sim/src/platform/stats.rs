@@ -50,4 +50,12 @@ pub struct SimStats {
     pub page_llc_hits: u64,
     /// Touches served by memory (LLC misses: the seeds' "cache miss rate").
     pub page_misses: u64,
+    /// Touches served by another core's L2 under the same LLC.
+    pub page_other_l2_hits: u64,
+    /// What page misses cost beyond one CPU alone on its socket's memory: the bandwidth
+    /// other CPUs streaming at the same time took.
+    pub memory_shared_ns: u64,
+    /// TLB shootdowns, and the interrupts they sent (one per target CPU).
+    pub tlb_shootdowns: u64,
+    pub tlb_shootdown_ipis: u64,
 }

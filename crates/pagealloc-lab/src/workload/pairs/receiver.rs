@@ -17,7 +17,7 @@ impl Receiver {
         let mut to_free = message.owned;
         for (pfn, pages, carved_from) in message.data {
             if read {
-                env.touch(pfn, pages);
+                env.read(pfn, pages);
             }
             if let Some(head) = carved_from {
                 if let Some(block) = release_fragment(&mut self.socket.lock().expect("unpoisoned"), head) {
