@@ -1,10 +1,11 @@
 //! `pagelab calibrate --check`: the simulator, given this host's profile, predicts the host's
 //! real kernel on workloads the profile does not measure, and the real kernel is then
-//! measured on them: page_fault1 at 2 tasks (processes, threads), a 2-CPU AF_UNIX pair at
-//! 4 KiB and 64 KiB, and process churn on 2 CPUs. What each takes as input is in
-//! docs/simulator.md ("Self-prediction"): the first two share a workload with the profile
-//! (page_fault1 at 1 task; AF_UNIX on one thread and across the same CPU pair), the churn
-//! shares none. A prediction more than `BAND` off fails the check.
+//! measured on them: page_fault1 at 1, 2, 4, ... every CPU of the host (processes, threads),
+//! a 2-CPU AF_UNIX pair at 4 KiB and 64 KiB, and process churn on 2 CPUs. What each takes as
+//! input is in docs/simulator.md ("Self-prediction"): page_fault1 at 1 task is the profile's
+//! own loop, more tasks share only its workload; AF_UNIX shares its one-thread loop and the
+//! CPU pair's ping-pongs; the churn shares none. A prediction more than `BAND` off fails the
+//! check.
 
 use std::path::Path;
 
@@ -82,10 +83,16 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
     println!("host kernel {}: predicting with the {preset} preset", profile.host.kernel);
     let rounds = if quick { 2 } else { 10 };
     let mut rows = Vec::new();
+    let host_cpus: Vec<usize> = profile.host.cpus.iter().map(|place| place.cpu).collect();
     for (mode, tasks, threads) in [("process", "processes", false), ("thread", "threads", true)] {
-        let predicted = predict(path, preset, &["page_fault1", "--cpus", "2", "--mode", mode, "--duration-ms", "500"])?;
-        let measured = two_cpu::page_fault1_tasks(&[a, b], threads, rounds, repeats)?;
-        rows.push(CheckRow { workload: format!("page_fault1, 2 {tasks}"), unit: "faults/s", predicted, measured });
+        for count in crate::machine::profile::Curve::cpu_series(host_cpus.len() as u32) {
+            let cpus = &host_cpus[..count as usize];
+            let words = ["page_fault1", "--cpus", &count.to_string(), "--mode", mode, "--duration-ms", "500"];
+            let predicted = predict(path, preset, &words)?;
+            let measured = two_cpu::page_fault1_tasks(cpus, threads, rounds, repeats)?;
+            let workload = format!("page_fault1, {count} {tasks}");
+            rows.push(CheckRow { workload, unit: "faults/s", predicted, measured });
+        }
     }
     let messages = if quick { 20_000 } else { 200_000 };
     for bytes in [4096usize, 65_536] {

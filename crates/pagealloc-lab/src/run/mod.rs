@@ -388,4 +388,6 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
 }
 
 #[cfg(test)]
+mod bandwidth_tests;
+#[cfg(test)]
 mod tests;
