@@ -48,10 +48,14 @@ impl Receiver {
             Sleep::Awake => shared.queue.pop_front(),
             Sleep::Asleep | Sleep::WokenFor(_) => None,
         };
-        if message.is_none() && shared.receiver_sleep == Sleep::Awake {
+        let fell_asleep = message.is_none() && shared.receiver_sleep == Sleep::Awake;
+        if fell_asleep {
             shared.receiver_sleep = Sleep::Asleep;
         }
         drop(shared);
+        if fell_asleep {
+            env.record("receiver_sleeps", 1.0);
+        }
         if message.is_none() {
             env.sleep_until(env.now_ns() + self.config.poll_ns);
         }

@@ -100,13 +100,17 @@ impl Sender {
     /// Whether the sender may write now: asleep while the buffer is full, until the
     /// receiver's frees wake it and the wake-up has run its course.
     fn awake(&mut self, env: &mut dyn Env) -> bool {
-        let sleep = {
+        let (sleep, fell_asleep) = {
             let mut shared = self.socket.lock().expect("unpoisoned");
-            if shared.sender_sleep == Sleep::Awake && shared.queue.len() >= self.config.queue_messages {
+            let fell_asleep = shared.sender_sleep == Sleep::Awake && shared.queue.len() >= self.config.queue_messages;
+            if fell_asleep {
                 shared.sender_sleep = Sleep::Asleep;
             }
-            shared.sender_sleep
+            (shared.sender_sleep, fell_asleep)
         };
+        if fell_asleep {
+            env.record("sender_sleeps", 1.0);
+        }
         match sleep {
             Sleep::Awake => true,
             Sleep::Asleep => {
