@@ -118,6 +118,9 @@ impl Env for SimEnv<'_> {
     fn unlock(&mut self, id: u16) {
         self.allocator.platform().workload_unlock(id);
     }
+    fn atomic(&mut self, id: u16) {
+        self.allocator.platform().workload_rmw(id);
+    }
     fn done(&mut self, units: u64) {
         self.work_units += units;
     }

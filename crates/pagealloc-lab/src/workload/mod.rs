@@ -1,6 +1,7 @@
 //! Workloads as per-CPU operation generators, written once against [`Env`] and run either on
 //! the many-CPU simulator or on real threads (`--real`).
 
+mod address_space;
 mod kbuild;
 mod page_bench;
 mod page_fault;
@@ -51,6 +52,13 @@ pub trait Env {
     fn sleep_until(&mut self, ns: u64);
     fn lock(&mut self, id: u16);
     fn unlock(&mut self, id: u16);
+    /// An atomic read-modify-write on lock `id`'s word that does not take the lock (a
+    /// reader's count on an rwsem, a refcount): after any holder lets go, as a lock taken
+    /// and dropped at once, where the environment has nothing finer.
+    fn atomic(&mut self, id: u16) {
+        self.lock(id);
+        self.unlock(id);
+    }
     /// Units of the workload's metric completed (faults, operations, messages).
     fn done(&mut self, units: u64);
     /// The running CPU's time in ns (simulated, or wall clock since the run started).

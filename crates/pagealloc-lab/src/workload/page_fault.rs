@@ -7,8 +7,11 @@
 //! - up to 6.3, every fault takes the shared `mmap_sem` for reading (down_read and up_read:
 //!   an atomic on the semaphore word each, so faults bounce its line but do not exclude
 //!   each other), and every munmap takes it for writing while it zaps and frees;
-//! - from 6.4 (per-VMA locks), a fault takes only its own VMA's lock, and a thread's munmap
-//!   write-locks the VMA it removes: threads faulting their own regions share no lock.
+//! - from 6.4 (per-VMA locks), a fault takes only its VMA's lock (an atomic on its word to
+//!   take it, one to drop it), and mmap and munmap take the mmap_lock for writing, munmap
+//!   write-locking the VMA it splits. The threads' regions are not always apart: adjacent
+//!   anonymous mappings merge into one VMA (see `address_space`), whose lock word the
+//!   faults of every region in it bounce between their CPUs.
 //!
 //! The fault path also folds its RSS counts into the shared mm now and then: every 64
 //! faults up to 6.1 (SPLIT_RSS_COUNTING's TASK_RSS_EVENTS_THRESH), and from 6.2, where the
@@ -26,6 +29,7 @@ use pagealloc::lru::LruList;
 use pagealloc::sizing::LinuxVersion;
 use serde_json::json;
 
+use super::address_space::AddressSpace;
 use super::{CpuTask, Env, Step, Workload};
 use pagealloc::{AllocRequest, Block};
 
@@ -131,6 +135,9 @@ impl PageFault {
 const MMAP_SEM: u16 = 0;
 /// The shared mm's RSS counters' line (thread mode).
 const MM_RSS: u16 = 1;
+/// The first VMA lock's id (thread mode, per-VMA locks): VMA locks are this plus the VMA's
+/// first slot.
+const VMA_LOCKS: u16 = 2;
 /// Faults between folds of a task's RSS counts into its mm (TASK_RSS_EVENTS_THRESH).
 const RSS_EVENTS_THRESH: u64 = 64;
 /// Pages an mmu_gather batch frees at once (MAX_GATHER_BATCH: a page of pointers).
@@ -151,6 +158,10 @@ struct Task {
     faults: u64,
     /// Faults between RSS folds into the shared mm.
     rss_fold_every: u64,
+    /// Thread mode with per-VMA locks: the shared address space, and this task's region's
+    /// slot in it while mapped.
+    space: Option<std::sync::Arc<std::sync::Mutex<AddressSpace>>>,
+    slot: Option<usize>,
     /// Thread mode: the other CPUs running the shared mm, which a TLB flush interrupts.
     mm_others: Vec<usize>,
     /// Pages of the unmap in progress gathered since its last TLB flush.
@@ -204,7 +215,38 @@ impl Task {
     /// down_read or up_read of the shared mmap_sem: one atomic on its word, after any
     /// writer (an munmap) has let go.
     fn mmap_sem_read_op(&self, env: &mut dyn Env) {
+        env.atomic(MMAP_SEM);
+    }
+
+    /// vma_start_read() or vma_end_read() of the region's VMA in a shared address space
+    /// (mapping the region first, under the mmap_lock, if this round has none yet).
+    fn vma_read_op(&mut self, env: &mut dyn Env) {
+        let Some(space) = self.space.clone() else { return };
+        let mut space = space.lock().expect("unpoisoned");
+        let slot = match self.slot {
+            Some(slot) => slot,
+            None => {
+                env.lock(MMAP_SEM);
+                let slot = space.map();
+                env.unlock(MMAP_SEM);
+                *self.slot.insert(slot)
+            }
+        };
+        let vma_lock = VMA_LOCKS + u16::try_from(space.vma_of(slot)).expect("a slot per thread");
+        drop(space);
+        env.atomic(vma_lock);
+    }
+
+    /// munmap's detach in a shared address space: the mmap_lock for writing, the VMA
+    /// write-locked while it is split, the region's slot freed.
+    fn detach_region(&mut self, env: &mut dyn Env) {
+        let (Some(space), Some(slot)) = (self.space.clone(), self.slot.take()) else { return };
+        let mut space = space.lock().expect("unpoisoned");
+        let vma_lock = VMA_LOCKS + u16::try_from(space.vma_of(slot)).expect("a slot per thread");
         env.lock(MMAP_SEM);
+        env.lock(vma_lock);
+        space.unmap(slot);
+        env.unlock(vma_lock);
         env.unlock(MMAP_SEM);
     }
 
@@ -212,11 +254,13 @@ impl Task {
         if self.shares_mmap_sem() {
             self.mmap_sem_read_op(env);
         }
+        self.vma_read_op(env);
         env.compute(self.config.fault_overhead_ns);
         let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
             if self.shares_mmap_sem() {
                 self.mmap_sem_read_op(env);
             }
+            self.vma_read_op(env);
             // Out of memory: unmap early, as the OOM path would shrink the workload.
             self.begin_unmap(env);
             return;
@@ -235,12 +279,13 @@ impl Task {
         }
         self.faults += 1;
         if self.thread_mode() && self.faults.is_multiple_of(self.rss_fold_every) {
-            env.lock(MM_RSS);
-            env.unlock(MM_RSS);
+            // The fold's add under the counter's spinlock: the lock word's RMW.
+            env.atomic(MM_RSS);
         }
         if self.shares_mmap_sem() {
             self.mmap_sem_read_op(env);
         }
+        self.vma_read_op(env);
         self.mapped.push_back(page);
         env.done(1);
     }
@@ -248,6 +293,7 @@ impl Task {
     /// munmap: in one step (under a shared mmap_sem, or without the LRU), or else one LRU
     /// lock hold's worth of pages per step from this one on.
     fn begin_unmap(&mut self, env: &mut dyn Env) {
+        self.detach_region(env);
         if self.shares_mmap_sem() || !self.config.lru {
             self.unmap(env);
         } else {
@@ -346,8 +392,11 @@ impl Workload for PageFault {
         self.lru
     }
     fn tasks(&self, cpus: usize, _seed: u64) -> Vec<Box<dyn CpuTask>> {
+        let space = std::sync::Arc::new(std::sync::Mutex::new(AddressSpace::default()));
         (0..cpus)
             .map(|cpu| {
+                let space = (self.mode == FaultMode::Thread && self.locking == FaultLocking::PerVma)
+                    .then(|| std::sync::Arc::clone(&space));
                 let mm_others = match self.mode {
                     FaultMode::Thread => (0..cpus).filter(|&other| other != cpu).collect(),
                     FaultMode::Process => Vec::new(),
@@ -363,6 +412,8 @@ impl Workload for PageFault {
                     } else {
                         cpus
                     }),
+                    space,
+                    slot: None,
                     mm_others,
                     unflushed_pages: 0,
                 }) as Box<dyn CpuTask>

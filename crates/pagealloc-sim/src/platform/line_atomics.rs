@@ -1,5 +1,6 @@
 //! Atomic read-modify-writes on shared lines (counter folds): a line serves one RMW at a
-//! time, so RMWs from many CPUs queue on it like on a lock held for the line's transfer.
+//! time, in simulated time's order, so RMWs from many CPUs queue on it, each holding it for
+//! its transfer and the RMW.
 
 use pagealloc::platform::SharedLine;
 
@@ -7,21 +8,19 @@ use super::state::SimState;
 use crate::cache_key::CacheKey;
 
 impl SimState {
-    /// One atomic RMW of `line` by the current CPU: wait until the line's previous RMW is
-    /// done, take the line (a write touch: its transfer by distance, or a local hit), pay the
-    /// RMW, and keep the line busy until then.
+    /// One atomic RMW of `line` by the current CPU: take the line (a write touch: its
+    /// transfer by distance, or a local hit) and pay the RMW, in the line's first free time
+    /// at or after the CPU's arrival that fits both.
     pub(super) fn atomic_line(&mut self, line: SharedLine) {
         let cpu = self.current;
         let key = CacheKey::line(line, self.layout);
         let arrived_ns = self.clocks_ns[cpu];
-        let free_at_ns = self.line_busy_until_ns.get(&key).copied().unwrap_or(0);
-        let wait_ns = free_at_ns.saturating_sub(arrived_ns);
-        self.clocks_ns[cpu] = arrived_ns + wait_ns;
         self.touch_line(line, true);
-        self.clocks_ns[cpu] += self.calibration.atomic_rmw_ns;
-        self.line_busy_until_ns.insert(key, self.clocks_ns[cpu]);
+        let service_ns = self.clocks_ns[cpu] - arrived_ns + self.calibration.atomic_rmw_ns;
+        let start_ns = self.line_rmws.entry(key).or_default().serve(arrived_ns, service_ns);
+        self.clocks_ns[cpu] = start_ns + service_ns;
         self.stats.line_rmws += 1;
-        self.stats.line_rmw_wait_ns += wait_ns;
+        self.stats.line_rmw_wait_ns += start_ns - arrived_ns;
     }
 }
 

@@ -11,10 +11,10 @@ use crate::dense_table;
 #[derive(Clone, Copy, Default)]
 pub(super) struct LockState {
     /// When the lock is next free.
-    free_at_ns: u64,
+    pub(super) free_at_ns: u64,
     /// CPU whose cache holds the lock word.
-    word_owner: Option<u32>,
-    acquired_at_ns: u64,
+    pub(super) word_owner: Option<u32>,
+    pub(super) acquired_at_ns: u64,
 }
 
 /// Every lock's state, in arrays indexed by what the lock guards (a zone, a CPU's pageset,
@@ -33,7 +33,7 @@ const PER_PLACE_KINDS: usize = 2;
 impl LockTable {
     /// The state of `lock`, a new (free, never taken) one if it was never used.
     #[inline]
-    fn state(&mut self, lock: LockId) -> &mut LockState {
+    pub(super) fn state(&mut self, lock: LockId) -> &mut LockState {
         let (row, number) = match lock {
             LockId::Zone(zone) => (0, usize::from(zone)),
             LockId::Lru(node) => (1, usize::from(node)),

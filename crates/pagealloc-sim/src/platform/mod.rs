@@ -2,6 +2,7 @@
 //! host thread that runs the simulation (hooks are hot: a thread-local borrow costs a few ns,
 //! a mutex ten times more); the platform value is a handle to its slot.
 
+mod calendar;
 mod coherence;
 mod faults;
 mod hooks;
@@ -12,6 +13,7 @@ mod shootdown;
 mod slots;
 mod state;
 mod stats;
+mod workload_words;
 
 pub use faults::{FaultConfig, FaultStats, PPM};
 pub use slots::{SimHandle, SimPlatform};

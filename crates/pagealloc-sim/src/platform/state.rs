@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+use super::calendar::RmwCalendar;
 use super::coherence::LineTable;
 use super::faults::Faults;
 use super::locks::LockTable;
@@ -38,8 +39,10 @@ pub(super) struct SimState {
     pub(super) current: usize,
     pub(super) locks: LockTable,
     pub(super) lines: LineTable,
-    /// When each line's last atomic RMW completes.
-    pub(super) line_busy_until_ns: HashMap<CacheKey, u64, BuildHasherDefault<DeterministicHasher>>,
+    /// Each line's atomic RMWs in simulated time.
+    pub(super) line_rmws: HashMap<CacheKey, RmwCalendar, BuildHasherDefault<DeterministicHasher>>,
+    /// The RMWs on workload lock words that do not take the lock, by lock id.
+    pub(super) workload_rmws: HashMap<u16, RmwCalendar, BuildHasherDefault<DeterministicHasher>>,
     pub(super) layout: MetadataLayout,
     /// Private L2 share per CPU: page data and shared lines.
     pub(super) l2: CacheGroup,
@@ -69,7 +72,8 @@ impl SimState {
             current: 0,
             locks: LockTable::default(),
             lines: LineTable::default(),
-            line_busy_until_ns: HashMap::default(),
+            line_rmws: HashMap::default(),
+            workload_rmws: HashMap::default(),
             layout,
             l2: CacheGroup::new(nr_cpus, topology.l2_share_bytes()),
             llc: CacheGroup::new(topology.llcs() as usize, topology.llc_bytes()),

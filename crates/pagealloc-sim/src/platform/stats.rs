@@ -22,6 +22,9 @@ pub struct WorkloadLockStats {
     pub contended: u64,
     pub wait_ns: u64,
     pub hold_ns: u64,
+    /// RMWs on the locks' words that do not take them (readers' counts), and their waits.
+    pub rmws: u64,
+    pub rmw_wait_ns: u64,
 }
 
 /// What the cost model charged, summed over CPUs.
