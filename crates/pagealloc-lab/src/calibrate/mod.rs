@@ -9,15 +9,22 @@
 //! - `cross_cpu`: a socket message's extra cost when its writer and reader are on two CPUs;
 //! - `kernel_files`: spawning a process, creating a file, filling and truncating page cache;
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
-//! - `own_path`: this library's path per call, for the `pagealloc` preset.
+//! - `own_path`: this library's path per call, for the `pagealloc` preset;
+//! - `curves`: shared resources (memory bandwidth, a hot line, TLB shootdowns, locks) as
+//!   curves over 1, 2, 4, ... CPUs at once (with `lost_time`, `read_mostly` and `shootdown`).
 
 pub mod cross_cpu;
+mod curves;
 pub mod hardware;
 pub mod kernel;
 pub mod kernel_files;
 pub mod kernel_path;
+mod lost_time;
 pub mod own_path;
 pub mod page_handoff;
+mod pinned;
+mod read_mostly;
+mod shootdown;
 pub mod two_cpu;
 
 use std::path::PathBuf;
@@ -96,15 +103,22 @@ pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     for (name, measurement) in kernel_constants(&host, &effort)? {
         measure(&name, measurement);
     }
+    let curves = curves::measure(&host, &effort, |name, curve| {
+        for point in &curve.points {
+            let spread = if point.value == 0.0 { 0.0 } else { (point.max - point.min) / point.value };
+            let at = format!("{name}[{}]", point.cpus);
+            println!("{at:<32} {:>10.1} {} (spread {:.0}%)", point.value, curve.unit, spread * 100.0);
+        }
+    })?;
     let measured_at_s =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs());
-    let profile = MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants, curves: Vec::new() };
+    let profile = MachineProfile { format: MachineProfile::FORMAT, measured_at_s, host, constants, curves };
     let text = serde_json::to_string_pretty(&profile).map_err(|error| error.to_string())?;
     std::fs::write(&args.out, text + "\n").map_err(|error| format!("{}: {error}", args.out.display()))?;
     // Read back, as `--machine` will read it.
     let written = MachineProfile::read(&args.out)?;
     print!("{}", summary(&written));
-    println!("wrote {} ({} constants)", args.out.display(), written.constants.len());
+    println!("wrote {} ({} constants, {} curves)", args.out.display(), written.constants.len(), written.curves.len());
     Ok(())
 }
 
@@ -121,6 +135,15 @@ fn summary(profile: &MachineProfile) -> String {
     );
     if let Some(fault) = profile.constant("page_fault1_page_ns") {
         text += &format!("page_fault1 at 1 task: {:.2} M faults/s\n", 1e3 / fault.value);
+    }
+    if let Some(zero) = profile.curve("page_zero_per_cpu_ns") {
+        let all = host.cpus.len() as u32;
+        if let (Some(one), Some(every)) = (zero.at(1), zero.at(all)) {
+            text += &format!(
+                "page zeroing: {:.0} ns per page at 1 CPU, {:.0} ns per page per CPU at {all} CPUs at once\n",
+                one.value, every.value
+            );
+        }
     }
     text
 }

@@ -59,29 +59,7 @@ fn threads_once(cpus: &[usize], rounds: usize) -> Result<f64, String> {
 /// Runs `work` on a thread pinned to each CPU of `cpus`, all released at once: seconds from
 /// the release to the last thread's end.
 fn pinned_threads(cpus: &[usize], what: &str, work: impl Fn() -> Result<(), String> + Sync) -> Result<f64, String> {
-    let barrier = Barrier::new(cpus.len() + 1);
-    let (start, results) = std::thread::scope(|scope| {
-        let workers: Vec<_> = cpus
-            .iter()
-            .map(|&cpu| {
-                let (barrier, work) = (&barrier, &work);
-                scope.spawn(move || {
-                    let pinned = pin_to_cpu_id(cpu);
-                    barrier.wait();
-                    pinned.and_then(|()| work())
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        let results: Vec<_> = workers.into_iter().map(|worker| worker.join()).collect();
-        (start, results)
-    });
-    let elapsed_s = start.elapsed().as_secs_f64();
-    for result in results {
-        result.map_err(|_| format!("a {what} thread panicked"))??;
-    }
-    Ok(elapsed_s)
+    super::pinned::released_together(cpus, what, |_| Ok(()), |_, ()| work()).map(|(elapsed_s, _)| elapsed_s)
 }
 
 /// page_fault1 at `cpus.len()` tasks, faults per second, median of `repeats`.
