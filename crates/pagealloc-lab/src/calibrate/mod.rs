@@ -182,12 +182,13 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
     let repeats = effort.repeats;
     let mut constants = Vec::new();
     for (name, what, a, b) in ping_pong_pairs(host) {
-        constants.push((name.to_string(), hardware::ping_pong(a, b, effort.times(1_000_000), repeats, what)?));
+        let transfer = hardware::ping_pong(a, b, effort.times(1_000_000), repeats, what)?;
         if name == "line_same_socket_ns" {
             let (write, read) = page_handoff::page_handoff(a, b, effort.times(20_000), repeats)?;
-            constants.push(("page_write_other_l2_ns".into(), write));
-            constants.push(("page_read_other_l2_ns".into(), read));
+            constants.push(("page_write_other_l2_lines".into(), page_handoff::in_line_transfers(&write, &transfer)));
+            constants.push(("page_read_other_l2_lines".into(), page_handoff::in_line_transfers(&read, &transfer)));
         }
+        constants.push((name.to_string(), transfer));
     }
     crate::pinning::pin_to_cpu_id(host.cpus[0].cpu)?;
     constants.push(("atomic_rmw_ns".into(), hardware::atomic_rmw(effort.times(20_000_000), repeats)));

@@ -1,7 +1,10 @@
 //! Page data handed between two cores, as a socket message's pages are: one core writes a
 //! buffer of pages the other read last, the other reads them back, in turns. Each side's
 //! time per page is what a page costs when another core's L2 holds it: written over (its
-//! lines invalidated there) or read (its lines fetched from there).
+//! lines invalidated there) or read (its lines fetched from there). A profile keeps it in
+//! line transfers, over the same pair's ping-pong measured in the same run: a page is its
+//! lines moved core to core, some at once, so the unit carries to a part whose transfer
+//! alone is published.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -76,6 +79,23 @@ pub fn page_handoff(a: usize, b: usize, turns: u64, repeats: usize) -> Result<(M
     ))
 }
 
+/// A page handoff's cost in line transfers: each repeat's time over `transfer`'s median,
+/// both measured in this run between the same two CPUs.
+pub fn in_line_transfers(handoff: &Measurement, transfer: &Measurement) -> Measurement {
+    let per_line = |ns: f64| ns / transfer.value.max(f64::MIN_POSITIVE);
+    Measurement {
+        value: per_line(handoff.value),
+        unit: "line transfers".into(),
+        method: format!(
+            "{}; over the same CPUs' ping-pong in this run ({:.1} ns per transfer)",
+            handoff.method, transfer.value
+        ),
+        repeats: handoff.repeats,
+        min: per_line(handoff.min),
+        max: per_line(handoff.max),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +106,8 @@ mod tests {
         let (a, b) = (cpus[0], *cpus.get(1).unwrap_or(&cpus[0]));
         let (write, read) = page_handoff(a, b, 50, 2).unwrap();
         assert!(write.value > 0.0 && read.value > 0.0, "{write:?} {read:?}");
+        let transfer = Measurement::from_samples(vec![50.0], "ns", "test");
+        let lines = in_line_transfers(&Measurement::from_samples(vec![400.0, 500.0, 600.0], "ns", "t"), &transfer);
+        assert_eq!((lines.value, lines.min, lines.max, lines.unit.as_str()), (10.0, 8.0, 12.0, "line transfers"));
     }
 }

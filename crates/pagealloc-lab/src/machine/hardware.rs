@@ -6,8 +6,9 @@
 //!   (the simulator charges `atomic_rmw_ns` apart, on top of a transfer, for an RMW);
 //! - a line from the LLC or from DRAM is the pointer chase's load-to-use latency;
 //! - a page touch costs what zeroing a page did with the buffer in the L2, in the LLC, or
-//!   in neither (DRAM); a page another core holds, what writing or reading it in turns with
-//!   that core did;
+//!   in neither (DRAM); a page another core holds, its measured count of line transfers
+//!   (writing or reading it in turns with that core, over the ping-pong) at the host's
+//!   transfer;
 //! - a page from memory costs each CPU what zeroing one did with as many CPUs zeroing at once
 //!   as stream at the time (the `page_zero_per_cpu_ns` curve, relative to its first point);
 //! - a line this CPU holds costs 1 ns (an L1 or L2 hit, 4 to 14 cycles): not measured;
@@ -74,6 +75,12 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
     let same_socket_ns = transfer("line_same_socket_ns").ok_or("the profile has no line_same_socket_ns")?;
     let other_socket_ns = transfer("line_other_socket_ns").unwrap_or(same_socket_ns);
     let ns = |key: &str| constants.value(key).map(|value| value.round().max(1.0) as u64);
+    // A page another core holds: its measured line transfers at this host's transfer; a
+    // profile measured before these were has the LLC's figure, as was charged then.
+    let handoff = |key: &str, transfer_ns: u64| match constants.get(key) {
+        Some(_) => constants.value(key).map(|lines| (lines * transfer_ns as f64).round().max(1.0) as u64),
+        None => ns("page_zero_llc_ns"),
+    };
     Ok(Calibration {
         name: Box::leak(name.to_string().into_boxed_str()),
         line_local_ns: 1,
@@ -88,9 +95,8 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
         page_l2_hit_ns: ns("page_zero_l2_ns")?,
         page_llc_hit_ns: ns("page_zero_llc_ns")?,
         page_miss_ns: ns("page_zero_ns")?,
-        // A profile measured before these were has the LLC's figure, as was charged then.
-        page_other_l2_write_ns: ns("page_write_other_l2_ns").or_else(|_| ns("page_zero_llc_ns"))?,
-        page_other_l2_read_ns: ns("page_read_other_l2_ns").or_else(|_| ns("page_zero_llc_ns"))?,
+        page_other_l2_write_ns: handoff("page_write_other_l2_lines", same_socket_ns)?,
+        page_other_l2_read_ns: handoff("page_read_other_l2_lines", same_socket_ns)?,
         memory_sharing: memory_sharing(constants)?,
         percpu_counter_update_ps: (constants.value("percpu_counter_update_ns")? * 1000.0).round() as u64,
     })

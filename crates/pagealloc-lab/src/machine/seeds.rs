@@ -59,11 +59,11 @@ fn reference_clock_mhz() -> f64 {
     reference_and_clock().1
 }
 
-/// A page handed core to core costs the reference host's measured figure scaled by the
-/// part's core-to-core line transfer over the host's: a page is its lines moved, some at once.
+/// A page handed core to core costs the reference host's measured count of line transfers
+/// at the part's core-to-core transfer: a page is its lines moved, some at once.
 fn by_transfer(host_page_ns: u64, host: &Calibration, part_transfer_ns: u64) -> u64 {
-    let ratio = part_transfer_ns as f64 / host.line_same_socket_ns.max(1) as f64;
-    (host_page_ns as f64 * ratio).round().max(1.0) as u64
+    let lines = host_page_ns as f64 / host.line_same_socket_ns.max(1) as f64;
+    (lines * part_transfer_ns as f64).round().max(1.0) as u64
 }
 
 /// A cited figure.
