@@ -32,9 +32,13 @@ pub enum CurveError {
     /// The first point is not one CPU.
     NotFromOneCpu,
     /// CPU counts must rise from point to point.
-    NotAscending { cpus: u32 },
+    NotAscending {
+        cpus: u32,
+    },
     /// A cost per page must be positive and finite.
-    BadCost { cpus: u32 },
+    BadCost {
+        cpus: u32,
+    },
 }
 
 impl BandwidthCurve {
