@@ -11,7 +11,7 @@ use std::path::Path;
 
 use clap::Parser;
 
-use crate::calibrate::{two_cpu, CalibrateArgs};
+use crate::calibrate::{huge_faults, two_cpu, CalibrateArgs};
 use crate::machine::profile::{MachineProfile, Measurement};
 
 /// The largest accepted |prediction / measurement - 1|.
@@ -92,6 +92,19 @@ pub fn check(path: &Path, repeats: usize, quick: bool) -> Result<Vec<CheckRow>, 
             let measured = two_cpu::page_fault1_tasks(cpus, threads, rounds, repeats)?;
             let workload = format!("page_fault1, {count} {tasks}");
             rows.push(CheckRow { workload, unit: "faults/s", predicted, measured });
+        }
+    }
+    for count in crate::machine::profile::Curve::cpu_series(host_cpus.len() as u32) {
+        let cpus = &host_cpus[..count as usize];
+        let words =
+            ["page_fault1", "--order", "9", "--cpus", &count.to_string(), "--mode", "thread", "--duration-ms", "500"];
+        match huge_faults::huge_page_fault1(cpus, rounds, repeats) {
+            Ok(measured) => {
+                let predicted = predict(path, preset, &words)?;
+                let workload = format!("page_fault1 huge pages, {count} threads");
+                rows.push(CheckRow { workload, unit: "faults/s", predicted, measured });
+            }
+            Err(why) => println!("page_fault1 in huge pages at {count} threads: skipped, {why}"),
         }
     }
     let messages = if quick { 20_000 } else { 200_000 };

@@ -16,6 +16,7 @@
 pub mod cross_cpu;
 mod curves;
 pub mod hardware;
+pub mod huge_faults;
 pub mod kernel;
 pub mod kernel_files;
 pub mod kernel_path;

@@ -70,7 +70,7 @@ pub fn page_handoff(a: usize, b: usize, turns: u64, repeats: usize) -> Result<(M
         format!(
             "CPUs {a} and {b} take turns over {TURN_PAGES} pages ({} KiB): {a} copies into them what \
              {b} read last, {b} copies them out; {turns} turns; the {side}'s time / pages",
-            TURN_PAGES * PAGE_BYTES >> 10
+            (TURN_PAGES * PAGE_BYTES) >> 10
         )
     };
     Ok((

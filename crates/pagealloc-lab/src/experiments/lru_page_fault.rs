@@ -75,7 +75,9 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
     metrics.insert("lru_batch_lock_wait_pct".to_string(), lru.batch_lock_wait_ns as f64 * 100.0 / cpu_ns);
     metrics.insert("zone_lock_wait_pct".to_string(), report.zone_lock.wait_ns as f64 * 100.0 / cpu_ns);
     if let Some(stats) = &report.sim {
-        let mm_wait_pct = stats.workload_lock.wait_ns as f64 * 100.0 / cpu_ns;
+        // Writers' waits for the lock and readers' for a writer's hold or the word.
+        let mm_wait_ns = stats.workload_lock.wait_ns + stats.workload_lock.rmw_wait_ns;
+        let mm_wait_pct = mm_wait_ns as f64 * 100.0 / cpu_ns;
         metrics.insert("mm_wait_pct".to_string(), mm_wait_pct);
     }
     let mode_name = if mode == FaultMode::Process { "process" } else { "thread" };

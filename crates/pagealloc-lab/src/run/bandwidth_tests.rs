@@ -70,3 +70,14 @@ fn a_bandwidth_curve_flat_past_four_cpus_flattens_page_fault1_processes() {
     assert!(flat_sixteen <= 1.05 * bandwidth_bound, "{flat_sixteen:.0} faults/s past {bandwidth_bound:.0}");
     assert!(flat_sixteen < 0.75 * sixteen, "flattened: {flat_sixteen:.0} against {sixteen:.0} unshared");
 }
+
+#[test]
+fn a_huge_page_fault_zeroes_its_512_pages_from_one_order_9_block() {
+    let words = ["run", "page_fault1", "--order", "9", "--cpus", "1", "--duration-ms", "20", "--preset", "mainline"];
+    let args = RunWords::try_parse_from(words).unwrap().run;
+    let report = super::run_sim(args.workload().unwrap().as_ref(), &args).unwrap();
+    let touches = report.sim.as_ref().unwrap().page_touches;
+    assert!(report.work_units > 10, "{} faults", report.work_units);
+    assert_eq!(touches, 512 * report.work_units, "every fault zeroes a huge page");
+    assert_eq!(report.params["fault_order"], 9);
+}

@@ -141,7 +141,8 @@ pub struct RunArgs {
     pub memory_gib: u64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// page_bench03: block order (0..=MAX_ORDER).
+    /// page_bench03: block order (0..=MAX_ORDER). page_fault1: each fault's block, whose
+    /// pages it zeroes (9: a huge page, as in a MADV_HUGEPAGE region).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=pagealloc::MAX_ORDER as i64))]
     pub order: u8,
     /// page_bench03: work around each alloc+free pair, ns (the module's loop; default 10).
@@ -284,7 +285,8 @@ impl RunArgs {
             }
             WorkloadKind::PageFault1 => {
                 let release = crate::preset_release::release_of(&self.preset);
-                Box::new(PageFault { lru: self.lru, ..PageFault::new(self.mode, release) }.on_machine(&machine))
+                let fault = PageFault { lru: self.lru, fault_order: self.order, ..PageFault::new(self.mode, release) };
+                Box::new(fault.on_machine(&machine))
             }
             WorkloadKind::NetperfPairs | WorkloadKind::UnixPairs => {
                 let kind = if self.workload == WorkloadKind::NetperfPairs { PairKind::Netperf } else { PairKind::Unix };

@@ -5,7 +5,6 @@
 
 use pagealloc::platform::LockId;
 
-use super::calendar::RmwCalendar;
 use super::slots::SimPlatform;
 use super::state::{distance_between, SimState};
 
@@ -23,7 +22,7 @@ impl SimState {
             .filter(|&owner| owner as usize != cpu)
             .map_or(0, |owner| self.calibration.line_transfer_ns(distance_between(&self.places, owner as usize, cpu)));
         let service_ns = transfer_ns + atomic_ns;
-        let start_ns = self.workload_rmws.entry(id).or_insert_with(RmwCalendar::default).serve(ready_ns, service_ns);
+        let start_ns = self.workload_rmws.entry(id).or_default().serve(ready_ns, service_ns);
         self.clocks_ns[cpu] = start_ns + service_ns;
         let wait_ns = start_ns - arrived_ns;
         let stats = &mut self.stats.workload_lock;

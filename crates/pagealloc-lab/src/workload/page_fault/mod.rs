@@ -64,7 +64,16 @@ pub enum RssCounting {
 }
 
 impl RssCounting {
-    /// Faults between folds into the shared mm on a machine of `cpus` online CPUs.
+    /// What a fault of `order` adds to the counts: an event to the task's cache, its pages
+    /// to the percpu_counter (add_mm_counter() of the folio's pages).
+    fn per_fault(self, order: u8) -> u64 {
+        match self {
+            RssCounting::TaskCache => 1,
+            RssCounting::PercpuCounter => 1 << order,
+        }
+    }
+
+    /// Counts between folds into the shared mm on a machine of `cpus` online CPUs.
     fn fold_every_faults(self, cpus: usize) -> u64 {
         match self {
             RssCounting::TaskCache => RSS_EVENTS_THRESH,
@@ -79,6 +88,9 @@ pub struct PageFault {
     pub mode: FaultMode,
     /// Pages per mapping (128 MiB).
     pub region_pages: u64,
+    /// Each fault's block: 0, a 4 KiB page; 9, a 2 MiB huge page, as a fault in a
+    /// MADV_HUGEPAGE region gets one (zeroing its 512 pages).
+    pub fault_order: u8,
     /// Trap, page-table update and the instructions of the LRU add per fault, besides
     /// allocation, zeroing and (with `lru`) the LRU's locks and lines.
     pub fault_overhead_ns: u64,
@@ -106,6 +118,7 @@ impl PageFault {
         PageFault {
             mode,
             region_pages: 32_768,
+            fault_order: 0,
             fault_overhead_ns: 250,
             map_overhead_ns: 5_000,
             lru: false,
@@ -172,6 +185,7 @@ impl Workload for PageFault {
         json!({
             "mode": self.mode,
             "region_pages": self.region_pages,
+            "fault_order": self.fault_order,
             "fault_overhead_ns": self.fault_overhead_ns,
             "map_overhead_ns": self.map_overhead_ns,
             "locking": self.locking,
@@ -203,6 +217,8 @@ impl Workload for PageFault {
                     } else {
                         cpus
                     }),
+                    rss_per_fault: self.rss.per_fault(self.fault_order),
+                    rss_pending: 0,
                     space,
                     slot: None,
                     mm_others,

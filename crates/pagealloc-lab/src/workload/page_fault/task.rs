@@ -20,8 +20,11 @@ pub(super) struct Task {
     /// Process mode: an munmap in progress, one LRU lock hold's worth of pages per step.
     pub(super) unmapping: bool,
     pub(super) faults: u64,
-    /// Faults between RSS folds into the shared mm.
+    /// RSS counts between folds into the shared mm, what a fault adds to them, and what
+    /// this task has added since its last fold.
     pub(super) rss_fold_every: u64,
+    pub(super) rss_per_fault: u64,
+    pub(super) rss_pending: u64,
     /// Thread mode with per-VMA locks: the shared address space, and this task's region's
     /// slot in it while mapped.
     pub(super) space: Option<std::sync::Arc<std::sync::Mutex<AddressSpace>>>,
@@ -45,7 +48,7 @@ impl CpuTask for Task {
         }
         if self.unmapping {
             self.unmap_step(env);
-        } else if (self.mapped.len() as u64) < self.config.region_pages {
+        } else if (self.mapped.len() as u64) << self.config.fault_order < self.config.region_pages {
             self.start_fault(env);
         } else {
             self.begin_unmap(env);
@@ -73,7 +76,8 @@ impl Task {
         }
         self.vma_read_op(env);
         env.compute(self.config.fault_overhead_ns);
-        let Some(page) = env.alloc(0, AllocRequest::USER_MOVABLE) else {
+        let order = self.config.fault_order;
+        let Some(page) = env.alloc(order, AllocRequest::USER_MOVABLE) else {
             if self.shares_mmap_sem() {
                 self.mmap_sem_read_op(env);
             }
@@ -82,7 +86,7 @@ impl Task {
             self.begin_unmap(env);
             return;
         };
-        env.touch(page.pfn(), 1);
+        env.touch(page.pfn(), 1 << order);
         if self.config.lru {
             self.faulting = Some(page);
         } else {
@@ -95,8 +99,10 @@ impl Task {
             env.lru_add(&page, LruList::ActiveAnon);
         }
         self.faults += 1;
-        if self.thread_mode() && self.faults.is_multiple_of(self.rss_fold_every) {
+        self.rss_pending += self.rss_per_fault;
+        if self.thread_mode() && self.rss_pending >= self.rss_fold_every {
             // The fold's add under the counter's spinlock: the lock word's RMW.
+            self.rss_pending = 0;
             env.atomic(MM_RSS);
         }
         if self.shares_mmap_sem() {
