@@ -21,6 +21,11 @@
 //!   metadata a CPU has not touched while it streamed through page data has been evicted.
 //!   A page touch costs an L2 hit, an LLC hit or memory; it leaves the page in the toucher's
 //!   L2 alone (touches are writes or reads after another CPU's write) and in its LLC.
+//! - What CPUs share besides locks and lines ([`bandwidth`], `platform`): a page from memory
+//!   costs more when other CPUs of its socket stream from memory at the same time (a curve
+//!   by streaming CPUs); a page another core under the same LLC still holds costs its
+//!   handoff (a write and a read figure); atomic RMWs on one word are served one at a time
+//!   in simulated time's order; a TLB shootdown charges its caller and every target.
 //! - The allocator reports touches of frame metadata by frame; [`MetadataLayout`] maps
 //!   frames to lines: ours (12-byte records, five to a line) or Linux's 64-byte
 //!   `struct page` (a line per frame), which reproductions of the seeds use.
