@@ -8,7 +8,6 @@
 //! - `shootdown`: TLB shootdowns to the caller and to the CPUs running its mm, and the
 //!   mmap_lock under mmap and munmap.
 
-use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -155,15 +154,7 @@ fn page_bandwidth_once(cpus: &[usize], buffer_bytes: usize, passes: usize, copy:
         |_| Ok((vec![1u8; if copy { buffer_bytes } else { 0 }], vec![2u8; buffer_bytes])),
         |_, (source, target)| {
             for _ in 0..passes {
-                for page in 0..pages {
-                    let range = page * PAGE_BYTES..(page + 1) * PAGE_BYTES;
-                    if copy {
-                        target[range.clone()].copy_from_slice(&source[range]);
-                    } else {
-                        target[range].fill(0);
-                    }
-                }
-                black_box(&mut *target);
+                super::hardware::zero_or_copy_pages(source, target, copy);
             }
             Ok(())
         },
