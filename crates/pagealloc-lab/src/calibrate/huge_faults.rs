@@ -23,30 +23,11 @@ fn thp_faults() -> Result<u64, String> {
 
 /// One round: map, fault every huge page, unmap.
 fn huge_round() -> Result<(), String> {
-    // SAFETY: a fresh anonymous mapping; the kernel picks the address.
-    let base = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            FAULT_MAP_BYTES,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if base == libc::MAP_FAILED {
-        return Err(format!("mmap: {}", std::io::Error::last_os_error()));
-    }
-    // SAFETY: advice on the mapping just made; where refused, the faults below are 4 KiB
-    // ones, which the caller's count of huge faults finds.
-    unsafe { libc::madvise(base, FAULT_MAP_BYTES, libc::MADV_HUGEPAGE) };
-    let base: *mut u8 = base.cast();
-    for offset in (0..FAULT_MAP_BYTES).step_by(HUGE_PAGE_BYTES) {
-        // SAFETY: inside the mapping, readable and writable.
-        unsafe { base.add(offset).write_volatile(1) };
-    }
-    // SAFETY: unmaps exactly the mapping made above, no longer referenced.
-    unsafe { libc::munmap(base.cast(), FAULT_MAP_BYTES) };
+    // Where the advice is refused, the faults are 4 KiB ones, which the caller's count of
+    // huge faults finds.
+    let mapping = super::kernel::Mapping::with_advice(FAULT_MAP_BYTES, libc::MADV_HUGEPAGE)
+        .ok_or_else(|| format!("mmap: {}", std::io::Error::last_os_error()))?;
+    mapping.touch_every(HUGE_PAGE_BYTES);
     Ok(())
 }
 

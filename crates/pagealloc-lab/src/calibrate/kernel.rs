@@ -14,8 +14,9 @@ use crate::machine::profile::Measurement;
 const PAGE_BYTES: usize = 4096;
 pub use crate::machine::kernel_costs::{FAULT_MAP_BYTES, FAULT_MAP_PAGES};
 
-/// An anonymous private mapping, never huge-page backed (page_fault1 measures 4 KiB faults).
-struct Mapping {
+/// An anonymous private mapping, huge-page backed only where advised (page_fault1 measures
+/// 4 KiB faults); unmapped when dropped.
+pub(super) struct Mapping {
     base: *mut u8,
     bytes: usize,
 }
@@ -27,6 +28,11 @@ impl Mapping {
 
     /// The mapping, or None: no message built, nothing allocated.
     fn new_quiet(bytes: usize) -> Option<Mapping> {
+        Mapping::with_advice(bytes, libc::MADV_NOHUGEPAGE)
+    }
+
+    /// The mapping with `advice` (`MADV_NOHUGEPAGE`, `MADV_HUGEPAGE`) taken, or None.
+    pub(super) fn with_advice(bytes: usize, advice: libc::c_int) -> Option<Mapping> {
         // SAFETY: a fresh anonymous mapping; the kernel picks the address.
         let base = unsafe {
             libc::mmap(
@@ -42,15 +48,20 @@ impl Mapping {
             return None;
         }
         // SAFETY: advice on the mapping just made; failure only leaves THP's default.
-        unsafe { libc::madvise(base, bytes, libc::MADV_NOHUGEPAGE) };
+        unsafe { libc::madvise(base, bytes, advice) };
         Some(Mapping { base: base.cast(), bytes })
     }
 
     /// Writes a byte to every page: one page fault each.
     fn touch_pages(&self) {
-        for page in 0..self.bytes / PAGE_BYTES {
+        self.touch_every(PAGE_BYTES);
+    }
+
+    /// Writes a byte every `stride` bytes from the start.
+    pub(super) fn touch_every(&self, stride: usize) {
+        for offset in (0..self.bytes).step_by(stride) {
             // SAFETY: inside the mapping, which is readable and writable.
-            unsafe { self.base.add(page * PAGE_BYTES).write_volatile(1) };
+            unsafe { self.base.add(offset).write_volatile(1) };
         }
     }
 }
