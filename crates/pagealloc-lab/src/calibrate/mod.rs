@@ -261,9 +261,13 @@ fn allocator_paths(effort: &Effort) -> Result<Vec<(String, Measurement)>, String
         (SampledLoop::Unix64k, effort.times(100_000), "kernel_alloc_order0to3_ns", "kernel_free_order0to3_ns"),
     ];
     for (sampled, count, alloc_name, free_name) in loops {
-        if let Some((alloc, free)) = kernel_path::allocator_path(sampled, count, effort.repeats)? {
-            constants.push((alloc_name.to_string(), alloc));
-            constants.push((free_name.to_string(), free));
+        if let Some(paths) = kernel_path::allocator_path(sampled, count, effort.repeats)? {
+            constants.push((alloc_name.to_string(), paths.alloc));
+            constants.push((free_name.to_string(), paths.free));
+            if sampled == SampledLoop::PageFault1 {
+                // The kernel's own zeroing of a faulted page (clear_page).
+                constants.push(("kernel_clear_page_ns".to_string(), paths.zeroing));
+            }
         }
     }
     let (alloc, free) = own_path::pagealloc_path(32_768, effort.times(20) as usize, effort.repeats)?;

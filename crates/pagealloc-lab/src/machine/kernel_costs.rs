@@ -88,6 +88,9 @@ pub struct KernelCosts {
     pub page_cache_truncate_ns: u64,
     /// A page copied to or from a user buffer (a read or write of file data).
     pub page_copy_ns: u64,
+    /// The kernel zeroing a faulted page (clear_page), as sampled in page_fault1; 0 where
+    /// not measured.
+    pub clear_page_ns: u64,
     /// A TLB shootdown's cost to the CPU that flushes, by the CPUs it interrupts:
     /// (targets, ns); empty where not measured.
     pub shootdown_caller_ns: Vec<(u64, u64)>,
@@ -131,6 +134,10 @@ impl KernelCosts {
             page_cache_fill_ns: less(constants.value("page_cache_fill_ns")?, apart_fill_ns),
             page_cache_truncate_ns: less(constants.value("page_cache_truncate_ns")?, kernel_calls.free_ns(0) as f64),
             page_copy_ns: constants.value("page_copy_ns")?.round() as u64,
+            clear_page_ns: match constants.get("kernel_clear_page_ns") {
+                Some(_) => constants.value("kernel_clear_page_ns")?.round() as u64,
+                None => 0,
+            },
             shootdown_caller_ns: shootdown_caller_ns(constants),
             shootdown_target_ns: by_targets(constants, "tlb_shootdown_target_ns", 0.0),
         })

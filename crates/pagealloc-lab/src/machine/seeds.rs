@@ -214,6 +214,10 @@ impl SeedHardware {
         // memory times the reference host's copy-to-zero ratio.
         let copy_ratio = reference.kernel.page_copy_ns as f64 / reference.calibration.page_miss_ns as f64;
         kernel.page_copy_ns = (page_miss_ns as f64 * copy_ratio).round() as u64;
+        // So is the kernel's zeroing of a page: the part's page from memory times the
+        // reference host's ratio of its kernel's zeroing to its own.
+        let clear_ratio = reference.kernel.clear_page_ns as f64 / reference.calibration.page_miss_ns as f64;
+        kernel.clear_page_ns = (page_miss_ns as f64 * clear_ratio).round() as u64;
         // A TLB shootdown on bare metal: the cited caller's cost; each target's loss is the
         // reference host's, in the proportion of the cited caller's cost to the host's.
         let host_caller_ns = reference.kernel.shootdown_caller_ns.first().map_or(0, |&(_, ns)| ns);
@@ -438,6 +442,7 @@ impl KernelCosts {
             page_cache_fill_ns: ns(self.page_cache_fill_ns),
             page_cache_truncate_ns: ns(self.page_cache_truncate_ns),
             page_copy_ns: ns(self.page_copy_ns),
+            clear_page_ns: ns(self.clear_page_ns),
             shootdown_caller_ns: self.shootdown_caller_ns.iter().map(|&(targets, cost)| (targets, ns(cost))).collect(),
             shootdown_target_ns: self.shootdown_target_ns.iter().map(|&(targets, cost)| (targets, ns(cost))).collect(),
         }

@@ -91,6 +91,10 @@ pub struct PageFault {
     /// Each fault's block: 0, a 4 KiB page; 9, a 2 MiB huge page, as a fault in a
     /// MADV_HUGEPAGE region gets one (zeroing its 512 pages).
     pub fault_order: u8,
+    /// What the kernel's zeroing of a page costs beyond the page touch the simulator
+    /// charges; `fault_overhead_ns` holds one page's, so a fault charges it for each
+    /// further page of its block.
+    pub zero_extra_ns: u64,
     /// Trap, page-table update and the instructions of the LRU add per fault, besides
     /// allocation, zeroing and (with `lru`) the LRU's locks and lines.
     pub fault_overhead_ns: u64,
@@ -119,6 +123,7 @@ impl PageFault {
             mode,
             region_pages: 32_768,
             fault_order: 0,
+            zero_extra_ns: 0,
             fault_overhead_ns: 250,
             map_overhead_ns: 5_000,
             lru: false,
@@ -138,6 +143,7 @@ impl PageFault {
         PageFault {
             fault_overhead_ns: machine.kernel.fault_ns,
             map_overhead_ns: machine.kernel.map_unmap_ns,
+            zero_extra_ns: machine.kernel.clear_page_ns.saturating_sub(machine.calibration.page_miss_ns),
             online_cpus: machine.topology.cpus(),
             shootdown_caller_ns: machine.kernel.shootdown_caller_ns.clone(),
             shootdown_target_ns: machine.kernel.shootdown_target_ns.clone(),

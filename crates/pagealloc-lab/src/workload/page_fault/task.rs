@@ -75,8 +75,9 @@ impl Task {
             self.mmap_sem_read_op(env);
         }
         self.vma_read_op(env);
-        env.compute(self.config.fault_overhead_ns);
         let order = self.config.fault_order;
+        let further_pages = (1u64 << order) - 1;
+        env.compute(self.config.fault_overhead_ns + further_pages * self.config.zero_extra_ns);
         let Some(page) = env.alloc(order, AllocRequest::USER_MOVABLE) else {
             if self.shares_mmap_sem() {
                 self.mmap_sem_read_op(env);
