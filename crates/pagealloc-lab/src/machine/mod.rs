@@ -5,6 +5,7 @@
 //! - `capture`: `pagelab machine capture`, the host as a machine file without timing;
 //! - `hardware`: topology and calibration from the profile's host and measured constants;
 //! - `kernel_costs`: what the workloads and the allocator calls charge besides data movement;
+//! - `seed_parts`: the seeds' parts' published figures, each with its source;
 //! - `seeds`: the built-in machines: the reference host as measured, the seeds' machines
 //!   with cited hardware and the reference host's kernel scaled by clock.
 
@@ -14,6 +15,7 @@ pub mod host;
 pub mod kernel_costs;
 pub mod listing;
 pub mod profile;
+mod seed_parts;
 pub mod seeds;
 
 pub use kernel_costs::{CallCosts, KernelCosts};
