@@ -67,7 +67,7 @@ type Row = (&'static str, fn(&SimMachine) -> u64);
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [Row; 26] = [
+    let rows: [Row; 32] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_llc_ns", |m| m.calibration.line_other_llc_ns),
@@ -78,6 +78,10 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("page_l2_hit_ns", |m| m.calibration.page_l2_hit_ns),
         ("page_llc_hit_ns", |m| m.calibration.page_llc_hit_ns),
         ("page_miss_ns", |m| m.calibration.page_miss_ns),
+        // A page from memory with every CPU of a socket streaming, per mille of one alone.
+        ("page_miss_all_permille", |m| m.calibration.memory_sharing.per_mille(m.topology.cpus() / m.topology.sockets)),
+        ("page_other_l2_write_ns", |m| m.calibration.page_other_l2_write_ns),
+        ("page_other_l2_read_ns", |m| m.calibration.page_other_l2_read_ns),
         ("counter_update_ps", |m| m.calibration.percpu_counter_update_ps),
         ("kernel_alloc_ns o0", |m| m.kernel.kernel_calls.alloc_ns[0]),
         ("kernel_alloc_ns o1+", |m| m.kernel.kernel_calls.alloc_ns[1]),
@@ -94,6 +98,9 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("page_cache_fill_ns", |m| m.kernel.page_cache_fill_ns),
         ("page_cache_trunc_ns", |m| m.kernel.page_cache_truncate_ns),
         ("page_copy_ns", |m| m.kernel.page_copy_ns),
+        ("clear_page_ns", |m| m.kernel.clear_page_ns),
+        ("shootdown_caller_ns 1", |m| m.kernel.shootdown_caller_ns.first().map_or(0, |&(_, ns)| ns)),
+        ("shootdown_target_ns 1", |m| m.kernel.shootdown_target_ns.first().map_or(0, |&(_, ns)| ns)),
     ];
     let mut text = format!("{:<22}", "constant");
     for machine in &machines {
