@@ -6,35 +6,25 @@ use super::task::Task;
 use super::{at_targets, FaultLocking, FaultMode, MMAP_SEM, VMA_LOCKS};
 use crate::workload::Env;
 
-/// A task's view of the shared mm.
-pub(super) trait SharedMm {
-    fn thread_mode(&self) -> bool;
-    fn shares_mmap_sem(&self) -> bool;
-    fn mmap_sem_read_op(&self, env: &mut dyn Env);
-    fn vma_read_op(&mut self, env: &mut dyn Env);
-    fn detach_region(&mut self, env: &mut dyn Env);
-    fn flush_tlb(&mut self, env: &mut dyn Env);
-}
-
-impl SharedMm for Task {
-    fn thread_mode(&self) -> bool {
+impl Task {
+    pub(super) fn thread_mode(&self) -> bool {
         self.config.mode == FaultMode::Thread
     }
 
     /// Faults and munmaps share the mm's mmap_sem.
-    fn shares_mmap_sem(&self) -> bool {
+    pub(super) fn shares_mmap_sem(&self) -> bool {
         self.thread_mode() && self.config.locking == FaultLocking::MmapSem
     }
 
     /// down_read or up_read of the shared mmap_sem: one atomic on its word, after any
     /// writer (an munmap) has let go.
-    fn mmap_sem_read_op(&self, env: &mut dyn Env) {
+    pub(super) fn mmap_sem_read_op(&self, env: &mut dyn Env) {
         env.atomic(MMAP_SEM);
     }
 
     /// vma_start_read() or vma_end_read() of the region's VMA in a shared address space
     /// (mapping the region first, under the mmap_lock, if this round has none yet).
-    fn vma_read_op(&mut self, env: &mut dyn Env) {
+    pub(super) fn vma_read_op(&mut self, env: &mut dyn Env) {
         let Some(space) = self.space.clone() else { return };
         let mut space = space.lock().expect("unpoisoned");
         let slot = match self.slot {
@@ -53,7 +43,7 @@ impl SharedMm for Task {
 
     /// munmap's detach in a shared address space: the mmap_lock for writing, the VMA
     /// write-locked while it is split, the region's slot freed.
-    fn detach_region(&mut self, env: &mut dyn Env) {
+    pub(super) fn detach_region(&mut self, env: &mut dyn Env) {
         let (Some(space), Some(slot)) = (self.space.clone(), self.slot.take()) else { return };
         let mut space = space.lock().expect("unpoisoned");
         let vma_lock = VMA_LOCKS + u16::try_from(space.vma_of(slot)).expect("a slot per thread");
@@ -67,7 +57,7 @@ impl SharedMm for Task {
     /// The gathered range's TLB flush before its pages are freed (tlb_flush_mmu()): in a
     /// shared mm, a shootdown of every other CPU running it (flush_tlb_mm_range()); in a
     /// private one a local flush, inside the unmap's measured cost.
-    fn flush_tlb(&mut self, env: &mut dyn Env) {
+    pub(super) fn flush_tlb(&mut self, env: &mut dyn Env) {
         self.unflushed_pages = 0;
         if self.mm_others.is_empty() {
             return;

@@ -6,7 +6,6 @@ use std::collections::VecDeque;
 use pagealloc::lru::LruList;
 use pagealloc::{AllocRequest, Block};
 
-use super::shared_mm::SharedMm;
 use super::{PageFault, GATHER_BATCH_PAGES, GATHER_FLUSH_PAGES, MMAP_SEM, MM_RSS};
 use crate::workload::address_space::AddressSpace;
 use crate::workload::{CpuTask, Env, Step};
