@@ -9,8 +9,6 @@
 
 use std::path::Path;
 
-use clap::Parser;
-
 use crate::calibrate::{huge_faults, two_cpu, CalibrateArgs};
 use crate::machine::profile::{MachineProfile, Measurement};
 
@@ -37,13 +35,6 @@ impl CheckRow {
     }
 }
 
-/// `pagelab run`'s arguments, parsed from words, to run the simulator as the CLI would.
-#[derive(Parser)]
-struct RunWords {
-    #[command(flatten)]
-    run: crate::run::RunArgs,
-}
-
 /// The preset whose kernel release's fault path matches the host's: `mainline` from 6.4
 /// (per-VMA locks), else `highpcp-full` (5.18: the mmap_sem per fault).
 pub fn preset_for_host(release: &str) -> &'static str {
@@ -61,8 +52,8 @@ pub fn preset_for_host(release: &str) -> &'static str {
 fn predict(profile: &Path, preset: &str, words: &[&str]) -> Result<f64, String> {
     let profile = profile.to_str().ok_or("the profile's path is not UTF-8")?;
     let machine = ["--machine", profile, "--preset", preset];
-    let all = ["run"].iter().chain(words).chain(&machine);
-    let args = RunWords::try_parse_from(all).map_err(|error| error.to_string())?.run;
+    let all: Vec<&str> = ["run"].iter().chain(words).chain(&machine).copied().collect();
+    let args = crate::run::RunArgs::try_parse_words(&all)?;
     let workload = args.workload()?;
     Ok(crate::run::run_sim(workload.as_ref(), &args)?.work_per_sec)
 }
@@ -142,7 +133,7 @@ fn thp_always() -> bool {
 fn predict_churn(profile: &Path, preset: &str, processes: usize) -> Result<f64, String> {
     let profile = profile.to_str().ok_or("the profile's path is not UTF-8")?;
     let words = ["run", "kbuild", "--cpus", "2", "--duration-ms", "60000", "--machine", profile, "--preset", preset];
-    let args = RunWords::try_parse_from(words).map_err(|error| error.to_string())?.run;
+    let args = crate::run::RunArgs::try_parse_words(&words)?;
     let machine = args.sim_machine();
     let workload = crate::workload::Kbuild {
         processes_per_cpu: processes as u64,
@@ -184,6 +175,10 @@ pub fn table(rows: &[CheckRow]) -> String {
 pub fn run(args: &CalibrateArgs) -> Result<(), String> {
     let rows = check(&args.out, args.repeats, args.quick)?;
     print!("{}", table(&rows));
+    // The host may have moved since its profile: measured after the workloads, not used.
+    let profile = MachineProfile::read(&args.out)?;
+    let drifts = crate::calibrate::drift::measure(&profile, two_cpus(&profile)?, args.repeats, args.quick)?;
+    print!("{}", crate::calibrate::drift::table(&drifts));
     std::io::Write::flush(&mut std::io::stdout()).map_err(|error| error.to_string())?;
     let outside = rows.iter().filter(|row| !row.within_band()).count();
     if outside > 0 {

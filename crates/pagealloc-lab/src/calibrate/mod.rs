@@ -7,6 +7,8 @@
 //! - `page_handoff`: pages written and read in turns by two cores (a message's pages);
 //! - `kernel`: the real kernel around the allocator, timed from userspace;
 //! - `cross_cpu`: a socket message's extra cost when its writer and reader are on two CPUs;
+//! - `drift`: some of a profile's constants measured again, to see how far the host moved;
+//! - `waker`: what a cross-CPU wake-up costs the task that wakes;
 //! - `kernel_files`: spawning a process, creating a file, filling and truncating page cache;
 //! - `kernel_path`: the kernel allocator's own path per call, from perf's call-chain samples;
 //! - `own_path`: this library's path per call, for the `pagealloc` preset;
@@ -15,6 +17,7 @@
 
 pub mod cross_cpu;
 mod curves;
+pub mod drift;
 pub mod hardware;
 pub mod huge_faults;
 pub mod kernel;
@@ -27,6 +30,7 @@ mod pinned;
 mod read_mostly;
 mod shootdown;
 pub mod two_cpu;
+mod waker;
 
 use std::path::PathBuf;
 
@@ -188,6 +192,8 @@ fn hardware_constants(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, M
             let (write, read) = page_handoff::page_handoff(a, b, effort.times(20_000), repeats)?;
             constants.push(("page_write_other_l2_lines".into(), page_handoff::in_line_transfers(&write, &transfer)));
             constants.push(("page_read_other_l2_lines".into(), page_handoff::in_line_transfers(&read, &transfer)));
+            constants.push(("page_write_other_l2_ns".into(), write));
+            constants.push(("page_read_other_l2_ns".into(), read));
         }
         constants.push((name.to_string(), transfer));
     }
@@ -243,6 +249,8 @@ fn wake_ups(host: &HostInfo, effort: &Effort) -> Result<Vec<(String, Measurement
     let mut constants = vec![("switch_same_cpu_ns".to_string(), kernel::wake_up(first, first, trips, effort.repeats)?)];
     if let Some(other) = host.cpus.get(1) {
         constants.push(("wake_other_cpu_ns".to_string(), kernel::wake_up(first, other.cpu, trips, effort.repeats)?));
+        let writes = effort.times(2_000) as usize;
+        constants.push(("wake_waker_ns".to_string(), waker::waker_cost(first, other.cpu, writes, effort.repeats)?));
         for (name, family) in [("unix_cross_cpu_ns", StreamFamily::Unix), ("tcp_cross_cpu_ns", StreamFamily::Tcp)] {
             let cross = cross_cpu::cross_cpu_message(family, first, other.cpu, trips, effort.repeats)?;
             constants.push((name.to_string(), cross));

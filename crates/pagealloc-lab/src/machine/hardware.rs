@@ -75,11 +75,19 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
     let same_socket_ns = transfer("line_same_socket_ns").ok_or("the profile has no line_same_socket_ns")?;
     let other_socket_ns = transfer("line_other_socket_ns").unwrap_or(same_socket_ns);
     let ns = |key: &str| constants.value(key).map(|value| value.round().max(1.0) as u64);
-    // A page another core holds: its measured line transfers at this host's transfer; a
-    // profile measured before these were has the LLC's figure, as was charged then.
-    let handoff = |key: &str, transfer_ns: u64| match constants.get(key) {
-        Some(_) => constants.value(key).map(|lines| (lines * transfer_ns as f64).round().max(1.0) as u64),
-        None => ns("page_zero_llc_ns"),
+    // A page another core holds: this host's handoff as measured; a profile measured before
+    // it was kept in ns has its line transfers at this host's transfer, and one measured
+    // before either has the LLC's figure, as was charged then.
+    let handoff = |key: &str, transfer_ns: u64| {
+        if constants.get(&format!("{key}_ns")).is_some() {
+            return ns(&format!("{key}_ns"));
+        }
+        match constants.get(&format!("{key}_lines")) {
+            Some(_) => constants
+                .value(&format!("{key}_lines"))
+                .map(|lines| (lines * transfer_ns as f64).round().max(1.0) as u64),
+            None => ns("page_zero_llc_ns"),
+        }
     };
     Ok(Calibration {
         name: Box::leak(name.to_string().into_boxed_str()),
@@ -95,8 +103,8 @@ pub(super) fn calibration(constants: &Constants<'_>, name: &str) -> Result<Calib
         page_l2_hit_ns: ns("page_zero_l2_ns")?,
         page_llc_hit_ns: ns("page_zero_llc_ns")?,
         page_miss_ns: ns("page_zero_ns")?,
-        page_other_l2_write_ns: handoff("page_write_other_l2_lines", same_socket_ns)?,
-        page_other_l2_read_ns: handoff("page_read_other_l2_lines", same_socket_ns)?,
+        page_other_l2_write_ns: handoff("page_write_other_l2", same_socket_ns)?,
+        page_other_l2_read_ns: handoff("page_read_other_l2", same_socket_ns)?,
         memory_sharing: memory_sharing(constants)?,
         percpu_counter_update_ps: (constants.value("percpu_counter_update_ns")? * 1000.0).round() as u64,
     })

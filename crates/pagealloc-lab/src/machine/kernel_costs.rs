@@ -76,6 +76,8 @@ pub struct KernelCosts {
     pub tcp_cross_cpu_ns: u64,
     /// A blocked task woken from another CPU: when it runs, after the waker's event.
     pub wake_other_cpu_ns: u64,
+    /// What that wake-up costs the waker; 0 where not measured.
+    pub wake_waker_ns: u64,
     /// A context switch between two tasks of one CPU.
     pub switch_same_cpu_ns: u64,
     /// A process spawned, run to its exit and reaped (fork, exec, exit).
@@ -128,6 +130,10 @@ impl KernelCosts {
             tcp_cross_cpu_ns: cross_cpu_ns(constants, "tcp_cross_cpu_ns")?,
             // Its ping-pong's trip holds the message's cross-CPU part too, charged apart.
             wake_other_cpu_ns: wake_other_cpu_ns(constants)?.saturating_sub(unix_cross_cpu_ns),
+            wake_waker_ns: match constants.get("wake_waker_ns") {
+                Some(_) => zero_or_more_ns(constants, "wake_waker_ns")?,
+                None => 0,
+            },
             switch_same_cpu_ns: zero_or_more_ns(constants, "switch_same_cpu_ns")?,
             process_spawn_ns: constants.value("process_spawn_ns")?.round() as u64,
             file_create_ns: constants.value("file_create_ns")?.round() as u64,

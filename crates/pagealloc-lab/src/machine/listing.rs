@@ -67,7 +67,7 @@ type Row = (&'static str, fn(&SimMachine) -> u64);
 fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
     let machines: Vec<SimMachine> =
         std::iter::once(reference.clone()).chain(seeds.iter().map(SeedHardware::machine)).collect();
-    let rows: [Row; 32] = [
+    let rows: [Row; 33] = [
         ("line_smt_ns", |m| m.calibration.line_smt_ns),
         ("line_same_socket_ns", |m| m.calibration.line_same_socket_ns),
         ("line_other_llc_ns", |m| m.calibration.line_other_llc_ns),
@@ -92,6 +92,7 @@ fn table(reference: &SimMachine, seeds: &[SeedHardware]) -> String {
         ("unix_cross_cpu_ns", |m| m.kernel.unix_cross_cpu_ns),
         ("tcp_cross_cpu_ns", |m| m.kernel.tcp_cross_cpu_ns),
         ("wake_other_cpu_ns", |m| m.kernel.wake_other_cpu_ns),
+        ("wake_waker_ns", |m| m.kernel.wake_waker_ns),
         ("switch_same_cpu_ns", |m| m.kernel.switch_same_cpu_ns),
         ("process_spawn_ns", |m| m.kernel.process_spawn_ns),
         ("file_create_ns", |m| m.kernel.file_create_ns),

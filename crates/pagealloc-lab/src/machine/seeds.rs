@@ -61,9 +61,10 @@ fn reference_clock_mhz() -> f64 {
 }
 
 /// A page handed core to core costs the reference host's measured count of line transfers
-/// at the part's core-to-core transfer: a page is its lines moved, some at once.
-fn by_transfer(host_page_ns: u64, host: &Calibration, part_transfer_ns: u64) -> u64 {
-    let lines = host_page_ns as f64 / host.line_same_socket_ns.max(1) as f64;
+/// (`page_{write,read}_other_l2_lines`) at the part's core-to-core transfer: a page is its
+/// lines moved, some at once.
+fn by_transfer(lines_key: &str, part_transfer_ns: u64) -> u64 {
+    let lines = reference_profile().constant(lines_key).expect("the built-in profile measures page handoffs").value;
     (lines * part_transfer_ns as f64).round().max(1.0) as u64
 }
 
@@ -196,15 +197,17 @@ impl SeedHardware {
             page_l2_hit_ns: scaled(hardware.page_l2_hit_ns),
             page_llc_hit_ns: scaled(hardware.page_llc_hit_ns),
             page_miss_ns,
-            page_other_l2_write_ns: by_transfer(hardware.page_other_l2_write_ns, hardware, same_socket_ns),
-            page_other_l2_read_ns: by_transfer(hardware.page_other_l2_read_ns, hardware, same_socket_ns),
+            page_other_l2_write_ns: by_transfer("page_write_other_l2_lines", same_socket_ns),
+            page_other_l2_read_ns: by_transfer("page_read_other_l2_lines", same_socket_ns),
             memory_sharing: self.memory_sharing(page_miss_ns),
             percpu_counter_update_ps: scaled(hardware.percpu_counter_update_ps),
         };
         let mut kernel = reference.kernel.scaled(clock_ratio);
         // The reference host's cross-CPU wake-up wakes a halted vCPU through its hypervisor;
-        // on bare metal a wake-up is taken to cost a context switch.
+        // on bare metal a wake-up is taken to cost a context switch, and the waker's
+        // interrupt (a register write there) nothing beside it.
         kernel.wake_other_cpu_ns = kernel.switch_same_cpu_ns;
+        kernel.wake_waker_ns = 0;
         // A message between two CPUs moves socket state between their caches: the reference
         // host's measured cost scaled by the part's core-to-core latency over the host's.
         let line_ratio = calibration.line_same_socket_ns as f64 / hardware.line_same_socket_ns.max(1) as f64;
@@ -264,6 +267,7 @@ impl KernelCosts {
             unix_cross_cpu_ns: ns(self.unix_cross_cpu_ns),
             tcp_cross_cpu_ns: ns(self.tcp_cross_cpu_ns),
             wake_other_cpu_ns: ns(self.wake_other_cpu_ns),
+            wake_waker_ns: ns(self.wake_waker_ns),
             switch_same_cpu_ns: ns(self.switch_same_cpu_ns),
             process_spawn_ns: ns(self.process_spawn_ns),
             file_create_ns: ns(self.file_create_ns),

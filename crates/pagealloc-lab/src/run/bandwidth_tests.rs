@@ -2,15 +2,7 @@
 //! socket gives no more bandwidth past 4 CPUs holds 16 processes to what 4 CPUs' bandwidth
 //! can zero; one without sharing scales with its CPUs.
 
-use clap::Parser;
-
 use crate::machine::profile::{CacheInfo, CpuPlace, Curve, CurvePoint, MachineProfile, Measurement};
-
-#[derive(Parser)]
-struct RunWords {
-    #[command(flatten)]
-    run: super::RunArgs,
-}
 
 /// Zeroing a page from memory on this made-up machine, ns: slow enough that zeroing is much
 /// of a fault.
@@ -49,7 +41,8 @@ fn faults_per_s(profile: &MachineProfile, tasks: u32) -> f64 {
     std::fs::write(&path, serde_json::to_string(profile).unwrap()).unwrap();
     let words = ["run", "page_fault1", "--mode", "process", "--cpus", &tasks.to_string(), "--duration-ms", "40"];
     let machine = ["--machine", path.to_str().unwrap(), "--preset", "mainline"];
-    let args = RunWords::try_parse_from(words.iter().chain(&machine)).unwrap().run;
+    let all: Vec<&str> = words.iter().chain(&machine).copied().collect();
+    let args = super::RunArgs::try_parse_words(&all).unwrap();
     let workload = args.workload().unwrap();
     let rate = super::run_sim(workload.as_ref(), &args).unwrap().work_per_sec;
     std::fs::remove_file(&path).unwrap();
@@ -74,7 +67,7 @@ fn a_bandwidth_curve_flat_past_four_cpus_flattens_page_fault1_processes() {
 #[test]
 fn a_huge_page_fault_zeroes_its_512_pages_from_one_order_9_block() {
     let words = ["run", "page_fault1", "--order", "9", "--cpus", "1", "--duration-ms", "20", "--preset", "mainline"];
-    let args = RunWords::try_parse_from(words).unwrap().run;
+    let args = super::RunArgs::try_parse_words(&words).unwrap();
     let report = super::run_sim(args.workload().unwrap().as_ref(), &args).unwrap();
     let touches = report.sim.as_ref().unwrap().page_touches;
     assert!(report.work_units > 10, "{} faults", report.work_units);

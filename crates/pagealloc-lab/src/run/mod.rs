@@ -244,9 +244,9 @@ impl RunArgs {
 
     /// `pagelab run`'s arguments from a command line (`words[0]` is the program), with
     /// clap's message on error.
-    pub fn try_parse_words(words: &[String]) -> Result<RunArgs, String> {
+    pub fn try_parse_words<S: AsRef<str>>(words: &[S]) -> Result<RunArgs, String> {
         use clap::Parser;
-        RunCommand::try_parse_from(words).map(|command| command.run).map_err(|error| {
+        RunCommand::try_parse_from(words.iter().map(AsRef::as_ref)).map(|command| command.run).map_err(|error| {
             let text = error.to_string();
             text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string()
         })

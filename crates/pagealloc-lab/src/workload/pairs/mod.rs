@@ -48,8 +48,10 @@ pub enum PairKind {
 pub struct Pairs {
     pub kind: PairKind,
     pub message_bytes: u64,
-    /// Messages the socket buffer holds before the sender waits.
-    pub queue_messages: usize,
+    /// The sender waits while this much is queued and unread: AF_UNIX counts skbs'
+    /// truesize against the send buffer (sock_alloc_send_pskb() waits while sk_wmem_alloc
+    /// reaches sk_sndbuf), netperf whole messages that fit the buffer.
+    pub send_buffer_bytes: u64,
     /// Sender's protocol work per message (system call, copy-in bookkeeping, headers).
     pub per_message_ns: u64,
     /// Receiver's protocol work per message (copy-out bookkeeping, skb release).
@@ -60,15 +62,18 @@ pub struct Pairs {
     /// A blocked side resumes this long after the other side's write (a reader's data) or
     /// free (a writer's room) woke it: a wake-up of a task on another CPU.
     pub wake_ns: u64,
+    /// What that wake-up costs the side that wakes (on a guest, an interrupt to a halted
+    /// vCPU through the hypervisor).
+    pub waker_ns: u64,
     /// Both tasks on one CPU: each turn's switch (a context switch).
     pub switch_ns: u64,
     /// A message whose writer and reader run on two CPUs: the socket state moving between
     /// their caches, charged in halves to each side (nothing when they share a CPU).
     pub cross_cpu_ns: u64,
-    /// A blocked writer is woken once the queue is down to this many messages: af_unix
-    /// wakes at a quarter of the send buffer (unix_writable()), TCP when its free space is
-    /// half the queued data (sk_stream_is_writeable(): two thirds of the buffer queued).
-    pub writable_messages: usize,
+    /// A blocked writer is woken once the queue is down to this many bytes: af_unix wakes
+    /// at a quarter of the send buffer (unix_writable()), TCP when its free space is half the
+    /// queued data (sk_stream_is_writeable(): two thirds of the buffer's messages queued).
+    pub writable_bytes: u64,
     /// Mean time between a pair's sender and receiver trading CPUs (wake-up placement and
     /// load balancing move unpinned tasks); `None` pins each task to its CPU.
     pub role_swap_ns: Option<u64>,
@@ -84,20 +89,25 @@ pub const SOCKET_BUFFER_BYTES: u64 = 212_992;
 impl Pairs {
     pub fn new(kind: PairKind, message_bytes: u64) -> Pairs {
         let message_bytes = message_bytes.max(1);
+        let (send_buffer_bytes, writable_bytes) = match kind {
+            PairKind::Unix => (SOCKET_BUFFER_BYTES, SOCKET_BUFFER_BYTES / 4),
+            PairKind::Netperf => (
+                (SOCKET_BUFFER_BYTES / message_bytes).max(1) * message_bytes,
+                SOCKET_BUFFER_BYTES * 2 / 3 / message_bytes * message_bytes,
+            ),
+        };
         Pairs {
             kind,
             message_bytes,
-            queue_messages: (SOCKET_BUFFER_BYTES / message_bytes).max(1) as usize,
+            send_buffer_bytes,
             per_message_ns: 1_500,
             receive_per_message_ns: 2_000,
             poll_ns: 500,
             wake_ns: 0,
+            waker_ns: 0,
             switch_ns: 500,
             cross_cpu_ns: 0,
-            writable_messages: match kind {
-                PairKind::Unix => (SOCKET_BUFFER_BYTES / 4 / message_bytes) as usize,
-                PairKind::Netperf => (SOCKET_BUFFER_BYTES * 2 / 3 / message_bytes) as usize,
-            },
+            writable_bytes,
             role_swap_ns: None,
             co_located: false,
         }
@@ -131,6 +141,7 @@ impl Pairs {
             per_message_ns: half_ns,
             receive_per_message_ns: half_ns,
             wake_ns: kernel.wake_other_cpu_ns,
+            waker_ns: kernel.wake_waker_ns,
             switch_ns: kernel.switch_same_cpu_ns,
             cross_cpu_ns,
             ..self
@@ -148,6 +159,26 @@ impl Pairs {
             self.cross_cpu_ns / 2
         }
     }
+
+    /// What waking the other side costs: nothing when both tasks share a CPU (a context
+    /// switch, charged as such).
+    pub(super) fn waker_cost_ns(&self) -> u64 {
+        if self.co_located {
+            0
+        } else {
+            self.waker_ns
+        }
+    }
+
+    /// A side's cost for one skb of an AF_UNIX write: its bytes' share of `per_message_ns`
+    /// and of the side's cross-CPU share, from byte `before` of the write to `after`,
+    /// rounded so that a write's skbs add up to the whole.
+    pub(super) fn skb_share_ns(&self, per_message_ns: u64, before: u64, after: u64) -> u64 {
+        debug_assert!(before < after && after <= self.message_bytes, "an skb is part of the write");
+        let total_ns = u128::from(per_message_ns + self.cross_cpu_share_ns());
+        let upto_ns = |bytes: u64| (total_ns * u128::from(bytes) / u128::from(self.message_bytes)) as u64;
+        upto_ns(after) - upto_ns(before)
+    }
 }
 
 impl Workload for Pairs {
@@ -161,7 +192,7 @@ impl Workload for Pairs {
         "messages"
     }
     fn params(&self) -> serde_json::Value {
-        json!({
+        let mut params = json!({
             "kind": self.kind,
             "message_bytes": self.message_bytes,
             "frag_orders": match self.kind {
@@ -171,17 +202,30 @@ impl Workload for Pairs {
                     .map(|block| block.order)
                     .collect(),
             },
-            "queue_messages": self.queue_messages,
             "per_message_ns": self.per_message_ns,
             "receive_per_message_ns": self.receive_per_message_ns,
             "poll_ns": self.poll_ns,
             "wake_ns": self.wake_ns,
+            "waker_ns": self.waker_ns,
             "switch_ns": self.switch_ns,
             "cross_cpu_ns": if self.co_located { 0 } else { self.cross_cpu_ns },
-            "writable_messages": self.writable_messages,
             "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
             "co_located": self.co_located,
-        })
+        });
+        let buffer = match self.kind {
+            PairKind::Unix => json!({
+                "send_buffer_bytes": self.send_buffer_bytes,
+                "writable_bytes": self.writable_bytes,
+            }),
+            PairKind::Netperf => json!({
+                "queue_messages": self.send_buffer_bytes / self.message_bytes,
+                "writable_messages": self.writable_bytes / self.message_bytes,
+            }),
+        };
+        if let (Some(params), serde_json::Value::Object(buffer)) = (params.as_object_mut(), buffer) {
+            params.extend(buffer);
+        }
+        params
     }
     fn tasks(&self, cpus: usize, seed: u64) -> Vec<Box<dyn CpuTask>> {
         let mut tasks: Vec<Box<dyn CpuTask>> = Vec::with_capacity(cpus);
@@ -223,8 +267,63 @@ mod tests {
         assert_eq!((unix.cross_cpu_ns, unix.cross_cpu_share_ns()), (300, 150));
         let tcp = Pairs::new(PairKind::Netperf, 4096).with_costs(&kernel, &machine.calibration);
         assert_eq!(tcp.cross_cpu_share_ns(), 250);
-        let together = Pairs { co_located: true, ..unix };
+        let together = Pairs { co_located: true, waker_ns: 9_000, ..unix.clone() };
         assert_eq!(together.cross_cpu_share_ns(), 0);
         assert_eq!(together.params()["cross_cpu_ns"], 0);
+        assert_eq!(together.waker_cost_ns(), 0, "a same-CPU wake-up is the turn's switch");
+        assert_eq!(Pairs { waker_ns: 9_000, ..unix }.waker_cost_ns(), 9_000);
+    }
+
+    #[test]
+    fn a_side_that_wakes_the_other_pays_for_the_wake_up() {
+        let words = ["run", "unix-pairs", "--cpus", "2", "--duration-ms", "20", "--preset", "mainline"];
+        let args = crate::run::RunArgs::try_parse_words(&words).unwrap();
+        let free = Pairs { wake_ns: 20_000, ..Pairs::new(PairKind::Unix, 65_536) };
+        let paying = Pairs { waker_ns: 50_000, ..free.clone() };
+        let free_run = crate::run::run_sim(&free, &args).unwrap();
+        let paying_run = crate::run::run_sim(&paying, &args).unwrap();
+        let wakes = paying_run.recorded["receiver_sleeps"] + paying_run.recorded.get("sender_sleeps").unwrap_or(&0.0);
+        assert!(wakes > 10.0, "{wakes} wake-ups");
+        assert!(paying_run.work_units < free_run.work_units, "{paying_run:?}");
+    }
+
+    /// Runs `pairs` on 2 simulated CPUs for 10 ms with a stalled reader (it takes the first
+    /// skb or message, spends a second on it, and sleeps a second once woken): what the
+    /// writer completes before the send buffer stops it, and how often it fell asleep.
+    fn writes_before_the_buffer_is_full(pairs: &Pairs) -> (u64, f64) {
+        let words = ["run", "unix-pairs", "--cpus", "2", "--duration-ms", "10", "--preset", "mainline"];
+        let args = crate::run::RunArgs::try_parse_words(&words).unwrap();
+        let second_ns = 1_000_000_000;
+        let stalled = Pairs { wake_ns: second_ns, receive_per_message_ns: second_ns, ..pairs.clone() };
+        let report = crate::run::run_sim(&stalled, &args).unwrap();
+        (report.work_units, report.recorded.get("sender_sleeps").copied().unwrap_or(0.0))
+    }
+
+    #[test]
+    fn a_writer_queues_skb_by_skb_until_their_truesize_fills_the_send_buffer() {
+        // A 64 KiB write is two skbs charging 37,120 and 29,632 bytes, each queued while the
+        // charge is under the 212,992-byte buffer. Less the skb the reader took, the fourth
+        // write's second skb goes in at 200,256 bytes; then 229,888 are charged: the writer
+        // sleeps.
+        assert_eq!(writes_before_the_buffer_is_full(&Pairs::new(PairKind::Unix, 65_536)), (4, 1.0));
+        // 4 KiB writes charge 5,056 bytes each: 42 queued (212,352) leave room for one more,
+        // the 44th write with the reader's.
+        assert_eq!(writes_before_the_buffer_is_full(&Pairs::new(PairKind::Unix, 4096)), (44, 1.0));
+        // netperf counts whole messages: 52 of 4 KiB fit, and the reader's.
+        assert_eq!(writes_before_the_buffer_is_full(&Pairs::new(PairKind::Netperf, 4096)), (53, 1.0));
+    }
+
+    #[test]
+    fn a_write_s_skbs_share_its_costs_in_proportion_to_their_bytes_and_add_up() {
+        let pairs = Pairs { cross_cpu_ns: 301, ..Pairs::new(PairKind::Unix, 65_536) };
+        let skbs = unix_skb::write_skbs(65_536, SOCKET_BUFFER_BYTES);
+        let mut before = 0;
+        let mut total_ns = 0;
+        for skb in &skbs {
+            total_ns += pairs.skb_share_ns(1_001, before, before + skb.bytes);
+            before += skb.bytes;
+        }
+        assert_eq!(total_ns, 1_001 + 150, "the per-message cost and the side's cross-CPU half");
+        assert_eq!(pairs.skb_share_ns(1_000, 0, 32_768), 575, "half the write: half of 1,150");
     }
 }

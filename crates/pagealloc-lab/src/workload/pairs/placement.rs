@@ -22,7 +22,8 @@ impl Pair {
             sender: Sender {
                 config: config.clone(),
                 socket: socket.clone(),
-                unix_blocks: unix_skb::write_blocks(config.message_bytes, SOCKET_BUFFER_BYTES),
+                unix_skbs: unix_skb::write_skbs(config.message_bytes, SOCKET_BUFFER_BYTES),
+                next_skb: 0,
             },
             receiver: Receiver { config: config.clone(), socket: socket.clone() },
         }

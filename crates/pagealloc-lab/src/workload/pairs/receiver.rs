@@ -31,7 +31,7 @@ impl Receiver {
     }
 
     pub(super) fn queue_empty(&self) -> bool {
-        self.socket.lock().expect("unpoisoned").queue.is_empty()
+        self.socket.lock().expect("unpoisoned").is_empty()
     }
 
     /// The next message, or `None` while the receiver sleeps: asleep from finding the queue
@@ -45,7 +45,7 @@ impl Receiver {
             shared = self.socket.lock().expect("unpoisoned");
         }
         let message = match shared.receiver_sleep {
-            Sleep::Awake => shared.queue.pop_front(),
+            Sleep::Awake => shared.pop(),
             Sleep::Asleep | Sleep::WokenFor(_) => None,
         };
         let fell_asleep = message.is_none() && shared.receiver_sleep == Sleep::Awake;
@@ -64,19 +64,22 @@ impl Receiver {
 
     pub(super) fn step(&mut self, env: &mut dyn Env) {
         let Some(message) = self.next_message(env) else { return };
-        env.compute(self.config.receive_per_message_ns + self.config.cross_cpu_share_ns());
+        env.compute(message.receive_ns);
         self.consume(env, message, true);
         // The freed data makes room: a writer asleep on a full buffer wakes once the queue
         // is down to the writable mark (sk_write_space()).
         let mut shared = self.socket.lock().expect("unpoisoned");
-        if shared.queue.len() <= self.config.writable_messages {
-            shared.sender_sleep.wake(env.now_ns(), self.config.wake_ns);
+        let woke = shared.queued_bytes() <= self.config.writable_bytes
+            && shared.sender_sleep.wake(env.now_ns(), self.config.wake_ns);
+        drop(shared);
+        if woke {
+            env.compute(self.config.waker_cost_ns());
         }
     }
 
     pub(super) fn finish(&mut self, env: &mut dyn Env) {
         loop {
-            let message = self.socket.lock().expect("unpoisoned").queue.pop_front();
+            let message = self.socket.lock().expect("unpoisoned").pop();
             let Some(message) = message else { break };
             self.consume(env, message, false);
         }

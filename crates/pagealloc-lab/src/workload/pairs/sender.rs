@@ -1,9 +1,10 @@
-//! The sending task: allocates a message's buffers (AF_UNIX fragments, or data carved from
-//! a page_frag block), fills them, and queues the message.
+//! The sending task: allocates a message's buffers (AF_UNIX skbs' paged data, or data carved
+//! from a page_frag block), fills them, and queues them: an AF_UNIX write skb by skb, as
+//! unix_stream_sendmsg() queues each and wakes the reader, a netperf message whole.
 
 use super::socket::{retire, with_room, Carved, Message, Sleep, Socket};
 use super::{PairKind, Pairs, FRAG_BYTES, FRAG_ORDER};
-use crate::workload::unix_skb::DataBlock;
+use crate::workload::unix_skb::Skb;
 use crate::workload::Env;
 use pagealloc::{AllocRequest, Block};
 
@@ -11,23 +12,33 @@ use pagealloc::{AllocRequest, Block};
 pub(super) struct Sender {
     pub(super) config: Pairs,
     pub(super) socket: Socket,
-    /// AF_UNIX: the blocks each write allocates.
-    pub(super) unix_blocks: Vec<DataBlock>,
+    /// AF_UNIX: the skbs each write is cut into.
+    pub(super) unix_skbs: Vec<Skb>,
+    /// AF_UNIX: the skb of the current write the sender queues next.
+    pub(super) next_skb: usize,
 }
 
 impl Sender {
-    /// One write: the skbs' paged data, in blocks as af_unix allocates them (see
-    /// `unix_skb`); the linear heads are slab memory, outside this model.
-    fn unix_message(&mut self, env: &mut dyn Env) -> Message {
-        let mut message = Message { data: Vec::new(), owned: Vec::new() };
-        for data_block in &self.unix_blocks {
-            let Some(block) = env.alloc(data_block.order, AllocRequest::KERNEL) else { break };
+    /// The next skb of the current write: its paged data, in blocks as af_unix allocates them
+    /// (see `unix_skb`); the linear head is slab memory, outside this model.
+    /// `None` if not even its first block could be allocated.
+    fn unix_skb(&mut self, env: &mut dyn Env, receive_ns: u64) -> Option<Message> {
+        let skb = &self.unix_skbs[self.next_skb];
+        let charge_bytes = skb.truesize_bytes;
+        let mut message = Message { data: Vec::new(), owned: Vec::new(), charge_bytes, receive_ns };
+        for data_block in &skb.blocks {
+            let Some(block) = env.alloc(data_block.order, AllocRequest::KERNEL) else {
+                if message.owned.is_empty() {
+                    return None;
+                }
+                break;
+            };
             let pages = data_block.bytes.div_ceil(4096);
             env.touch(block.pfn(), pages);
             message.data.push((block.pfn(), pages, None));
             message.owned.push(block);
         }
-        message
+        Some(message)
     }
 
     /// Retires the sender's page_frag block (freeing it if no fragment is in flight), as the
@@ -66,8 +77,11 @@ impl Sender {
         }
     }
 
-    fn netperf_message(&mut self, env: &mut dyn Env) -> Message {
-        let mut message = Message { data: Vec::new(), owned: Vec::new() };
+    /// `None` if no data could be carved.
+    fn netperf_message(&mut self, env: &mut dyn Env) -> Option<Message> {
+        let receive_ns = self.config.receive_per_message_ns + self.config.cross_cpu_share_ns();
+        let charge_bytes = self.config.message_bytes;
+        let mut message = Message { data: Vec::new(), owned: Vec::new(), charge_bytes, receive_ns };
         let mut left = self.config.message_bytes;
         while left > 0 {
             if self.retire_current(env, true) {
@@ -90,11 +104,11 @@ impl Sender {
             message.data.push((first_page, pages, Some(head)));
             left -= bytes;
         }
-        message
+        (!message.data.is_empty()).then_some(message)
     }
 
     pub(super) fn queue_full(&self) -> bool {
-        self.socket.lock().expect("unpoisoned").queue.len() >= self.config.queue_messages
+        self.socket.lock().expect("unpoisoned").queued_bytes() >= self.config.send_buffer_bytes
     }
 
     /// Whether the sender may write now: asleep while the buffer is full, until the
@@ -102,7 +116,8 @@ impl Sender {
     fn awake(&mut self, env: &mut dyn Env) -> bool {
         let (sleep, fell_asleep) = {
             let mut shared = self.socket.lock().expect("unpoisoned");
-            let fell_asleep = shared.sender_sleep == Sleep::Awake && shared.queue.len() >= self.config.queue_messages;
+            let fell_asleep =
+                shared.sender_sleep == Sleep::Awake && shared.queued_bytes() >= self.config.send_buffer_bytes;
             if fell_asleep {
                 shared.sender_sleep = Sleep::Asleep;
             }
@@ -125,28 +140,51 @@ impl Sender {
         }
     }
 
-    /// Writes one message if the socket buffer has room; says whether it queued one.
+    /// Queues one unit of a write (an AF_UNIX skb, a netperf message) if the send buffer has
+    /// room; says whether it queued one.
     pub(super) fn step(&mut self, env: &mut dyn Env) -> bool {
         if !self.awake(env) {
             return false;
         }
-        env.compute(self.config.per_message_ns + self.config.cross_cpu_share_ns());
-        let message = match self.config.kind {
-            PairKind::Unix => self.unix_message(env),
-            PairKind::Netperf => self.netperf_message(env),
+        let (message, write_done) = match self.config.kind {
+            PairKind::Unix => {
+                let (before, after) = self.unix_skb_bytes();
+                let share = |per_message_ns| self.config.skb_share_ns(per_message_ns, before, after);
+                let (send_ns, receive_ns) =
+                    (share(self.config.per_message_ns), share(self.config.receive_per_message_ns));
+                env.compute(send_ns);
+                (self.unix_skb(env, receive_ns), after == self.config.message_bytes)
+            }
+            PairKind::Netperf => {
+                env.compute(self.config.per_message_ns + self.config.cross_cpu_share_ns());
+                (self.netperf_message(env), true)
+            }
         };
-        if message.data.is_empty() {
+        let Some(message) = message else {
             env.sleep_until(env.now_ns() + self.config.poll_ns);
-            false
-        } else {
-            let mut shared = self.socket.lock().expect("unpoisoned");
-            shared.queue.push_back(message);
-            // The data wakes a sleeping reader (sk_data_ready()).
-            shared.receiver_sleep.wake(env.now_ns(), self.config.wake_ns);
-            drop(shared);
-            env.done(1);
-            true
+            return false;
+        };
+        let mut shared = self.socket.lock().expect("unpoisoned");
+        shared.push(message);
+        // The data wakes a sleeping reader (sk_data_ready()).
+        let woke = shared.receiver_sleep.wake(env.now_ns(), self.config.wake_ns);
+        drop(shared);
+        if woke {
+            env.compute(self.config.waker_cost_ns());
         }
+        if self.config.kind == PairKind::Unix {
+            self.next_skb = (self.next_skb + 1) % self.unix_skbs.len();
+        }
+        if write_done {
+            env.done(1);
+        }
+        true
+    }
+
+    /// The bytes of the current write before and after its next skb.
+    fn unix_skb_bytes(&self) -> (u64, u64) {
+        let before: u64 = self.unix_skbs[..self.next_skb].iter().map(|skb| skb.bytes).sum();
+        (before, before + self.unix_skbs[self.next_skb].bytes)
     }
 
     pub(super) fn finish(&mut self, env: &mut dyn Env) {

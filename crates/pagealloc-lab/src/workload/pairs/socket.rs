@@ -27,16 +27,23 @@ pub(super) enum Sleep {
 
 impl Sleep {
     /// The other side made work for this one at `now_ns`: a sleeper runs `wake_ns` later.
-    pub(super) fn wake(&mut self, now_ns: u64, wake_ns: u64) {
-        if *self == Sleep::Asleep {
+    /// Says whether it woke one (whose waker then pays the wake-up's cost to it).
+    #[must_use]
+    pub(super) fn wake(&mut self, now_ns: u64, wake_ns: u64) -> bool {
+        let asleep = *self == Sleep::Asleep;
+        if asleep {
             *self = Sleep::WokenFor(now_ns.saturating_add(wake_ns));
         }
+        asleep
     }
 }
 
 #[derive(Default)]
 pub(super) struct Shared {
-    pub(super) queue: VecDeque<Message>,
+    /// Written and not yet read; only `push` and `pop` change it.
+    queue: VecDeque<Message>,
+    /// What the queue charges to the sender's send buffer (sk_wmem_alloc).
+    queued_bytes: u64,
     pub(super) sender_sleep: Sleep,
     pub(super) receiver_sleep: Sleep,
     pub(super) carved: HashMap<u64, Carved>,
@@ -44,12 +51,40 @@ pub(super) struct Shared {
     pub(super) sender_block: Option<(u64, u64)>,
 }
 
-/// A message in flight.
+impl Shared {
+    pub(super) fn push(&mut self, message: Message) {
+        self.queued_bytes += message.charge_bytes;
+        self.queue.push_back(message);
+    }
+
+    pub(super) fn pop(&mut self) -> Option<Message> {
+        let message = self.queue.pop_front()?;
+        assert!(self.queued_bytes >= message.charge_bytes, "the queue charges what its messages do");
+        self.queued_bytes -= message.charge_bytes;
+        Some(message)
+    }
+
+    pub(super) fn queued_bytes(&self) -> u64 {
+        debug_assert_eq!(self.queue.is_empty(), self.queued_bytes == 0, "every message charges something");
+        self.queued_bytes
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+/// A unit of the queue: an AF_UNIX skb, or a netperf message.
 pub(super) struct Message {
     /// Data to copy out: (first pfn, pages, carved block head if any).
     pub(super) data: Vec<(u64, u64, Option<u64>)>,
     /// Blocks the receiver frees after reading (AF_UNIX fragments).
     pub(super) owned: Vec<Block>,
+    /// What it charges to the send buffer while queued: an skb's truesize, a netperf
+    /// message's bytes.
+    pub(super) charge_bytes: u64,
+    /// The receiver's protocol work for it, with its share of the cross-CPU cost.
+    pub(super) receive_ns: u64,
 }
 
 pub(super) type Socket = Arc<Mutex<Shared>>;
