@@ -1,7 +1,9 @@
 //! What a random free must pay before any allocator logic: one atomic claim of a frame's
-//! metadata, the frames taken in the random order of `pagelab bench rand`. Two layouts:
+//! metadata, the frames taken in the random order of `pagelab bench rand`. Four layouts:
 //! - a 12-byte record per frame (two list links and the state word, as `pagealloc`'s frame
 //!   table lays them out), the claim a compare-exchange on the state word;
+//! - the state word alone, 4 bytes a frame in an array of its own (the links elsewhere);
+//! - a state byte a frame (state and order), in an array of its own;
 //! - one bit per frame (as LLFree's bitfields), the claim a fetch-and of the bit.
 //!
 //! `cargo run --release --example random_claim -p pagealloc -- [memory GiB] [threads]
@@ -10,7 +12,7 @@
 //! together; the tables are backed by huge pages where THP allows, as the lab's are. It
 //! prints ns per claim for each layout.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::Barrier;
 use std::time::Instant;
 
@@ -81,8 +83,12 @@ fn main() {
     let records: Vec<Record> = (0..frames)
         .map(|_| Record { _next: AtomicU32::new(0), _prev: AtomicU32::new(0), info: AtomicU32::new(ALLOCATED) })
         .collect();
+    let words: Vec<AtomicU32> = (0..frames).map(|_| AtomicU32::new(ALLOCATED)).collect();
+    let bytes: Vec<AtomicU8> = (0..frames).map(|_| AtomicU8::new(ALLOCATED as u8)).collect();
     let bits: Vec<AtomicU64> = (0..frames / 64).map(|_| AtomicU64::new(u64::MAX)).collect();
     advise_huge(&records);
+    advise_huge(&words);
+    advise_huge(&bytes);
     advise_huge(&bits);
 
     // The claimed frames, shuffled (SplitMix64, as the bench), split between the threads.
@@ -101,12 +107,21 @@ fn main() {
         let info = &records[frame as usize].info;
         info.compare_exchange(ALLOCATED, FREED, Ordering::AcqRel, Ordering::Relaxed).is_ok()
     });
+    let word_ns = timed(&shares, |frame| {
+        let info = &words[frame as usize];
+        info.compare_exchange(ALLOCATED, FREED, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    });
+    let byte_ns = timed(&shares, |frame| {
+        let state = &bytes[frame as usize];
+        state.compare_exchange(ALLOCATED as u8, FREED as u8, Ordering::AcqRel, Ordering::Relaxed).is_ok()
+    });
     let bit_ns = timed(&shares, |frame| {
         let mask = 1u64 << (frame % 64);
         bits[frame as usize / 64].fetch_and(!mask, Ordering::AcqRel) & mask != 0
     });
     println!(
-        "{gib} GiB, {threads} thread(s), {} random claims: 12-byte record {record_ns:.1} ns, one bit {bit_ns:.1} ns",
+        "{gib} GiB, {threads} thread(s), {} random claims: 12-byte record {record_ns:.1} ns, \
+         4-byte word {word_ns:.1} ns, one byte {byte_ns:.1} ns, one bit {bit_ns:.1} ns",
         order.len()
     );
 }
