@@ -17,7 +17,7 @@ use crate::machine::profile::Measurement;
 use crate::pinning::pin_to_cpu_id;
 
 /// One end of a connected stream socket.
-trait Stream: Read + Write + Send {}
+pub(super) trait Stream: Read + Write + Send {}
 
 impl<T: Read + Write + Send> Stream for T {}
 
@@ -44,8 +44,8 @@ fn polling_pair(family: StreamFamily) -> Result<Ends, String> {
     }
 }
 
-/// Reads one byte, polling.
-fn poll_byte(end: &mut dyn Stream) -> Result<(), String> {
+/// Reads one byte: polling where the end does not block, else blocking.
+pub(super) fn poll_byte(end: &mut dyn Stream) -> Result<(), String> {
     let mut byte = [0u8; 1];
     // Bounded by the peer: it writes the byte, or its exit closes the end (a 0-byte read).
     loop {

@@ -7,10 +7,11 @@
 //! blocking reader's CPU to go idle. The writer times each write(): its median with the
 //! reader blocking in read(), less its median with the reader polling.
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
+use super::cross_cpu::poll_byte;
 use crate::machine::profile::Measurement;
 use crate::pinning::pin_to_cpu_id;
 
@@ -21,20 +22,6 @@ fn pair(reader_polls: bool) -> Result<(UnixStream, UnixStream), String> {
     let (writer, reader) = UnixStream::pair().map_err(|error| format!("socketpair: {error}"))?;
     reader.set_nonblocking(reader_polls).map_err(|error| format!("O_NONBLOCK: {error}"))?;
     Ok((writer, reader))
-}
-
-/// Reads one byte from `end`, spinning on WouldBlock when it is non-blocking.
-fn read_byte(end: &mut UnixStream) -> Result<(), String> {
-    let mut byte = [0u8; 1];
-    // Bounded by the peer: it writes the byte, or its exit closes the end (a 0-byte read).
-    loop {
-        match end.read(&mut byte) {
-            Ok(1) => return Ok(()),
-            Ok(_) => return Err("the peer closed its end".into()),
-            Err(error) if error.kind() == ErrorKind::WouldBlock => std::hint::spin_loop(),
-            Err(error) => return Err(format!("read: {error}")),
-        }
-    }
 }
 
 /// The median ns of the writer's write() over `trips`, the reader blocking or polling.
@@ -48,7 +35,7 @@ fn write_median_ns(a: usize, b: usize, trips: usize, reader_polls: bool) -> Resu
         let peer = scope.spawn(move || -> Result<(), String> {
             pin_to_cpu_id(b)?;
             for _ in 0..trips {
-                read_byte(&mut ping_in)?;
+                poll_byte(&mut ping_in)?;
                 pong_out.write_all(&[2]).map_err(|error| format!("write: {error}"))?;
             }
             Ok(())
@@ -62,7 +49,7 @@ fn write_median_ns(a: usize, b: usize, trips: usize, reader_polls: bool) -> Resu
             let start = Instant::now();
             ping_out.write_all(&[1]).map_err(|error| format!("write: {error}"))?;
             writes_ns.push(start.elapsed().as_nanos() as f64);
-            read_byte(&mut pong_in)
+            poll_byte(&mut pong_in)
         });
         drop(ping_out);
         peer.join().map_err(|_| "the peer panicked".to_string())??;
