@@ -212,18 +212,16 @@ impl Workload for Pairs {
             "role_swap_ns": if self.co_located { None } else { self.role_swap_ns },
             "co_located": self.co_located,
         });
-        let buffer = match self.kind {
-            PairKind::Unix => json!({
-                "send_buffer_bytes": self.send_buffer_bytes,
-                "writable_bytes": self.writable_bytes,
-            }),
-            PairKind::Netperf => json!({
-                "queue_messages": self.send_buffer_bytes / self.message_bytes,
-                "writable_messages": self.writable_bytes / self.message_bytes,
-            }),
-        };
-        if let (Some(params), serde_json::Value::Object(buffer)) = (params.as_object_mut(), buffer) {
-            params.extend(buffer);
+        // The buffer in the unit each kind counts it in.
+        match self.kind {
+            PairKind::Unix => {
+                params["send_buffer_bytes"] = json!(self.send_buffer_bytes);
+                params["writable_bytes"] = json!(self.writable_bytes);
+            }
+            PairKind::Netperf => {
+                params["queue_messages"] = json!(self.send_buffer_bytes / self.message_bytes);
+                params["writable_messages"] = json!(self.writable_bytes / self.message_bytes);
+            }
         }
         params
     }
