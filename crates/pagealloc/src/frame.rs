@@ -267,67 +267,46 @@ impl<A: AtomicWord> FrameWord<A> {
     }
 }
 
-/// The per-frame record: list links (zone-relative indices) and the info word.
-pub struct Frame {
+/// A frame's list links (zone-relative indices), in a table of their own beside the
+/// frames' state words: a free claims the word without touching the links, and a table of
+/// words is a third of the records' size, so more of it stays cached.
+pub struct FrameLinks {
     pub(crate) next: AtomicU32,
     pub(crate) prev: AtomicU32,
-    info: FrameWord<AtomicU32>,
 }
 
-impl core::fmt::Debug for Frame {
+impl core::fmt::Debug for FrameLinks {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Frame")
-            .field("next", &self.next.load(Relaxed))
-            .field("prev", &self.prev.load(Relaxed))
-            .field("info", &self.info())
-            .finish()
+        f.debug_struct("FrameLinks").field("next", &self.next.load(Relaxed)).field("prev", &self.prev.load(Relaxed)).finish()
     }
 }
 
-/// Bytes of metadata per 4 KiB frame.
-pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<Frame>();
+impl FrameLinks {
+    /// Links of a frame on no list.
+    pub(crate) const fn unlinked() -> FrameLinks {
+        FrameLinks { next: AtomicU32::new(NIL), prev: AtomicU32::new(NIL) }
+    }
+}
+
+/// A frame's state word as a zone keeps it.
+pub type Frame = FrameWord<AtomicU32>;
+
+/// Bytes of metadata per 4 KiB frame: its links and its state word.
+pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<FrameLinks>() + core::mem::size_of::<Frame>();
 const _: () = assert!(FRAME_METADATA_BYTES <= 12);
 const _: () = assert!(MAX_ORDER as u32 <= FrameInfo::ORDER_MASK);
 const _: () = assert!((FrameState::Hole as u32) < 1 << FrameInfo::STATE_BITS);
 
-/// A frame's state changes, through its [`FrameWord`].
 impl Frame {
     /// A frame of a span before the build or a growth says what it is: a hole.
     pub(crate) const fn hole() -> Frame {
-        Frame {
-            next: AtomicU32::new(NIL),
-            prev: AtomicU32::new(NIL),
-            info: FrameWord { word: AtomicU32::new(FrameInfo::HOLE.0) },
-        }
+        FrameWord { word: AtomicU32::new(FrameInfo::HOLE.0) }
     }
 
-    #[inline]
-    pub fn info(&self) -> FrameInfo {
-        self.info.info()
-    }
-
-    /// See [`FrameWord::change`].
-    #[inline]
-    pub(crate) fn change(&self, from: &[FrameState], to: FrameInfo) {
-        self.info.change(from, to);
-    }
-
-    /// See [`FrameWord::hand_out`].
-    #[inline]
-    pub(crate) fn hand_out(&self, from: &[FrameState], to: FrameInfo) {
-        self.info.hand_out(from, to);
-    }
-
-    /// See [`FrameWord::transition`].
-    #[inline]
-    pub(crate) fn transition(&self, current: FrameInfo, new: FrameInfo) -> Result<(), FrameInfo> {
-        self.info.transition(current, new)
-    }
-
-    /// Overwrites the record with no check: the invariant checker's tests corrupt frames.
+    /// Overwrites the word with no check: the invariant checker's tests corrupt frames.
     #[cfg(test)]
     pub(crate) fn corrupt(&self, info: FrameInfo) {
-        self.info.word.store(info.0, Relaxed);
+        self.word.store(info.0, Relaxed);
     }
 }
 

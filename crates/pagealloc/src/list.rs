@@ -10,33 +10,33 @@
 use core::ops::Index;
 use core::sync::atomic::Ordering::Relaxed;
 
-use crate::frame::{Frame, NIL};
+use crate::frame::{FrameLinks, NIL};
 use crate::growable::{GrowableTable, GrowableView};
 use crate::platform::{Platform, SharedLine};
 
 /// Where a list's links live: a zone's frame records (a [`GrowableTable`]), or a slice in
 /// tests. Indexing panics past the end; `get_frame` does not (for checkers).
-pub trait FrameTable: Index<usize, Output = Frame> {
-    fn get_frame(&self, index: usize) -> Option<&Frame>;
+pub trait FrameTable: Index<usize, Output = FrameLinks> {
+    fn get_frame(&self, index: usize) -> Option<&FrameLinks>;
 }
 
-impl FrameTable for [Frame] {
+impl FrameTable for [FrameLinks] {
     #[inline(always)]
-    fn get_frame(&self, index: usize) -> Option<&Frame> {
+    fn get_frame(&self, index: usize) -> Option<&FrameLinks> {
         self.get(index)
     }
 }
 
-impl FrameTable for GrowableTable<Frame> {
+impl FrameTable for GrowableTable<FrameLinks> {
     #[inline(always)]
-    fn get_frame(&self, index: usize) -> Option<&Frame> {
+    fn get_frame(&self, index: usize) -> Option<&FrameLinks> {
         self.get(index)
     }
 }
 
-impl FrameTable for GrowableView<'_, Frame> {
+impl FrameTable for GrowableView<'_, FrameLinks> {
     #[inline(always)]
-    fn get_frame(&self, index: usize) -> Option<&Frame> {
+    fn get_frame(&self, index: usize) -> Option<&FrameLinks> {
         self.get(index)
     }
 }
@@ -259,8 +259,8 @@ mod tests {
     use alloc::vec::Vec;
     use core::cell::RefCell;
 
-    fn frames(count: usize) -> Vec<Frame> {
-        (0..count).map(|_| Frame::hole()).collect()
+    fn frames(count: usize) -> Vec<FrameLinks> {
+        (0..count).map(|_| FrameLinks::unlinked()).collect()
     }
 
     /// Records every touch, in order.

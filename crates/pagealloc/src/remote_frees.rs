@@ -25,7 +25,7 @@ use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use core::sync::atomic::AtomicU32;
 
-use crate::frame::{Frame, NIL};
+use crate::frame::{FrameLinks, NIL};
 use crate::growable::GrowableTable;
 use crate::platform::AtomicWord;
 
@@ -109,7 +109,7 @@ impl<A: AtomicWord> RemoteFrees<A> {
 }
 
 /// A zone's frame table: chains run through the records' `next` links.
-impl ChainLinks for GrowableTable<Frame> {
+impl ChainLinks for GrowableTable<FrameLinks> {
     type Word = AtomicU32;
     #[inline]
     fn next(&self, index: u32) -> &AtomicU32 {

@@ -1,10 +1,10 @@
-//! A zone's memory as data: its frame records, the pageblock types and the lockless summary
+//! A zone's memory as data: its frames' state words and links, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
 use core::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 
 use crate::error::GrowError;
-use crate::frame::{Frame, FrameState};
+use crate::frame::{Frame, FrameLinks, FrameState};
 use crate::fullness::BucketSlots;
 use crate::fullness::PageblockFree;
 use crate::growable::{GrowableTable, MAX_GROWTHS};
@@ -22,7 +22,10 @@ pub struct ZoneMem {
     pub(crate) start_pfn: Pfn,
     /// One past the last pfn of the span; grows with memory hot-added past it.
     end_pfn: AtomicU64,
+    /// Each frame's state word (see [`Frame`]).
     pub(crate) frames: GrowableTable<Frame>,
+    /// Each frame's list links, apart from its word.
+    pub(crate) links: GrowableTable<FrameLinks>,
     /// Migratetype per pageblock; written under the zone lock, read locklessly on free.
     pub(crate) pageblock_types: GrowableTable<AtomicU8>,
     /// What watermark checks read without the lock, published once per lock hold.
@@ -41,6 +44,7 @@ pub(crate) fn pageblock_slots(start_pfn: Pfn, end_pfn: Pfn) -> usize {
 pub(crate) struct ZoneGrowth {
     new_end: Pfn,
     frames: MetaSlice<Frame>,
+    links: MetaSlice<FrameLinks>,
     types: MetaSlice<AtomicU8>,
     free: Option<MetaSlice<core::sync::atomic::AtomicU16>>,
     buckets: Option<BucketSlots>,
@@ -71,6 +75,7 @@ impl ZoneMem {
         let spanned = end_pfn - start_pfn;
         assert!(spanned < u32::MAX as u64, "zone spans more frames than 32-bit links can name");
         let frames = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| Frame::hole())?;
+        let links = MetaSlice::new(spanned as usize, arena.as_deref_mut(), |_| FrameLinks::unlinked())?;
         let pageblocks = pageblock_slots(start_pfn, end_pfn);
         let pageblock_types = MetaSlice::new(pageblocks, arena, |_| AtomicU8::new(MigrateType::Movable as u8))?;
         Ok(ZoneMem {
@@ -78,6 +83,7 @@ impl ZoneMem {
             start_pfn,
             end_pfn: AtomicU64::new(end_pfn),
             frames: GrowableTable::new(frames),
+            links: GrowableTable::new(links),
             pageblock_types: GrowableTable::new(pageblock_types),
             summary: CacheAligned::default(),
             pageblock_free: PageblockFree::default(),
@@ -114,16 +120,17 @@ impl ZoneMem {
     /// Bytes the records of a growth of the span to `new_end` take (frames, pageblock
     /// types, and the fullness tracking if on), alignment included, for callers placing them.
     pub(crate) fn growth_bytes(&self, new_end: Pfn) -> u64 {
-        let frames = (new_end - self.end_pfn()) * core::mem::size_of::<Frame>() as u64;
+        let frames = (new_end - self.end_pfn()) * crate::frame::FRAME_METADATA_BYTES as u64;
         let slots = (pageblock_slots(self.start_pfn, new_end) - self.pageblock_types.len()) as u64;
         let tracked = self.pageblock_free.is_tracked();
         let slot_bytes = 1 + if tracked { PageblockFree::BYTES_PER_SLOT } else { 0 };
         // The fullness buckets' directories live under the zone lock; the caller adds them.
         let directories = self.frames.directory_bytes()
+            + self.links.directory_bytes()
             + self.pageblock_types.directory_bytes()
             + if tracked { self.pageblock_free.directory_bytes() } else { 0 };
-        // Up to 7 tables and 7 directories, each padded to its alignment (at most 8 bytes).
-        frames + slots * slot_bytes + directories + 14 * 8
+        // Up to 8 tables and 8 directories, each padded to its alignment (at most 8 bytes).
+        frames + slots * slot_bytes + directories + 16 * 8
     }
 
     /// The records a growth of the span to `new_end` adds: hole frames (each
@@ -145,6 +152,7 @@ impl ZoneMem {
         let slots = pageblock_slots(self.start_pfn, new_end) - self.pageblock_types.len();
         let tracked = self.pageblock_free.is_tracked();
         self.frames.reserve(arena.as_deref_mut())?;
+        self.links.reserve(arena.as_deref_mut())?;
         self.pageblock_types.reserve(arena.as_deref_mut())?;
         if tracked {
             self.pageblock_free.reserve(arena.as_deref_mut())?;
@@ -152,6 +160,7 @@ impl ZoneMem {
         Ok(ZoneGrowth {
             new_end,
             frames: MetaSlice::new((new_end - end) as usize, arena.as_deref_mut(), |_| Frame::hole())?,
+            links: MetaSlice::new((new_end - end) as usize, arena.as_deref_mut(), |_| FrameLinks::unlinked())?,
             types: MetaSlice::new(slots, arena.as_deref_mut(), |_| AtomicU8::new(MigrateType::Movable as u8))?,
             free: tracked.then(|| PageblockFree::extension(slots, arena.as_deref_mut())).transpose()?,
             buckets: tracked.then(|| BucketSlots::new(slots, arena)).transpose()?,
@@ -165,6 +174,7 @@ impl ZoneMem {
         assert_eq!(self.frames.len() as u64, self.end_pfn() - self.start_pfn, "frames cover the span");
         let exhausted = "growths were counted when the growth was prepared";
         self.frames.grow(growth.frames).expect(exhausted);
+        self.links.grow(growth.links).expect(exhausted);
         self.pageblock_types.grow(growth.types).expect(exhausted);
         if let Some(free) = growth.free {
             self.pageblock_free.grow(free).expect(exhausted);

@@ -6,7 +6,10 @@ use core::mem::{align_of, size_of};
 
 use super::{Node, PageAllocator};
 use crate::builder::AllocatorBuilder;
-use crate::frame::Frame;
+use crate::frame::{Frame, FrameLinks, FRAME_METADATA_BYTES};
+
+/// Bytes a zone's two frame tables (state words, links) may lose to alignment.
+const FRAME_TABLES_ALIGN_BYTES: u64 = (align_of::<Frame>() + align_of::<FrameLinks>()) as u64;
 use crate::pcp::PcpSlot;
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
@@ -101,7 +104,7 @@ impl<P: Platform> PageAllocator<P> {
         let cpus = (if nr_cpus > 0 { nr_cpus } else { 1 }) as u64;
         // A zone's pageblock tables hold its span's pageblocks and up to two partial ones.
         let pageblocks = spanned_frames / PAGEBLOCK_PAGES + 2 * zones;
-        let frames = spanned_frames * size_of::<Frame>() as u64 + zones * align_of::<Frame>() as u64;
+        let frames = spanned_frames * FRAME_METADATA_BYTES as u64 + zones * FRAME_TABLES_ALIGN_BYTES;
         let pageblock_tables = pageblocks * (1 + FULLNESS_BYTES_PER_PAGEBLOCK) + zones * FULLNESS_ALIGN_BYTES;
         let per_zone = (align_of::<PcpSlot<P>>() + size_of::<Zone<P>>()) as u64
             + cpus * size_of::<PcpSlot<P>>() as u64
@@ -179,7 +182,7 @@ fn add_zone<P: Platform>(
     let fullest_first = builder.policy.frag.beyond_linux.fullest_first;
     parts.spanned_frames += spanned;
     // Placed in caller memory, each table may start up to its alignment less one byte late.
-    parts.frame_records += spanned * size_of::<crate::frame::Frame>() as u64 + align_of::<crate::frame::Frame>() as u64;
+    parts.frame_records += spanned * FRAME_METADATA_BYTES as u64 + FRAME_TABLES_ALIGN_BYTES;
     parts.pageblock_types += pageblocks;
     if fullest_first {
         parts.pageblock_fullness += pageblocks * FULLNESS_BYTES_PER_PAGEBLOCK + FULLNESS_ALIGN_BYTES;

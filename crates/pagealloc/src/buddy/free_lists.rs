@@ -42,9 +42,9 @@ impl<P: Platform> LockedZone<'_, P> {
         let records = self.mem.records(self.platform);
         let list = &mut self.area.lists[order as usize][migratetype.index()];
         if to_tail {
-            list.push_tail(&self.mem.frames.view(), index, OwnRecord::Charge, &records);
+            list.push_tail(&self.mem.links.view(), index, OwnRecord::Charge, &records);
         } else {
-            list.push_head(&self.mem.frames.view(), index, OwnRecord::Charge, &records);
+            list.push_head(&self.mem.links.view(), index, OwnRecord::Charge, &records);
         }
         self.area.nr_free[order as usize][migratetype.index()] += 1;
         self.area.free_pages += 1 << order;
@@ -73,7 +73,7 @@ impl<P: Platform> LockedZone<'_, P> {
         debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
         let records = self.mem.records(self.platform);
         self.area.lists[order as usize][migratetype.index()].remove(
-            &self.mem.frames.view(),
+            &self.mem.links.view(),
             index,
             OwnRecord::Charge,
             &records,

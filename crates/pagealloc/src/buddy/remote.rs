@@ -23,11 +23,11 @@ impl<P: Platform> LockedZone<'_, P> {
         let mut pages = 0u32;
         while index != NIL {
             records.touch(index, true);
-            let frame = &self.mem.frames[index as usize];
-            let next = frame.next.load(Relaxed);
-            frame.next.store(NIL, Relaxed);
-            frame.prev.store(NIL, Relaxed);
-            let (pfn, order) = (self.mem.pfn(index), frame.info().order());
+            let links = &self.mem.links[index as usize];
+            let next = links.next.load(Relaxed);
+            links.next.store(NIL, Relaxed);
+            links.prev.store(NIL, Relaxed);
+            let (pfn, order) = (self.mem.pfn(index), self.mem.frames[index as usize].info().order());
             self.drain_into_run(&mut run, pfn, order);
             pages += 1 << order;
             index = next;

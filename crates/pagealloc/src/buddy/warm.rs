@@ -16,7 +16,7 @@ use crate::zone_mem::ZoneMem;
 /// every index is bounds-checked, and nothing is written. Cost: one load per buddy and per
 /// neighbour, which the merge under the lock then finds cached.
 pub(crate) fn warm_merge(mem: &ZoneMem, records: &impl RecordCost, mut pfn: Pfn, mut order: u8) {
-    let frames = mem.frames.view();
+    let (frames, links) = (mem.frames.view(), mem.links.view());
     while order < MAX_ORDER {
         let buddy_pfn = pfn ^ (1 << order);
         if !mem.contains(buddy_pfn) {
@@ -24,14 +24,14 @@ pub(crate) fn warm_merge(mem: &ZoneMem, records: &impl RecordCost, mut pfn: Pfn,
         }
         let index = mem.index(buddy_pfn);
         records.touch(index, false);
-        let buddy = &frames[index as usize];
-        if !buddy.info().is_free_head_of_order(order) {
+        if !frames[index as usize].info().is_free_head_of_order(order) {
             return;
         }
+        let buddy = &links[index as usize];
         for link in [buddy.next.load(Relaxed), buddy.prev.load(Relaxed)] {
-            if (link as usize) < frames.len() {
+            if (link as usize) < links.len() {
                 records.touch(link, false);
-                core::hint::black_box(frames[link as usize].next.load(Relaxed));
+                core::hint::black_box(links[link as usize].next.load(Relaxed));
             }
         }
         pfn &= buddy_pfn;

@@ -28,7 +28,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
             }
             pages += 1 << info.order();
             blocks += 1;
-            index = mem.frames[index as usize].next.load(Relaxed);
+            index = mem.links[index as usize].next.load(Relaxed);
         }
         let counted = remote.pending_pages();
         if pages != u64::from(counted) {

@@ -132,7 +132,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
             for migratetype in MigrateType::ALL {
                 let list = self.area.lists[order][migratetype.index()];
                 let mut blocks = 0u64;
-                for index in list.iter(&mem.frames, bound) {
+                for index in list.iter(&mem.links, bound) {
                     self.check_free_block(index, order, migratetype)?;
                     blocks += 1;
                     free_pages += 1 << order;
@@ -198,7 +198,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
         let (mut pages, mut thp_pages) = (0u64, 0u64);
         for list_index in 0..NR_PCP_LISTS {
             let order = pindex_order(list_index);
-            for index in pcp.lists[list_index].iter(&mem.frames, mem.frames.len()) {
+            for index in pcp.lists[list_index].iter(&mem.links, mem.links.len()) {
                 let pfn = mem.pfn(index);
                 let info = mem.frames[index as usize].info();
                 let expected_list = pindex(order, info.migratetype(), thp_lists.max(1));
@@ -225,7 +225,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 .fail(None, alloc::format!("cpu {cpu}: pageset lists hold {pages} pages, count {}", pcp.count_pages));
         }
         let mut bound_pages = 0u64;
-        for index in pcp.buddy_bound.iter(&mem.frames, mem.frames.len()) {
+        for index in pcp.buddy_bound.iter(&mem.links, mem.links.len()) {
             let info = mem.frames[index as usize].info();
             if info.state() != FrameState::PcpHead || !self.mark_listed(index) {
                 return self.fail(Some(mem.pfn(index)), alloc::format!("cpu {cpu}: buddy-bound list holds {info:?}"));

@@ -28,7 +28,7 @@ pub(crate) fn pcp_free_buddy_bound<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn,
     let Some(mut pcp) = slot.pageset.try_lock(zone.platform) else { return false };
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.buddy_bound.push_head(&mem.frames.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
+    pcp.buddy_bound.push_head(&mem.links.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
     pcp.buddy_bound_pages += 1 << order;
     pcp.stats.count_free(1 << order, zone.platform);
     if pcp.buddy_bound_pages >= FLUSH_PAGES.min(pcp.batch_pages) {
@@ -53,7 +53,7 @@ const FLUSH_PAGES: u32 = 8;
 fn warm_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &PerCpuPages) {
     let mem = zone.mem();
     let (frames, records) = (mem.frames.view(), mem.records(zone.platform));
-    for index in pcp.buddy_bound.iter(&frames, FLUSH_PAGES as usize) {
+    for index in pcp.buddy_bound.iter(&mem.links.view(), FLUSH_PAGES as usize) {
         crate::buddy::warm_merge(mem, &records, mem.pfn(index), frames[index as usize].info().order());
     }
 }
@@ -68,7 +68,7 @@ fn hand_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut PerCpuPages) 
     let pages = core::mem::take(&mut pcp.buddy_bound_pages);
     pcp.counters.drained_pages[super::DrainCause::High as usize] += u64::from(pages);
     zone.platform.touch_shared(SharedLine::RemoteFrees(zone.mem.zone_index), true);
-    let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.mem().frames);
+    let pending = zone.core.remote_frees.push(Chain { head, tail, pages }, &zone.mem().links);
     if u64::from(pending) >= pending_bound(zone, pcp) {
         drop(zone.lock());
     }
@@ -94,7 +94,7 @@ pub(crate) fn flush_buddy_bound<P: Platform>(zone: BuddyZone<'_, P>, pcp: &mut P
     let records = mem.records(zone.platform);
     let mut locked = zone.lock();
     let mut run = PendingRun::new(policy.drain.beyond_linux.coalesce_runs);
-    while let Some(index) = pcp.buddy_bound.pop_head(&mem.frames.view(), OwnRecord::Charge, &records) {
+    while let Some(index) = pcp.buddy_bound.pop_head(&mem.links.view(), OwnRecord::Charge, &records) {
         let (pfn, order) = (mem.pfn(index), mem.frames[index as usize].info().order());
         locked.drain_into_run(&mut run, pfn, order);
     }

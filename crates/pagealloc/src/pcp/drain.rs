@@ -30,15 +30,15 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
     }
     let before = pcp.count_pages;
     let (mem, records) = (zone.mem(), zone.mem().records(zone.platform));
-    let frames = &mem.frames.view();
+    let (frames, links) = (&mem.frames.view(), &mem.links.view());
     if policy.drain.two_pass {
         // Pass 1 under the PCP lock only: unlink into a private list (the frames keep their
         // PCP state, which records the order), prefetching buddies.
         let mut collected = FrameList::EMPTY;
         let mut prefetch_left = pcp.batch_pages;
-        select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
+        select_blocks(pcp, count as i64, (start_pindex, lists), policy, links, &records, |index, order| {
             // The unlink just wrote the block's own record.
-            collected.push_tail(frames, index, OwnRecord::AlreadyWritten, &records);
+            collected.push_tail(links, index, OwnRecord::AlreadyWritten, &records);
             if prefetch_left > 0 {
                 prefetch_buddy(frames.len(), &records, index, order, policy.drain.prefetch_correct_buddy);
                 prefetch_left -= 1;
@@ -46,7 +46,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
         });
         // Pass 2 under the zone lock.
         let mut locked = zone.lock();
-        while let Some(index) = collected.pop_head(frames, OwnRecord::AlreadyWritten, &records) {
+        while let Some(index) = collected.pop_head(links, OwnRecord::AlreadyWritten, &records) {
             let info = frames[index as usize].info();
             debug_assert_eq!(info.state(), FrameState::PcpHead);
             let pfn = mem.pfn(index);
@@ -56,7 +56,7 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
     } else {
         let mut locked = zone.lock();
         let mut run = PendingRun::new(policy.drain.beyond_linux.coalesce_runs);
-        select_blocks(pcp, count as i64, (start_pindex, lists), policy, frames, &records, |index, order| {
+        select_blocks(pcp, count as i64, (start_pindex, lists), policy, links, &records, |index, order| {
             locked.drain_into_run(&mut run, mem.pfn(index), order);
         });
         locked.release_run(&mut run);

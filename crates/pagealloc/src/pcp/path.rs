@@ -73,7 +73,7 @@ fn rmqueue_bulk<P: Platform>(
         let head = FrameInfo::new(FrameState::PcpHead, request.order, request.migratetype);
         mem.frames[index as usize].change(&[FrameState::Interior], head);
         // The take just wrote the block's record.
-        list.push_tail(&mem.frames.view(), index, OwnRecord::AlreadyWritten, &records);
+        list.push_tail(&mem.links.view(), index, OwnRecord::AlreadyWritten, &records);
     })
 }
 
@@ -130,7 +130,7 @@ pub(crate) fn pcp_alloc<P: Platform>(
         pcp.counters.alloc_hits += 1;
     }
     let mem = zone.mem();
-    let index = pcp.lists[list_index].pop_head(&mem.frames.view(), OwnRecord::Charge, &mem.records(zone.platform))?;
+    let index = pcp.lists[list_index].pop_head(&mem.links.view(), OwnRecord::Charge, &mem.records(zone.platform))?;
     debug_assert!(pcp.count_pages >= 1 << order, "pageset count {} below a listed block", pcp.count_pages);
     debug_assert_eq!(mem.frames[index as usize].info().order(), order, "block on the wrong order's list");
     pcp.count_pages -= 1 << order;
@@ -163,7 +163,7 @@ pub(crate) fn pcp_free<P: Platform>(call: &PcpCall<'_, P>, pfn: Pfn, pageblock: 
     let list_index = pindex(order, pcp_type, policy.thp_lists);
     let index = mem.index(pfn);
     mem.frames[index as usize].change(&[FrameState::Interior], FrameInfo::new(FrameState::PcpHead, order, pcp_type));
-    pcp.lists[list_index].push_head(&mem.frames.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
+    pcp.lists[list_index].push_head(&mem.links.view(), index, OwnRecord::Charge, &mem.records(zone.platform));
     pcp.count_pages += 1 << order;
     pcp.thp_pages += thp_part(1 << order, order);
     pcp.note_peak();

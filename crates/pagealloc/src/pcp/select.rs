@@ -42,7 +42,7 @@ pub(super) fn select_blocks(
     mut count: i64,
     (start_pindex, lists): (usize, DrainLists),
     policy: &PcpPolicy,
-    frames: &crate::growable::GrowableView<crate::frame::Frame>,
+    links: &crate::growable::GrowableView<crate::frame::FrameLinks>,
     records: &impl RecordCost,
     mut take: impl FnMut(u32, u8),
 ) {
@@ -82,7 +82,7 @@ pub(super) fn select_blocks(
         }
         let order = pindex_order(pindex);
         let pages = 1i64 << order;
-        while let Some(index) = pcp.lists[pindex].pop_tail(frames, OwnRecord::Charge, records) {
+        while let Some(index) = pcp.lists[pindex].pop_tail(links, OwnRecord::Charge, records) {
             pcp.count_pages -= pages as u32;
             pcp.thp_pages -= thp_part(pages as u32, order);
             count -= pages;
