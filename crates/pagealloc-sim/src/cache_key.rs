@@ -27,7 +27,11 @@ pub enum KeyKind {
 
 const LINE_TAG: u64 = 1 << 63;
 const FRAME_META_KIND: u64 = 3;
-/// Kinds of line, each a row per zone (the largest kind number is 12).
+/// Frames' state words to a 64-byte line: each word is a `pagealloc::frame::Frame`.
+const WORDS_PER_LINE: u32 = (64 / core::mem::size_of::<pagealloc::frame::Frame>()) as u32;
+/// Pageblocks' free and parked counts (one `u32` each) to a 64-byte line.
+const COUNTS_PER_LINE: u32 = 16;
+/// Kinds of line, each a row per zone (the largest kind number is 14).
 const KINDS: usize = 16;
 
 impl CacheKey {
@@ -49,6 +53,8 @@ impl CacheKey {
             SharedLine::GlobalNumaCounters => (10, 0, 0),
             SharedLine::LruHead { node, list } => (11, node, u32::from(list)),
             SharedLine::RemoteFrees(zone) => (12, zone, 0),
+            SharedLine::FrameWord { zone, frame } => (13, zone, frame / WORDS_PER_LINE),
+            SharedLine::PageblockCounts { zone, pageblock } => (14, zone, pageblock / COUNTS_PER_LINE),
         };
         CacheKey(LINE_TAG | kind << 56 | (zone as u64) << 32 | number as u64)
     }

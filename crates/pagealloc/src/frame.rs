@@ -40,6 +40,10 @@ pub enum FrameState {
     /// Not present: a hole of the span (memory not yet added) or memory taken offline.
     /// Only holes become memory by hot-plug.
     Hole = 5,
+    /// Head of a freed block parked in its pageblock (beyond Linux,
+    /// `FragBeyondLinux::parked_frees`): free, on no list, counted by its pageblock's parked
+    /// pages, and given to the buddy when its pageblock is wholly free or memory is wanted.
+    Parked = 6,
 }
 
 impl FrameState {
@@ -50,6 +54,7 @@ impl FrameState {
             2 => FrameState::AllocHead,
             3 => FrameState::PcpHead,
             4 => FrameState::Reserved,
+            6 => FrameState::Parked,
             _ => FrameState::Hole,
         }
     }
@@ -277,7 +282,10 @@ pub struct FrameLinks {
 
 impl core::fmt::Debug for FrameLinks {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("FrameLinks").field("next", &self.next.load(Relaxed)).field("prev", &self.prev.load(Relaxed)).finish()
+        f.debug_struct("FrameLinks")
+            .field("next", &self.next.load(Relaxed))
+            .field("prev", &self.prev.load(Relaxed))
+            .finish()
     }
 }
 
@@ -295,7 +303,7 @@ pub type Frame = FrameWord<AtomicU32>;
 pub const FRAME_METADATA_BYTES: usize = core::mem::size_of::<FrameLinks>() + core::mem::size_of::<Frame>();
 const _: () = assert!(FRAME_METADATA_BYTES <= 12);
 const _: () = assert!(MAX_ORDER as u32 <= FrameInfo::ORDER_MASK);
-const _: () = assert!((FrameState::Hole as u32) < 1 << FrameInfo::STATE_BITS);
+const _: () = assert!((FrameState::Parked as u32) < 1 << FrameInfo::STATE_BITS);
 
 impl Frame {
     /// A frame of a span before the build or a growth says what it is: a hole.
@@ -323,6 +331,7 @@ mod tests {
             FrameState::PcpHead,
             FrameState::Reserved,
             FrameState::Hole,
+            FrameState::Parked,
         ] {
             for order in 0..=MAX_ORDER {
                 for migratetype in MigrateType::ALL {

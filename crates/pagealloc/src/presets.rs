@@ -217,7 +217,11 @@ pub const PAGEALLOC: Policy = Policy {
     },
     vmstat: VmstatPolicy::MAINLINE,
     lru: LruConfig::MAINLINE,
-    frag: FragPolicy { beyond_linux: FULLEST_FIRST, merge_likely_to_tail: false, ..FragPolicy::MAINLINE },
+    frag: FragPolicy {
+        beyond_linux: FragBeyondLinux { parked_frees: true, ..FULLEST_FIRST },
+        merge_likely_to_tail: false,
+        ..FragPolicy::MAINLINE
+    },
     arenas: ArenaRule::PerCpu,
 };
 
@@ -295,7 +299,7 @@ pub const PRESETS: &[Preset] = &[
         aliases: &["embedder"],
         summary: "beyond Linux, the default for embedders: mainline with fullest-first placement, \
                   pageblock-order refills and drains of 256 batches, per-CPU arenas, coalesced drains, \
-                  remote frees handed to the arena's owner",
+                  remote frees handed to the arena's owner, frees parked in their pageblocks",
         policy: PAGEALLOC,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),

@@ -1,7 +1,9 @@
 //! A zone's memory as data: its frames' state words and links, the pageblock types and the lockless summary
 //! of its free area. No locks here; the layers above say which lock covers which write.
 
-use core::sync::atomic::{AtomicI64, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use core::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 
 use crate::error::GrowError;
 use crate::frame::{Frame, FrameLinks, FrameState};
@@ -30,8 +32,13 @@ pub struct ZoneMem {
     pub(crate) pageblock_types: GrowableTable<AtomicU8>,
     /// What watermark checks read without the lock, published once per lock hold.
     pub(crate) summary: CacheAligned<FreeSummary>,
-    /// Free pages per pageblock, tracked for fullest-first placement only (empty otherwise).
+    /// Free and parked pages per pageblock, tracked for fullest-first placement only
+    /// (empty otherwise).
     pub(crate) pageblock_free: PageblockFree,
+    /// Some pageblock may hold parked pages (`FragBeyondLinux::parked_frees`): set by the
+    /// park that makes a pageblock's parked count non-zero, cleared by a collection of the
+    /// zone before it looks, so a collection that finds it clear has nothing to take.
+    pub(crate) parked_hint: AtomicBool,
 }
 
 /// Pageblock slots a span `[start, end)` touches (partial pageblocks at either edge count).
@@ -46,7 +53,7 @@ pub(crate) struct ZoneGrowth {
     frames: MetaSlice<Frame>,
     links: MetaSlice<FrameLinks>,
     types: MetaSlice<AtomicU8>,
-    free: Option<MetaSlice<core::sync::atomic::AtomicU16>>,
+    free: Option<MetaSlice<crate::fullness::PageblockWord<core::sync::atomic::AtomicU32>>>,
     buckets: Option<BucketSlots>,
 }
 
@@ -87,6 +94,7 @@ impl ZoneMem {
             pageblock_types: GrowableTable::new(pageblock_types),
             summary: CacheAligned::default(),
             pageblock_free: PageblockFree::default(),
+            parked_hint: AtomicBool::new(false),
         })
     }
 
@@ -294,7 +302,7 @@ mod tests {
             let info = mem.frame(pfn).info();
             match info.state() {
                 FrameState::FreeHead => return Some(pfn),
-                FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::AllocHead | FrameState::PcpHead | FrameState::Parked => pfn += 1 << info.order(),
                 FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }

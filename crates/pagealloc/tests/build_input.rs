@@ -222,6 +222,8 @@ fn switches_that_do_nothing_are_refused_and_every_preset_builds() {
     handed_without_arenas.arenas = pagealloc::policy::ArenaRule::PerNode;
     let mut threshold_without_fullest = mainline;
     threshold_without_fullest.frag.beyond_linux.buddy_bound_free_pages = 64;
+    let mut parked_without_fullest = mainline;
+    parked_without_fullest.frag.beyond_linux.parked_frees = true;
     let cases = [
         ("drain.coalesce_runs", coalesce_two_pass),
         ("free_high_capped", capped_without_free_high),
@@ -229,6 +231,7 @@ fn switches_that_do_nothing_are_refused_and_every_preset_builds() {
         ("drain.warm_merges", warm_without_list),
         ("drain.hand_remote_frees", handed_without_arenas),
         ("frag.buddy_bound_free_pages", threshold_without_fullest),
+        ("frag.parked_frees", parked_without_fullest),
     ];
     for (switch, policy) in cases {
         let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 1 << 16).policy(policy);

@@ -15,6 +15,8 @@ const CPUS: usize = 2;
 fn allocator(coalesce_runs: bool) -> TestAllocator {
     let mut policy: Policy = preset("pagealloc");
     policy.pcp.drain.beyond_linux.coalesce_runs = coalesce_runs;
+    // Frees that park reach the buddy without a drain: these runs are the pagesets'.
+    policy.frag.beyond_linux.parked_frees = false;
     // 64 MiB: small enough for a quick test, larger than a pageset so drains happen.
     one_normal_zone(1 << 14, policy, CPUS)
 }
@@ -138,6 +140,8 @@ fn a_run_over_two_pageblocks_of_different_types_is_released_a_pageblock_at_a_tim
     let run = |coalesce_runs: bool| {
         let mut policy = preset("mainline");
         policy.pcp.drain.beyond_linux.coalesce_runs = coalesce_runs;
+        // Frees that park reach the buddy without a drain: these runs are the pagesets'.
+        policy.frag.beyond_linux.parked_frees = false;
         // The frees stay in the pageset (no free_high drains), and an explicit drain empties
         // it in one hold.
         (policy.pcp.free_high, policy.pcp.free_high_capped) = (FreeHighRule::Off, false);

@@ -1,5 +1,6 @@
 //! Loom models of the real frame-word code (`FrameWord`, which every frame's state change
-//! goes through), run on loom's atomics: two frees racing for one block, and the hand-off
+//! goes through), and of a pageblock's counts (`PageblockWord`), run on loom's atomics: two
+//! frees racing for one block, parked or not, a collection racing a park, and the hand-off
 //! of a block's contents from the allocating thread to the one that frees it. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p pagealloc --test loom_frames --release`.
 
@@ -9,6 +10,7 @@ use loom::cell::UnsafeCell;
 use loom::sync::atomic::AtomicU32;
 use loom::sync::Arc;
 use pagealloc::frame::{FrameInfo, FrameState, FrameWord};
+use pagealloc::fullness::PageblockWord;
 use pagealloc::MigrateType;
 
 /// The free's claim: one compare-and-swap from the block's allocated head word to interior,
@@ -59,4 +61,55 @@ fn a_claimed_block_sees_what_was_written_before_it_was_handed_out() {
         allocator.join().unwrap();
     });
     assert!(CLAIMED.load(std::sync::atomic::Ordering::Relaxed) > 0, "no execution claimed the block");
+}
+
+/// A parked free (`FragBeyondLinux::parked_frees`) as `Zone::park` makes it: the claim,
+/// the word parked, the pageblock's parked count added.
+fn park(word: &FrameWord<AtomicU32>, counts: &PageblockWord<AtomicU32>, head: FrameInfo) -> bool {
+    if !claim(word, head) {
+        return false;
+    }
+    word.change(&[FrameState::Interior], FrameInfo::new(FrameState::Parked, head.order(), MigrateType::Unmovable));
+    counts.park(1 << head.order());
+    true
+}
+
+/// Two threads free the same order-1 block at once, parking it: exactly one parks it,
+/// and the pageblock counts its two pages once.
+#[test]
+fn racing_parked_frees_count_the_block_once() {
+    loom::model(|| {
+        let head = FrameInfo::new(FrameState::AllocHead, 1, MigrateType::Movable);
+        let shared = Arc::new((FrameWord::<AtomicU32>::new(head), PageblockWord::<AtomicU32>::new()));
+        let other = shared.clone();
+        let racer = loom::thread::spawn(move || park(&other.0, &other.1, head));
+        let mine = park(&shared.0, &shared.1, head);
+        let theirs = racer.join().unwrap();
+        assert!(mine ^ theirs, "parks: {mine} {theirs}");
+        assert_eq!(shared.0.info().state(), FrameState::Parked);
+        assert_eq!((shared.1.parked_pages(), shared.1.free_pages()), (2, 0));
+    });
+}
+
+/// A collection (under the zone lock) runs while a free parks a block: it takes the block
+/// if it finds the word parked, perhaps before the park counted it. Either way the count
+/// ends matching the word: 0 and interior if collected, the block's pages and parked if not.
+#[test]
+fn a_collection_racing_a_park_leaves_the_count_matching_the_word() {
+    loom::model(|| {
+        let head = FrameInfo::new(FrameState::AllocHead, 0, MigrateType::Movable);
+        let shared = Arc::new((FrameWord::<AtomicU32>::new(head), PageblockWord::<AtomicU32>::new()));
+        shared.1.set_free_pages(7);
+        let other = shared.clone();
+        let freer = loom::thread::spawn(move || assert!(park(&other.0, &other.1, head)));
+        let collected = shared.0.info().state() == FrameState::Parked;
+        if collected {
+            shared.0.change(&[FrameState::Parked], FrameInfo::INTERIOR);
+            shared.1.unpark(1);
+        }
+        freer.join().unwrap();
+        let (state, parked) = (shared.0.info().state(), shared.1.parked_pages());
+        assert_eq!((state, parked), if collected { (FrameState::Interior, 0) } else { (FrameState::Parked, 1) });
+        assert_eq!(shared.1.free_pages(), 7, "a park never touches the free half");
+    });
 }

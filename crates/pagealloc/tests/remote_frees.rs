@@ -20,6 +20,8 @@ fn build_with(hand_remote_frees: bool, reclaim: Option<Arc<OldestFirstCache>>) -
     let mut policy = preset("pagealloc");
     assert!(policy.pcp.drain.beyond_linux.hand_remote_frees, "the preset hands remote frees over");
     policy.pcp.drain.beyond_linux.hand_remote_frees = hand_remote_frees;
+    // Frees into another arena park there unless parking is off: these tests hand them over.
+    policy.frag.beyond_linux.parked_frees = false;
     let mut allocator = one_normal_zone(4 * MIN_ARENA_PAGES, policy, 2);
     if let Some(client) = reclaim {
         allocator.set_reclaim(client);

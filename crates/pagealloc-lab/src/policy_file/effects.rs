@@ -54,6 +54,13 @@ const RULES: &[Needs] = &[
         }),
         because: "it belongs to fullest-first placement, and frag.fullest_first is false",
     },
+    Needs {
+        key: "frag.parked_frees",
+        except: &[],
+        acts: |policy| policy.frag.beyond_linux.fullest_first,
+        neutral: Some(|policy| !policy.frag.beyond_linux.parked_frees),
+        because: "parked pages are counted with fullest-first's, and frag.fullest_first is false",
+    },
 ];
 
 /// Refuses a set that changes a switch (from `base`) which does nothing in `policy`.

@@ -166,6 +166,7 @@ pub const SWITCHES: &[Switch] = &[
         1..=512,
         "1 to 512 pages (a pageblock)"
     ),
+    flag!("frag.parked_frees", frag.beyond_linux.parked_frees),
     flag!("frag.boost_reclaim_shrinks_slab", frag.boost_reclaim_shrinks_slab),
     flag!("frag.noretry_gives_up_when_skipped", frag.noretry_gives_up_when_skipped),
     flag!("frag.merge_likely_to_tail", frag.merge_likely_to_tail),

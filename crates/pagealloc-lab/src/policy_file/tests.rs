@@ -79,6 +79,7 @@ fn a_switch_changed_where_it_does_nothing_is_refused() {
     assert!(refused("vanilla-5.17", &["pcp.free_high_capped=true"]).contains("pcp.free_high is off"));
     assert!(refused("revert-highpcp", &["pcp.thp_batch_shift=3"]).contains("pcp.thp_lists is 0"));
     assert!(refused("mainline", &["frag.buddy_bound_free_pages=64"]).contains("frag.fullest_first is false"));
+    assert!(refused("mainline", &["frag.parked_frees=true"]).contains("frag.fullest_first is false"));
     // The allocator's rules, beyond the file's: no buddy-bound list to warm, no arena to hand to.
     assert!(refused("mainline", &["pcp.drain.warm_merges=true"]).contains("drain.warm_merges warms"));
     assert!(refused("pagealloc", &["arenas=per-node"]).contains("drain.hand_remote_frees"));
@@ -89,6 +90,8 @@ fn a_switch_changed_where_it_does_nothing_is_refused() {
     };
     assert!(fine("mainline", &["pcp.drain.coalesce_runs=true"]).is_ok());
     assert!(fine("mainline", &["frag.fullest_first=true", "frag.buddy_bound_free_pages=64"]).is_ok());
+    assert!(fine("mainline", &["frag.fullest_first=true", "frag.parked_frees=true"]).is_ok());
+    assert!(fine("pagealloc", &["frag.parked_frees=false"]).is_ok());
     assert!(fine("global-lock", &["pcp.batch_scale_max=5"]).is_ok());
     assert!(fine("global-lock", &["pcp.enabled=true", "pcp.batch_scale_max=2"]).is_ok());
 }

@@ -131,6 +131,11 @@ impl<P: Platform> PageAllocator<P> {
         if let Some(block) = self.get_page_from_freelist(call, zonelist, true) {
             return Ok(block);
         }
+        if self.policy.frag.beyond_linux.parked_frees && self.collect_parked_in(zonelist, call.highest_zone) {
+            if let Some(block) = self.get_page_from_freelist(call, zonelist, false) {
+                return Ok(block);
+            }
+        }
         // Slow path: wake background reclaim on every node the request may use (it runs as
         // the allocator's periodic work, not in this call), then retry at the min watermark
         // with the reserve access the request's priority allows.
@@ -348,7 +353,8 @@ impl<P: Platform> PageAllocator<P> {
         cpu: usize,
         hit: bool,
     ) -> Option<Pfn> {
-        if !self.zone_has_room(zone, block.order, highest_zone, block.flags) {
+        let has_room = || self.zone_has_room(zone, block.order, highest_zone, block.flags);
+        if !(has_room() || self.collect_parked_for_room(zone) && has_room()) {
             return None;
         }
         let pfn = self.rmqueue(zone, cpu, block, hit)?;
@@ -356,6 +362,15 @@ impl<P: Platform> PageAllocator<P> {
             highatomic::reserve_pageblock(zone.buddy(&self.platform), pfn, block.order);
         }
         Some(pfn)
+    }
+
+    /// A zone below its watermark may be holding free pages parked in its pageblocks
+    /// (`FragBeyondLinux::parked_frees`), which the watermark does not count: they all go
+    /// to the buddy. Whether any did.
+    #[cold]
+    #[inline(never)]
+    fn collect_parked_for_room(&self, zone: &Zone<P>) -> bool {
+        self.policy.frag.beyond_linux.parked_frees && zone.buddy(&self.platform).collect_parked()
     }
 
     /// The watermark test of the zonelist walk. With BELOW_HIGH tracking on, a zone passing

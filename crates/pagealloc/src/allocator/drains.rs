@@ -1,7 +1,7 @@
 //! Explicit pageset drains: this CPU's, every CPU's, and one CPU's (mirrors
 //! drain_local_pages(), drain_all_pages(), and drain_pages() as page_alloc_cpu_dead()
-//! calls it: cpu_hotplug.rs); and the releases of frees handed to a zone's owner that a
-//! failing request and kswapd make.
+//! calls it: cpu_hotplug.rs); and the releases of frees handed to a zone's owner, and of
+//! parked frees, that a failing request and kswapd make.
 
 use super::PageAllocator;
 use crate::pcp::{self, DrainCause};
@@ -27,6 +27,7 @@ impl<P: Platform> PageAllocator<P> {
         let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
         for zone in self.zones.iter() {
             zone.buddy(&self.platform).release_handed_over();
+            zone.buddy(&self.platform).collect_parked();
         }
         drained
     }
@@ -40,6 +41,7 @@ impl<P: Platform> PageAllocator<P> {
             .map(|slot| pcp::drain_pcp(zone.buddy(&self.platform), slot, &self.policy.pcp, DrainCause::Explicit) as u64)
             .sum();
         zone.buddy(&self.platform).release_handed_over();
+        zone.buddy(&self.platform).collect_parked();
         drained
     }
 
@@ -53,8 +55,21 @@ impl<P: Platform> PageAllocator<P> {
         let mut released = false;
         for zone in zones.filter(|zone| zone.state().zone_type <= highest_zone) {
             released |= zone.buddy(&self.platform).release_handed_over();
+            released |= zone.buddy(&self.platform).collect_parked();
         }
         released
+    }
+
+    /// Gives the parked frees of the zones of `zonelist` up to `highest_zone` to the buddy
+    /// (`FragBeyondLinux::parked_frees`), for a request whose fast walk failed: before it
+    /// wakes kswapd, since these pages are free already. Whether any came back.
+    pub(super) fn collect_parked_in(&self, zonelist: &[u16], highest_zone: crate::types::ZoneType) -> bool {
+        let zones = zonelist.iter().map(|&index| &self.zones[index as usize]);
+        let mut collected = false;
+        for zone in zones.filter(|zone| zone.state().zone_type <= highest_zone) {
+            collected |= zone.buddy(&self.platform).collect_parked();
+        }
+        collected
     }
 
     /// Releases the frees handed to `node`'s zones, so that kswapd judges the node's
@@ -62,6 +77,7 @@ impl<P: Platform> PageAllocator<P> {
     pub(super) fn release_node_handed_over(&self, node: u16) {
         for zone in self.zones.iter().filter(|zone| zone.state().node == node) {
             zone.buddy(&self.platform).release_handed_over();
+            zone.buddy(&self.platform).collect_parked();
         }
     }
 

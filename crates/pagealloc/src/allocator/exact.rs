@@ -97,7 +97,7 @@ impl<P: Platform> PageAllocator<P> {
                 FrameState::AllocHead => {
                     FreeError::WrongOrder { pfn: page, allocated_order: info.order(), freed_order: 0 }
                 }
-                FrameState::FreeHead | FrameState::PcpHead => FreeError::DoubleFree { pfn: page },
+                FrameState::FreeHead | FrameState::PcpHead | FrameState::Parked => FreeError::DoubleFree { pfn: page },
                 FrameState::Interior => FreeError::NotAllocated { pfn: page },
                 FrameState::Reserved | FrameState::Hole => FreeError::NotManaged { pfn: page },
             };

@@ -8,7 +8,7 @@ use crate::error::FreeError;
 use crate::frame::{FrameInfo, FrameState};
 use crate::pcp;
 use crate::platform::Platform;
-use crate::types::{Pfn, MAX_ORDER};
+use crate::types::{Pfn, MAX_ORDER, PAGEBLOCK_ORDER};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
@@ -147,7 +147,9 @@ impl<P: Platform> PageAllocator<P> {
                 FrameState::AllocHead => {
                     return Err(FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order })
                 }
-                FrameState::FreeHead | FrameState::PcpHead => return Err(Self::free_head_error(pfn, info, generation)),
+                FrameState::FreeHead | FrameState::PcpHead | FrameState::Parked => {
+                    return Err(Self::free_head_error(pfn, info, generation))
+                }
                 FrameState::Interior => return Err(FreeError::NotAllocated { pfn }),
                 FrameState::Reserved | FrameState::Hole => return Err(FreeError::NotManaged { pfn }),
             }
@@ -172,11 +174,15 @@ impl<P: Platform> PageAllocator<P> {
         }
     }
 
-    /// Puts a block this caller has claimed onto its CPU's pageset, or into the buddy.
+    /// Parks a block this caller has claimed in its pageblock, or puts it onto its CPU's
+    /// pageset, or into the buddy.
     #[inline]
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         debug_assert_eq!(zone.mem().frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
         zone.core.sink.page(|| crate::events::PageEvent::Free { pfn, order });
+        if self.policy.frag.beyond_linux.parked_frees && order < PAGEBLOCK_ORDER {
+            return zone.park(&self.platform, pfn, order);
+        }
         if self.policy.pcp.caches_order(order) {
             let cpu = self.platform.current_cpu();
             if let Some(call) = zone.pcp_call(self.zone_call(), &self.policy.pcp, cpu) {

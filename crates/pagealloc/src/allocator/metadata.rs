@@ -151,11 +151,11 @@ impl<P: Platform> PageAllocator<P> {
     }
 }
 
-/// Pageblock fullness (fullest-first placement): a free count (u16), bucket links (2 x
-/// u32) and a bucket (u8) per pageblock, and a search start (u16) per zone's table.
-const FULLNESS_BYTES_PER_PAGEBLOCK: u64 = 2 + 8 + 1 + 2;
+/// Pageblock fullness (fullest-first placement): free and parked counts (u32), bucket links
+/// (2 x u32) and a bucket (u8) per pageblock, and a search start (u16) per zone's table.
+const FULLNESS_BYTES_PER_PAGEBLOCK: u64 = 4 + 8 + 1 + 2;
 /// Each of those tables placed aligned.
-const FULLNESS_ALIGN_BYTES: u64 = 2 + 4 + 4 + 2;
+const FULLNESS_ALIGN_BYTES: u64 = 4 + 4 + 4 + 2;
 /// A per-CPU free-count diff (i16), per zone per CPU and one more for alignment.
 const FREE_DIFF_BYTES: u64 = 2;
 

@@ -129,7 +129,7 @@ impl<P: Platform> PageAllocator<P> {
                     self.migrate_block(client, zone, (pfn, info), whole)?;
                     pfn += 1 << info.order();
                 }
-                FrameState::FreeHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::FreeHead | FrameState::PcpHead | FrameState::Parked => pfn += 1 << info.order(),
                 FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }

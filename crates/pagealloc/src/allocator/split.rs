@@ -102,7 +102,7 @@ impl<P: Platform> PageAllocator<P> {
                 FreeError::StaleBlock { pfn, block_generation: generation, frame_generation: info.generation() }
             }
             FrameState::AllocHead => FreeError::WrongOrder { pfn, allocated_order: info.order(), freed_order: order },
-            FrameState::FreeHead | FrameState::PcpHead => FreeError::DoubleFree { pfn },
+            FrameState::FreeHead | FrameState::PcpHead | FrameState::Parked => FreeError::DoubleFree { pfn },
             FrameState::Interior => FreeError::NotAllocated { pfn },
             FrameState::Reserved | FrameState::Hole => FreeError::NotManaged { pfn },
         }

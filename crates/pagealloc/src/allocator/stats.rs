@@ -35,13 +35,19 @@ impl<P: Platform> PageAllocator<P> {
         self.zones.iter().map(|zone| self.zone_pcp_pages(zone)).sum()
     }
 
-    /// Pages held in one zone's pagesets now, over all CPUs, and those its stack of
-    /// handed-over frees holds: out of the buddy on their way back to it.
+    /// Pages held in one zone's pagesets now, over all CPUs, those its stack of handed-over
+    /// frees holds, and those parked in its pageblocks: out of the buddy on their way back
+    /// to it.
     pub(super) fn zone_pcp_pages(&self, zone: &crate::zone::Zone<P>) -> u64 {
         let held = |slot: &crate::pcp::PcpSlot<P>| {
             slot.inspect(&self.platform, |p| u64::from(p.count_pages() + p.buddy_bound_pages()))
         };
-        zone.pcp.iter().map(held).sum::<u64>() + u64::from(zone.handed_over_pages())
+        zone.pcp.iter().map(held).sum::<u64>() + u64::from(zone.handed_over_pages()) + zone.parked_pages()
+    }
+
+    /// The body of [`crate::Counters::parked_pages`].
+    pub(crate) fn parked_pages(&self) -> u64 {
+        self.zones.iter().map(|zone| zone.parked_pages()).sum()
     }
 
     /// The body of [`crate::Counters::handed_over_pages`].
@@ -100,7 +106,8 @@ impl<P: Platform> PageAllocator<P> {
             .map(|zone| {
                 let cpus: u64 =
                     zone.pcp.iter().map(|slot| slot.inspect(&self.platform, |p| p.stats().pgfree_pages())).sum();
-                zone.state().vmstat.pgfree_unbatched_pages() + cpus
+                // A parked page counts as freed when it leaves for the buddy; until then, here.
+                zone.state().vmstat.pgfree_unbatched_pages() + cpus + zone.parked_pages()
             })
             .sum()
     }

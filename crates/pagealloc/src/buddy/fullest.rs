@@ -11,6 +11,9 @@ use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 /// Pageblocks an order-0 take looks at before it settles for the free lists' order: the
 /// buckets hold all types, and a request of a rarer type skips the others.
 const FULLEST_CANDIDATES: usize = 8;
+/// Looks at the fullest candidates a take makes while parks have left them misfiled; each
+/// look refiles up to [`FULLEST_CANDIDATES`] pageblocks, which stay filed until parked again.
+const REFILE_LOOKS: usize = 32;
 
 impl<P: Platform> LockedZone<'_, P> {
     /// A free block of `order` at `pfn` was added (`added`) or removed: update its
@@ -25,7 +28,7 @@ impl<P: Platform> LockedZone<'_, P> {
             for slot in first..first + (1usize << (order - PAGEBLOCK_ORDER)) {
                 let pages = if added { PAGEBLOCK_PAGES } else { 0 };
                 counts.set(slot, pages);
-                buckets.update(slot, pages);
+                buckets.update(slot, pages + counts.parked(slot));
                 if added {
                     buckets.freed_at(slot, 0);
                 }
@@ -38,7 +41,7 @@ impl<P: Platform> LockedZone<'_, P> {
         let before = counts.get(first);
         let pages = if added { before + (1 << order) } else { before - (1 << order) };
         counts.set(first, pages);
-        buckets.update(first, pages);
+        buckets.update(first, pages + counts.parked(first));
     }
 
     /// A block of `order` at `pfn` was freed and merged into the free block of `merged_order`
@@ -57,7 +60,7 @@ impl<P: Platform> LockedZone<'_, P> {
         let pages = counts.get(slot) + (1 << order);
         debug_assert!(merged_order < PAGEBLOCK_ORDER || pages == PAGEBLOCK_PAGES);
         counts.set(slot, pages);
-        buckets.update(slot, pages);
+        buckets.update(slot, pages + counts.parked(slot));
         buckets.freed_at(slot, merged_pfn.max(self.mem.pageblock_start(slot)) & (PAGEBLOCK_PAGES - 1));
     }
 
@@ -74,7 +77,7 @@ impl<P: Platform> LockedZone<'_, P> {
         let Some(buckets) = self.area.fullness.as_mut() else { return };
         let pages = counts.get(slot) - (1 << order);
         counts.set(slot, pages);
-        buckets.update(slot, pages);
+        buckets.update(slot, pages + counts.parked(slot));
     }
 
     /// Takes order-0 pages of `migratetype` from the fullest partly free pageblock that has
@@ -82,27 +85,83 @@ impl<P: Platform> LockedZone<'_, P> {
     /// `max_pages` (its head, and its order), the rest of the block split back; `None`
     /// leaves the take to the free lists.
     pub(crate) fn take_fullest(&mut self, migratetype: MigrateType, max_pages: u32) -> Option<(Pfn, u8)> {
-        let buckets = self.area.fullness.as_ref()?;
-        let mut found = None;
-        for slot in buckets.fullest(FULLEST_CANDIDATES) {
-            let block_start = self.mem.pageblock_start(slot);
-            let start = block_start.max(self.mem.start_pfn);
-            if self.mem.pageblock_type(start) != migratetype {
-                continue;
-            }
-            let from = (block_start + buckets.scan_from(slot)).max(start);
-            found = self.first_free_in(from, migratetype).map(|found| (slot, found));
-            if found.is_some() {
-                break;
-            }
+        if let Some(taken) = self.take_fullest_listed(migratetype, max_pages) {
+            return Some(taken);
         }
-        let (slot, (pfn, order)) = found?;
+        // No partly free pageblock to take from: before the free lists split a wholly free
+        // one, the parked pages, which lie in partly used pageblocks, come back.
+        if self.collect_parked_for_take() != 0 {
+            return self.take_fullest_listed(migratetype, max_pages);
+        }
+        None
+    }
+
+    /// [`Self::take_fullest`] from the pageblocks the buckets file.
+    fn take_fullest_listed(&mut self, migratetype: MigrateType, max_pages: u32) -> Option<(Pfn, u8)> {
+        let (slot, (pfn, order)) = self.fullest_free_block(migratetype)?;
         if let Some(buckets) = self.area.fullness.as_mut() {
             buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
         }
         let run_order = order.min(max_pages.max(1).ilog2() as u8);
         self.del_and_expand(pfn, run_order, order, migratetype);
         Some((pfn, run_order))
+    }
+
+    /// The first free block of `migratetype` in the fullest candidate pageblock that has
+    /// one, with the pageblock's slot. Buckets file pageblocks by free and parked pages,
+    /// and a park moves no bucket: a candidate whose parked pages file it emptier now is
+    /// refiled and passed over (then the walk looks again, until a look refiles none or
+    /// [`REFILE_LOOKS`] have); one still filed right
+    /// gives its parked pages to the buddy first, so they are handed out before its free
+    /// blocks split.
+    fn fullest_free_block(&mut self, migratetype: MigrateType) -> Option<(usize, (Pfn, u8))> {
+        for _ in 0..REFILE_LOOKS {
+            let mut candidates = [0usize; FULLEST_CANDIDATES];
+            let mut listed = 0;
+            for slot in self.area.fullness.as_ref()?.fullest(FULLEST_CANDIDATES) {
+                candidates[listed] = slot;
+                listed += 1;
+            }
+            let mut refiled = false;
+            for &slot in &candidates[..listed] {
+                let parked = self.mem.pageblock_free.parked(slot);
+                if parked != 0 && self.refile_parked(slot, parked) {
+                    refiled = true;
+                    continue;
+                }
+                let block_start = self.mem.pageblock_start(slot);
+                let start = block_start.max(self.mem.start_pfn);
+                if self.mem.pageblock_type(start) != migratetype {
+                    continue;
+                }
+                if parked != 0 {
+                    self.collect_parked_pageblock(slot);
+                }
+                let from = (block_start + self.area.fullness.as_ref()?.scan_from(slot)).max(start);
+                if let Some(found) = self.first_free_in(from, migratetype) {
+                    return Some((slot, found));
+                }
+            }
+            if !refiled {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Files pageblock `slot`, with `parked` pages parked, by its free and parked pages;
+    /// whether it moved. One left wholly free and parked gives them to the buddy, where it
+    /// merges whole.
+    fn refile_parked(&mut self, slot: usize, parked: u64) -> bool {
+        let pages = self.mem.pageblock_free.get(slot) + parked;
+        if pages >= PAGEBLOCK_PAGES {
+            self.collect_parked_pageblock(slot);
+            return true;
+        }
+        let Some(buckets) = self.area.fullness.as_mut() else { return false };
+        let before = buckets.class_of(slot);
+        buckets.update(slot, pages);
+        buckets.class_of(slot) != before
     }
 
     /// The first free block on `migratetype`'s lists in the pageblock holding `start`, at or
@@ -114,7 +173,9 @@ impl<P: Platform> LockedZone<'_, P> {
             let info = self.mem.frame(pfn).info();
             match info.state() {
                 FrameState::FreeHead if info.migratetype() == migratetype => return Some((pfn, info.order())),
-                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => pfn += 1 << info.order(),
+                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead | FrameState::Parked => {
+                    pfn += 1 << info.order()
+                }
                 FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }

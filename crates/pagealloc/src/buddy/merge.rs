@@ -82,7 +82,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// its pageblock's type read now under the lock, and counts as freed to the zone.
     #[inline]
     pub(crate) fn release(&mut self, pfn: Pfn, order: u8, from: FrameState) {
-        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
+        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Parked | FrameState::Interior));
         if from != FrameState::Interior {
             self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
         }

@@ -6,7 +6,8 @@
 //! - `merge`: the one path by which any block returns to the buddy (`release`, free_one);
 //! - `pageblock`: pageblock-wide moves; `isolate`: ranges taken out of the buddy;
 //! - `fullest`: fullest-first placement; `runs`: contiguous runs freed as aligned blocks;
-//! - `remote`: frees handed over by other arenas' CPUs; `warm`: reads ahead of a merge;
+//! - `remote`: frees handed over by other arenas' CPUs; `parked`: parked frees collected;
+//! - `warm`: reads ahead of a merge;
 //! - `summary`: the lockless summary published per hold; `free_diffs`: the free count in
 //!   per-CPU diffs; `sink`: the event subscriber.
 
@@ -16,6 +17,7 @@ mod fullest;
 mod isolate;
 mod merge;
 mod pageblock;
+mod parked;
 mod remote;
 mod runs;
 mod sink;
@@ -120,6 +122,16 @@ impl<'a, P: Platform> BuddyZone<'a, P> {
             drop(self.lock());
         }
         pending
+    }
+
+    /// Gives the zone's parked frees to the buddy, if its hint says there may be some
+    /// (`FragBeyondLinux::parked_frees`: a drain, kswapd, a request's slow path); whether
+    /// any pages came back.
+    pub(crate) fn collect_parked(self) -> bool {
+        if !self.core.mem.parked_hint.load(core::sync::atomic::Ordering::SeqCst) {
+            return false;
+        }
+        self.lock().collect_parked() != 0
     }
 
     /// Takes the zone lock and leaves handed-over frees pending: for the invariant checker,

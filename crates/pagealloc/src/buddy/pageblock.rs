@@ -49,7 +49,7 @@ impl<P: Platform> LockedZone<'_, P> {
                     }
                     pfn += block_pages;
                 }
-                FrameState::PcpHead => pfn += block_pages,
+                FrameState::PcpHead | FrameState::Parked => pfn += block_pages,
                 FrameState::Interior | FrameState::Reserved | FrameState::Hole => pfn += 1,
             }
         }

@@ -38,7 +38,7 @@ impl<P: Platform> LockedZone<'_, P> {
         if !run.enabled {
             return self.release(pfn, order, from);
         }
-        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Interior));
+        debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Parked | FrameState::Interior));
         let pages = 1u64 << order;
         if from != FrameState::Interior {
             self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);

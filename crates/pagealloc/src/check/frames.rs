@@ -1,5 +1,5 @@
 //! The frame walk: blocks tile the managed frames, free and pageset heads are listed,
-//! free blocks are merged, and the frames that are no hole are the zone's present pages.
+//! parked blocks lie below pageblock order, free blocks are merged, and the frames that are no hole are the zone's present pages.
 
 use alloc::string::String;
 
@@ -45,6 +45,13 @@ impl<P: Platform> ZoneChecker<'_, P> {
                         return self.fail(Some(pfn), String::from("pageset head on no pageset list"));
                     }
                     census.pcp_pages += pages;
+                }
+                FrameState::Parked => {
+                    if info.order() >= PAGEBLOCK_ORDER {
+                        return self.fail(Some(pfn), String::from("parked block of pageblock order or more"));
+                    }
+                    census.pcp_pages += pages;
+                    census.parked_pages += pages;
                 }
             }
             if pfn & (pages - 1) != 0 || pfn + pages > mem.end_pfn() {

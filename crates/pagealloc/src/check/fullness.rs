@@ -1,6 +1,7 @@
 //! The fullest-first tracking against the free lists: every pageblock's free count equals
 //! the pages of the free blocks in it, each partly free pageblock is filed in its bucket,
-//! and no free block lies below its pageblock's search start.
+//! each pageblock's parked count equals the pages of the parked blocks in it, and no free
+//! block lies below its pageblock's search start.
 
 use alloc::vec;
 
@@ -26,6 +27,7 @@ impl<P: Platform> ZoneChecker<'_, P> {
             return self.fail(None, alloc::format!("buckets cover {slots} pageblocks of {pageblocks}"));
         }
         let mut free_pages = vec![0u64; mem.pageblock_count()];
+        let mut parked_pages = vec![0u64; mem.pageblock_count()];
         let mut pfn = mem.start_pfn;
         while pfn < mem.end_pfn() {
             let info = mem.frame(pfn).info();
@@ -47,10 +49,21 @@ impl<P: Platform> ZoneChecker<'_, P> {
                         .fail(Some(pfn), alloc::format!("free block below its pageblock's search start {hint}"));
                 }
             }
+            if info.state() == FrameState::Parked {
+                parked_pages[mem.pageblock_index(pfn)] += block_pages;
+            }
             pfn += match info.state() {
-                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead => block_pages,
+                FrameState::FreeHead | FrameState::AllocHead | FrameState::PcpHead | FrameState::Parked => block_pages,
                 FrameState::Interior | FrameState::Reserved | FrameState::Hole => 1,
             };
+        }
+        for (slot, &parked) in parked_pages.iter().enumerate() {
+            if mem.pageblock_free.parked(slot) != parked {
+                let counted = mem.pageblock_free.parked(slot);
+                let start = mem.pageblock_start(slot);
+                return self
+                    .fail(Some(start), alloc::format!("pageblock holds {parked} parked pages, counted {counted}"));
+            }
         }
         for (slot, &pages) in free_pages.iter().enumerate() {
             if mem.pageblock_free.get(slot) != pages {
@@ -58,9 +71,15 @@ impl<P: Platform> ZoneChecker<'_, P> {
                 let counted = mem.pageblock_free.get(slot);
                 return self.fail(Some(start), alloc::format!("pageblock holds {pages} free pages, counted {counted}"));
             }
-            if buckets.class_of(slot) != FullnessBuckets::expected_class(pages) {
-                return self
-                    .fail(Some(mem.pageblock_start(slot)), alloc::format!("pageblock with {pages} free misfiled"));
+            // Filed by free and parked pages as of the last change under the lock: parks
+            // since then move no bucket, so any parked count up to today's may be the one.
+            let parked = parked_pages[slot];
+            let class = buckets.class_of(slot);
+            if !(0..=parked).any(|filed| class == FullnessBuckets::expected_class(pages + filed)) {
+                return self.fail(
+                    Some(mem.pageblock_start(slot)),
+                    alloc::format!("pageblock with {pages} free and {parked} parked misfiled"),
+                );
             }
         }
         Ok(())

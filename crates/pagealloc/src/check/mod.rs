@@ -45,11 +45,14 @@ pub struct PageCensus {
     pub managed_pages: u64,
     pub free_pages: u64,
     pub allocated_pages: u64,
-    /// Pages cached on per-CPU lists, and those handed over to a zone's owner.
+    /// Pages cached on per-CPU lists, those handed over to a zone's owner, and those
+    /// parked: every managed page out of the buddy that is not allocated.
     pub pcp_pages: u64,
     /// Of `pcp_pages`, those pending on the zones' stacks of handed-over frees
     /// (`DrainBeyondLinux::hand_remote_frees`).
     pub handed_over_pages: u64,
+    /// Of `pcp_pages`, those parked in their pageblocks (`FragBeyondLinux::parked_frees`).
+    pub parked_pages: u64,
 }
 
 impl core::ops::AddAssign for PageCensus {
@@ -59,6 +62,7 @@ impl core::ops::AddAssign for PageCensus {
         self.allocated_pages += other.allocated_pages;
         self.pcp_pages += other.pcp_pages;
         self.handed_over_pages += other.handed_over_pages;
+        self.parked_pages += other.parked_pages;
     }
 }
 
@@ -319,7 +323,8 @@ impl<P: Platform> PageAllocator<P> {
                 listed_pcp += checker.check_pageset(cpu, pageset, &self.policy().pcp)?;
             }
             let census = PageCensus { handed_over_pages, ..checker.check_frames()? };
-            if census.pcp_pages != listed_pcp {
+            // Parked pages are on no list: the fullness check counts them per pageblock.
+            if census.pcp_pages != listed_pcp + census.parked_pages {
                 return checker.fail(None, String::from("pageset heads and listed pageset blocks disagree"));
             }
             checker.check_pageblocks()?;

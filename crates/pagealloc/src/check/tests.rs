@@ -70,7 +70,9 @@ fn detects_a_free_block_in_a_pageblock_of_another_type() {
 
 #[test]
 fn detects_handed_over_pages_the_count_misses() {
-    let policy = crate::presets::find("pagealloc").unwrap().policy;
+    // Frees into another arena are handed over when they do not park.
+    let mut policy = crate::presets::find("pagealloc").unwrap().policy;
+    policy.frag.beyond_linux.parked_frees = false;
     let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4 * crate::builder::MIN_ARENA_PAGES).policy(policy);
     let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
     let held: alloc::vec::Vec<_> =
@@ -85,6 +87,46 @@ fn detects_handed_over_pages_the_count_misses() {
     remote.released(8);
     let violation = allocator.check_invariants().unwrap_err();
     assert!(violation.what.contains("chains hold 16 pages, 8 counted"), "{violation}");
+}
+
+/// A `pagealloc` allocator with 16 order-0 pages parked in its first arena's pageblocks.
+fn with_parked_pages() -> PageAllocator<TestPlatform> {
+    let policy = crate::presets::find("pagealloc").unwrap().policy;
+    assert!(policy.frag.beyond_linux.parked_frees);
+    let builder = AllocatorBuilder::single_zone(ZoneType::Normal, 4 * crate::builder::MIN_ARENA_PAGES).policy(policy);
+    let allocator = PageAllocator::build(builder, TestPlatform::new(2)).unwrap();
+    let held: alloc::vec::Vec<_> =
+        (0..16).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    for block in held {
+        allocator.free_pages(block).unwrap();
+    }
+    allocator
+}
+
+#[test]
+fn counts_parked_pages_and_detects_a_count_that_misses_some() {
+    let allocator = with_parked_pages();
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!((census.parked_pages, census.allocated_pages), (16, 0));
+    assert_eq!(allocator.counters().parked_pages(), 16);
+    let mem = allocator.zones()[0].mem();
+    let slot = (0..mem.pageblock_count()).find(|&slot| mem.pageblock_free.parked(slot) != 0).unwrap();
+    let parked = mem.pageblock_free.parked(slot);
+    mem.pageblock_free.unpark(slot, 1);
+    let violation = allocator.check_invariants().unwrap_err();
+    let expected = alloc::format!("holds {parked} parked pages, counted {}", parked - 1);
+    assert!(violation.what.contains(&expected), "{violation}");
+}
+
+#[test]
+fn detects_a_parked_block_of_pageblock_order() {
+    let allocator = with_parked_pages();
+    let mem = allocator.zones()[0].mem();
+    let pfn = (mem.start_pfn..mem.end_pfn()).find(|&pfn| mem.frame(pfn).info().state() == FrameState::Parked).unwrap();
+    let head = pfn & !(crate::types::PAGEBLOCK_PAGES - 1);
+    mem.frame(head).corrupt(FrameInfo::new(FrameState::Parked, crate::types::PAGEBLOCK_ORDER, MigrateType::Movable));
+    let violation = allocator.check_invariants().unwrap_err();
+    assert_eq!(violation.pfn, Some(head), "{violation}");
 }
 
 #[test]

@@ -63,7 +63,9 @@ pub(crate) fn migrate_candidates(mem: &ZoneMem, from: Pfn, end: Pfn) -> Candidat
         // Racy reads: a stale order only makes the walk skip or revisit frames, and the
         // step is clamped to the pageblock.
         let step = match head.state() {
-            FrameState::AllocHead | FrameState::FreeHead | FrameState::PcpHead => 1u64 << head.order(),
+            FrameState::AllocHead | FrameState::FreeHead | FrameState::PcpHead | FrameState::Parked => {
+                1u64 << head.order()
+            }
             FrameState::Interior | FrameState::Reserved | FrameState::Hole => 1,
         };
         if head.state() == FrameState::AllocHead

@@ -75,11 +75,19 @@ pub struct FragBeyondLinux {
     /// pageset, which would hand it out again. 128 (a quarter pageblock) in the `pagealloc`
     /// preset, chosen by a sweep (docs/decisions.md).
     pub buddy_bound_free_pages: u16,
+    /// Under `fullest_first`: a free below pageblock order parks its block in its pageblock
+    /// (the head's word and the pageblock's parked count, no list, no lock) instead of
+    /// going to a pageset or the buddy. The free that leaves the pageblock holding nothing
+    /// but free and parked pages gives them to the buddy, where they merge whole; the rest
+    /// go there when memory is wanted (a request's slow path, a drain, kswapd). LLFree's
+    /// free, which sets a bit and counts its 2 MiB area, is the model.
+    pub parked_frees: bool,
 }
 
 impl FragBeyondLinux {
     /// Fullest-first off (its threshold at the value it takes when on).
-    pub const OFF: FragBeyondLinux = FragBeyondLinux { fullest_first: false, buddy_bound_free_pages: 128 };
+    pub const OFF: FragBeyondLinux =
+        FragBeyondLinux { fullest_first: false, buddy_bound_free_pages: 128, parked_frees: false };
 }
 
 impl FragPolicy {

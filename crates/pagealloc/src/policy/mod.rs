@@ -31,7 +31,7 @@ impl Policy {
         let (pcp, frag) = (&self.pcp, &self.frag);
         let drain = &pcp.drain;
         let per_cpu_arenas = self.arenas == ArenaRule::PerCpu;
-        let rules: [(bool, &'static str); 6] = [
+        let rules: [(bool, &'static str); 7] = [
             (
                 pcp.enabled && drain.beyond_linux.coalesce_runs && drain.two_pass,
                 "drain.coalesce_runs needs single-pass drains, and drain.two_pass is on",
@@ -57,6 +57,10 @@ impl Policy {
                 frag.beyond_linux.buddy_bound_free_pages != FragBeyondLinux::OFF.buddy_bound_free_pages
                     && !frag.beyond_linux.fullest_first,
                 "frag.buddy_bound_free_pages belongs to fullest-first placement, which is off",
+            ),
+            (
+                frag.beyond_linux.parked_frees && !frag.beyond_linux.fullest_first,
+                "frag.parked_frees counts parked pages with fullest-first's, which is off",
             ),
         ];
         rules.into_iter().find(|&(inert, _)| inert).map(|(_, why)| why)

@@ -1,8 +1,10 @@
 //! A zone: its state (identity, parameters, flags), its memory (frame records, pageblock
 //! types), the zone lock over its free area, and one pageset per CPU. This file composes
 //! them; `take` is the zone's own take and give-back (rmqueue(), rmqueue_buddy()), over
-//! the pageset and buddy layers below.
+//! the pageset and buddy layers below; `park` is the free that parks a block in its
+//! pageblock.
 
+mod park;
 mod take;
 
 pub(crate) use take::ZoneCall;

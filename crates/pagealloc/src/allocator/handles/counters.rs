@@ -53,8 +53,9 @@ impl<P: Platform> Counters<'_, P> {
         self.allocator.buddy_free_pages()
     }
 
-    /// Pages held in pagesets now, over all zones and CPUs, buddy-bound lists and
-    /// [`Self::handed_over_pages`] included: every page out of the buddy that is not
+    /// Pages held in pagesets now, over all zones and CPUs, buddy-bound lists,
+    /// [`Self::handed_over_pages`] and [`Self::parked_pages`] included: every page out of
+    /// the buddy that is not
     /// allocated, so that at rest `buddy_free_pages + pcp_pages` is managed minus allocated.
     #[inline]
     pub fn pcp_pages(&self) -> u64 {
@@ -67,6 +68,14 @@ impl<P: Platform> Counters<'_, P> {
     #[inline]
     pub fn handed_over_pages(&self) -> u64 {
         self.allocator.handed_over_pages()
+    }
+
+    /// Of [`Self::pcp_pages`], those parked in their pageblocks and not yet given to the
+    /// buddy (`FragBeyondLinux::parked_frees`; 0 on every other policy). Racy, exact at
+    /// rest; one load per pageblock.
+    #[inline]
+    pub fn parked_pages(&self) -> u64 {
+        self.allocator.parked_pages()
     }
 
     /// Fallback counters summed over all zones.
