@@ -46,6 +46,9 @@ pub struct FreeArea {
     pub(crate) fullness: Option<crate::fullness::FullnessBuckets>,
     /// `FragPolicy::merge_likely_to_tail`.
     pub(crate) merge_likely_to_tail: bool,
+    /// Where a pageblock-order take looks first for a pageblock parked whole
+    /// (`FragBeyondLinux::parked_frees`): one past the last it took.
+    pub(crate) parked_scan_from: usize,
 }
 
 impl Default for FreeArea {
@@ -58,6 +61,7 @@ impl Default for FreeArea {
             free_isolated_pages: 0,
             nonempty_types: [0; NR_ORDERS],
             counters: ZoneCounters::default(),
+            parked_scan_from: 0,
             free_diff: crate::meta::MetaSlice::empty(),
             free_pages_accounted: 0,
             fullness: None,

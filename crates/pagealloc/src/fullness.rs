@@ -2,7 +2,7 @@
 //! filler and LLFree's reservations): each pageblock's free pages in the buddy, readable
 //! without the lock, and the partly free pageblocks bucketed by how free they are, so an
 //! order-0 take can start at the fullest. Bucket moves cost O(1) per free-list change,
-//! made under the zone lock. 15 bytes per pageblock, 0.03 bytes per frame.
+//! made under the zone lock. 19 bytes per pageblock, 0.04 bytes per frame.
 
 use core::mem::size_of;
 use core::sync::atomic::AtomicU32;
@@ -48,20 +48,19 @@ impl PageblockCounts {
     }
 }
 
-const PARKED_SHIFT: u32 = 16;
-const FREE_MASK: u32 = (1 << PARKED_SHIFT) - 1;
-const _: () = assert!(PAGEBLOCK_PAGES <= FREE_MASK as u64);
-
-/// One pageblock's counts in one word: its free pages in the buddy (the low half, written
-/// under the zone lock) and its parked pages (the high half, `FragBeyondLinux::parked_frees`:
-/// added by a free without any lock, taken under the zone lock), so that a park learns both
-/// from its one atomic add. Generic over the atomic, as [`crate::frame::FrameWord`] is, so
-/// the loom model `tests/loom_frames.rs` runs this code.
+/// One pageblock's counts: its free pages in the buddy (written under the zone lock, a
+/// plain store) and its parked pages (`FragBeyondLinux::parked_frees`: added by a free
+/// without any lock, taken under the zone lock), side by side on one line, so that a park
+/// reads the free count where it adds to the parked one. Generic over the atomic, as
+/// [`crate::frame::FrameWord`] is, so the loom model `tests/loom_frames.rs` runs this code.
 ///
 /// A collection may take a parked block before the park that parked it has counted it:
-/// the parked half then wraps below zero for a moment, and the park's add brings it back;
-/// the free half never borrows or carries, since every change of it keeps it in range.
-pub struct PageblockWord<A>(A);
+/// the parked count then wraps below zero for a moment, and the park's add brings it back;
+/// a read in that moment sees at most a pageblock's pages.
+pub struct PageblockWord<A> {
+    free: A,
+    parked: A,
+}
 
 impl<A: AtomicWord> core::fmt::Debug for PageblockWord<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -71,40 +70,37 @@ impl<A: AtomicWord> core::fmt::Debug for PageblockWord<A> {
 
 impl<A: AtomicWord> PageblockWord<A> {
     pub fn new() -> Self {
-        PageblockWord(A::new_word(0))
+        PageblockWord { free: A::new_word(0), parked: A::new_word(0) }
     }
 
     /// Free pages in the buddy.
     #[inline]
     pub fn free_pages(&self) -> u64 {
-        u64::from(self.0.load(Relaxed) & FREE_MASK)
+        u64::from(self.free.load(Relaxed))
     }
 
-    /// Sets the buddy's free pages (zone lock held), leaving the parked count as concurrent
-    /// parks move it: an add of the difference, which keeps the free half in range.
+    /// Sets the buddy's free pages (zone lock held).
     pub fn set_free_pages(&self, pages: u64) {
         assert!(pages <= PAGEBLOCK_PAGES, "a pageblock with {pages} free pages");
-        let before = self.free_pages();
-        self.0.fetch_add((pages as u32).wrapping_sub(before as u32), Relaxed);
+        self.free.store(pages as u32, Relaxed);
     }
 
     /// Parked pages (racy without the zone lock).
     #[inline]
     pub fn parked_pages(&self) -> u64 {
-        u64::from(self.0.load(Relaxed) >> PARKED_SHIFT)
+        u64::from(self.parked.load(Relaxed)).min(PAGEBLOCK_PAGES)
     }
 
     /// Counts `pages` parked; returns both counts as they are after it.
     #[inline]
     pub fn park(&self, pages: u64) -> PageblockCounts {
-        let added = (pages as u32) << PARKED_SHIFT;
-        let after = self.0.fetch_add(added, SeqCst).wrapping_add(added);
-        PageblockCounts { free_pages: u64::from(after & FREE_MASK), parked_pages: u64::from(after >> PARKED_SHIFT) }
+        let parked = self.parked.fetch_add(pages as u32, SeqCst).wrapping_add(pages as u32);
+        PageblockCounts { free_pages: self.free_pages(), parked_pages: u64::from(parked).min(PAGEBLOCK_PAGES) }
     }
 
     /// `pages` parked pages left for the buddy (zone lock held).
     pub fn unpark(&self, pages: u64) {
-        self.0.fetch_add(((pages as u32) << PARKED_SHIFT).wrapping_neg(), Relaxed);
+        self.parked.fetch_add((pages as u32).wrapping_neg(), Relaxed);
     }
 }
 
@@ -116,7 +112,8 @@ impl<A: AtomicWord> Default for PageblockWord<A> {
 
 impl PageblockFree {
     /// Bytes per pageblock that tracking takes: the counts and the buckets' links.
-    pub(crate) const BYTES_PER_SLOT: u64 = (size_of::<AtomicU32>() + FullnessBuckets::BYTES_PER_SLOT) as u64;
+    pub(crate) const BYTES_PER_SLOT: u64 =
+        (size_of::<PageblockWord<AtomicU32>>() + FullnessBuckets::BYTES_PER_SLOT) as u64;
 
     pub(crate) fn new(pageblocks: usize, arena: Option<&mut MetaArena>) -> Result<PageblockFree, MetaArenaFull> {
         Ok(PageblockFree(GrowableTable::new(Self::extension(pageblocks, arena)?)))

@@ -7,7 +7,7 @@ use crate::events::PageEvent;
 use crate::fallback::{self, FallbackRules, RmqueueMode};
 use crate::platform::Platform;
 use crate::request::BlockRequest;
-use crate::types::{MigrateType, Pfn};
+use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER};
 
 /// How many blocks a take wants, whether it may use the high-order atomic reserve, and
 /// whether pagesets cache its order.
@@ -97,6 +97,11 @@ fn take_one<P: Platform>(
         }
     }
     let requested = |pfn| (pfn, request.migratetype, 1);
+    if request.order == PAGEBLOCK_ORDER {
+        if let Some(pfn) = zone.take_parked_pageblock(request.migratetype) {
+            return Some(requested(pfn));
+        }
+    }
     if request.order == 0 && zone.area.fullness.is_some() {
         if let Some((pfn, run_order)) = zone.take_fullest(request.migratetype, wanted) {
             return Some((pfn, request.migratetype, 1 << run_order));

@@ -39,6 +39,9 @@ pub struct ZoneMem {
     /// park that makes a pageblock's parked count non-zero, cleared by a collection of the
     /// zone before it looks, so a collection that finds it clear has nothing to take.
     pub(crate) parked_hint: AtomicBool,
+    /// Some pageblock may be parked whole, freed at pageblock order: set by such a park,
+    /// cleared by a pageblock-order take before it looks (as `parked_hint`).
+    pub(crate) parked_whole_hint: AtomicBool,
 }
 
 /// Pageblock slots a span `[start, end)` touches (partial pageblocks at either edge count).
@@ -95,6 +98,7 @@ impl ZoneMem {
             summary: CacheAligned::default(),
             pageblock_free: PageblockFree::default(),
             parked_hint: AtomicBool::new(false),
+            parked_whole_hint: AtomicBool::new(false),
         })
     }
 

@@ -104,3 +104,33 @@ fn a_parked_block_refuses_a_second_free_and_a_wrong_order() {
     let census = allocator.check_invariants().unwrap();
     assert_eq!(census.parked_pages, 4, "the refused frees changed nothing");
 }
+
+#[test]
+fn a_pageblock_freed_whole_stays_parked_for_the_next_pageblock_order_take() {
+    let allocator = allocator();
+    let blocks: Vec<Block> =
+        (0..4).map(|_| allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    let mut freed: Vec<u64> = blocks.iter().map(|block| block.pfn()).collect();
+    let free_before = allocator.counters().buddy_free_pages();
+    for block in blocks {
+        allocator.free_pages(block).unwrap();
+    }
+    let census = allocator.check_invariants().unwrap();
+    assert_eq!(census.parked_pages, 4 << PAGEBLOCK_ORDER, "{census:?}");
+    assert_eq!(allocator.counters().buddy_free_pages(), free_before, "no merge into the buddy");
+    let again: Vec<Block> =
+        (0..4).map(|_| allocator.alloc_pages(PAGEBLOCK_ORDER, AllocRequest::USER_MOVABLE).unwrap()).collect();
+    let mut taken: Vec<u64> = again.iter().map(|block| block.pfn()).collect();
+    freed.sort_unstable();
+    taken.sort_unstable();
+    assert_eq!(taken, freed, "the parked pageblocks were handed out again");
+    assert_eq!(allocator.check_invariants().unwrap().parked_pages, 0);
+    // A wrong order or a second free of a parked pageblock is refused.
+    let block = again.into_iter().next().unwrap();
+    let (pfn, order) = (block.pfn(), block.order());
+    allocator.free_pages(block).unwrap();
+    assert!(matches!(unsafe { allocator.free_pfn(pfn, order) }, Err(FreeError::DoubleFree { .. })));
+    assert!(unsafe { allocator.free_pfn(pfn, 0) }.is_err());
+    allocator.pagesets().drain_all();
+    assert_eq!(allocator.check_invariants().unwrap().parked_pages, 0, "a drain collects it");
+}

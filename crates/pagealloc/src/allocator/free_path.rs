@@ -180,7 +180,7 @@ impl<P: Platform> PageAllocator<P> {
     fn release_claimed(&self, zone: &Zone<P>, pfn: Pfn, order: u8) {
         debug_assert_eq!(zone.mem().frame(pfn).info().state(), FrameState::Interior, "releasing an unclaimed block");
         zone.core.sink.page(|| crate::events::PageEvent::Free { pfn, order });
-        if self.policy.frag.beyond_linux.parked_frees && order < PAGEBLOCK_ORDER {
+        if self.policy.frag.beyond_linux.parked_frees && order <= PAGEBLOCK_ORDER {
             return zone.park(&self.platform, pfn, order);
         }
         if self.policy.pcp.caches_order(order) {

@@ -151,9 +151,9 @@ impl<P: Platform> PageAllocator<P> {
     }
 }
 
-/// Pageblock fullness (fullest-first placement): free and parked counts (u32), bucket links
-/// (2 x u32) and a bucket (u8) per pageblock, and a search start (u16) per zone's table.
-const FULLNESS_BYTES_PER_PAGEBLOCK: u64 = 4 + 8 + 1 + 2;
+/// Pageblock fullness (fullest-first placement): free and parked counts (2 x u32), bucket
+/// links (2 x u32) and a bucket (u8) per pageblock, and a search start (u16) per zone's table.
+const FULLNESS_BYTES_PER_PAGEBLOCK: u64 = 8 + 8 + 1 + 2;
 /// Each of those tables placed aligned.
 const FULLNESS_ALIGN_BYTES: u64 = 4 + 4 + 4 + 2;
 /// A per-CPU free-count diff (i16), per zone per CPU and one more for alignment.

@@ -6,10 +6,10 @@
 use core::sync::atomic::Ordering::SeqCst;
 
 use super::{LockedZone, PendingRun};
-use crate::frame::FrameState;
+use crate::frame::{FrameInfo, FrameState};
 use crate::fullness::PageblockCounts;
 use crate::platform::Platform;
-use crate::types::PAGEBLOCK_PAGES;
+use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 /// A pageblock with fewer free and parked pages than this is mostly in use: its parked
 /// pages are the first to be handed out again (a quarter pageblock, the `pagealloc`
@@ -51,6 +51,45 @@ impl<P: Platform> LockedZone<'_, P> {
             self.state.vmstat.count_pgfree(pages);
         }
         pages
+    }
+
+    /// For a pageblock-order take: a pageblock of `migratetype` parked whole (freed at
+    /// pageblock order), handed out as it is, its head interior and off every list, from
+    /// where the last such take left off. It was never in the buddy's free count, so only
+    /// its parked count and the freed pages' count change.
+    pub(crate) fn take_parked_pageblock(&mut self, migratetype: MigrateType) -> Option<Pfn> {
+        // Read first: without parked frees nothing ever sets it, and a read costs no store.
+        if !self.mem.parked_whole_hint.load(SeqCst) || !self.mem.parked_whole_hint.swap(false, SeqCst) {
+            return None;
+        }
+        let (mem, slots) = (self.mem, self.mem.pageblock_count());
+        let first = self.area.parked_scan_from % slots.max(1);
+        let mut other_types = false;
+        for slot in (first..slots).chain(0..first) {
+            if mem.pageblock_free.parked(slot) != PAGEBLOCK_PAGES {
+                continue;
+            }
+            let pfn = mem.pageblock_start(slot);
+            let info = if mem.contains(pfn) { mem.frame(pfn).info() } else { continue };
+            if info.state() != FrameState::Parked || info.order() != PAGEBLOCK_ORDER {
+                continue;
+            }
+            if mem.pageblock_type(pfn) != migratetype {
+                other_types = true;
+                continue;
+            }
+            mem.frame(pfn).change(&[FrameState::Parked], FrameInfo::INTERIOR);
+            mem.pageblock_free.unpark(slot, PAGEBLOCK_PAGES);
+            self.state.vmstat.count_pgfree(PAGEBLOCK_PAGES);
+            self.area.parked_scan_from = slot + 1;
+            // Others may follow this one.
+            mem.parked_whole_hint.store(true, SeqCst);
+            return Some(pfn);
+        }
+        if other_types {
+            mem.parked_whole_hint.store(true, SeqCst);
+        }
+        None
     }
 
     /// Files pageblock `slot` in the fullness buckets by its free and parked pages (a park

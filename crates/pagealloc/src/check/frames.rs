@@ -1,5 +1,5 @@
 //! The frame walk: blocks tile the managed frames, free and pageset heads are listed,
-//! parked blocks lie below pageblock order, free blocks are merged, and the frames that are no hole are the zone's present pages.
+//! parked blocks lie within a pageblock, free blocks are merged, and the frames that are no hole are the zone's present pages.
 
 use alloc::string::String;
 
@@ -47,8 +47,8 @@ impl<P: Platform> ZoneChecker<'_, P> {
                     census.pcp_pages += pages;
                 }
                 FrameState::Parked => {
-                    if info.order() >= PAGEBLOCK_ORDER {
-                        return self.fail(Some(pfn), String::from("parked block of pageblock order or more"));
+                    if info.order() > PAGEBLOCK_ORDER {
+                        return self.fail(Some(pfn), String::from("parked block over more than a pageblock"));
                     }
                     census.pcp_pages += pages;
                     census.parked_pages += pages;

@@ -119,12 +119,13 @@ fn counts_parked_pages_and_detects_a_count_that_misses_some() {
 }
 
 #[test]
-fn detects_a_parked_block_of_pageblock_order() {
+fn detects_a_parked_block_over_more_than_a_pageblock() {
     let allocator = with_parked_pages();
     let mem = allocator.zones()[0].mem();
     let pfn = (mem.start_pfn..mem.end_pfn()).find(|&pfn| mem.frame(pfn).info().state() == FrameState::Parked).unwrap();
-    let head = pfn & !(crate::types::PAGEBLOCK_PAGES - 1);
-    mem.frame(head).corrupt(FrameInfo::new(FrameState::Parked, crate::types::PAGEBLOCK_ORDER, MigrateType::Movable));
+    let order = crate::types::PAGEBLOCK_ORDER + 1;
+    let head = pfn & !((1 << order) - 1);
+    mem.frame(head).corrupt(FrameInfo::new(FrameState::Parked, order, MigrateType::Movable));
     let violation = allocator.check_invariants().unwrap_err();
     assert_eq!(violation.pfn, Some(head), "{violation}");
 }

@@ -2,7 +2,8 @@
 //! LLFree's free, which sets a bit and counts its 2 MiB area, is the model). The free
 //! touches the head's state word and its pageblock's counts, nothing else: no links, no
 //! lock. The park that leaves its pageblock holding nothing but free and parked pages takes
-//! the zone lock and gives them to the buddy, where they merge whole.
+//! the zone lock and gives them to the buddy, where they merge whole; a block of pageblock
+//! order stays parked, for a pageblock-order take to hand out whole.
 
 use core::sync::atomic::Ordering::SeqCst;
 
@@ -16,7 +17,7 @@ impl<P: Platform> Zone<P> {
     /// interior).
     #[inline]
     pub(crate) fn park(&self, platform: &P, pfn: Pfn, order: u8) {
-        debug_assert!(order < PAGEBLOCK_ORDER, "a pageblock-order block parks nowhere");
+        debug_assert!(order <= PAGEBLOCK_ORDER, "a block over pageblocks parks nowhere");
         let mem = self.mem();
         let pages = 1u64 << order;
         let slot = mem.pageblock_index(pfn);
@@ -32,7 +33,13 @@ impl<P: Platform> Zone<P> {
         if counts.parked_pages == pages && !mem.parked_hint.load(SeqCst) {
             mem.parked_hint.store(true, SeqCst);
         }
-        if counts.is_whole() {
+        if order == PAGEBLOCK_ORDER {
+            // A whole pageblock stays parked, for a pageblock-order take to hand out as it
+            // is (or a collection, when memory is wanted).
+            if !mem.parked_whole_hint.load(SeqCst) {
+                mem.parked_whole_hint.store(true, SeqCst);
+            }
+        } else if counts.is_whole() {
             self.merge_whole_pageblock(platform, slot);
         } else if counts.parked_pages == pages && counts.free_pages == 0 {
             self.file_pageblock(platform, slot);
