@@ -29,8 +29,10 @@ const LINE_TAG: u64 = 1 << 63;
 const FRAME_META_KIND: u64 = 3;
 /// Frames' state words to a 64-byte line: each word is a `pagealloc::frame::Frame`.
 const WORDS_PER_LINE: u32 = (64 / core::mem::size_of::<pagealloc::frame::Frame>()) as u32;
-/// Pageblocks' free and parked counts (one `u32` each) to a 64-byte line.
-const COUNTS_PER_LINE: u32 = 16;
+/// Pageblocks' free and parked counts to a 64-byte line: each is a
+/// `pagealloc::fullness::PageblockWord`.
+const COUNTS_PER_LINE: u32 =
+    (64 / core::mem::size_of::<pagealloc::fullness::PageblockWord<core::sync::atomic::AtomicU32>>()) as u32;
 /// Kinds of line, each a row per zone (the largest kind number is 14).
 const KINDS: usize = 16;
 

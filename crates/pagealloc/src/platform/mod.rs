@@ -78,7 +78,7 @@ pub enum SharedLine {
     /// One frame's state word in its zone's table of them (4 bytes each, 16 to a line), by
     /// (global zone index, frame index within the zone): what a parked free claims.
     FrameWord { zone: u16, frame: u32 },
-    /// One pageblock's free and parked counts (fullest-first; 4 bytes each, 16 to a line),
+    /// One pageblock's free and parked counts (fullest-first; 8 bytes each, 8 to a line),
     /// by (global zone index, pageblock index within the zone): what a parked free adds to.
     PageblockCounts { zone: u16, pageblock: u32 },
 }
