@@ -364,15 +364,6 @@ impl<P: Platform> PageAllocator<P> {
         Some(pfn)
     }
 
-    /// A zone below its watermark may be holding free pages parked in its pageblocks
-    /// (`FragBeyondLinux::parked_frees`), which the watermark does not count: they all go
-    /// to the buddy. Whether any did.
-    #[cold]
-    #[inline(never)]
-    fn collect_parked_for_room(&self, zone: &Zone<P>) -> bool {
-        self.policy.frag.beyond_linux.parked_frees && zone.buddy(&self.platform).collect_parked()
-    }
-
     /// The watermark test of the zonelist walk. With BELOW_HIGH tracking on, a zone passing
     /// its high watermark is taken at once, and one failing it is flagged BELOW_HIGH (done
     /// here rather than on the hotter free path).

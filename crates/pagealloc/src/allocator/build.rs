@@ -15,6 +15,7 @@ use crate::metadata_memory::MetadataMemory;
 use crate::pcp::{PcpSlot, PerCpuPages};
 use crate::platform::Platform;
 use crate::policy::{FreePagesCount, HighMaxRule};
+use crate::sizing::{BootSizing, MachineSpec};
 use crate::table::{Table, FIXED_NODES, FIXED_ZONES};
 use crate::types::{Pfn, ZoneType, MAX_NR_ZONES, MAX_ORDER, NR_MIGRATETYPES, PAGEBLOCK_PAGES};
 use crate::zone::{Zone, ZoneParams, ZoneState};
@@ -84,14 +85,16 @@ impl<P: Platform> PageAllocator<P> {
         memory: Option<MetadataMemory>,
     ) -> Result<PageAllocator<P>, BuildError> {
         let Some(memory) = memory else {
-            return Self::build_tables(&mut builder, platform, None);
+            let described = describe(&mut builder, platform.nr_cpus())?;
+            return Self::build_tables(&mut builder, described, platform, None);
         };
         if let Some(frames) = memory.frames() {
             builder.add_reservation(frames.clone());
             builder.metadata_frames = Some(frames);
         }
         let needed_bytes = Self::metadata_bytes_outlined(&builder, platform.nr_cpus());
-        let built = Self::build_tables(&mut builder, platform, Some(&mut MetaArena::new(memory.bytes)));
+        let described = describe(&mut builder, platform.nr_cpus())?;
+        let built = Self::build_tables(&mut builder, described, platform, Some(&mut MetaArena::new(memory.bytes)));
         built.map_err(|error| match error {
             // The table that did not fit knows only the bytes up to itself.
             BuildError::MetadataMemoryTooSmall { given_bytes, .. } => {
@@ -110,13 +113,11 @@ impl<P: Platform> PageAllocator<P> {
 
     fn build_tables(
         builder: &mut AllocatorBuilder,
+        (spec, boot_sizing): (MachineSpec, BootSizing),
         platform: P,
         mut arena: Option<&mut MetaArena>,
     ) -> Result<PageAllocator<P>, BuildError> {
         let nr_cpus = platform.nr_cpus();
-        builder.validate(nr_cpus)?;
-        let spec = builder.machine_spec();
-        let boot_sizing = crate::sizing::BootSizing::derive(&spec).map_err(BuildError::Sizing)?;
         // Reserved before the zones are made, which place their own tables meanwhile.
         let mut zones = MetaSlots::new(builder.zones.len(), arena.as_deref_mut())?;
         let sink = builder.sink.take();
@@ -182,6 +183,17 @@ impl<P: Platform> PageAllocator<P> {
         allocator.assign_background_cpus();
         Ok(allocator)
     }
+}
+
+/// Checks the description (cutting per-CPU arenas) and sizes the machine it describes. Out
+/// of line and before the build's own frame: the description's walks and the build's
+/// tables never share a boot stack.
+#[inline(never)]
+fn describe(builder: &mut AllocatorBuilder, nr_cpus: usize) -> Result<(MachineSpec, BootSizing), BuildError> {
+    builder.validate(nr_cpus)?;
+    let spec = builder.machine_spec();
+    let boot_sizing = BootSizing::derive(&spec).map_err(BuildError::Sizing)?;
+    Ok((spec, boot_sizing))
 }
 
 /// Zone `index`'s state: its parameters from the boot sizing, and its present pages (the

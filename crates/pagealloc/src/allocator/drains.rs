@@ -72,6 +72,15 @@ impl<P: Platform> PageAllocator<P> {
         collected
     }
 
+    /// A zone below its watermark may be holding free pages parked in its pageblocks
+    /// (`FragBeyondLinux::parked_frees`), which the watermark does not count: they all go
+    /// to the buddy. Whether any did.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn collect_parked_for_room(&self, zone: &crate::zone::Zone<P>) -> bool {
+        self.policy.frag.beyond_linux.parked_frees && zone.buddy(&self.platform).collect_parked()
+    }
+
     /// Releases the frees handed to `node`'s zones, so that kswapd judges the node's
     /// balance, and sizes its reclaim, on pages already free.
     pub(super) fn release_node_handed_over(&self, node: u16) {

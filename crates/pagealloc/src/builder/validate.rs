@@ -133,6 +133,13 @@ impl AllocatorBuilder {
         if self.policy.arenas != crate::policy::ArenaRule::PerCpu {
             return Ok(());
         }
+        self.cut_per_cpu(platform_cpus)
+    }
+
+    /// The cut itself: out of line, so that its tables take a boot stack only when arenas
+    /// are per CPU.
+    #[inline(never)]
+    fn cut_per_cpu(&mut self, platform_cpus: usize) -> Result<(), BuildError> {
         let layout = arena_layout(self, platform_cpus)
             .map_err(|TableFull { capacity }| BuildError::TableFull { table: "arena zones", capacity })?;
         let Some(layout) = layout else { return Ok(()) };
