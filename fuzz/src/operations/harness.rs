@@ -132,11 +132,13 @@ impl Harness {
     }
 
     /// Runs `drain` and checks it returned exactly the pages that left the pagesets. Frees
-    /// handed over to a zone's owner count with the pagesets but are not drained from them:
-    /// any zone-lock hold releases them, so they are left out of both counts.
+    /// handed over to a zone's owner, and frees parked in their pageblocks, count with the
+    /// pagesets but are not drained from them (any zone-lock hold releases the first, a
+    /// collection the second), so they are left out of both counts.
     pub(super) fn drained(&self, what: &str, drain: impl FnOnce(&PageAllocator<TestPlatform>) -> u64) {
         let in_pagesets = |allocator: &PageAllocator<TestPlatform>| {
-            allocator.counters().pcp_pages() - allocator.counters().handed_over_pages()
+            let counters = allocator.counters();
+            counters.pcp_pages() - counters.handed_over_pages() - counters.parked_pages()
         };
         let before = in_pagesets(&self.allocator);
         let drained = drain(&self.allocator);

@@ -42,6 +42,7 @@ impl<P: Platform> LockedZone<'_, P> {
             }
         }
         self.release_run(&mut run);
+        assert!(pages <= PAGEBLOCK_PAGES, "collected {pages} pages from pageblock {slot}");
         if pages != 0 {
             mem.pageblock_free.unpark(slot, pages);
             // The releases filed the pageblock with these pages counted twice, freed and
@@ -78,6 +79,8 @@ impl<P: Platform> LockedZone<'_, P> {
                 other_types = true;
                 continue;
             }
+            // Parked whole: nothing of it is in the buddy.
+            debug_assert_eq!(mem.pageblock_free.get(slot), 0, "pageblock {slot} parked whole and free");
             mem.frame(pfn).change(&[FrameState::Parked], FrameInfo::INTERIOR);
             mem.pageblock_free.unpark(slot, PAGEBLOCK_PAGES);
             self.state.vmstat.count_pgfree(PAGEBLOCK_PAGES);
