@@ -153,15 +153,11 @@ impl<P: Platform> LockedZone<'_, P> {
     /// whether it moved. One left wholly free and parked gives them to the buddy, where it
     /// merges whole.
     fn refile_parked(&mut self, slot: usize, parked: u64) -> bool {
-        let pages = self.mem.pageblock_free.get(slot) + parked;
-        if pages >= PAGEBLOCK_PAGES {
+        if self.mem.pageblock_free.get(slot) + parked >= PAGEBLOCK_PAGES {
             self.collect_parked_pageblock(slot);
             return true;
         }
-        let Some(buckets) = self.area.fullness.as_mut() else { return false };
-        let before = buckets.class_of(slot);
-        buckets.update(slot, pages);
-        buckets.class_of(slot) != before
+        self.file_parked_pageblock(slot)
     }
 
     /// The first free block on `migratetype`'s lists in the pageblock holding `start`, at or

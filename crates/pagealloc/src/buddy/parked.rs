@@ -96,13 +96,14 @@ impl<P: Platform> LockedZone<'_, P> {
     }
 
     /// Files pageblock `slot` in the fullness buckets by its free and parked pages (a park
-    /// moves no bucket).
-    pub(crate) fn file_parked_pageblock(&mut self, slot: usize) {
+    /// moves no bucket); whether it moved.
+    pub(crate) fn file_parked_pageblock(&mut self, slot: usize) -> bool {
         let counts = &self.mem.pageblock_free;
         let filed = counts.get(slot) + counts.parked(slot);
-        if let Some(buckets) = self.area.fullness.as_mut() {
-            buckets.update(slot, filed);
-        }
+        let Some(buckets) = self.area.fullness.as_mut() else { return false };
+        let before = buckets.class_of(slot);
+        buckets.update(slot, filed);
+        buckets.class_of(slot) != before
     }
 
     /// Gives every parked block of the zone to the buddy (memory is wanted: a request's

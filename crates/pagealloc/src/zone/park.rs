@@ -5,7 +5,7 @@
 //! the zone lock and gives them to the buddy, where they merge whole; a block of pageblock
 //! order stays parked, for a pageblock-order take to hand out whole.
 
-use core::sync::atomic::Ordering::SeqCst;
+use core::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
 use super::Zone;
 use crate::frame::{FrameInfo, FrameState};
@@ -28,17 +28,14 @@ impl<P: Platform> Zone<P> {
         mem.frame(pfn)
             .change(&[FrameState::Interior], FrameInfo::new(FrameState::Parked, order, MigrateType::Unmovable));
         let counts = mem.pageblock_free.park(slot, pages);
-        // The first parked pages of a pageblock: a collection must look here. The hint is
-        // read first, so the common case stores nothing to its shared line.
-        if counts.parked_pages == pages && !mem.parked_hint.load(SeqCst) {
-            mem.parked_hint.store(true, SeqCst);
+        // The first parked pages of a pageblock: a collection must look here.
+        if counts.parked_pages == pages {
+            raise(&mem.parked_hint);
         }
         if order == PAGEBLOCK_ORDER {
             // A whole pageblock stays parked, for a pageblock-order take to hand out as it
             // is (or a collection, when memory is wanted).
-            if !mem.parked_whole_hint.load(SeqCst) {
-                mem.parked_whole_hint.store(true, SeqCst);
-            }
+            raise(&mem.parked_whole_hint);
         } else if counts.is_whole() {
             self.merge_whole_pageblock(platform, slot);
         } else if counts.parked_pages == pages && counts.free_pages == 0 {
@@ -70,5 +67,14 @@ impl<P: Platform> Zone<P> {
             return 0;
         }
         (0..mem.pageblock_count()).map(|slot| mem.pageblock_free.parked(slot)).sum()
+    }
+}
+
+/// Sets a zone's hint, reading it first, so that the common case stores nothing to its
+/// shared line.
+#[inline]
+fn raise(hint: &AtomicBool) {
+    if !hint.load(SeqCst) {
+        hint.store(true, SeqCst);
     }
 }
