@@ -91,18 +91,12 @@ pub fn run(args: &DemoArgs) -> Result<(), String> {
     let totals = allocator.counters().extfrag_stats();
 
     let summary = Summary { managed, failures, after_fill, totals, census };
-    match args.format {
-        crate::output_format::OutputFormat::Table => {
-            let mut out = String::new();
-            write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
-            print!("{out}");
-        }
-        crate::output_format::OutputFormat::Json => {
-            let json = report_json(args, &allocator, &summary);
-            println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
-        }
-        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&report_json(args, &allocator, &summary))?,
-    }
+    crate::output_format::print_report(args.format, &report_json(args, &allocator, &summary), || {
+        let mut out = String::new();
+        write_report(&mut out, args, &allocator, &summary).map_err(|e| e.to_string())?;
+        print!("{out}");
+        Ok(())
+    })?;
 
     for (block, _) in held {
         allocator.free_pages(block).map_err(|e| e.to_string())?;

@@ -127,18 +127,12 @@ pub fn run_zoneinfo(args: &ZoneinfoArgs) -> Result<(), String> {
     let spec = machine_spec(args)?;
     let sizing = MachineSizing::derive(&spec).map_err(|e| e.to_string())?;
     let zones = ZoneinfoZone::from_sizing(&sizing);
-    match args.format {
-        crate::output_format::OutputFormat::Table => {
-            let mut text = String::new();
-            write_zoneinfo_zones(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
-            print!("{text}");
-        }
-        crate::output_format::OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&zones_json(&zones)).map_err(|e| e.to_string())?)
-        }
-        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&zones_json(&zones))?,
-    }
-    Ok(())
+    crate::output_format::print_report(args.format, &zones_json(&zones), || {
+        let mut text = String::new();
+        write_zoneinfo_zones(&mut text, &zones, spec.kernel).map_err(|e| e.to_string())?;
+        print!("{text}");
+        Ok(())
+    })
 }
 
 /// The zones' derived numbers, by name (watermarks unboosted, as the sizing gives them).

@@ -1,28 +1,41 @@
 //! `pagelab`: the pagealloc lab.
 
-mod bench;
-mod calibrate;
-mod calibration_check;
-mod compare;
-mod demo;
-mod experiments;
+// Layers, bottom up; a file uses items only of its own module or of modules in its layer
+// or below, and no chain of files leads back to where it started. `tests/layers.rs` reads
+// this list as the lab's layer table and checks every file against it.
+// 0. Plumbing: output formats, the RNG, CPU pinning, huge pages, argument parsers, policy
+//    files, preset releases.
 mod flat_csv;
 mod huge_pages;
-mod machine;
-mod machine_args;
-mod metadata;
 mod output_format;
-mod page_cache;
 mod pinning;
 mod policy_file;
 mod preset_arg;
 mod preset_release;
 mod rng;
-mod run;
-mod sweep;
+// 1. Descriptions: machine cost profiles and the zoneinfo arguments, the page cache model,
+//    metadata sizes.
+mod machine;
+mod machine_args;
+mod metadata;
+mod page_cache;
+// 2. What runs on the host or the simulator: calibration's microbenchmarks, workloads,
+//    torture.
+mod calibrate;
 mod torture;
-mod trace;
 mod workload;
+// 3. Traces: capture, the zoneinfo reader, replay.
+mod trace;
+// 4. Runs of a workload under a preset.
+mod run;
+// 5. Over runs: benches, sweeps, the calibration check, the demo.
+mod bench;
+mod calibration_check;
+mod demo;
+mod sweep;
+// 6. Experiments and the comparison of results.
+mod compare;
+mod experiments;
 
 use clap::builder::TypedValueParser as _;
 use clap::{Parser, Subcommand};
@@ -197,7 +210,7 @@ fn list_experiments(format: output_format::OutputFormat) -> Result<(), String> {
         .iter()
         .map(|experiment| serde_json::json!({ "name": experiment.name, "summary": experiment.summary }))
         .collect();
-    print_listing(format, entries)
+    output_format::print_listing(format, entries)
 }
 
 fn list_presets(verbose: bool, format: output_format::OutputFormat) -> Result<(), String> {
@@ -218,7 +231,7 @@ fn list_presets(verbose: bool, format: output_format::OutputFormat) -> Result<()
                 entry
             })
             .collect();
-        return print_listing(format, entries);
+        return output_format::print_listing(format, entries);
     }
     for preset in pagealloc::presets::PRESETS {
         let aliases =
@@ -233,16 +246,4 @@ fn list_presets(verbose: bool, format: output_format::OutputFormat) -> Result<()
         }
     }
     Ok(())
-}
-
-/// A listing as JSON (an array) or CSV rows.
-fn print_listing(format: output_format::OutputFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
-    let json = serde_json::Value::Array(items);
-    match format {
-        output_format::OutputFormat::Csv => flat_csv::print(&json),
-        _ => {
-            println!("{}", serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?);
-            Ok(())
-        }
-    }
 }

@@ -51,7 +51,7 @@ pub fn show(args: &MetadataArgs) -> Result<(), String> {
             "total_bytes": parts.total_bytes(),
             "total_bytes_per_frame": parts.bytes_per_frame(),
         });
-        return crate::print_listing(args.format, vec![entry]);
+        return crate::output_format::print_listing(args.format, vec![entry]);
     }
     print!("{}", metadata_line());
     println!(

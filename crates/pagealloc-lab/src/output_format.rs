@@ -11,3 +11,27 @@ pub enum OutputFormat {
     /// One `key,value` row per number of the JSON report.
     Csv,
 }
+
+/// Prints a report as `format` asks: `table` writes the people's form; JSON is `report`
+/// pretty-printed; CSV is `report` flattened (`flat_csv`). The one place a command's
+/// output is dispatched.
+pub fn print_report<T: serde::Serialize + ?Sized>(
+    format: OutputFormat,
+    report: &T,
+    table: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
+    match format {
+        OutputFormat::Table => table(),
+        OutputFormat::Json => {
+            println!("{}", serde_json::to_string_pretty(report).map_err(|error| error.to_string())?);
+            Ok(())
+        }
+        OutputFormat::Csv => crate::flat_csv::print(&report),
+    }
+}
+
+/// A listing (experiments, presets, metadata entries) as a JSON array or CSV rows; its
+/// table is the caller's.
+pub fn print_listing(format: OutputFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
+    print_report(format, &serde_json::Value::Array(items), || Err("a listing's table is printed by its command".into()))
+}

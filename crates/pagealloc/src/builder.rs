@@ -18,7 +18,8 @@ mod ranges;
 mod validate;
 pub(crate) use arenas::arena_layout;
 pub use arenas::MIN_ARENA_PAGES;
-pub use memory_map::{MemoryMapError, MemoryRegion};
+pub use error::MemoryMapError;
+pub use memory_map::MemoryRegion;
 use validate::mapped_nodes;
 
 /// Holes and reservations of one zone, clipped to it, and the managed ranges between them.

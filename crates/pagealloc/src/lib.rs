@@ -31,60 +31,63 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-// Layers, bottom up; a module imports only from its own layer or below, and the test
-// `tests/layers.rs` fails on an upward import or a cycle.
-// 0. Foundation: machine abstraction, locks, types, requests, policies, derived sizing.
-pub mod client;
-pub mod error;
-pub mod events;
+// Layers, bottom up; a file uses items only of its own module or of modules in its layer
+// or below, and no chain of files leads back to where it started. `tests/layers.rs` reads
+// this list as the one layer table and checks every file against it.
+// 0. Primitives: numbers and types, the platform and its locks, tables.
 pub mod growable;
 pub mod meta;
-pub mod metadata_memory;
 pub mod platform;
-pub mod policy;
 mod prefetch;
-pub mod presets;
-pub mod request;
-pub mod sizing;
 pub mod sync;
 pub mod table;
 #[cfg(test)]
 mod test_rng;
 pub mod types;
+// 1. Descriptions: requests, policies and presets, derived sizing, the machine and its
+//    builder, clients, events, errors, vmstat counters.
+pub mod builder;
+pub mod client;
+pub mod error;
+pub mod events;
+pub mod metadata_memory;
+pub mod policy;
+pub mod presets;
+pub mod request;
+pub mod sizing;
 pub mod vmstat;
-// 1. Data: frame records, the index lists linking them, the block handle; the clients' LRU
+// 2. Data: frame records, the index lists linking them, the block handle; the clients' LRU
 //    lists (they need only the platform and locks).
 pub mod block;
 pub mod frame;
 pub mod list;
 #[cfg(any(feature = "alloc", test))]
 pub mod lru;
-// 2. A zone's data: memory, free area, state; no locks taken here.
+// 3. A zone's data: memory, free area, state; no locks taken here.
 pub mod free_area;
 pub mod fullness;
 pub mod remote_frees;
 pub mod zone_mem;
 pub mod zone_state;
-// 3. Buddy operations under the zone lock.
+// 4. Buddy operations under the zone lock.
 pub mod buddy;
-// 4. Policies over the buddy: fallback, watermarks, the high-order atomic reserve,
+// 5. Policies over the buddy: fallback, watermarks, the high-order atomic reserve,
 //    compaction's scanners and indices.
 pub mod compaction;
 mod fallback;
 mod highatomic;
 pub(crate) mod watermark;
-// 5. The one zone-take path.
+// 6. The one zone-take path.
 mod take;
-// 6. Per-CPU pagesets, over the buddy's narrow view.
+// 7. Per-CPU pagesets, over the buddy's narrow view.
 pub mod pcp;
-// 7. A zone composes the above.
+// 8. A zone composes the above.
 pub mod zone;
-// 8. The allocator composes zones.
+// 9. The allocator composes zones.
 pub mod allocator;
-// 9. Around the allocator: checker, views, handles, background thread, trait adapters.
+// 10. Around the allocator: checker, views, handles, background thread, trait adapters.
 #[cfg(feature = "std")]
 pub mod background;
-pub mod builder;
 #[cfg(any(feature = "alloc", test))]
 pub mod check;
 pub mod global_alloc;

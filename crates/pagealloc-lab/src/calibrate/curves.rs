@@ -11,12 +11,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
+use super::curve_points::{per_thread, sized_samples, CurveMethod, POINT_NS};
 use super::lost_time::Padded;
 use super::pinned::released_together;
 use super::read_mostly::read_mostly_miss;
 use super::shootdown;
 use super::Effort;
-use crate::machine::profile::{CpuPlace, Curve, CurvePoint, HostInfo, Measurement};
+use crate::machine::profile::{CpuPlace, Curve, HostInfo};
 
 const PAGE_BYTES: usize = 4096;
 /// Each thread's buffer for the bandwidth curves is at least this.
@@ -49,59 +50,6 @@ pub fn spreading_order(cpus: &[CpuPlace]) -> Vec<usize> {
         .collect();
     keyed.sort_unstable_by_key(|&(key, _)| key);
     keyed.into_iter().map(|(_, cpu)| cpu).collect()
-}
-
-/// A curve's unit and method, shared by its points.
-pub struct CurveMethod {
-    pub unit: &'static str,
-    pub method: String,
-}
-
-impl CurveMethod {
-    pub fn with_points(self, points: Vec<CurvePoint>) -> Curve {
-        Curve { unit: self.unit.to_string(), method: self.method, points }
-    }
-
-    /// The curve at each count of the CPU series of `order` from `min_cpus` up, each point
-    /// from the samples `point_samples(the first cpus of order)` returns.
-    pub fn measure(
-        self,
-        order: &[usize],
-        min_cpus: u32,
-        mut point_samples: impl FnMut(&[usize]) -> Result<Vec<f64>, String>,
-    ) -> Result<Curve, String> {
-        let mut points = Vec::new();
-        for cpus in Curve::cpu_series(order.len() as u32).into_iter().filter(|&cpus| cpus >= min_cpus) {
-            points.push(point(cpus, point_samples(&order[..cpus as usize])?, &self));
-        }
-        Ok(self.with_points(points))
-    }
-}
-
-/// A point's run at full effort takes about this (a tenth with `--quick`).
-pub const POINT_NS: u64 = 100_000_000;
-
-/// Operations per thread that make a run take about [`POINT_NS`] at `effort`, from a probe
-/// run of `probe_ops` per thread that took `probe_ns`; one at least.
-pub fn ops_for_point(effort: &Effort, probe_ops: u64, probe_ns: f64) -> u64 {
-    let ns_per_op = probe_ns.max(1.0) / probe_ops.max(1) as f64;
-    ((effort.times(POINT_NS) as f64 / ns_per_op) as u64).max(1)
-}
-
-/// The repeats of `run(operations per thread)` (its wall time, ns), each as wall time /
-/// operations per thread, with the operations sized by a probe run of `probe_ops`.
-pub fn sized_samples(
-    effort: &Effort,
-    probe_ops: u64,
-    run: impl Fn(u64) -> Result<f64, String>,
-) -> Result<Vec<f64>, String> {
-    let ops = ops_for_point(effort, probe_ops, run(probe_ops)?);
-    (0..effort.repeats).map(|_| run(ops).map(|wall_ns| wall_ns / ops as f64)).collect()
-}
-
-/// The point at `cpus` of `samples`: their median with its extremes.
-pub fn point(cpus: u32, samples: Vec<f64>, curve: &CurveMethod) -> CurvePoint {
-    CurvePoint::new(cpus, &Measurement::from_samples(samples, curve.unit, &curve.method))
 }
 
 /// Every curve of the host, in the profile's order; `report` sees each as it is measured.
@@ -181,11 +129,6 @@ pub fn page_bandwidth(order: &[usize], buffers_bytes: usize, copy: bool, effort:
     })
 }
 
-/// Each thread's share of `total` operations over `threads` threads, one at least.
-pub fn per_thread(total: u64, threads: usize) -> u64 {
-    (total / threads.max(1) as u64).max(1)
-}
-
 /// `hot_line_rmw_ns`: n CPUs each doing atomic adds to one shared counter, as a zone
 /// counter fold, an rwsem's count or a refcount does.
 pub fn hot_line_rmw(order: &[usize], effort: &Effort) -> Result<Curve, String> {
@@ -237,6 +180,7 @@ pub fn futex_lock_handover(order: &[usize], effort: &Effort) -> Result<Curve, St
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::curve_points::ops_for_point;
     use super::*;
 
     fn place(cpu: usize, package: u32, core: u32) -> CpuPlace {

@@ -16,6 +16,7 @@
 //!   curves over 1, 2, 4, ... CPUs at once (with `lost_time`, `read_mostly` and `shootdown`).
 
 pub mod cross_cpu;
+mod curve_points;
 mod curves;
 pub mod drift;
 pub mod hardware;

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::curves::CurveMethod;
+use super::curve_points::CurveMethod;
 use super::lost_time::{Padded, Slices, Spinners, SLICES, SPIN_BATCH};
 use super::pinned::released_together;
 use super::Effort;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::curves::{ops_for_point, per_thread, point, sized_samples, CurveMethod, POINT_NS};
+use super::curve_points::{ops_for_point, per_thread, point, sized_samples, CurveMethod, POINT_NS};
 use super::lost_time::{Slices, Spinners, SLICES};
 use super::pinned::released_together;
 use super::Effort;

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::run_memo::RunMemo;
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};

@@ -13,8 +13,8 @@
 
 use indicatif::ProgressBar;
 
+use super::experiment::Row;
 use super::frag_thpfioscale::{medians, run_metrics, SEEDS};
-use super::registry::Row;
 use super::simulate::{run_args, Setup};
 use crate::run::{RunArgs, TopologyKind, WorkloadKind};
 use crate::workload::ThpFioScale;

@@ -4,7 +4,7 @@
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{pcp_metrics, simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{Kbuild, Workload};

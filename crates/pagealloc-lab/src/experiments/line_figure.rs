@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use plotters::prelude::*;
 
+use super::experiment::Row;
 use super::published::PublishedTable;
-use super::registry::Row;
 
 const PANEL: (u32, u32) = (440, 280);
 const COLUMNS: usize = 2;

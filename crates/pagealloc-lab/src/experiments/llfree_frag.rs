@@ -12,18 +12,22 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use crate::bench::{run_benchmarks, AllocatorKind, BenchArgs, BenchKind, RunResult};
 use crate::output_format::OutputFormat;
 
 /// LLFree's frag parameters on this machine.
+/// The presets compared, the first also beside `buddy_system_allocator`.
+pub(super) const LLFREE_FRAG_PRESETS: &[&str] =
+    &["mainline", "vanilla-4.20", "mainline+defrag-mode", "mainline+fullest-first", "pagealloc"];
+
 const MEMORY_GIB: u64 = 4;
 const THREADS: usize = 2;
 const ROUNDS: usize = 100;
 
 pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
     let mut allocators = vec![AllocatorKind::Pagealloc];
-    if preset == super::registry::find("llfree-frag").map_or("", |experiment| experiment.presets[0]) {
+    if preset == LLFREE_FRAG_PRESETS[0] {
         allocators.push(AllocatorKind::BuddySystem);
     }
     bar.set_message(format!("{preset}: bench frag"));

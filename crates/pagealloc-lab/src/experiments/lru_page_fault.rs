@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, TopologyKind, WorkloadKind};
 use crate::workload::{FaultMode, PageFault};

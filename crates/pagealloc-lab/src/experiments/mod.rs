@@ -8,6 +8,7 @@
 //! seed (the first preset = 100).
 
 mod bar_figure;
+mod experiment;
 mod frag_thpcompact;
 mod frag_thpfioscale;
 mod frag_thpfioscale_sweep;

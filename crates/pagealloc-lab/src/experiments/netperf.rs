@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{cache_miss_pct, simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{PairKind, Pairs};

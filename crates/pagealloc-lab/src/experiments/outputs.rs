@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::bar_figure;
-use super::registry::{Experiment, Row};
+use super::experiment::{Experiment, Row};
 use super::simulate::REPRODUCTION_LAYOUT;
 use super::table::{published_shown, shown_rows};
 

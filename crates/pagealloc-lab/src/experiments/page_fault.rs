@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{FaultMode, PageFault, Workload};

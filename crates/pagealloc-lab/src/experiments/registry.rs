@@ -1,75 +1,19 @@
-//! The experiments `reproduce` runs: each one's published table, presets and run function,
-//! and the row every run returns.
+//! The experiments `reproduce` runs, each with its published table, presets and run
+//! function.
 
-use std::collections::BTreeMap;
-
-use indicatif::ProgressBar;
-use serde::Serialize;
-
+use super::experiment::Experiment;
 use super::frag_thpcompact::{frag_thpcompact, FRAG_PRESETS};
 use super::frag_thpfioscale::frag_thpfioscale;
 use super::frag_thpfioscale_sweep::{frag_thpfioscale_sweep, SWEEP_PRESETS};
 use super::kbuild::{kbuild, kbuild_768};
-use super::llfree_frag::llfree_frag;
+use super::llfree_frag::{llfree_frag, LLFREE_FRAG_PRESETS};
 use super::lru_page_fault::lru_page_fault1;
 use super::netperf::netperf_tcp;
 use super::page_fault::page_fault1;
 use super::pairs::{pairs_roles, sctp, unix};
-use super::published::{self, PublishedTable};
+use super::published;
 use super::trunc::trunc;
 use super::vmstat::page_bench03;
-
-/// One of our rows: a preset (and parameters) with its metrics, named as the published
-/// columns.
-#[derive(Debug, Serialize, serde::Deserialize)]
-pub struct Row {
-    pub preset: String,
-    pub params: serde_json::Value,
-    pub metrics: BTreeMap<String, f64>,
-}
-
-/// Runs one preset (quick?, seed, progress) and returns one row per parameter point.
-type RunPreset = fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>;
-
-pub struct Experiment {
-    pub name: &'static str,
-    pub summary: &'static str,
-    pub(super) published: &'static PublishedTable,
-    pub(super) presets: &'static [&'static str],
-    pub(super) run: RunPreset,
-    /// CPUs of the machine.
-    pub(super) cpus: usize,
-    /// Rows of several parameter points per preset: each row gets `speedup_pct`, this
-    /// metric against the first preset's row with the same params, and tables show raw
-    /// values (normalising to the first row would mix parameter points).
-    pub(super) speedup_of: Option<&'static str>,
-    /// Measured on real threads (not simulated): tables show raw values.
-    pub(super) real_threads: bool,
-    /// Host seconds one preset's job takes at full size, the mean over its presets as
-    /// measured on the reference 2-core guest (docs/experiments/README.md): `reproduce`
-    /// starts the longest jobs first. No result depends on it.
-    pub(super) job_host_s: f64,
-}
-
-/// Adds `speedup_pct` to every row: `metric` relative to the first preset's row with the
-/// same params, in percent (0 for the baseline itself).
-pub(super) fn add_speedups(experiment: &Experiment, rows: &mut [Row]) {
-    let Some(metric) = experiment.speedup_of else { return };
-    let baseline = experiment.presets[0];
-    let bases: Vec<(serde_json::Value, f64)> = rows
-        .iter()
-        .filter(|row| row.preset.split(' ').next() == Some(baseline))
-        .filter_map(|row| Some((row.params.clone(), *row.metrics.get(metric)?)))
-        .collect();
-    for row in rows.iter_mut() {
-        let base = bases.iter().find(|(params, _)| *params == row.params).map(|(_, value)| *value);
-        if let (Some(base), Some(&value)) = (base, row.metrics.get(metric)) {
-            if base > 0.0 {
-                row.metrics.insert("speedup_pct".into(), (value / base - 1.0) * 100.0);
-            }
-        }
-    }
-}
 
 const PCP_PRESETS: &[&str] = &["base", "patch1", "patch3", "patch5", "patch7", "patch9"];
 
@@ -221,7 +165,7 @@ pub const EXPERIMENTS: &[Experiment] = &[
         name: "llfree-frag",
         summary: "LLFree's frag benchmark on real threads, 4 GiB, 2 threads, 100 rounds: memory free as whole 2 MiB blocks",
         published: &published::LLFREE_FRAG,
-        presets: &["mainline", "vanilla-4.20", "mainline+defrag-mode", "mainline+fullest-first", "pagealloc"],
+        presets: LLFREE_FRAG_PRESETS,
         run: llfree_frag,
         cpus: 2,
         speedup_of: None,

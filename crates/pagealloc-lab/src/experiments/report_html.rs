@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use std::collections::BTreeMap;
 
-use super::registry::{Experiment, Row};
+use super::experiment::{Experiment, Row};
 use super::table::shown_rows;
 
 /// Writes `out/report.html` for `experiments`, whose JSON and SVG files are in `out`.

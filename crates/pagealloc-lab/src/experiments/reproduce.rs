@@ -6,9 +6,10 @@ use std::sync::{PoisonError, RwLock};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::experiment::{add_speedups, Experiment, Row};
 use super::ordered;
 use super::outputs::write_outputs;
-use super::registry::{add_speedups, find, Experiment, Row, EXPERIMENTS};
+use super::registry::{find, EXPERIMENTS};
 use super::table::print_tables;
 
 /// Runs experiments (all when `names` is empty), printing tables and writing outputs. Each

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::registry::Row;
+use super::experiment::Row;
 
 /// The suffix of a metric's standard deviation over the seeds.
 pub(super) const SD_SUFFIX: &str = "_sd";

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use super::experiment::{Experiment, Row};
 use super::published::PublishedTable;
-use super::registry::{Experiment, Row};
 
 /// Metrics shown normalised to the first preset (= 100), as the seeds print them.
 fn normalised(column: &str) -> bool {

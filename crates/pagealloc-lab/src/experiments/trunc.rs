@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use indicatif::ProgressBar;
 
-use super::registry::Row;
+use super::experiment::Row;
 use super::simulate::{simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{Trunc, Workload};

@@ -50,14 +50,10 @@ pub fn run(args: &MachinesArgs) -> Result<(), String> {
     let mut machines = vec![machine_json(reference(), None)];
     machines.extend(SEED_MACHINES.iter().map(|seed| machine_json(&seed.machine(), Some(seed))));
     let all = serde_json::Value::Array(machines);
-    match args.format {
-        crate::output_format::OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&all).map_err(|error| error.to_string())?)
-        }
-        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&all)?,
-        crate::output_format::OutputFormat::Table => print!("{}", table(reference(), &SEED_MACHINES)),
-    }
-    Ok(())
+    crate::output_format::print_report(args.format, &all, || {
+        print!("{}", table(reference(), &SEED_MACHINES));
+        Ok(())
+    })
 }
 
 /// A table row: a constant's name and how to read it from a machine.

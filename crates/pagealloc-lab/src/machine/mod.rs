@@ -15,8 +15,10 @@ pub mod host;
 pub mod kernel_costs;
 pub mod listing;
 pub mod profile;
+mod seed_hardware;
 mod seed_parts;
 pub mod seeds;
+mod sysfs_text;
 
 pub use kernel_costs::{CallCosts, KernelCosts};
 

@@ -146,7 +146,7 @@ impl HostInfo {
 
     /// CPUs sharing CPU 0's last-level cache (its `shared_cpu_list`), if it parses.
     pub fn llc_sharer_cpus(&self) -> Option<Vec<usize>> {
-        let cpus = super::host::parse_cpu_list(&self.llc()?.shared_cpu_list).ok()?;
+        let cpus = super::sysfs_text::parse_cpu_list(&self.llc()?.shared_cpu_list).ok()?;
         (!cpus.is_empty()).then_some(cpus)
     }
 

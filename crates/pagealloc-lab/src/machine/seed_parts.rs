@@ -5,7 +5,7 @@
 
 use pagealloc_sim::Topology;
 
-use super::seeds::{cas, cited, mlc_load, SeedHardware, SocketBandwidth};
+use super::seed_hardware::{cas, cited, mlc_load, SeedHardware, SocketBandwidth};
 
 /// A TLB shootdown's cost to the caller on bare metal, by targets: (targets, ns).
 pub const SHOOTDOWN_CALLER_NS: [(u64, u64); 2] = [(1, 775), (3, 910)];

@@ -380,11 +380,10 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
         return Err("--trace writes the simulator's events; it does not apply to --real".into());
     }
     let report = if args.real { run_real(workload.as_ref(), args)? } else { run_sim(workload.as_ref(), args)? };
-    match args.format {
-        OutputFormat::Json => println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?),
-        OutputFormat::Csv => crate::flat_csv::print(&report)?,
-        OutputFormat::Table => report.print_table(),
-    }
+    crate::output_format::print_report(args.format, &report, || {
+        report.print_table();
+        Ok(())
+    })?;
     // With --faults, any invariant violation fails the run, after its report.
     report.faults.as_ref().map_or(Ok(()), FaultReport::verdict)
 }

@@ -45,12 +45,9 @@ pub fn run(args: &TortureArgs) -> Result<bool, String> {
         runs.push(run);
     }
     let json = serde_json::Value::Array(runs.iter().map(report::preset_json).collect());
-    match args.format {
-        crate::output_format::OutputFormat::Table => print!("{}", report::total_line(&runs)),
-        crate::output_format::OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(&json).map_err(|error| error.to_string())?)
-        }
-        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&json)?,
-    }
+    crate::output_format::print_report(args.format, &json, || {
+        print!("{}", report::total_line(&runs));
+        Ok(())
+    })?;
     Ok(runs.iter().all(|run| run.violations == 0))
 }

@@ -148,22 +148,18 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
             replay(&trace, &machine, preset, options)
         })
         .collect::<Result<_, _>>()?;
-    match args.format {
-        crate::output_format::OutputFormat::Json => {
-            let text = if replays.len() == 1 {
-                serde_json::to_string_pretty(&replays[0])
-            } else {
-                serde_json::to_string_pretty(&replays)
-            };
-            println!("{}", text.map_err(|error| error.to_string())?);
-        }
-        crate::output_format::OutputFormat::Csv => crate::flat_csv::print(&replays)?,
-        crate::output_format::OutputFormat::Table => {
-            println!("read {} lines ({} events) in {load_ms} ms", trace.lines, trace.events.len());
-            replays.iter().for_each(print_table)
-        }
+    let table = || {
+        println!("read {} lines ({} events) in {load_ms} ms", trace.lines, trace.events.len());
+        replays.iter().for_each(print_table);
+        Ok(())
+    };
+    // One preset's JSON is its replay, not a list of one.
+    let json_one = args.format == crate::output_format::OutputFormat::Json && replays.len() == 1;
+    if json_one {
+        crate::output_format::print_report(args.format, &replays[0], table)
+    } else {
+        crate::output_format::print_report(args.format, &replays, table)
     }
-    Ok(())
 }
 
 /// Kernel and ours side by side, with ours/kernel.

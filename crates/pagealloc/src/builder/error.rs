@@ -5,7 +5,7 @@ use core::fmt;
 use core::ops::Range;
 
 use crate::sizing::SizingError;
-use crate::types::{Pfn, ZoneType};
+use crate::types::{Pfn, PhysAddr, ZoneType};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BuildError {
@@ -62,7 +62,7 @@ pub enum BuildError {
     /// The firmware memory map given to [`AllocatorBuilder::memory_map`] was refused.
     ///
     /// [`AllocatorBuilder::memory_map`]: crate::AllocatorBuilder::memory_map
-    MemoryMap(super::MemoryMapError),
+    MemoryMap(MemoryMapError),
     /// The memory given for the metadata ([`crate::PageAllocator::build_in`]) is too small.
     MetadataMemoryTooSmall {
         needed_bytes: u64,
@@ -119,3 +119,41 @@ impl fmt::Display for BuildError {
 }
 
 impl core::error::Error for BuildError {}
+
+/// Why a memory map was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryMapError {
+    /// A region ends before it starts.
+    Inverted { start: PhysAddr, end: PhysAddr },
+    /// Two regions share a byte (inside one frame too), and they name different nodes or
+    /// one is movable and the other not (regions of one kind may overlap; they are merged).
+    Conflict { at: PhysAddr },
+    /// No region holds a whole frame.
+    NoMemory,
+    /// A region's frames reach past [`PFN_LIMIT`](crate::types::PFN_LIMIT), the highest frame number a block names;
+    /// refused whatever zone the region would fill.
+    AboveLimit { end: PhysAddr, limit: PhysAddr },
+}
+
+impl fmt::Display for MemoryMapError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryMapError::Inverted { start, end } => write!(f, "region {start:#x}..{end:#x} ends before it starts"),
+            MemoryMapError::Conflict { at } => {
+                write!(f, "regions of different nodes or kinds overlap at {at:#x}")
+            }
+            MemoryMapError::NoMemory => write!(f, "no region holds a whole 4 KiB frame"),
+            MemoryMapError::AboveLimit { end, limit } => {
+                write!(f, "a region ends at {end:#x}, past the highest frame address {limit:#x}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for MemoryMapError {}
+
+impl From<MemoryMapError> for BuildError {
+    fn from(error: MemoryMapError) -> BuildError {
+        BuildError::MemoryMap(error)
+    }
+}

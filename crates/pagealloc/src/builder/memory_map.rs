@@ -3,9 +3,9 @@
 //! above, hot-pluggable memory in Movable), and the gaps between regions become holes
 //! (mirrors what zone_sizes_init() and free_area_init() derive from memblock).
 
-use core::fmt;
 use core::ops::Range;
 
+use super::error::MemoryMapError;
 use super::validate::sort_stable_by_key;
 use super::{zone_type_limit_pfn, AllocatorBuilder, BuildError};
 use crate::table::{Table, FIXED_RANGES};
@@ -50,44 +50,6 @@ impl MemoryRegion {
         } else {
             start..start
         }
-    }
-}
-
-/// Why a memory map was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemoryMapError {
-    /// A region ends before it starts.
-    Inverted { start: PhysAddr, end: PhysAddr },
-    /// Two regions share a byte (inside one frame too), and they name different nodes or
-    /// one is movable and the other not (regions of one kind may overlap; they are merged).
-    Conflict { at: PhysAddr },
-    /// No region holds a whole frame.
-    NoMemory,
-    /// A region's frames reach past [`PFN_LIMIT`], the highest frame number a block names;
-    /// refused whatever zone the region would fill.
-    AboveLimit { end: PhysAddr, limit: PhysAddr },
-}
-
-impl fmt::Display for MemoryMapError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemoryMapError::Inverted { start, end } => write!(f, "region {start:#x}..{end:#x} ends before it starts"),
-            MemoryMapError::Conflict { at } => {
-                write!(f, "regions of different nodes or kinds overlap at {at:#x}")
-            }
-            MemoryMapError::NoMemory => write!(f, "no region holds a whole 4 KiB frame"),
-            MemoryMapError::AboveLimit { end, limit } => {
-                write!(f, "a region ends at {end:#x}, past the highest frame address {limit:#x}")
-            }
-        }
-    }
-}
-
-impl core::error::Error for MemoryMapError {}
-
-impl From<MemoryMapError> for BuildError {
-    fn from(error: MemoryMapError) -> BuildError {
-        BuildError::MemoryMap(error)
     }
 }
 

@@ -6,7 +6,7 @@
 //! on a list of their own in the pageset, which allocations never take from, and go to the
 //! buddy a few per lock hold (`FLUSH_PAGES`).
 
-use super::path::PcpCall;
+use super::call::PcpCall;
 use super::{pcp_type_for, PerCpuPages};
 use crate::buddy::{BuddyZone, PendingRun};
 use crate::frame::{FrameInfo, FrameState};

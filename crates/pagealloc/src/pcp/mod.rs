@@ -7,6 +7,7 @@
 //! remote drains lock normally.
 
 mod buddy_bound;
+mod call;
 mod control;
 mod drain;
 mod drain_cause;
@@ -16,9 +17,10 @@ mod select;
 mod vmstat_update;
 
 pub(crate) use buddy_bound::pcp_free_buddy_bound;
+pub(crate) use call::PcpCall;
 pub(crate) use control::{drain_pcp, set_bounds, set_high};
 pub use drain_cause::DrainCause;
-pub(crate) use path::{pcp_alloc, pcp_free, PcpCall};
+pub(crate) use path::{pcp_alloc, pcp_free};
 pub(crate) use rules::{
     decay_high, is_free_high, note_free_order, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, thp_batch_pages,
 };
@@ -33,6 +35,9 @@ use crate::vmstat::CpuZoneStats;
 /// Order 0..=3 lists per PCP type, plus up to two pageblock-order (THP) lists.
 pub const NR_PCP_LISTS: usize = (COSTLY_ORDER as usize + 1) * NR_PCP_TYPES + 2;
 pub(crate) const FIRST_THP_LIST: usize = NR_PCP_LISTS - 2;
+
+/// vmstat ticks a remote node's pageset may idle before it is drained.
+pub(crate) const REMOTE_EXPIRE_TICKS: u8 = 3;
 
 /// Pageset flag bits.
 pub mod pcp_flags {

@@ -2,55 +2,25 @@
 //! free_frozen_page_commit()). Cost of a hit: one trylock, one list pop or push, one frame
 //! record store; everything else is out of line.
 
+use super::call::PcpCall;
 use super::drain::{drain_chunked, DrainPlan, DrainTarget, PcpGuard};
 use super::select::DrainLists;
-use super::vmstat_update::REMOTE_EXPIRE_TICKS;
 use super::{
     is_free_high, note_free_order, nr_pcp_alloc, nr_pcp_free, nr_pcp_high, pcp_type_for, pindex, thp_batch_pages,
-    thp_part, DrainCause, PcpSlot, PerCpuPages, FIRST_THP_LIST,
+    thp_part, DrainCause, PerCpuPages, FIRST_THP_LIST, REMOTE_EXPIRE_TICKS,
 };
 use crate::buddy::BuddyZone;
 use crate::fallback::FallbackRules;
 use crate::frame::{FrameInfo, FrameState};
 use crate::list::OwnRecord;
-use crate::platform::{Platform, SharedLine};
-use crate::policy::{FreeSizing, PcpPolicy};
+use crate::platform::Platform;
+use crate::policy::FreeSizing;
 use crate::request::{AllocFlags, BlockRequest};
 use crate::take::{take_blocks, TakeCount};
 use crate::types::{Pfn, ZoneType, PAGEBLOCK_ORDER};
-use crate::vmstat::{FoldTarget, GlobalVmstat, NumaPlacement};
+use crate::vmstat::NumaPlacement;
 use crate::watermark::{watermark_ok, WatermarkView};
 use crate::zone_state::zone_flags;
-
-/// Which pageset a fast-path call works on, and the zone's buddy half behind it.
-pub(crate) struct PcpCall<'a, P: Platform> {
-    pub zone: BuddyZone<'a, P>,
-    pub slot: &'a PcpSlot<P>,
-    pub policy: &'a PcpPolicy,
-    pub cpu: usize,
-    /// The global vmstat counters, and how NUMA events are kept.
-    pub global: &'a GlobalVmstat,
-}
-
-impl<P: Platform> PcpCall<'_, P> {
-    #[inline(always)]
-    fn touch_header(&self) {
-        let zone = self.zone.mem.zone_index;
-        self.zone.platform.touch_shared(SharedLine::PcpHeader { zone, cpu: self.cpu as u32 }, true);
-    }
-
-    /// Where this pageset's vmstat diffs fold.
-    #[inline(always)]
-    fn fold_target(&self) -> FoldTarget<'_, P> {
-        let zone = self.zone;
-        FoldTarget {
-            zone: &zone.state().vmstat,
-            zone_index: zone.mem.zone_index,
-            global: self.global,
-            platform: zone.platform,
-        }
-    }
-}
 
 /// Takes up to `blocks` blocks from the buddy onto the tail of list `list_index` under one
 /// zone-lock hold; returns how many (mirrors rmqueue_bulk()).

@@ -11,9 +11,6 @@ use crate::platform::Platform;
 use crate::policy::PcpPolicy;
 use crate::vmstat::FoldTarget;
 
-/// vmstat ticks a remote node's pageset may idle before it is drained.
-pub(crate) const REMOTE_EXPIRE_TICKS: u8 = 3;
-
 /// The periodic work on one pageset (mirrors the pageset half of refresh_cpu_vm_stats()):
 /// fold the CPU's vmstat diffs into `fold`; decay an auto-tuned high and drain the excess;
 /// drain a remote node's pageset that idled for three ticks. Returns pages drained.
