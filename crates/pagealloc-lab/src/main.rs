@@ -4,14 +4,13 @@
 // or below, and no chain of files leads back to where it started. `tests/layers.rs` reads
 // this list as the lab's layer table and checks every file against it.
 // 0. Plumbing: output formats, the RNG, CPU pinning, huge pages, argument parsers, policy
-//    files, preset releases.
+//    files.
 mod flat_csv;
 mod huge_pages;
 mod output_format;
 mod pinning;
 mod policy_file;
 mod preset_arg;
-mod preset_release;
 mod rng;
 // 1. Descriptions: machine cost profiles and the zoneinfo arguments, the page cache model,
 //    metadata sizes.

@@ -12,6 +12,7 @@ use crate::policy::{
     ArenaRule, BoostRule, DrainBeyondLinux, DrainPolicy, FragBeyondLinux, FragPolicy, FreeHighRule, FreeSizing,
     HighMaxRule, LruCommit, LruConfig, PcpPolicy, Policy, VmstatPolicy,
 };
+use crate::sizing::LinuxVersion;
 
 /// A named policy with what it reproduces.
 #[derive(Clone, Copy, Debug)]
@@ -20,6 +21,10 @@ pub struct Preset {
     pub aliases: &'static [&'static str],
     pub summary: &'static str,
     pub policy: Policy,
+    /// The kernel release whose code *around* the allocator (the fault path's locks, RSS
+    /// counting) a reproduction of this preset follows; the allocator's own rules are the
+    /// policy. Presets beyond Linux follow mainline.
+    pub release: LinuxVersion,
 }
 
 const VANILLA_5_17: PcpPolicy = PcpPolicy {
@@ -94,9 +99,18 @@ const GLOBAL_LOCK: PcpPolicy = PcpPolicy { enabled: false, ..MAINLINE };
 /// (see `HighMaxRule::SmallOrdersAtHighMin`).
 const MAINLINE_SMALL_AT_HIGH_MIN: PcpPolicy = PcpPolicy { high_max: HighMaxRule::SmallOrdersAtHighMin, ..MAINLINE };
 
-/// A preset of the v5.17 .. v6.8 era (LRU add batches of 15).
-const fn preset(name: &'static str, aliases: &'static [&'static str], summary: &'static str, pcp: PcpPolicy) -> Preset {
-    with_lru(name, aliases, summary, pcp, LruConfig::LINUX_15)
+const V5_17: LinuxVersion = LinuxVersion::new(5, 17);
+const V6_6: LinuxVersion = LinuxVersion::new(6, 6);
+
+/// A preset of the v5.17 .. v6.8 era (LRU add batches of 15), following `release`.
+const fn preset(
+    name: &'static str,
+    aliases: &'static [&'static str],
+    summary: &'static str,
+    pcp: PcpPolicy,
+    release: LinuxVersion,
+) -> Preset {
+    Preset { release, ..with_lru(name, aliases, summary, pcp, LruConfig::LINUX_15) }
 }
 
 const fn with_lru(
@@ -117,6 +131,7 @@ const fn with_lru(
             frag: FragPolicy::MAINLINE,
             arenas: ArenaRule::PerNode,
         },
+        release: LinuxVersion::MAINLINE,
     }
 }
 
@@ -133,6 +148,7 @@ const fn lru_rfc(name: &'static str, summary: &'static str, pcp: PcpPolicy, lru:
             frag: FragPolicy::MAINLINE,
             arenas: ArenaRule::PerNode,
         },
+        release: LinuxVersion::new(4, 15),
     }
 }
 
@@ -167,6 +183,7 @@ const fn frag_2018(
             frag,
             arenas: ArenaRule::PerNode,
         },
+        release: LinuxVersion::new(4, 20),
     }
 }
 
@@ -183,6 +200,7 @@ const fn mainline_frag(name: &'static str, summary: &'static str, pcp: PcpPolicy
             frag,
             arenas: ArenaRule::PerNode,
         },
+        release: LinuxVersion::MAINLINE,
     }
 }
 
@@ -226,27 +244,70 @@ pub const PAGEALLOC: Policy = Policy {
 };
 
 pub const PRESETS: &[Preset] = &[
-    preset("vanilla-5.17", &["linux-5.17"], "v5.17: high-order PCP lists, proportional two-pass drains", VANILLA_5_17),
-    preset("revert-highpcp", &[], "v5.17 with only order-0 pages on the PCP", REVERT_HIGHPCP),
-    preset("highpcp-patch1", &[], "2022 #1: prefetch the buddy of the right order", HIGHPCP_PATCH1),
-    preset("highpcp-patch2", &[], "2022 #2: track the range of active PCP lists", HIGHPCP_PATCH2),
-    preset("highpcp-patch3", &[], "2022 #3: drain whole lists round robin", HIGHPCP_PATCH3),
-    preset("highpcp-patch4", &[], "2022 #4: single pass under the zone lock", HIGHPCP_PATCH4),
-    preset("highpcp-full", &["linux-5.18"], "2022 #5: free_high drains on high-order frees", HIGHPCP_FULL),
-    preset("base", &["linux-6.6"], "v6.6: fixed high, free_factor doubling, free_high on any order 1-3 free", BASE),
-    preset("patch1", &["pcp-autotune-patch1"], "2023 #1: free_high needs two consecutive high-order frees", PATCH1),
-    preset("patch2", &["pcp-autotune-patch2"], "2023 #2: per-CPU cache slice computed (no behaviour change)", PATCH2),
-    preset("patch3", &["pcp-autotune-patch3"], "2023 #3: large cache slice caches a batch before free_high", PATCH3),
-    preset("patch4", &["pcp-autotune-patch4"], "2023 #4: PCP_BATCH_SCALE_MAX = 5 bounds scaled batches", PATCH4),
-    preset("patch5", &["pcp-autotune-patch5"], "2023 #5: order-0 refills scale with alloc_factor", PATCH5),
-    preset("patch6", &["pcp-autotune-patch6"], "2023 #6: high_min/high_max framework (no behaviour change)", PATCH6),
-    preset("patch7", &["pcp-autotune-patch7"], "2023 #7: high auto-tuned between bounds, with decay", PATCH7),
-    preset("patch8", &["pcp-autotune-patch8"], "2023 #8: shrink high below the high watermark", PATCH8),
+    preset(
+        "vanilla-5.17",
+        &["linux-5.17"],
+        "v5.17: high-order PCP lists, proportional two-pass drains",
+        VANILLA_5_17,
+        V5_17,
+    ),
+    preset("revert-highpcp", &[], "v5.17 with only order-0 pages on the PCP", REVERT_HIGHPCP, V5_17),
+    preset("highpcp-patch1", &[], "2022 #1: prefetch the buddy of the right order", HIGHPCP_PATCH1, V5_17),
+    preset("highpcp-patch2", &[], "2022 #2: track the range of active PCP lists", HIGHPCP_PATCH2, V5_17),
+    preset("highpcp-patch3", &[], "2022 #3: drain whole lists round robin", HIGHPCP_PATCH3, V5_17),
+    preset("highpcp-patch4", &[], "2022 #4: single pass under the zone lock", HIGHPCP_PATCH4, V5_17),
+    preset(
+        "highpcp-full",
+        &["linux-5.18"],
+        "2022 #5: free_high drains on high-order frees",
+        HIGHPCP_FULL,
+        LinuxVersion::new(5, 18),
+    ),
+    preset(
+        "base",
+        &["linux-6.6"],
+        "v6.6: fixed high, free_factor doubling, free_high on any order 1-3 free",
+        BASE,
+        V6_6,
+    ),
+    preset(
+        "patch1",
+        &["pcp-autotune-patch1"],
+        "2023 #1: free_high needs two consecutive high-order frees",
+        PATCH1,
+        V6_6,
+    ),
+    preset(
+        "patch2",
+        &["pcp-autotune-patch2"],
+        "2023 #2: per-CPU cache slice computed (no behaviour change)",
+        PATCH2,
+        V6_6,
+    ),
+    preset(
+        "patch3",
+        &["pcp-autotune-patch3"],
+        "2023 #3: large cache slice caches a batch before free_high",
+        PATCH3,
+        V6_6,
+    ),
+    preset("patch4", &["pcp-autotune-patch4"], "2023 #4: PCP_BATCH_SCALE_MAX = 5 bounds scaled batches", PATCH4, V6_6),
+    preset("patch5", &["pcp-autotune-patch5"], "2023 #5: order-0 refills scale with alloc_factor", PATCH5, V6_6),
+    preset(
+        "patch6",
+        &["pcp-autotune-patch6"],
+        "2023 #6: high_min/high_max framework (no behaviour change)",
+        PATCH6,
+        V6_6,
+    ),
+    preset("patch7", &["pcp-autotune-patch7"], "2023 #7: high auto-tuned between bounds, with decay", PATCH7, V6_6),
+    preset("patch8", &["pcp-autotune-patch8"], "2023 #8: shrink high below the high watermark", PATCH8, V6_6),
     preset(
         "patch9",
         &["pcp-autotune-patch9"],
         "2023 #9: a free_count counter detects consecutive frees (>= batch)",
         PATCH9,
+        V6_6,
     ),
     with_lru(
         "mainline",
@@ -301,6 +362,7 @@ pub const PRESETS: &[Preset] = &[
                   pageblock-order refills and drains of 256 batches, per-CPU arenas, coalesced drains, \
                   remote frees handed to the arena's owner, frees parked in their pageblocks",
         policy: PAGEALLOC,
+        release: LinuxVersion::MAINLINE,
     },
     lru_rfc("lru-k1", "2018 lru_lock RFC baseline: PCP batch 31, high 186, classic LRU", LRU_K1, LruConfig::LINUX_2018),
     lru_rfc("lru-k2", "2018 lru_lock RFC: PCP batch 310, high 1860, classic LRU", LRU_K2, LruConfig::LINUX_2018),

@@ -61,7 +61,7 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
         duration_ms,
     };
     let workload =
-        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_release::release_of(preset)) }
+        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_arg::release_of(preset)) }
             .on_machine(&super::simulate::machine(&setup));
     let args = RunArgs { lru_batch, mode, ..run_args(&setup, preset, seed, false) };
     let report = run_sim(&workload, &args)?;

@@ -21,7 +21,7 @@ pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
         duration_ms: if quick { 10 } else { 40 },
     };
     let machine = super::simulate::machine(&setup_of(counts[0]));
-    let workload = PageFault::new(FaultMode::Process, crate::preset_release::release_of(preset)).on_machine(&machine);
+    let workload = PageFault::new(FaultMode::Process, crate::preset_arg::release_of(preset)).on_machine(&machine);
     for &processes in counts {
         bar.set_message(format!("{preset}, {processes} processes"));
         let setup = setup_of(processes);

@@ -284,7 +284,7 @@ impl RunArgs {
                 Box::new(PageBench { order: self.order, loop_ns: self.loop_ns.unwrap_or(defaults.loop_ns) })
             }
             WorkloadKind::PageFault1 => {
-                let release = crate::preset_release::release_of(&self.preset);
+                let release = crate::preset_arg::release_of(&self.preset);
                 let fault = PageFault { lru: self.lru, fault_order: self.order, ..PageFault::new(self.mode, release) };
                 Box::new(fault.on_machine(&machine))
             }
