@@ -2,7 +2,7 @@
 //! Lives inside the zone lock.
 
 use crate::list::FrameList;
-use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
+use crate::types::{MigrateType, NR_MIGRATETYPES, NR_ORDERS};
 
 /// Zone-lock-side counters, kept under the lock (no atomics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,5 +91,34 @@ impl FreeArea {
 
     pub fn counters(&self) -> ZoneCounters {
         self.counters
+    }
+
+    /// Debug builds: the counts agree with one another and with the lists' emptiness, as
+    /// every zone-lock hold must leave them (a cheap part of the invariant checker's free
+    /// lists check, run at each release of the lock). Absent from release builds.
+    #[cfg(debug_assertions)]
+    pub(crate) fn debug_assert_counts(&self) {
+        let (mut listed, mut isolated, mut highatomic) = (0u64, 0u64, 0u64);
+        for order in 0..NR_ORDERS {
+            let mut nonempty = 0u8;
+            for migratetype in 0..NR_MIGRATETYPES {
+                let blocks = self.nr_free[order][migratetype];
+                assert_eq!(self.lists[order][migratetype].is_empty(), blocks == 0, "order {order} type {migratetype}");
+                nonempty |= u8::from(blocks > 0) << migratetype;
+                let pages = blocks << order;
+                match migratetype {
+                    m if m == MigrateType::Isolate.index() => isolated += pages,
+                    m if m == MigrateType::HighAtomic.index() => {
+                        highatomic += pages;
+                        listed += pages;
+                    }
+                    _ => listed += pages,
+                }
+            }
+            assert_eq!(self.nonempty_types[order], nonempty, "order {order}: non-empty types");
+        }
+        assert_eq!(listed, self.free_pages, "free pages counted");
+        assert_eq!(isolated, self.free_isolated_pages, "isolated free pages counted");
+        assert_eq!(highatomic, self.free_highatomic_pages, "highatomic free pages counted");
     }
 }

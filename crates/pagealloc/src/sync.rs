@@ -64,10 +64,15 @@ impl<P: Platform, T, R: lock_api::RawMutex> PlatformMutex<P, T, R> {
             }
         };
         let wait_ns = simulated_wait_ns + real_wait_ns.unwrap_or(0);
-        self.acquisitions.store(self.acquisitions.load(Relaxed) + 1, Relaxed);
+        debug_assert!(self.inner.is_locked(), "a guard without its lock");
+        let acquisitions = self.acquisitions.load(Relaxed) + 1;
+        self.acquisitions.store(acquisitions, Relaxed);
         if real_wait_ns.is_some() || simulated_wait_ns > 0 {
-            self.contended.store(self.contended.load(Relaxed) + 1, Relaxed);
+            let contended = self.contended.load(Relaxed) + 1;
+            self.contended.store(contended, Relaxed);
             self.wait_ns.store(self.wait_ns.load(Relaxed) + wait_ns, Relaxed);
+            // Stores under the lock: no other holder can have moved the counts between.
+            debug_assert!(contended <= acquisitions, "{contended} contended of {acquisitions}");
         }
         PlatformGuard { guard, platform, id: self.id }
     }
@@ -89,6 +94,7 @@ impl<P: Platform, T, R: lock_api::RawMutex> PlatformMutex<P, T, R> {
         if !platform.lock_try_acquire(self.id) {
             return None;
         }
+        debug_assert!(self.inner.is_locked(), "a guard without its lock");
         Some(PlatformGuard { guard, platform, id: self.id })
     }
 
@@ -124,6 +130,7 @@ impl<P: Platform, T, R: lock_api::RawMutex> Drop for PlatformGuard<'_, P, T, R> 
     fn drop(&mut self) {
         // The raw lock is released right after this body, when `guard` drops; reporting first
         // is harmless because the report only timestamps the release.
+        debug_assert!(lock_api::MutexGuard::mutex(&self.guard).is_locked(), "released twice");
         self.platform.lock_release(self.id);
     }
 }

@@ -18,6 +18,7 @@ pub(crate) struct WatermarkView<'a> {
 #[inline]
 pub(crate) fn mark_pages(zone: &ZoneState, level: WatermarkLevel) -> u64 {
     let marks = &zone.params.watermarks();
+    debug_assert!(marks.min_pages <= marks.low_pages && marks.low_pages <= marks.high_pages);
     let base = match level {
         WatermarkLevel::Min => marks.min_pages,
         WatermarkLevel::Low => marks.low_pages,
@@ -48,6 +49,7 @@ pub(crate) fn watermark_ok(
     flags: AllocFlags,
     free_pages: u64,
 ) -> bool {
+    debug_assert!((order as usize) < NR_ORDERS, "order {order}");
     let unusable_pages = (1u64 << order) - 1 + unusable_reserve_pages(zone, flags);
     let usable_pages = free_pages as i64 - unusable_pages as i64;
     let mut min = mark as i64;
@@ -57,6 +59,8 @@ pub(crate) fn watermark_ok(
             min -= min / 4;
         }
     }
+    // Reserve access lowers the mark, never below zero nor above where it was.
+    debug_assert!(min >= 0 && min <= mark as i64);
     if usable_pages <= min + zone.state.params.lowmem_reserve(highest_zone) as i64 {
         return false;
     }
@@ -81,6 +85,7 @@ pub(crate) fn watermark_fast(
     highest_zone: ZoneType,
     flags: AllocFlags,
 ) -> bool {
+    debug_assert!((order as usize) < NR_ORDERS, "order {order}");
     let free_pages = zone.mem.free_pages();
     if order == 0 {
         let usable_pages = free_pages.saturating_sub(unusable_reserve_pages(zone, flags));

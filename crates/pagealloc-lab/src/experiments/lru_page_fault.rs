@@ -60,9 +60,8 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
         memory_gib: 32,
         duration_ms,
     };
-    let workload =
-        PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_arg::release_of(preset)) }
-            .on_machine(&super::simulate::machine(&setup));
+    let workload = PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_arg::release_of(preset)) }
+        .on_machine(&super::simulate::machine(&setup));
     let args = RunArgs { lru_batch, mode, ..run_args(&setup, preset, seed, false) };
     let report = run_sim(&workload, &args)?;
     // Every wait as a share of all tasks' time over the run.

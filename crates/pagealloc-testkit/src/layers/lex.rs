@@ -30,7 +30,11 @@ pub fn without_test_module(text: &str) -> &str {
             from = start + 1;
             continue;
         }
-        let declaration = ["mod ", "pub mod ", "pub(crate) mod "].iter().find_map(|p| rest.strip_prefix(p));
+        let unscoped = match rest.strip_prefix("pub(") {
+            Some(scoped) => scoped.split_once(')').map_or(rest, |(_, after)| after.trim_start()),
+            None => rest.strip_prefix("pub ").unwrap_or(rest),
+        };
+        let declaration = unscoped.strip_prefix("mod ");
         let inline = declaration.is_some_and(|after| {
             let name_end = after.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(after.len());
             after[name_end..].trim_start().starts_with('{')
@@ -193,7 +197,8 @@ mod tests {
 
     #[test]
     fn the_test_module_is_cut_but_not_a_test_only_item() {
-        let text = "use a;\n#[cfg(test)]\nmod rng;\n#[cfg(test)]\nuse b;\n#[cfg(test)]\nmod tests { use c; }";
+        let text =
+            "use a;\n#[cfg(test)]\nmod rng;\n#[cfg(test)]\nuse b;\n#[cfg(test)]\npub(super) mod tests { use c; }";
         assert_eq!(without_test_module(text), "use a;\n#[cfg(test)]\nmod rng;\n#[cfg(test)]\nuse b;\n");
     }
 }

@@ -178,6 +178,9 @@ pub(crate) struct LockedZone<'a, P: Platform> {
 /// NR_FREE_PAGES in per-CPU diffs).
 impl<P: Platform> Drop for LockedZone<'_, P> {
     fn drop(&mut self) {
+        // What this hold changed leaves the counts agreeing (debug builds).
+        #[cfg(debug_assertions)]
+        self.area.debug_assert_counts();
         self.publish_summary();
         // `area` drops after this body: the lock is released once the summary is out.
     }

@@ -25,9 +25,26 @@ fn detects_a_free_head_that_lost_its_state() {
 fn detects_a_wrong_free_count() {
     let allocator = allocator();
     let zone = &allocator.zones()[0];
-    zone.buddy(allocator.platform()).lock().area.nr_free[10][MigrateType::Movable.index()] += 1;
+    {
+        // Counts that agree with one another (so the lock's own check lets them pass), but
+        // not with the list.
+        let mut locked = zone.buddy(allocator.platform()).lock();
+        assert!(!locked.area.lists[10][MigrateType::Movable.index()].is_empty());
+        locked.area.nr_free[10][MigrateType::Movable.index()] += 1;
+        locked.area.free_pages += 1 << 10;
+    }
     let violation = allocator.check_invariants().unwrap_err();
     assert!(violation.what.contains("blocks listed"), "{violation}");
+}
+
+/// A zone-lock hold that leaves the counts disagreeing fails as the lock is released.
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "free pages counted")]
+fn a_hold_that_leaves_counts_disagreeing_fails_at_release() {
+    let allocator = allocator();
+    let zone = &allocator.zones()[0];
+    zone.buddy(allocator.platform()).lock().area.nr_free[10][MigrateType::Movable.index()] += 1;
 }
 
 #[test]

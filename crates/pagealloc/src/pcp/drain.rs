@@ -64,6 +64,8 @@ pub(crate) fn free_pcppages_bulk<P: Platform>(
     let freed = before - pcp.count_pages;
     debug_assert!(freed >= count, "took {freed} of {count} pages");
     pcp.counters.drained_pages[cause as usize] += freed as u64;
+    #[cfg(debug_assertions)]
+    pcp.debug_assert_counts(mem);
     freed
 }
 

@@ -178,6 +178,25 @@ impl PerCpuPages {
         }
     }
 
+    /// Debug builds: the counts agree with what the lists hold, as a refill or a drain
+    /// must leave them (the invariant checker's pageset count check, run where they
+    /// change). Absent from release builds, with its calls.
+    #[cfg(debug_assertions)]
+    pub(crate) fn debug_assert_counts(&self, mem: &crate::zone_mem::ZoneMem) {
+        let (mut pages, mut thp_pages) = (0u32, 0u32);
+        for (list_index, list) in self.lists.iter().enumerate() {
+            let order = pindex_order(list_index);
+            let listed = list.iter(&mem.links, mem.links.len()).count() as u32;
+            pages += listed << order;
+            if order >= PAGEBLOCK_ORDER {
+                thp_pages += listed << order;
+            }
+        }
+        assert_eq!(pages, self.count_pages, "pageset pages counted");
+        assert_eq!(thp_pages, self.thp_pages, "pageset pageblock-order pages counted");
+        assert!(self.buddy_bound.is_empty() == (self.buddy_bound_pages == 0), "buddy-bound list and count");
+    }
+
     pub fn count_pages(&self) -> u32 {
         self.count_pages
     }

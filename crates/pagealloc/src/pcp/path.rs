@@ -67,6 +67,8 @@ fn refill<P: Platform>(
     pcp.counters.refills += 1;
     pcp.counters.refill_pages += (taken as u64) << request.order;
     pcp.note_peak();
+    #[cfg(debug_assertions)]
+    pcp.debug_assert_counts(call.zone.mem());
 }
 
 /// Allocates from this CPU's pageset, refilling it if the list is empty, and counts it as a

@@ -21,7 +21,10 @@ pub fn lowmem_reserves(
             upper_pages += managed_pages[upper];
             let upper_empty = skip_empty_upper && managed_pages[upper] == 0;
             reserves[lower][upper] = if cleared || upper_empty { 0 } else { upper_pages / ratio };
+            // More zones above can only add protection (the skip aside).
+            assert!(upper_empty || reserves[lower][upper] >= reserves[lower][upper - 1]);
         }
+        assert_eq!(reserves[lower][lower], 0, "a zone never protects itself");
     }
     reserves
 }

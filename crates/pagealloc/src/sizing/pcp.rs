@@ -10,7 +10,10 @@ pub fn zone_batch_pages(managed_pages: u64) -> u64 {
     const ONE_MIB_PAGES: u64 = (1 << 20) / crate::types::PAGE_SIZE_BYTES;
     let quarter = (managed_pages >> 10).min(ONE_MIB_PAGES) / 4;
     let quarter = quarter.max(1);
-    (rounddown_pow_of_two(quarter + quarter / 2) - 1).max(1)
+    let batch_pages = (rounddown_pow_of_two(quarter + quarter / 2) - 1).max(1);
+    // 2^n - 1, and at most the kernel's 63 for any zone size.
+    assert!((1..=63).contains(&batch_pages) && (batch_pages + 1).is_power_of_two());
+    batch_pages
 }
 
 /// One CPU's share of a zone's PCP budget: the low watermark (fraction 0) or managed/fraction,
@@ -25,7 +28,9 @@ pub fn zone_high_pages(
 ) -> u64 {
     let total_pages = if high_fraction == 0 { low_watermark_pages } else { managed_pages / high_fraction as u64 };
     let split_cpus = if node_cpus == 0 { online_cpus.max(1) } else { node_cpus };
-    (total_pages / split_cpus as u64).max(batch_pages * 4)
+    let high_pages = (total_pages / split_cpus as u64).max(batch_pages * 4);
+    assert!(high_pages >= batch_pages * 4, "a pageset holds at least four batches");
+    high_pages
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,6 +57,9 @@ pub fn pcp_high_bounds(
         0 => (high(0), high(Tunables::MIN_PERCPU_PAGELIST_HIGH_FRACTION)),
         fraction => (high(fraction), high(fraction)),
     };
+    // high_min may exceed high_max on a tiny zone (its low watermark's share beats
+    // managed/8's); both hold at least four batches.
+    assert!(high_min_pages >= batch_pages * 4 && high_max_pages >= batch_pages * 4);
     PcpBounds { batch_pages, high_min_pages, high_max_pages }
 }
 

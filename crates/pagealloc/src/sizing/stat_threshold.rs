@@ -9,12 +9,15 @@ const MAX_STAT_THRESHOLD: u64 = 125;
 pub fn normal_stat_threshold(managed_pages: u64, online_cpus: u32) -> u32 {
     let mem_units = managed_pages >> (27 - crate::types::PAGE_SHIFT);
     let threshold = 2 * fls(online_cpus as u64) as u64 * (1 + fls(mem_units) as u64);
-    threshold.min(MAX_STAT_THRESHOLD) as u32
+    let threshold = threshold.min(MAX_STAT_THRESHOLD) as u32;
+    assert!(threshold as u64 <= MAX_STAT_THRESHOLD && (online_cpus == 0 || threshold >= 2));
+    threshold
 }
 
 /// Threshold while kswapd is awake: small enough that the summed per-CPU drift cannot hide
 /// a breach of the min watermark: (low - min) / CPUs, in 1..=125.
 pub fn pressure_stat_threshold(low_pages: u64, min_pages: u64, online_cpus: u32) -> u32 {
+    debug_assert!(min_pages <= low_pages, "min {min_pages} over low {low_pages}");
     let distance = low_pages.saturating_sub(min_pages);
     (distance / online_cpus.max(1) as u64).clamp(1, MAX_STAT_THRESHOLD) as u32
 }

@@ -39,7 +39,15 @@ pub fn zone_watermarks(
     let spacing = (proportional_min >> 2).max(mult_frac(managed_pages, watermark_scale_factor as u64, 10_000));
     let low_pages = min_pages + spacing;
     let high_pages = low_pages + spacing;
-    Watermarks { min_pages, low_pages, high_pages, promo_pages: high_pages + spacing }
+    let marks = Watermarks { min_pages, low_pages, high_pages, promo_pages: high_pages + spacing };
+    assert!(
+        marks.min_pages <= marks.low_pages
+            && marks.low_pages <= marks.high_pages
+            && marks.high_pages <= marks.promo_pages
+    );
+    // A zone's share of min_free_kbytes is at most the whole of it.
+    assert!(managed_pages > lowmem_managed_pages || proportional_min <= pages_min);
+    marks
 }
 
 #[cfg(test)]

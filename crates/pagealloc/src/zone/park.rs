@@ -18,6 +18,7 @@ impl<P: Platform> Zone<P> {
     #[inline]
     pub(crate) fn park(&self, platform: &P, pfn: Pfn, order: u8) {
         debug_assert!(order <= PAGEBLOCK_ORDER, "a block over pageblocks parks nowhere");
+        debug_assert!(pfn & ((1 << order) - 1) == 0 && self.mem().contains(pfn), "parking {pfn:#x} order {order}");
         let mem = self.mem();
         let pages = 1u64 << order;
         let slot = mem.pageblock_index(pfn);

@@ -92,12 +92,14 @@ impl<P: Platform> Zone<P> {
         {
             let mut locked = self.buddy(call.platform).lock();
             take_blocks(&mut locked, &rules, block, count, |pfn| {
+                debug_assert!(taken.is_none(), "a single take handed out two blocks");
                 let allocated = FrameInfo::new(FrameState::AllocHead, block.order, block.migratetype);
                 self.mem().frame(pfn).hand_out(&[FrameState::Interior], allocated);
                 taken = Some(pfn);
             });
         }
         let pfn = taken?;
+        debug_assert!(self.mem().contains(pfn) && pfn & ((1 << block.order) - 1) == 0, "took {pfn:#x}");
         self.state().vmstat.count_pgalloc(1 << block.order);
         let target = FoldTarget {
             zone: &self.state().vmstat,
@@ -112,6 +114,8 @@ impl<P: Platform> Zone<P> {
     /// Gives a block back to the buddy under the zone lock, merging, and counts it.
     #[inline(never)]
     pub(crate) fn free_to_buddy(&self, platform: &P, pfn: Pfn, order: u8) {
+        debug_assert!(self.mem().contains(pfn) && pfn & ((1 << order) - 1) == 0, "freeing {pfn:#x} order {order}");
+        debug_assert_eq!(self.mem().frame(pfn).info().state(), FrameState::Interior, "an unclaimed block");
         self.buddy(platform).lock().release(pfn, order, FrameState::Interior);
         self.state().vmstat.count_pgfree(1 << order);
     }
