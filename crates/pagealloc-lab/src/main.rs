@@ -3,8 +3,8 @@
 // Layers, bottom up; a file uses items only of its own module or of modules in its layer
 // or below, and no chain of files leads back to where it started. `tests/layers.rs` reads
 // this list as the lab's layer table and checks every file against it.
-// 0. Plumbing: output formats, the RNG, CPU pinning, huge pages, argument parsers, policy
-//    files.
+// 0. Plumbing: output formats, the RNG, statistics, CPU pinning, huge pages, argument
+//    parsers, policy files.
 mod flat_csv;
 mod huge_pages;
 mod output_format;
@@ -12,6 +12,7 @@ mod pinning;
 mod policy_file;
 mod preset_arg;
 mod rng;
+mod stats;
 // 1. Descriptions: machine cost profiles and the zoneinfo arguments, the page cache model,
 //    metadata sizes.
 mod machine;

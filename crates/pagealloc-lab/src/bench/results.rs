@@ -4,25 +4,7 @@
 use serde::Serialize;
 
 use super::BenchKind;
-
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct Spread {
-    pub min: f64,
-    pub median: f64,
-    pub max: f64,
-}
-
-impl Spread {
-    pub(super) fn of(values: &mut [f64]) -> Option<Spread> {
-        if values.is_empty() {
-            return None;
-        }
-        values.sort_by(f64::total_cmp);
-        let mid = values.len() / 2;
-        let median = if values.len() % 2 == 1 { values[mid] } else { (values[mid - 1] + values[mid]) / 2.0 };
-        Some(Spread { min: values[0], median, max: values[values.len() - 1] })
-    }
-}
+pub use crate::stats::Spread;
 
 #[derive(Debug, Serialize)]
 pub struct RunResult {

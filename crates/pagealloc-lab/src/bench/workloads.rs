@@ -9,8 +9,7 @@ use super::results::Iteration;
 use crate::rng::SplitMix64;
 
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
-    let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
-    sum / count.max(1) as f64
+    crate::stats::mean(&values.collect::<Vec<f64>>())
 }
 
 fn ns_per_op(start: Instant, ops: usize) -> f64 {

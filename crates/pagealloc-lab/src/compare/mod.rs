@@ -71,7 +71,8 @@ fn print_metrics(a: &Sample, b: &Sample, limit_pct: Option<f64>) -> Vec<String> 
     let mut regressions = Vec::new();
     for (metric, values_a) in &a.metrics {
         let Some(values_b) = b.metrics.get(metric) else { continue };
-        let ((mean_a, sd_a), (mean_b, sd_b)) = (stats::mean_and_stddev(values_a), stats::mean_and_stddev(values_b));
+        let ((mean_a, sd_a), (mean_b, sd_b)) =
+            (crate::stats::mean_and_stddev(values_a), crate::stats::mean_and_stddev(values_b));
         let change_pct = if mean_a == 0.0 { 0.0 } else { (mean_b - mean_a) * 100.0 / mean_a.abs() };
         let p = stats::welch_p(values_a, values_b);
         let significant = p.is_some_and(|p| p < SIGNIFICANCE);

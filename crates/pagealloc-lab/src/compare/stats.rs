@@ -1,15 +1,6 @@
 //! Welch's t-test: whether two samples' means differ, without assuming equal variances.
 
-/// Mean and sample standard deviation (n - 1) of `values`.
-pub fn mean_and_stddev(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n.max(1.0);
-    if values.len() < 2 {
-        return (mean, 0.0);
-    }
-    let squares: f64 = values.iter().map(|value| (value - mean).powi(2)).sum();
-    (mean, (squares / (n - 1.0)).sqrt())
-}
+use crate::stats::mean_and_stddev;
 
 /// The two-sided p-value of Welch's t-test between `a` and `b`; `None` with fewer than two
 /// values on either side.

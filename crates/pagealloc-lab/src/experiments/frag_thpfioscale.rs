@@ -65,8 +65,7 @@ pub(super) fn medians(runs: &[BTreeMap<String, f64>]) -> BTreeMap<String, f64> {
         .keys()
         .map(|key| {
             let mut values: Vec<f64> = runs.iter().filter_map(|run| run.get(key).copied()).collect();
-            values.sort_by(f64::total_cmp);
-            (key.clone(), values[values.len() / 2])
+            (key.clone(), crate::stats::Spread::of(&mut values).map_or(0.0, |spread| spread.median))
         })
         .collect()
 }

@@ -27,7 +27,7 @@ pub(super) fn combine(mut per_seed: Vec<Vec<Row>>) -> Result<Vec<Row>, String> {
             let values: Vec<f64> = std::iter::once(value)
                 .chain(others.iter().filter_map(|other| other.metrics.get(name).copied()))
                 .collect();
-            let (mean, sd) = mean_sd(&values);
+            let (mean, sd) = crate::stats::mean_and_stddev(&values);
             metrics.insert(name.clone(), mean);
             metrics.insert(format!("{name}{SD_SUFFIX}"), sd);
         }
@@ -38,17 +38,6 @@ pub(super) fn combine(mut per_seed: Vec<Vec<Row>>) -> Result<Vec<Row>, String> {
         combined.push(Row { preset: row.preset, params, metrics });
     }
     Ok(combined)
-}
-
-/// Mean and sample standard deviation (0 for one value).
-fn mean_sd(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    if values.len() < 2 {
-        return (mean, 0.0);
-    }
-    let variance = values.iter().map(|value| (value - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, variance.sqrt())
 }
 
 #[cfg(test)]

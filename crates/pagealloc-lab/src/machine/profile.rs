@@ -21,17 +21,14 @@ impl Measurement {
     pub fn from_samples(mut samples: Vec<f64>, unit: &str, method: &str) -> Measurement {
         assert!(!samples.is_empty(), "a measurement needs a sample");
         assert!(samples.iter().all(|sample| sample.is_finite()), "samples are finite: {samples:?}");
-        samples.sort_by(f64::total_cmp);
-        let middle = samples.len() / 2;
-        let median =
-            if samples.len() % 2 == 1 { samples[middle] } else { (samples[middle - 1] + samples[middle]) / 2.0 };
+        let spread = crate::stats::Spread::of(&mut samples).expect("a sample");
         Measurement {
-            value: median,
+            value: spread.median,
             unit: unit.to_string(),
             method: method.to_string(),
             repeats: samples.len(),
-            min: samples[0],
-            max: samples[samples.len() - 1],
+            min: spread.min,
+            max: spread.max,
         }
     }
 

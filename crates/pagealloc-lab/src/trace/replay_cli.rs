@@ -198,7 +198,8 @@ fn print_table(replay: &Replay) {
 /// Per pageset: how far our count and high were from the kernel's over the samples (median
 /// of the absolute differences, and the kernel's median for scale).
 fn print_sample_summary(pairs: &[super::samples::PagesetPair]) {
-    use super::samples::{median, median_differences};
+    use super::samples::median_differences;
+    use crate::stats::median_count as median;
     let mut groups: std::collections::BTreeMap<(&str, usize), Vec<&super::samples::PagesetPair>> = Default::default();
     for pair in pairs {
         groups.entry((pair.pageset.zone.as_str(), pair.pageset.cpu)).or_default().push(pair);

@@ -124,19 +124,15 @@ impl SampleLog {
     }
 }
 
-/// The median of `values` (the upper one of an even count); 0 for none.
-pub fn median(mut values: Vec<u64>) -> u64 {
-    values.sort_unstable();
-    values.get(values.len() / 2).copied().unwrap_or(0)
-}
-
 /// Median of |ours - kernel| over the pairs, for count and for high.
 pub fn median_differences(pairs: &[&PagesetPair]) -> Option<(u64, u64)> {
     if pairs.is_empty() {
         return None;
     }
     let off = |of: fn(&PagesetEnd) -> (u64, u64)| {
-        median(pairs.iter().map(|pair| of(&pair.pageset)).map(|(kernel, ours)| kernel.abs_diff(ours)).collect())
+        crate::stats::median_count(
+            pairs.iter().map(|pair| of(&pair.pageset)).map(|(kernel, ours)| kernel.abs_diff(ours)).collect(),
+        )
     };
     Some((off(|end| (end.kernel_count, end.ours_count)), off(|end| (end.kernel_high, end.ours_high))))
 }
