@@ -110,7 +110,7 @@ mod tests {
         // Too large for any block: null, as GlobalAlloc reports failure.
         // SAFETY: a non-zero layout; a null result is not used.
         assert!(unsafe { heap.alloc(Layout::from_size_align(64 << 20, 4096).unwrap()) }.is_null());
-        allocator.drain_all();
-        assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+        allocator.pagesets().drain_all();
+        assert_eq!(allocator.counters().buddy_free_pages(), allocator.counters().managed_pages());
     }
 }

@@ -202,7 +202,7 @@ fn proactive_compaction_lowers_the_score_to_its_low_watermark() {
     let client = Arc::new(Contents::default());
     let allocator = allocator(&client);
     fragment(&allocator, &client);
-    assert_eq!(allocator.background().fragmentation_score(0), 99, "100% weighted by present/(present+1)");
+    assert_eq!(allocator.counters().fragmentation_score(0), 99, "100% weighted by present/(present+1)");
     // Default proactiveness 20: compact above 90 down to 80, checked every 500 ms.
     assert_eq!(allocator.background().run_due_work(0, 499_000_000).kcompactd_passes, 0);
     assert_eq!(allocator.background().run_due_work(0, 500_000_000).kcompactd_passes, 1);

@@ -226,7 +226,7 @@ impl<P: Platform> PageAllocator<P> {
                     highatomic::unreserve_pageblock(zone.buddy(&self.platform), call.block.migratetype);
                 }
             }
-            self.drain_all();
+            self.pagesets().drain_all();
             if let Some(block) = self.get_page_from_freelist(slow, zonelist, false) {
                 return Ok(block);
             }

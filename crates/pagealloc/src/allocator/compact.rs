@@ -15,7 +15,7 @@ use super::PageAllocator;
 use crate::block::Block;
 use crate::compaction::{
     compaction_suitable, fragmentation_score_pct, migrate_candidates, suitable_source, target_block_free, Candidate,
-    CompactGoal, CompactMode, CompactResult, CompactRun, CompactStats,
+    CompactGoal, CompactMode, CompactResult, CompactRun,
 };
 use crate::frame::{FrameInfo, FrameState};
 use crate::platform::Platform;
@@ -82,11 +82,6 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn set_migrate_static(&mut self, client: &'static dyn Migrate<P>) {
         self.migrate = Some(crate::client::Client::Static(client));
-    }
-
-    /// The body of [`crate::Counters::compaction_stats`].
-    pub(crate) fn compaction_stats(&self, node: u16) -> CompactStats {
-        self.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
     }
 
     /// The body of [`crate::Background::compact_node`].

@@ -17,21 +17,6 @@ impl<P: Platform> PageAllocator<P> {
             .sum()
     }
 
-    /// The body of [`crate::Pagesets::drain_local`].
-    pub(crate) fn drain_local(&self) -> u64 {
-        self.drain_cpu_pagesets(self.platform.current_cpu(), DrainCause::Explicit)
-    }
-
-    /// The body of [`crate::Pagesets::drain_all`].
-    pub(crate) fn drain_all(&self) -> u64 {
-        let drained = (0..self.platform.nr_cpus()).map(|cpu| self.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
-        for zone in self.zones.iter() {
-            zone.buddy(&self.platform).release_handed_over();
-            zone.buddy(&self.platform).collect_parked();
-        }
-        drained
-    }
-
     /// Drains every CPU's pageset of one zone (mirrors drain_all_pages(zone), as kcompactd
     /// calls it after a run that ended Complete). Returns pages drained.
     pub(super) fn drain_zone(&self, zone: &crate::zone::Zone<P>) -> u64 {
@@ -88,12 +73,5 @@ impl<P: Platform> PageAllocator<P> {
             zone.buddy(&self.platform).release_handed_over();
             zone.buddy(&self.platform).collect_parked();
         }
-    }
-
-    /// The body of [`crate::Pagesets::set_pageset_high`].
-    pub(crate) fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
-        let zone = self.zones.get(zone_index as usize)?;
-        let slot = zone.pcp.get(cpu)?;
-        Some(u64::from(pcp::set_high(slot, &self.platform, high_pages)))
     }
 }

@@ -5,7 +5,7 @@
 //! and only with a [`super::Migrate`] client.
 
 use super::PageAllocator;
-use crate::compaction::{fragmentation_score_pct, fragmentation_score_wmarks, CompactGoal, CompactMode, CompactResult};
+use crate::compaction::{fragmentation_score_wmarks, CompactGoal, CompactMode, CompactResult};
 use crate::platform::Platform;
 use crate::request::{AllocFlags, WatermarkLevel};
 use crate::types::{MigrateType, ZoneType};
@@ -81,15 +81,6 @@ impl<P: Platform> PageAllocator<P> {
         drained_pages
     }
 
-    /// The body of [`crate::Background::fragmentation_score`].
-    pub(crate) fn fragmentation_score(&self, node: u16) -> u64 {
-        let node_pages: u64 = self.populated_zones(node).map(|zone| zone.state().present_pages()).sum();
-        self.populated_zones(node)
-            .map(|zone| fragmentation_score_pct(&self.free_blocks_per_order(zone)) * zone.state().present_pages())
-            .sum::<u64>()
-            / (node_pages + 1)
-    }
-
     /// Proactive compaction if the score is above the high watermark and kswapd is not
     /// running (should_proactive_compact_node()); a pass that fails to lower the score
     /// defers the next 2^6 checks that find it above the mark. Checks below the mark do
@@ -100,7 +91,7 @@ impl<P: Platform> PageAllocator<P> {
         if state.kswapd.is_pending() {
             return false;
         }
-        let score = self.fragmentation_score(node);
+        let score = self.counters().fragmentation_score(node);
         if score <= high_pct {
             return false;
         }
@@ -111,7 +102,7 @@ impl<P: Platform> PageAllocator<P> {
             state.compact.count_proactive_run();
             self.compact_zone(zone, CompactGoal::Score { low_pct }, CompactMode::Sync, true);
         }
-        state.kcompactd.proactive_pass_done(self.fragmentation_score(node) < score);
+        state.kcompactd.proactive_pass_done(self.counters().fragmentation_score(node) < score);
         true
     }
 }
@@ -188,11 +179,11 @@ mod tests {
         let state = &allocator.nodes()[0];
         state.kcompactd.set_proactive_defer(3);
         let (_, high_pct) = fragmentation_score_wmarks(allocator.tunables.compaction_proactiveness);
-        assert!(allocator.fragmentation_score(0) > high_pct, "fragmented");
+        assert!(allocator.counters().fragmentation_score(0) > high_pct, "fragmented");
         assert!(!allocator.proactive_check(0));
         assert_eq!(state.kcompactd.proactive_defer(), 2, "a check above the mark counts");
         allocator.free_bulk(held).unwrap();
-        assert!(allocator.fragmentation_score(0) <= high_pct, "all free");
+        assert!(allocator.counters().fragmentation_score(0) <= high_pct, "all free");
         assert!(!allocator.proactive_check(0));
         assert_eq!(state.kcompactd.proactive_defer(), 2, "a check below the mark does not");
     }

@@ -99,7 +99,7 @@ impl<P: Platform> PageAllocator<P> {
     fn empty_isolated(&self, range: RangeParts<'_, P>) -> Result<(), RangeError> {
         let mut busy_pfn = range.start;
         for _ in 0..ISOLATION_PASSES {
-            self.drain_all();
+            self.pagesets().drain_all();
             for (zone, start, end) in range.iter() {
                 self.migrate_out(zone, (start, end), (range.start, range.end))?;
             }

@@ -106,11 +106,6 @@ impl<P: Platform> PageAllocator<P> {
         self.reclaim = Some(crate::client::Client::Static(client));
     }
 
-    /// The body of [`crate::Counters::reclaim_stats`].
-    pub(crate) fn reclaim_stats(&self, node: u16) -> ReclaimStats {
-        self.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| node.reclaim.snapshot())
-    }
-
     /// The zones of `node` that have pages.
     pub(super) fn populated_zones(&self, node: u16) -> impl Iterator<Item = &Zone<P>> {
         self.zones.iter().filter(move |zone| zone.state().node == node && zone.state().managed_pages() > 0)

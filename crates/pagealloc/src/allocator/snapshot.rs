@@ -87,10 +87,10 @@ impl<P: Platform> PageAllocator<P> {
     /// ```
     pub fn stats(&self) -> AllocatorStats {
         let mut stats = AllocatorStats {
-            pgalloc_pages: ZoneType::ALL.iter().map(|&zone_type| self.pgalloc_pages(zone_type)).sum(),
-            pgfree_pages: self.pgfree_pages(),
-            fallbacks: self.extfrag_stats(),
-            pagesets: self.pcp_counters(),
+            pgalloc_pages: ZoneType::ALL.iter().map(|&zone_type| self.counters().pgalloc_pages(zone_type)).sum(),
+            pgfree_pages: self.counters().pgfree_pages(),
+            fallbacks: self.counters().extfrag_stats(),
+            pagesets: self.counters().pcp_counters(),
             ..AllocatorStats::default()
         };
         for zone in self.zones.iter() {

@@ -156,18 +156,4 @@ impl<P: Platform> Background<'_, P> {
     pub fn compact_node(&self, node: u16) -> u64 {
         self.allocator.compact_node(node)
     }
-
-    /// The node's fragmentation score: its zones' scores weighted by their share of the
-    /// node's pages (mirrors fragmentation_score_node()).
-    ///
-    /// ```
-    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
-    /// use pagealloc::platform::TestPlatform;
-    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
-    /// assert_eq!(allocator.background().fragmentation_score(0), 0); // all free in whole blocks
-    /// ```
-    #[inline]
-    pub fn fragmentation_score(&self, node: u16) -> u64 {
-        self.allocator.fragmentation_score(node)
-    }
 }

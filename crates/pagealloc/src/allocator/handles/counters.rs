@@ -1,7 +1,7 @@
 //! The allocator's counters, summed over zones, CPUs or a node's zones.
 
 use crate::allocator::{PageAllocator, ReclaimStats};
-use crate::compaction::CompactStats;
+use crate::compaction::{fragmentation_score_pct, CompactStats};
 use crate::events::ExtfragStats;
 use crate::free_area::ZoneCounters;
 use crate::pcp::PcpCounters;
@@ -43,14 +43,16 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn managed_pages(&self) -> u64 {
-        self.allocator.managed_pages()
+        let allocator = self.allocator;
+        allocator.zones.iter().map(|z| z.state().managed_pages()).sum()
     }
 
     /// Free pages in the buddy over all zones: the zones' published counts summed, then
     /// clamped at 0, as global_zone_page_state(NR_FREE_PAGES) reads them.
     #[inline]
     pub fn buddy_free_pages(&self) -> u64 {
-        self.allocator.buddy_free_pages()
+        let allocator = self.allocator;
+        allocator.zones.iter().map(|z| z.free_pages_signed()).sum::<i64>().max(0) as u64
     }
 
     /// Pages held in pagesets now, over all zones and CPUs, buddy-bound lists,
@@ -59,7 +61,8 @@ impl<P: Platform> Counters<'_, P> {
     /// allocated, so that at rest `buddy_free_pages + pcp_pages` is managed minus allocated.
     #[inline]
     pub fn pcp_pages(&self) -> u64 {
-        self.allocator.pcp_pages()
+        let allocator = self.allocator;
+        allocator.zones.iter().map(|zone| allocator.zone_pcp_pages(zone)).sum()
     }
 
     /// Of [`Self::pcp_pages`], those other arenas' CPUs handed to a zone's owner and no
@@ -67,7 +70,8 @@ impl<P: Platform> Counters<'_, P> {
     /// other policy). Racy, exact at rest.
     #[inline]
     pub fn handed_over_pages(&self) -> u64 {
-        self.allocator.handed_over_pages()
+        let allocator = self.allocator;
+        allocator.zones.iter().map(|zone| u64::from(zone.handed_over_pages())).sum()
     }
 
     /// Of [`Self::pcp_pages`], those parked in their pageblocks and not yet given to the
@@ -75,7 +79,8 @@ impl<P: Platform> Counters<'_, P> {
     /// rest; one load per pageblock.
     #[inline]
     pub fn parked_pages(&self) -> u64 {
-        self.allocator.parked_pages()
+        let allocator = self.allocator;
+        allocator.zones.iter().map(|zone| zone.parked_pages()).sum()
     }
 
     /// Fallback counters summed over all zones.
@@ -91,7 +96,12 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn extfrag_stats(&self) -> ExtfragStats {
-        self.allocator.extfrag_stats()
+        let allocator = self.allocator;
+        let mut total = ExtfragStats::default();
+        for zone in allocator.zones.iter() {
+            total += zone.state().extfrag.snapshot();
+        }
+        total
     }
 
     /// Pageset counters summed over all zones and CPUs.
@@ -107,13 +117,23 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn pcp_counters(&self) -> PcpCounters {
-        self.allocator.pcp_counters()
+        let allocator = self.allocator;
+        let mut total = PcpCounters::default();
+        for slot in allocator.zones.iter().flat_map(|zone| zone.pcp.iter()) {
+            total += slot.inspect(&allocator.platform, |p| p.counters());
+        }
+        total
     }
 
     /// Zone-lock counters summed over zones.
     #[inline]
     pub fn zone_counters(&self) -> ZoneCounters {
-        self.allocator.zone_counters()
+        let allocator = self.allocator;
+        let mut total = ZoneCounters::default();
+        for zone in allocator.zones.iter() {
+            total += zone.with_free_area(&allocator.platform, |area| area.counters());
+        }
+        total
     }
 
     /// The exact count of a NUMA event over all zones: the shared counters plus every
@@ -121,7 +141,16 @@ impl<P: Platform> Counters<'_, P> {
     /// sum_zone_numa_event_state() and zone_page_state_snapshot()).
     #[inline]
     pub fn numa_event(&self, event: NumaEvent) -> u64 {
-        self.allocator.numa_event(event)
+        let allocator = self.allocator;
+        let mut total = 0i64;
+        for zone in allocator.zones.iter() {
+            total += zone.state().vmstat.numa_folded(event);
+            for slot in zone.pcp.iter() {
+                total += slot.inspect(&allocator.platform, |p| p.stats().numa_unfolded(event));
+            }
+        }
+        debug_assert!(total >= 0, "{event:?} counted {total}");
+        total.max(0) as u64
     }
 
     /// Pages allocated from zones of `zone_type` (vm event `pgalloc_<zone>`), exact.
@@ -136,13 +165,33 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn pgalloc_pages(&self, zone_type: ZoneType) -> u64 {
-        self.allocator.pgalloc_pages(zone_type)
+        let allocator = self.allocator;
+        allocator
+            .zones
+            .iter()
+            .filter(|zone| zone.state().zone_type == zone_type)
+            .map(|zone| {
+                let cpus: u64 =
+                    zone.pcp.iter().map(|slot| slot.inspect(&allocator.platform, |p| p.stats().pgalloc_pages())).sum();
+                zone.state().vmstat.pgalloc_unbatched_pages() + cpus
+            })
+            .sum()
     }
 
     /// Pages freed (vm event `pgfree`), exact.
     #[inline]
     pub fn pgfree_pages(&self) -> u64 {
-        self.allocator.pgfree_pages()
+        let allocator = self.allocator;
+        allocator
+            .zones
+            .iter()
+            .map(|zone| {
+                let cpus: u64 =
+                    zone.pcp.iter().map(|slot| slot.inspect(&allocator.platform, |p| p.stats().pgfree_pages())).sum();
+                // A parked page counts as freed when it leaves for the buddy; until then, here.
+                zone.state().vmstat.pgfree_unbatched_pages() + cpus + zone.parked_pages()
+            })
+            .sum()
     }
 
     /// Zone-lock statistics summed over zones: the one count of lock acquisitions and waits,
@@ -158,7 +207,12 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn zone_lock_stats(&self) -> LockStats {
-        self.allocator.zone_lock_stats()
+        let allocator = self.allocator;
+        let mut total = LockStats::default();
+        for zone in allocator.zones.iter() {
+            total += zone.core.lock.stats();
+        }
+        total
     }
 
     /// The node's reclaim counters.
@@ -172,7 +226,8 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn reclaim_stats(&self, node: u16) -> ReclaimStats {
-        self.allocator.reclaim_stats(node)
+        let allocator = self.allocator;
+        allocator.nodes.get(node as usize).map_or_else(ReclaimStats::default, |node| node.reclaim.snapshot())
     }
 
     /// The node's compaction counters.
@@ -187,6 +242,27 @@ impl<P: Platform> Counters<'_, P> {
     /// ```
     #[inline]
     pub fn compaction_stats(&self, node: u16) -> CompactStats {
-        self.allocator.compaction_stats(node)
+        let allocator = self.allocator;
+        allocator.nodes.get(node as usize).map_or_else(CompactStats::default, |node| node.compact.snapshot())
+    }
+
+    /// The node's fragmentation score: its zones' scores weighted by their share of the
+    /// node's pages (mirrors fragmentation_score_node()).
+    ///
+    /// ```
+    /// use pagealloc::{AllocRequest, AllocatorBuilder, PageAllocator, ZoneType};
+    /// use pagealloc::platform::TestPlatform;
+    /// let allocator = PageAllocator::build(AllocatorBuilder::single_zone(ZoneType::Normal, 4096), TestPlatform::new(2)).unwrap();
+    /// assert_eq!(allocator.counters().fragmentation_score(0), 0); // all free in whole blocks
+    /// ```
+    #[inline]
+    pub fn fragmentation_score(&self, node: u16) -> u64 {
+        let allocator = self.allocator;
+        let node_pages: u64 = allocator.populated_zones(node).map(|zone| zone.state().present_pages()).sum();
+        allocator
+            .populated_zones(node)
+            .map(|zone| fragmentation_score_pct(&allocator.free_blocks_per_order(zone)) * zone.state().present_pages())
+            .sum::<u64>()
+            / (node_pages + 1)
     }
 }

@@ -1,6 +1,7 @@
 //! Operations on the per-CPU pagesets from outside the allocation and free paths.
 
 use crate::allocator::PageAllocator;
+use crate::pcp::{self, DrainCause};
 use crate::platform::Platform;
 
 /// The per-CPU pagesets, operated on from outside the allocation and free paths:
@@ -33,7 +34,8 @@ impl<P: Platform> Pagesets<'_, P> {
     /// ```
     #[inline]
     pub fn drain_local(&self) -> u64 {
-        self.allocator.drain_local()
+        let allocator = self.allocator;
+        allocator.drain_cpu_pagesets(allocator.platform.current_cpu(), DrainCause::Explicit)
     }
 
     /// Drains every CPU's pagesets that hold pages (mirrors drain_all_pages()).
@@ -49,7 +51,14 @@ impl<P: Platform> Pagesets<'_, P> {
     /// ```
     #[inline]
     pub fn drain_all(&self) -> u64 {
-        self.allocator.drain_all()
+        let allocator = self.allocator;
+        let drained =
+            (0..allocator.platform.nr_cpus()).map(|cpu| allocator.drain_cpu_pagesets(cpu, DrainCause::Explicit)).sum();
+        for zone in allocator.zones.iter() {
+            zone.buddy(&allocator.platform).release_handed_over();
+            zone.buddy(&allocator.platform).collect_parked();
+        }
+        drained
     }
 
     /// Sets `cpu`'s pageset high in zone `zone_index` to `high_pages`, clamped to the
@@ -66,6 +75,9 @@ impl<P: Platform> Pagesets<'_, P> {
     /// ```
     #[inline]
     pub fn set_pageset_high(&self, cpu: usize, zone_index: u16, high_pages: u64) -> Option<u64> {
-        self.allocator.set_pageset_high(cpu, zone_index, high_pages)
+        let allocator = self.allocator;
+        let zone = allocator.zones.get(zone_index as usize)?;
+        let slot = zone.pcp.get(cpu)?;
+        Some(u64::from(pcp::set_high(slot, &allocator.platform, high_pages)))
     }
 }
