@@ -49,7 +49,7 @@ impl BackgroundWorker {
                     }
                     let platform = allocator.platform();
                     for cpu in 0..platform.nr_cpus() {
-                        allocator.run_due_work(cpu, platform.now_ns());
+                        allocator.background().run_due_work(cpu, platform.now_ns());
                     }
                 }
             })
@@ -86,7 +86,7 @@ mod tests {
             (0..3000).map(|_| allocator.alloc_pages(0, AllocRequest::USER_MOVABLE).unwrap()).collect();
         allocator.free_bulk(blocks).unwrap();
         let high_min = allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_min_pages());
-        allocator.wake_kswapd(0);
+        allocator.background().wake_kswapd(0);
         let worker = BackgroundWorker::spawn(allocator.clone(), Duration::from_millis(1));
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while allocator.zones()[0].pagesets()[0].inspect(allocator.platform(), |p| p.high_pages()) > high_min

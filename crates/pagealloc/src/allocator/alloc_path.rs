@@ -319,7 +319,7 @@ impl<P: Platform> PageAllocator<P> {
             return false;
         }
         self.wake_kswapd_for(node, call.highest_zone);
-        self.run_kswapd(node);
+        self.background().run_kswapd(node);
         self.nodes[node as usize].fragment_stalls.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         true
     }

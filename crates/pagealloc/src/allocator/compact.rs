@@ -84,17 +84,6 @@ impl<P: Platform> PageAllocator<P> {
         self.migrate = Some(crate::client::Client::Static(client));
     }
 
-    /// The body of [`crate::Background::compact_node`].
-    pub(crate) fn compact_node(&self, node: u16) -> u64 {
-        let mut migrated_pages = 0;
-        for zone in self.populated_zones(node) {
-            zone.state().compact.reset_scanners();
-            let (_, run) = self.compact_zone(zone, CompactGoal::WholeZone, CompactMode::Sync, false);
-            migrated_pages += run.migrated_pages;
-        }
-        migrated_pages
-    }
-
     /// The zone's free block counts per order, read under its lock.
     pub(super) fn free_blocks_per_order(&self, zone: &Zone<P>) -> [u64; NR_ORDERS] {
         zone.with_free_area(&self.platform, |area| core::array::from_fn(|order| area.blocks_of_order(order)))

@@ -9,7 +9,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering::AcqRel, Ordering::Acqu
 
 use super::{PageAllocator, OWN_CPUS};
 use crate::meta::{MetaArena, MetaArenaFull, MetaSlice};
-use crate::pcp::DrainCause;
 use crate::platform::Platform;
 
 /// Which CPUs are online, and whether some node's work runs on a CPU not its own.
@@ -43,7 +42,7 @@ impl OnlineCpus {
     }
 
     /// Marks `cpu` online or offline; false for a CPU the allocator does not know.
-    fn set(&self, cpu: usize, online: bool) -> bool {
+    pub(super) fn set(&self, cpu: usize, online: bool) -> bool {
         let Some(flag) = self.online.get(cpu) else { return false };
         flag.store(online, Relaxed);
         // Release: an assignment that reads this generation sees the flag.
@@ -53,27 +52,6 @@ impl OnlineCpus {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Hotplug::cpu_offline`]: the CPU's pagesets go back to the buddy
-    /// (mirrors page_alloc_cpu_dead()), and the background work it ran goes to an online
-    /// CPU.
-    pub(crate) fn cpu_offline(&self, cpu: usize) -> u64 {
-        let drained = self.drain_cpu_pagesets(cpu, DrainCause::CpuOffline);
-        if self.cpus.set(cpu, false) {
-            self.assign_background_cpus();
-        }
-        drained
-    }
-
-    /// The body of [`crate::Hotplug::cpu_online`]: the CPU's node takes its background work
-    /// back, and so do the memory-only nodes it is nearest to.
-    pub(crate) fn cpu_online(&self, cpu: usize) -> bool {
-        if !self.cpus.set(cpu, true) {
-            return false;
-        }
-        self.assign_background_cpus();
-        true
-    }
-
     fn no_cpu_online(&self) -> bool {
         !(0..self.cpu_node.len()).any(|cpu| self.cpus.is_online(cpu))
     }

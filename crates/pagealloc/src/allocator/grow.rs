@@ -11,55 +11,11 @@ use super::PageAllocator;
 use crate::builder::zone_type_limit_pfn;
 use crate::error::{GrowError, RangeError};
 use crate::meta::MetaArena;
-use crate::metadata_memory::MetadataMemory;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Hotplug::add_memory_in`]. Records given with their address
-    /// must lie outside the range and outside free memory; their frames in holes of a span
-    /// are reserved once the range is added.
-    pub(crate) fn add_memory_in(
-        &self,
-        range: Range<Pfn>,
-        zone_type: ZoneType,
-        metadata: MetadataMemory,
-    ) -> Result<u64, RangeError> {
-        let records = metadata.frames();
-        if let Some(frames) = records.clone().filter(|frames| frames.start < range.end && range.start < frames.end) {
-            return Err(RangeError::MetadataInRange { pfn: frames.start.max(range.start) });
-        }
-        let _guard = self.lock_ranges()?;
-        if let Some(frames) = &records {
-            self.check_records_not_free(frames)?;
-        }
-        let mut arena = MetaArena::new(metadata.bytes);
-        let zone = self.zone_for_added(&range, zone_type, Some(&mut arena))?;
-        // After a growth, which used the records, the add cannot fail: the growth checked
-        // the range's part inside the old span, and the rest is new holes.
-        let pages = self.admit(zone, range, false)?;
-        if let Some(frames) = records {
-            self.reserve_record_holes(frames);
-        }
-        Ok(pages)
-    }
-
-    /// The body of [`crate::Hotplug::add_memory_metadata_bytes`].
-    pub(crate) fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
-        let _guard = self.lock_ranges()?;
-        match self.range_zone(range.start, range.end) {
-            Ok(_) => Ok(0),
-            Err(RangeError::OutsideZone { .. }) => {
-                let zone = self.zone_to_grow(&range, zone_type)?;
-                let locked = zone.buddy(&self.platform).lock();
-                let buckets = locked.area.fullness.as_ref().map_or(0, |buckets| buckets.directory_bytes());
-                Ok(zone.mem().growth_bytes(range.end) + buckets)
-            }
-            Err(other) => Err(other),
-        }
-    }
-
     /// The zone `range` belongs to, grown to take it if it lies past the span.
     pub(super) fn zone_for_added(
         &self,
@@ -97,7 +53,7 @@ impl<P: Platform> PageAllocator<P> {
 
     /// The zone of `zone_type` starting nearest below `range`, if its span can grow to the
     /// range's end: below the type's limit, with no other zone's span in the way.
-    fn zone_to_grow(&self, range: &Range<Pfn>, zone_type: ZoneType) -> Result<&Zone<P>, RangeError> {
+    pub(super) fn zone_to_grow(&self, range: &Range<Pfn>, zone_type: ZoneType) -> Result<&Zone<P>, RangeError> {
         let refuse = |reason| RangeError::Grow { pfn: range.start, reason };
         if crate::growable::MAX_GROWTHS == 0 {
             return Err(refuse(GrowError::Disabled));

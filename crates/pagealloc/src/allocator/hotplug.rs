@@ -16,46 +16,10 @@ use crate::buddy::LockedZone;
 use crate::error::RangeError;
 use crate::frame::FrameState;
 use crate::platform::Platform;
-use crate::types::{MigrateType, Pfn, ZoneType, PAGEBLOCK_PAGES};
+use crate::types::{MigrateType, Pfn, PAGEBLOCK_PAGES};
 use crate::zone::Zone;
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Hotplug::offline`].
-    pub(crate) fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
-        let _guard = self.lock_ranges()?;
-        let parts = self.range_parts(range.start, range.end)?;
-        self.isolate_and_empty(parts)?;
-        for (zone, start, end) in parts.iter() {
-            let mut locked = zone.buddy(&self.platform).lock();
-            // Emptied under the range lock: isolated free blocks are taken by nothing else.
-            assert_eq!(locked.first_unisolated(start, end), None, "isolated range changed");
-            locked.take_isolated_range(start, end);
-            locked.retire_range(start, end);
-            drop(locked);
-            zone.state().adjust_online_pages(end - start, false);
-        }
-        self.resize_zones();
-        Ok(range.end - range.start)
-    }
-
-    /// The body of [`crate::Hotplug::online`]: every part checked before any is admitted.
-    pub(crate) fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
-        let _guard = self.lock_ranges()?;
-        let parts = self.range_parts(range.start, range.end)?;
-        for (zone, start, end) in parts.iter() {
-            Self::not_offline(&zone.buddy(&self.platform).lock(), start..end, true)?;
-        }
-        // Nothing else changes holes under the range lock: each admit passes its check.
-        parts.iter().map(|(zone, start, end)| self.admit(zone, start..end, true)).sum()
-    }
-
-    /// The body of [`crate::Hotplug::add_memory`].
-    pub(crate) fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
-        let _guard = self.lock_ranges()?;
-        let zone = self.zone_for_added(&range, zone_type, None)?;
-        self.admit(zone, range, false)
-    }
-
     /// Frees the holes of `range` into the zone; with `offline_only`, only memory
     /// [`Self::offline`] took. A reserved frame in the range refuses it whole: reserved
     /// memory is present already, as Linux's add_memory() refuses a resource that is.

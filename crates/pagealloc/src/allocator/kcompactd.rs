@@ -12,11 +12,6 @@ use crate::types::{MigrateType, ZoneType};
 use crate::watermark::{mark_pages, watermark_ok};
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Background::wake_kcompactd`].
-    pub(crate) fn wake_kcompactd(&self, node: u16, order: u8) {
-        self.wake_kcompactd_for(node, order, ZoneType::Device);
-    }
-
     /// [`Self::wake_kcompactd`] for the zones up to `highest_zone`: the lowest asked since
     /// the last pass wins, and the largest order (wakeup_kcompactd() keeps the smaller
     /// kcompactd_highest_zoneidx and the larger kcompactd_max_order).
@@ -161,10 +156,10 @@ mod tests {
         assert_eq!(allocator.zones().len(), 2);
         // Woken for DMA, then for every zone: the lower limit stands until the pass.
         allocator.wake_kcompactd_for(0, PAGEBLOCK_ORDER, ZoneType::Dma);
-        allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
+        allocator.background().wake_kcompactd(0, PAGEBLOCK_ORDER);
         assert!(allocator.run_kcompactd(0, 0).0);
         assert_eq!(shifts(&allocator), [1, 0], "only DMA ran (and, moving nothing, deferred)");
-        allocator.wake_kcompactd(0, PAGEBLOCK_ORDER);
+        allocator.background().wake_kcompactd(0, PAGEBLOCK_ORDER);
         assert!(allocator.run_kcompactd(0, 0).0);
         assert_eq!(shifts(&allocator), [1, 1], "DMA deferred this time; DMA32 ran");
         allocator.free_bulk(held).unwrap();

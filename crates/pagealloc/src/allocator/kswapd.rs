@@ -24,7 +24,7 @@ pub(crate) struct KswapdPass {
     /// A pass is open.
     open: AtomicBool,
     /// A round is running: rounds of one node never overlap (kswapd is one thread).
-    in_round: AtomicBool,
+    pub(super) in_round: AtomicBool,
     /// Boost still to reclaim (nr_boost_reclaim); 0 for ordinary reclaim.
     boost_left_pages: AtomicU64,
     priority: AtomicU32,
@@ -39,7 +39,7 @@ pub(crate) struct KswapdPass {
     highest_zone: AtomicU8,
     /// A task of the harness calls [`crate::Background::kswapd_round`] for this node; the
     /// periodic work leaves kswapd to it.
-    own_task: AtomicBool,
+    pub(super) own_task: AtomicBool,
 }
 
 impl KswapdPass {
@@ -64,37 +64,8 @@ pub(crate) enum Round {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Background::run_kswapd`].
-    pub(crate) fn run_kswapd(&self, node: u16) -> bool {
-        let Some(state) = self.nodes.get(node as usize) else { return false };
-        if !self.claim_round(node) {
-            return false;
-        }
-        while self.round(node, None) == Round::Continue {}
-        state.kswapd.pass.in_round.store(false, Release);
-        true
-    }
-
-    /// The body of [`crate::Background::set_kswapd_task`].
-    pub(crate) fn set_kswapd_task(&self, node: u16, own_task: bool) {
-        if let Some(state) = self.nodes.get(node as usize) {
-            state.kswapd.pass.own_task.store(own_task, Relaxed);
-        }
-    }
-
-    /// The body of [`crate::Background::kswapd_round`].
-    pub(crate) fn kswapd_round(&self, node: u16) -> bool {
-        let Some(state) = self.nodes.get(node as usize) else { return false };
-        if !self.claim_round(node) {
-            return false;
-        }
-        self.round(node, Some(SWAP_CLUSTER_MAX));
-        state.kswapd.pass.in_round.store(false, Release);
-        true
-    }
-
     /// Claims the node's round; opens a pass if none is open and kswapd was woken.
-    fn claim_round(&self, node: u16) -> bool {
+    pub(super) fn claim_round(&self, node: u16) -> bool {
         let state = &self.nodes[node as usize];
         let pass = &state.kswapd.pass;
         if !pass.open.load(Relaxed) && !state.kswapd.is_pending() {
@@ -146,7 +117,7 @@ impl<P: Platform> PageAllocator<P> {
     /// the scan fell short of nr_to_reclaim), and at once when one freed nothing. A client
     /// that frees all it is asked while allocations keep the node short keeps the pass
     /// open, as kswapd stays in balance_pgdat() while its rounds meet their target.
-    fn round(&self, node: u16, cap_pages: Option<u64>) -> Round {
+    pub(super) fn round(&self, node: u16, cap_pages: Option<u64>) -> Round {
         let pass = &self.nodes[node as usize].kswapd.pass;
         let Some(client) = self.reclaim.as_ref() else { return self.close_pass(node) };
         let mut priority = pass.priority.load(Relaxed);

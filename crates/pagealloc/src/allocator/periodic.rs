@@ -6,14 +6,12 @@
 use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use super::PageAllocator;
-use crate::pcp;
 use crate::platform::Platform;
-use crate::policy::FreePagesCount;
 use crate::types::ZoneType;
 
 /// When each CPU's next vmstat pass is due.
 pub(crate) struct Schedule {
-    next_vmstat_ns: crate::meta::MetaSlice<AtomicU64>,
+    pub(super) next_vmstat_ns: crate::meta::MetaSlice<AtomicU64>,
     interval_ns: u64,
 }
 
@@ -31,19 +29,14 @@ impl Schedule {
     /// Claims `cpu`'s pass if due at `now_ns`. Passes stay on the grid of whole intervals,
     /// and one call runs at most one: a CPU that was busy for several intervals catches up
     /// one pass per call, as a deferred timer fires once when its CPU returns.
-    fn claim_vmstat(&self, cpu: usize, now_ns: u64) -> bool {
+    pub(super) fn claim_vmstat(&self, cpu: usize, now_ns: u64) -> bool {
         let Some(next) = self.next_vmstat_ns.get(cpu) else { return false };
         let due_ns = next.load(Relaxed);
         now_ns >= due_ns && next.compare_exchange(due_ns, due_ns + self.interval_ns, Relaxed, Relaxed).is_ok()
     }
 }
 
-impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Background::set_vmstat_due`].
-    pub(crate) fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
-        self.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
-    }
-}
+impl<P: Platform> PageAllocator<P> {}
 
 /// What one call of [`crate::Background::run_due_work`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,52 +55,14 @@ pub struct DueWork {
 }
 
 impl<P: Platform> PageAllocator<P> {
-    /// The body of [`crate::Background::run_due_work`].
-    pub(crate) fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
-        let mut done = DueWork::default();
-        if self.periodic.claim_vmstat(cpu, now_ns) {
-            done.vmstat_passes = 1;
-            done.drained_pages = self.vmstat_tick(cpu);
-        }
-        self.run_node_work(self.node_of_cpu(cpu), now_ns, &mut done);
-        if self.cpus.has_stand_ins() {
-            for node in 0..self.nodes.len() {
-                if self.nodes[node].background_cpu.load(Relaxed) == cpu as u32 {
-                    self.run_node_work(node as u16, now_ns, &mut done);
-                }
-            }
-        }
-        done
-    }
-
     /// `node`'s kswapd pass, if woken, and kcompactd's due work.
-    fn run_node_work(&self, node: u16, now_ns: u64, done: &mut DueWork) {
-        if !self.nodes[node as usize].kswapd.pass.has_own_task() && self.run_kswapd(node) {
+    pub(super) fn run_node_work(&self, node: u16, now_ns: u64, done: &mut DueWork) {
+        if !self.nodes[node as usize].kswapd.pass.has_own_task() && self.background().run_kswapd(node) {
             done.kswapd_passes += 1;
         }
         let (compacted, drained_pages) = self.run_kcompactd(node, now_ns);
         done.kcompactd_passes += u32::from(compacted);
         done.drained_pages += drained_pages;
-    }
-
-    /// The body of [`crate::Background::vmstat_tick`].
-    pub(crate) fn vmstat_tick(&self, cpu: usize) -> u64 {
-        let mut drained = 0;
-        for zone in self.zones.iter() {
-            if self.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
-                zone.buddy(&self.platform).lock().fold_free_diff(cpu);
-            }
-            zone.buddy(&self.platform).release_handed_over();
-            let Some(slot) = zone.pcp.get(cpu) else { continue };
-            let fold = self.fold_target(zone);
-            drained += pcp::vmstat_update(zone.buddy(&self.platform), slot, &self.policy.pcp, slot.remote, &fold);
-        }
-        drained
-    }
-
-    /// The body of [`crate::Background::wake_kswapd`].
-    pub(crate) fn wake_kswapd(&self, node: u16) {
-        self.wake_kswapd_for(node, ZoneType::Device);
     }
 
     /// Wakes kswapd for an allocation that may use zones up to `highest_zone`; the
@@ -160,14 +115,18 @@ mod tests {
     #[test]
     fn vmstat_passes_run_on_the_interval_grid_one_per_call() {
         let allocator = allocator(1 << 16);
-        assert_eq!(allocator.run_due_work(0, SECOND_NS - 1), DueWork::default(), "not due before 1 s");
-        assert_eq!(allocator.run_due_work(0, SECOND_NS).vmstat_passes, 1);
-        assert_eq!(allocator.run_due_work(0, SECOND_NS + SECOND_NS / 2).vmstat_passes, 0, "next at 2 s");
+        assert_eq!(allocator.background().run_due_work(0, SECOND_NS - 1), DueWork::default(), "not due before 1 s");
+        assert_eq!(allocator.background().run_due_work(0, SECOND_NS).vmstat_passes, 1);
+        assert_eq!(allocator.background().run_due_work(0, SECOND_NS + SECOND_NS / 2).vmstat_passes, 0, "next at 2 s");
         // CPU 1 was busy for three intervals: it catches up one pass per call.
         let passes: alloc::vec::Vec<u32> =
-            (0..4).map(|_| allocator.run_due_work(1, 3 * SECOND_NS + 1).vmstat_passes).collect();
+            (0..4).map(|_| allocator.background().run_due_work(1, 3 * SECOND_NS + 1).vmstat_passes).collect();
         assert_eq!(passes, [1, 1, 1, 0]);
-        assert_eq!(allocator.run_due_work(7, 10 * SECOND_NS), DueWork::default(), "no such CPU: nothing due");
+        assert_eq!(
+            allocator.background().run_due_work(7, 10 * SECOND_NS),
+            DueWork::default(),
+            "no such CPU: nothing due"
+        );
     }
 
     #[test]
@@ -180,8 +139,8 @@ mod tests {
         }
         assert!(allocator.nodes()[0].kswapd.is_pending(), "woken");
         assert_eq!(allocator.nodes()[0].kswapd_runs(), 0, "not run in the allocating call");
-        assert_eq!(allocator.run_due_work(1, 0).kswapd_passes, 1);
-        assert_eq!(allocator.run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");
+        assert_eq!(allocator.background().run_due_work(1, 0).kswapd_passes, 1);
+        assert_eq!(allocator.background().run_due_work(0, 0).kswapd_passes, 0, "one pass per wake-up");
         assert_eq!(allocator.nodes()[0].kswapd_runs(), 1);
         allocator.free_bulk(held).unwrap();
         allocator.check_invariants().unwrap();

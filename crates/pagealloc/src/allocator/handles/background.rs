@@ -1,7 +1,16 @@
 //! The allocator's own background work, as a harness drives it.
 
+use crate::allocator::kswapd::Round;
+use crate::allocator::SWAP_CLUSTER_MAX;
 use crate::allocator::{DueWork, PageAllocator};
+use crate::compaction::CompactGoal;
+use crate::compaction::CompactMode;
+use crate::pcp;
 use crate::platform::Platform;
+use crate::policy::FreePagesCount;
+use crate::ZoneType;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::Release;
 
 /// The allocator's periodic and background work: each CPU's vmstat pass on its schedule
 /// (mirrors vmstat_update()), background reclaim (kswapd) and background compaction
@@ -40,7 +49,21 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn run_due_work(&self, cpu: usize, now_ns: u64) -> DueWork {
-        self.allocator.run_due_work(cpu, now_ns)
+        let allocator = self.allocator;
+        let mut done = DueWork::default();
+        if allocator.periodic.claim_vmstat(cpu, now_ns) {
+            done.vmstat_passes = 1;
+            done.drained_pages = allocator.background().vmstat_tick(cpu);
+        }
+        allocator.run_node_work(allocator.node_of_cpu(cpu), now_ns, &mut done);
+        if allocator.cpus.has_stand_ins() {
+            for node in 0..allocator.nodes.len() {
+                if allocator.nodes[node].background_cpu.load(Relaxed) == cpu as u32 {
+                    allocator.run_node_work(node as u16, now_ns, &mut done);
+                }
+            }
+        }
+        done
     }
 
     /// Moves `cpu`'s next vmstat pass to `due_ns` (later passes follow every interval), as
@@ -56,7 +79,8 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn set_vmstat_due(&self, cpu: usize, due_ns: u64) -> bool {
-        self.allocator.set_vmstat_due(cpu, due_ns)
+        let allocator = self.allocator;
+        allocator.periodic.next_vmstat_ns.get(cpu).map(|next| next.store(due_ns, Relaxed)).is_some()
     }
 
     /// One vmstat pass of `cpu` now, whatever the schedule (mirrors vmstat_update()): fold its
@@ -74,7 +98,19 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn vmstat_tick(&self, cpu: usize) -> u64 {
-        self.allocator.vmstat_tick(cpu)
+        let allocator = self.allocator;
+        let mut drained = 0;
+        for zone in allocator.zones.iter() {
+            if allocator.policy.vmstat.free_pages == FreePagesCount::PerCpuDiffs {
+                zone.buddy(&allocator.platform).lock().fold_free_diff(cpu);
+            }
+            zone.buddy(&allocator.platform).release_handed_over();
+            let Some(slot) = zone.pcp.get(cpu) else { continue };
+            let fold = allocator.fold_target(zone);
+            drained +=
+                pcp::vmstat_update(zone.buddy(&allocator.platform), slot, &allocator.policy.pcp, slot.remote, &fold);
+        }
+        drained
     }
 
     /// Asks background reclaim to balance `node` (mirrors wakeup_kswapd()). While it is
@@ -90,7 +126,8 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn wake_kswapd(&self, node: u16) {
-        self.allocator.wake_kswapd(node)
+        let allocator = self.allocator;
+        allocator.wake_kswapd_for(node, ZoneType::Device);
     }
 
     /// One kswapd pass for `node` if it was woken (mirrors balance_pgdat()), run whole: the
@@ -101,7 +138,14 @@ impl<P: Platform> Background<'_, P> {
     /// it ran.
     #[inline]
     pub fn run_kswapd(&self, node: u16) -> bool {
-        self.allocator.run_kswapd(node)
+        let allocator = self.allocator;
+        let Some(state) = allocator.nodes.get(node as usize) else { return false };
+        if !allocator.claim_round(node) {
+            return false;
+        }
+        while allocator.round(node, None) == Round::Continue {}
+        state.kswapd.pass.in_round.store(false, Release);
+        true
     }
 
     /// Says whether a task of the harness runs `node`'s kswapd, calling
@@ -121,7 +165,10 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn set_kswapd_task(&self, node: u16, own_task: bool) {
-        self.allocator.set_kswapd_task(node, own_task)
+        let allocator = self.allocator;
+        if let Some(state) = allocator.nodes.get(node as usize) {
+            state.kswapd.pass.own_task.store(own_task, Relaxed);
+        }
     }
 
     /// One round of `node`'s kswapd pass, opening one if kswapd was woken: one request to
@@ -130,14 +177,22 @@ impl<P: Platform> Background<'_, P> {
     /// boosts stay raised meanwhile. Returns whether it ran a round.
     #[inline]
     pub fn kswapd_round(&self, node: u16) -> bool {
-        self.allocator.kswapd_round(node)
+        let allocator = self.allocator;
+        let Some(state) = allocator.nodes.get(node as usize) else { return false };
+        if !allocator.claim_round(node) {
+            return false;
+        }
+        allocator.round(node, Some(SWAP_CLUSTER_MAX));
+        state.kswapd.pass.in_round.store(false, Release);
+        true
     }
 
     /// Asks kcompactd to compact `node` for `order` (mirrors wakeup_kcompactd()); the
     /// largest order asked for since its last pass wins.
     #[inline]
     pub fn wake_kcompactd(&self, node: u16, order: u8) {
-        self.allocator.wake_kcompactd(node, order)
+        let allocator = self.allocator;
+        allocator.wake_kcompactd_for(node, order, ZoneType::Device);
     }
 
     /// Compacts every zone of `node` whole, until the scanners meet (mirrors compact_node(),
@@ -154,6 +209,13 @@ impl<P: Platform> Background<'_, P> {
     /// ```
     #[inline]
     pub fn compact_node(&self, node: u16) -> u64 {
-        self.allocator.compact_node(node)
+        let allocator = self.allocator;
+        let mut migrated_pages = 0;
+        for zone in allocator.populated_zones(node) {
+            zone.state().compact.reset_scanners();
+            let (_, run) = allocator.compact_zone(zone, CompactGoal::WholeZone, CompactMode::Sync, false);
+            migrated_pages += run.migrated_pages;
+        }
+        migrated_pages
     }
 }

@@ -4,7 +4,9 @@ use core::ops::Range;
 
 use crate::allocator::PageAllocator;
 use crate::error::RangeError;
+use crate::meta::MetaArena;
 use crate::metadata_memory::MetadataMemory;
+use crate::pcp::DrainCause;
 use crate::platform::Platform;
 use crate::types::{Pfn, ZoneType};
 
@@ -48,7 +50,12 @@ impl<P: Platform> Hotplug<'_, P> {
     /// ```
     #[inline]
     pub fn cpu_offline(&self, cpu: usize) -> u64 {
-        self.allocator.cpu_offline(cpu)
+        let allocator = self.allocator;
+        let drained = allocator.drain_cpu_pagesets(cpu, DrainCause::CpuOffline);
+        if allocator.cpus.set(cpu, false) {
+            allocator.assign_background_cpus();
+        }
+        drained
     }
 
     /// A CPU came back online: its node's background work, and that of the memory-only
@@ -72,7 +79,12 @@ impl<P: Platform> Hotplug<'_, P> {
     /// ```
     #[inline]
     pub fn cpu_online(&self, cpu: usize) -> bool {
-        self.allocator.cpu_online(cpu)
+        let allocator = self.allocator;
+        if !allocator.cpus.set(cpu, true) {
+            return false;
+        }
+        allocator.assign_background_cpus();
+        true
     }
 
     /// Takes `range` (whole pageblocks of one zone, or of contiguous per-CPU arenas of one
@@ -96,7 +108,21 @@ impl<P: Platform> Hotplug<'_, P> {
     /// ```
     #[inline]
     pub fn offline(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
-        self.allocator.offline(range)
+        let allocator = self.allocator;
+        let _guard = allocator.lock_ranges()?;
+        let parts = allocator.range_parts(range.start, range.end)?;
+        allocator.isolate_and_empty(parts)?;
+        for (zone, start, end) in parts.iter() {
+            let mut locked = zone.buddy(&allocator.platform).lock();
+            // Emptied under the range lock: isolated free blocks are taken by nothing else.
+            assert_eq!(locked.first_unisolated(start, end), None, "isolated range changed");
+            locked.take_isolated_range(start, end);
+            locked.retire_range(start, end);
+            drop(locked);
+            zone.state().adjust_online_pages(end - start, false);
+        }
+        allocator.resize_zones();
+        Ok(range.end - range.start)
     }
 
     /// Returns an offline `range` to use (free MOVABLE memory); refuses a range with a
@@ -113,7 +139,14 @@ impl<P: Platform> Hotplug<'_, P> {
     /// ```
     #[inline]
     pub fn online(&self, range: Range<Pfn>) -> Result<u64, RangeError> {
-        self.allocator.online(range)
+        let allocator = self.allocator;
+        let _guard = allocator.lock_ranges()?;
+        let parts = allocator.range_parts(range.start, range.end)?;
+        for (zone, start, end) in parts.iter() {
+            PageAllocator::<P>::not_offline(&zone.buddy(&allocator.platform).lock(), start..end, true)?;
+        }
+        // Nothing else changes holes under the range lock: each admit passes its check.
+        parts.iter().map(|(zone, start, end)| allocator.admit(zone, start..end, true)).sum()
     }
 
     /// Adds `range` (whole pageblocks) as free MOVABLE memory to the zone of type
@@ -135,7 +168,10 @@ impl<P: Platform> Hotplug<'_, P> {
     /// ```
     #[inline]
     pub fn add_memory(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
-        self.allocator.add_memory(range, zone_type)
+        let allocator = self.allocator;
+        let _guard = allocator.lock_ranges()?;
+        let zone = allocator.zone_for_added(&range, zone_type, None)?;
+        allocator.admit(zone, range, false)
     }
 
     /// Adds `range` (whole pageblocks) as free MOVABLE memory of the zone of `zone_type`,
@@ -172,12 +208,40 @@ impl<P: Platform> Hotplug<'_, P> {
         zone_type: ZoneType,
         metadata: MetadataMemory,
     ) -> Result<u64, RangeError> {
-        self.allocator.add_memory_in(range, zone_type, metadata)
+        let allocator = self.allocator;
+        let records = metadata.frames();
+        if let Some(frames) = records.clone().filter(|frames| frames.start < range.end && range.start < frames.end) {
+            return Err(RangeError::MetadataInRange { pfn: frames.start.max(range.start) });
+        }
+        let _guard = allocator.lock_ranges()?;
+        if let Some(frames) = &records {
+            allocator.check_records_not_free(frames)?;
+        }
+        let mut arena = MetaArena::new(metadata.bytes);
+        let zone = allocator.zone_for_added(&range, zone_type, Some(&mut arena))?;
+        // After a growth, which used the records, the add cannot fail: the growth checked
+        // the range's part inside the old span, and the rest is new holes.
+        let pages = allocator.admit(zone, range, false)?;
+        if let Some(frames) = records {
+            allocator.reserve_record_holes(frames);
+        }
+        Ok(pages)
     }
 
     /// Bytes [`Self::add_memory_in`] needs for `range`: 0 when it lies in a span already.
     #[inline]
     pub fn add_memory_metadata_bytes(&self, range: Range<Pfn>, zone_type: ZoneType) -> Result<u64, RangeError> {
-        self.allocator.add_memory_metadata_bytes(range, zone_type)
+        let allocator = self.allocator;
+        let _guard = allocator.lock_ranges()?;
+        match allocator.range_zone(range.start, range.end) {
+            Ok(_) => Ok(0),
+            Err(RangeError::OutsideZone { .. }) => {
+                let zone = allocator.zone_to_grow(&range, zone_type)?;
+                let locked = zone.buddy(&allocator.platform).lock();
+                let buckets = locked.area.fullness.as_ref().map_or(0, |buckets| buckets.directory_bytes());
+                Ok(zone.mem().growth_bytes(range.end) + buckets)
+            }
+            Err(other) => Err(other),
+        }
     }
 }
