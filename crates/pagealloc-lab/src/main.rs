@@ -164,16 +164,13 @@ fn main() {
         Command::Torture(args) => run_torture(&args),
         Command::Reproduce { experiments, quick, seed, seeds, out, jobs, machine, timings } => {
             let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            machine
-                .map(|path| machine::SimMachine::read(&path).and_then(experiments::use_machine_costs))
-                .transpose()
-                .and_then(|_| {
-                    experiments::reproduce(
-                        &experiments::Plan { names: &experiments, quick, seed, seeds, timings },
-                        &out,
-                        jobs,
-                    )
-                })
+            machine.map(|path| machine::SimMachine::read(&path)).transpose().and_then(|machine| {
+                experiments::reproduce(
+                    &experiments::Plan { names: &experiments, quick, seed, seeds, timings, machine },
+                    &out,
+                    jobs,
+                )
+            })
         }
         Command::Experiments { format } => list_experiments(format),
         Command::Metadata(args) => metadata::show(&args),

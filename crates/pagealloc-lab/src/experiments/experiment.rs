@@ -18,8 +18,20 @@ pub struct Row {
     pub metrics: BTreeMap<String, f64>,
 }
 
-/// Runs one preset (quick?, seed, progress) and returns one row per parameter point.
-type RunPreset = fn(&str, bool, u64, &ProgressBar) -> Result<Vec<Row>, String>;
+/// One run of an experiment: a preset, at full size or quick, with a seed, on the seed's
+/// machine or on `machine`'s costs (`reproduce --machine`, on the experiment's own
+/// topology), reporting to `bar`.
+#[derive(Clone, Copy)]
+pub(super) struct Job<'a> {
+    pub preset: &'a str,
+    pub quick: bool,
+    pub seed: u64,
+    pub machine: Option<&'a crate::machine::SimMachine>,
+    pub bar: &'a ProgressBar,
+}
+
+/// Runs one job and returns one row per parameter point.
+type RunPreset = fn(&Job<'_>) -> Result<Vec<Row>, String>;
 
 pub struct Experiment {
     pub name: &'static str,

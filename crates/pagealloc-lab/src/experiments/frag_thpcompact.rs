@@ -13,9 +13,7 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};
@@ -24,13 +22,15 @@ use crate::workload::{latency_bucket_bound_ns, latency_bucket_keys, ThpCompact};
 pub(super) const FRAG_PRESETS: &[&str] =
     &["vanilla-4.20", "lowzone", "boost", "stall", "mainline", "mainline+defrag-mode", "mainline+fullest-first"];
 
-pub(super) fn frag_thpcompact(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn frag_thpcompact(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let setup = Setup {
         workload: WorkloadKind::Thpcompact,
         topology: TopologyKind::Flat,
         cpus: 4,
         memory_gib: if quick { 1 } else { 4 },
         duration_ms: 600_000,
+        machine: machine.cloned(),
     };
     let mut rows = Vec::new();
     for madvise in [false, true] {
@@ -92,8 +92,9 @@ mod tests {
 
     #[test]
     fn compaction_makes_free_memory_whole_and_madvise_gets_huge_pages() {
-        let bar = ProgressBar::hidden();
-        let rows = frag_thpcompact("mainline", true, 1, &bar).unwrap();
+        let bar = indicatif::ProgressBar::hidden();
+        let rows =
+            frag_thpcompact(&Job { preset: "mainline", quick: true, seed: 1, machine: None, bar: &bar }).unwrap();
         let (plain, madvise) = (&rows[0].metrics, &rows[1].metrics);
         assert!(madvise["huge_fault_pct"] > plain["huge_fault_pct"], "{plain:?} {madvise:?}");
         assert!(madvise["compact_stall"] > 0.0 && plain["compact_stall"] == 0.0);
@@ -106,6 +107,10 @@ mod tests {
             assert!(metrics["exit_obtainable_huge_pct"] > metrics["exit_free_huge_pct"], "{metrics:?}");
         }
         // Deterministic for a seed.
-        assert_eq!(frag_thpcompact("mainline", true, 1, &bar).unwrap()[1].metrics, *madvise);
+        assert_eq!(
+            frag_thpcompact(&Job { preset: "mainline", quick: true, seed: 1, machine: None, bar: &bar }).unwrap()[1]
+                .metrics,
+            *madvise
+        );
     }
 }

@@ -17,19 +17,25 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::run_memo::RunMemo;
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, RunReport, TopologyKind, WorkloadKind};
 use crate::workload::ThpFioScale;
 
-pub(super) fn frag_thpfioscale(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn frag_thpfioscale(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let mut rows = Vec::new();
     for (sockets, topology, cpus) in [(1u64, TopologyKind::SmallCache, 8usize), (2, TopologyKind::Server48, 48)] {
         let memory_gib = sockets * if quick { 1 } else { 4 };
-        let setup = Setup { workload: WorkloadKind::Thpfioscale, topology, cpus, memory_gib, duration_ms: 600_000 };
+        let setup = Setup {
+            workload: WorkloadKind::Thpfioscale,
+            topology,
+            cpus,
+            memory_gib,
+            duration_ms: 600_000,
+            machine: machine.cloned(),
+        };
         for madvise in [false, true] {
             bar.set_message(format!("{preset}, {sockets} socket(s), madvise {madvise}"));
             let workload = ThpFioScale::new(memory_gib << 18, cpus / sockets as usize, madvise)

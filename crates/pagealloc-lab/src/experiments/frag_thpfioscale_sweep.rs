@@ -11,9 +11,7 @@
 //! three seeds (one with --quick, which also runs at a quarter of the memory and each
 //! parameter at its lower value only).
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::frag_thpfioscale::{medians, run_metrics, SEEDS};
 use super::simulate::{run_args, Setup};
 use crate::run::{RunArgs, TopologyKind, WorkloadKind};
@@ -35,20 +33,21 @@ struct Point {
 }
 
 /// The machine every point runs on: 1 socket of 8 CPUs.
-fn setup(memory_gib: u64) -> Setup {
+fn setup(memory_gib: u64, machine: Option<&crate::machine::SimMachine>) -> Setup {
     Setup {
         workload: WorkloadKind::Thpfioscale,
         topology: TopologyKind::SmallCache,
         cpus: 8,
         memory_gib,
         duration_ms: 600_000,
+        machine: machine.cloned(),
     }
 }
 
 /// The base point at full size: frag-thpfioscale's 1-socket machine without madvise, with
 /// the machine's file-create and page-copy costs.
-fn base_point() -> Point {
-    let kernel = super::simulate::machine(&setup(4)).kernel;
+fn base_point(machine: Option<&crate::machine::SimMachine>) -> Point {
+    let kernel = super::simulate::machine(&setup(4, machine)).kernel;
     Point {
         memory_gib: 4,
         files_per_slab_page: 3,
@@ -61,9 +60,9 @@ fn base_point() -> Point {
 
 /// The base point, then each parameter at a lower and a higher value with the others at base
 /// (--quick: the lower value only).
-fn points(quick: bool) -> Vec<Point> {
+fn points(quick: bool, machine: Option<&crate::machine::SimMachine>) -> Vec<Point> {
     let scale = if quick { 4 } else { 1 };
-    let base = Point { memory_gib: 4 / scale, ..base_point() };
+    let base = Point { memory_gib: 4 / scale, ..base_point(machine) };
     let mut points = vec![base];
     // Below 4 GiB node 0 is all DMA32, and patch 1 (lowzone) has no higher zone to spare.
     for memory_gib in [8, 16] {
@@ -98,14 +97,10 @@ fn points(quick: bool) -> Vec<Point> {
     points
 }
 
-pub(super) fn frag_thpfioscale_sweep(
-    preset: &str,
-    quick: bool,
-    seed: u64,
-    bar: &ProgressBar,
-) -> Result<Vec<Row>, String> {
+pub(super) fn frag_thpfioscale_sweep(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine } = job;
     let mut rows = Vec::new();
-    for point in points(quick) {
+    for point in points(quick, machine) {
         let Point {
             memory_gib,
             files_per_slab_page,
@@ -118,7 +113,7 @@ pub(super) fn frag_thpfioscale_sweep(
             "{preset}, {memory_gib} GiB, slab page per {files_per_slab_page} files, metadata page per \
              {files_per_metadata_page}, storage {storage_mib_per_s} MiB/s, create {create_ns} ns, copy {copy_page_ns} ns"
         ));
-        let setup = setup(memory_gib);
+        let setup = setup(memory_gib, machine);
         let workload = ThpFioScale {
             files_per_slab_page,
             files_per_metadata_page,
@@ -146,10 +141,10 @@ pub(super) fn frag_thpfioscale_sweep(
         if storage_mib_per_s > 0 {
             label += &format!(" io{storage_mib_per_s}");
         }
-        if create_ns != base_point().create_ns {
+        if create_ns != base_point(machine).create_ns {
             label += &format!(" create{}us", create_ns / 1_000);
         }
-        if copy_page_ns != base_point().copy_page_ns {
+        if copy_page_ns != base_point(machine).copy_page_ns {
             label += &format!(" copy{copy_page_ns}ns");
         }
         rows.push(Row { preset: label, params, metrics: medians(&runs) });
@@ -164,7 +159,7 @@ mod tests {
     #[test]
     fn each_parameter_moves_alone_around_the_base() {
         for quick in [false, true] {
-            let points = points(quick);
+            let points = points(quick, None);
             let base = points[0];
             for point in &points[1..] {
                 let changed = [
@@ -178,8 +173,8 @@ mod tests {
                 assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{point:?} against {base:?}");
             }
         }
-        assert_eq!(points(false).len(), 13);
-        let (full, quick) = (points(false), points(true));
+        assert_eq!(points(false, None).len(), 13);
+        let (full, quick) = (points(false, None), points(true, None));
         assert_eq!(quick.len(), 7);
         for (quick_point, full_point) in quick[1..].iter().zip(full[1..].iter().step_by(2)) {
             let scaled = Point { memory_gib: full_point.memory_gib / 4, ..*full_point };

@@ -10,9 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use crate::bench::{run_benchmarks, AllocatorKind, BenchArgs, BenchKind, RunResult};
 use crate::output_format::OutputFormat;
 
@@ -25,7 +23,8 @@ const MEMORY_GIB: u64 = 4;
 const THREADS: usize = 2;
 const ROUNDS: usize = 100;
 
-pub(super) fn llfree_frag(preset: &str, quick: bool, _seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn llfree_frag(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, bar, .. } = job;
     let mut allocators = vec![AllocatorKind::Pagealloc];
     if preset == LLFREE_FRAG_PRESETS[0] {
         allocators.push(AllocatorKind::BuddySystem);

@@ -9,9 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, RunArgs, TopologyKind, WorkloadKind};
 use crate::workload::{FaultMode, PageFault};
@@ -31,7 +29,8 @@ struct Point<'a> {
     duration_ms: u64,
 }
 
-pub(super) fn lru_page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn lru_page_fault1(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let task_counts: &[usize] = if quick { &[1, 16] } else { &[1, 4, 16, 32, 64] };
     let batches: &[Option<u8>] = if preset == "lru-k4" { &[None, Some(BATCH_X4_PAGES)] } else { &[None] };
     // will-it-scale maps 128 MiB; quick runs map 32 MiB, so that munmap (where removals
@@ -44,14 +43,14 @@ pub(super) fn lru_page_fault1(preset: &str, quick: bool, seed: u64, bar: &Progre
             for &lru_batch in batches {
                 bar.set_message(format!("{preset}, {mode:?} x{tasks}"));
                 let point = Point { preset, mode, tasks, lru_batch, region_pages, duration_ms };
-                rows.push(run_point(&point, seed)?);
+                rows.push(run_point(&point, seed, machine)?);
             }
         }
     }
     Ok(rows)
 }
 
-fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
+fn run_point(point: &Point<'_>, seed: u64, machine: Option<&crate::machine::SimMachine>) -> Result<Row, String> {
     let Point { preset, mode, tasks, lru_batch, region_pages, duration_ms } = *point;
     let setup = Setup {
         workload: WorkloadKind::PageFault1,
@@ -59,6 +58,7 @@ fn run_point(point: &Point<'_>, seed: u64) -> Result<Row, String> {
         cpus: tasks,
         memory_gib: 32,
         duration_ms,
+        machine: machine.cloned(),
     };
     let workload = PageFault { lru: true, region_pages, ..PageFault::new(mode, crate::preset_arg::release_of(preset)) }
         .on_machine(&super::simulate::machine(&setup));
@@ -96,7 +96,7 @@ mod tests {
     fn small(preset: &str, seed: u64) -> Row {
         let point =
             Point { preset, mode: FaultMode::Process, tasks: 8, lru_batch: None, region_pages: 512, duration_ms: 4 };
-        run_point(&point, seed).unwrap()
+        run_point(&point, seed, None).unwrap()
     }
 
     #[test]
@@ -118,8 +118,8 @@ mod tests {
     fn thread_mode_waits_on_the_shared_mmap_sem_and_process_mode_does_not() {
         let point =
             |mode| Point { preset: "lru-k1", mode, tasks: 4, lru_batch: None, region_pages: 512, duration_ms: 4 };
-        let process = run_point(&point(FaultMode::Process), 1).unwrap();
-        let thread = run_point(&point(FaultMode::Thread), 1).unwrap();
+        let process = run_point(&point(FaultMode::Process), 1, None).unwrap();
+        let thread = run_point(&point(FaultMode::Thread), 1, None).unwrap();
         assert_eq!(process.metrics["mm_wait_pct"], 0.0);
         assert!(thread.metrics["mm_wait_pct"] > 1.0, "{thread:?}");
     }

@@ -34,4 +34,3 @@ mod vmstat;
 
 pub use registry::EXPERIMENTS;
 pub use reproduce::{reproduce, Plan};
-pub use simulate::use_machine_costs;

@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{cache_miss_pct, simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{PairKind, Pairs};
 
-pub(super) fn netperf_tcp(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn netperf_tcp(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let mut metrics = BTreeMap::new();
     let mut top = Vec::new();
     for message_bytes in [64u64, 1024, 16_384] {
@@ -21,6 +20,7 @@ pub(super) fn netperf_tcp(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
             cpus: 2,
             memory_gib: 4,
             duration_ms: if quick { 20 } else { 100 },
+            machine: machine.cloned(),
         };
         let machine = super::simulate::machine(&setup);
         let workload = Pairs::new(PairKind::Netperf, message_bytes).with_costs(&machine.kernel, &machine.calibration);

@@ -33,8 +33,7 @@ struct ExperimentJson<'a> {
 pub(super) fn write_outputs(
     experiment: &Experiment,
     rows: &[Row],
-    quick: bool,
-    seed: u64,
+    (quick, seed, machine): (bool, u64, Option<&crate::machine::SimMachine>),
     out: &Path,
 ) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
@@ -43,7 +42,7 @@ pub(super) fn write_outputs(
         cpus: experiment.cpus,
         seed,
         quick,
-        cost_model: super::simulate::cost_model(),
+        cost_model: super::simulate::cost_model(machine),
         metadata_layout: REPRODUCTION_LAYOUT.layout(),
         rows,
         published: PublishedJson {

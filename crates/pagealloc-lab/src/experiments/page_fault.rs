@@ -3,14 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{FaultMode, PageFault, Workload};
 
-pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn page_fault1(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let counts: &[usize] = if quick { &[2, 8] } else { &[2, 8, 30, 79] };
     let mut metrics = BTreeMap::new();
     let setup_of = |processes| Setup {
@@ -19,6 +18,7 @@ pub(super) fn page_fault1(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
         cpus: processes,
         memory_gib: 32,
         duration_ms: if quick { 10 } else { 40 },
+        machine: machine.cloned(),
     };
     let machine = super::simulate::machine(&setup_of(counts[0]));
     let workload = PageFault::new(FaultMode::Process, crate::preset_arg::release_of(preset)).on_machine(&machine);

@@ -3,9 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{cache_miss_pct, pcp_metrics, simulate, Setup};
 use crate::run::{RunReport, TopologyKind, WorkloadKind};
 use crate::workload::{PairKind, Pairs, Workload};
@@ -29,8 +27,7 @@ impl PairBench {
     /// Runs the benchmark for `duration_ms` with its tasks placed as `placement` says.
     fn run(
         &self,
-        preset: &str,
-        seed: u64,
+        (preset, seed, machine): (&str, u64, Option<&crate::machine::SimMachine>),
         duration_ms: u64,
         placement: Placement,
     ) -> Result<(Pairs, RunReport), String> {
@@ -49,6 +46,7 @@ impl PairBench {
             cpus: if co_located { self.cpus / 2 } else { self.cpus },
             memory_gib: 64,
             duration_ms,
+            machine: machine.cloned(),
         };
         let machine = super::simulate::machine(&setup);
         let workload = Pairs { role_swap_ns, co_located, ..Pairs::new(self.kind, self.message_bytes) }
@@ -58,18 +56,19 @@ impl PairBench {
     }
 
     /// One row of the seed's table.
-    fn row(&self, preset: &str, quick: bool, seed: u64) -> Result<Vec<Row>, String> {
-        let (workload, report) = self.run(preset, seed, if quick { 4 } else { 20 }, Placement::Pinned)?;
+    fn row(&self, job: &Job<'_>) -> Result<Vec<Row>, String> {
+        let &Job { preset, quick, seed, machine, .. } = job;
+        let (workload, report) = self.run((preset, seed, machine), if quick { 4 } else { 20 }, Placement::Pinned)?;
         Ok(vec![Row { preset: preset.into(), params: workload.params(), metrics: pcp_metrics(&report, "score") }])
     }
 }
 
-pub(super) fn sctp(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
-    SCTP_PAIRS.row(preset, quick, seed)
+pub(super) fn sctp(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    SCTP_PAIRS.row(job)
 }
 
-pub(super) fn unix(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
-    UNIX_PAIRS.row(preset, quick, seed)
+pub(super) fn unix(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    UNIX_PAIRS.row(job)
 }
 
 /// Where a pair's two tasks run.
@@ -103,7 +102,8 @@ const PAIR_PLACEMENTS: &[Placement] =
 /// Patch 9's explanation of patch 7's regression, tested: the SCTP and AF_UNIX pairs (as in
 /// `pcp-sctp` and `pcp-unix`) at each placement of [`PAIR_PLACEMENTS`]. One row per
 /// placement; columns prefixed by workload.
-pub(super) fn pairs_roles(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn pairs_roles(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let mut rows = Vec::new();
     for &placement in PAIR_PLACEMENTS {
         let label = placement.label();
@@ -113,7 +113,7 @@ pub(super) fn pairs_roles(preset: &str, quick: bool, seed: u64, bar: &ProgressBa
             let prefix = bench.name;
             bar.set_message(format!("{preset}, {prefix}, {label}"));
             // Full size: about ten swaps at the slowest interval (quick: one or two).
-            let (workload, report) = bench.run(preset, seed, if quick { 20 } else { 100 }, placement)?;
+            let (workload, report) = bench.run((preset, seed, machine), if quick { 20 } else { 100 }, placement)?;
             params.insert(prefix, workload.params());
             metrics.insert(format!("{prefix}_score"), report.work_per_sec);
             metrics.insert(format!("{prefix}_cache_miss_pct"), cache_miss_pct(&report));

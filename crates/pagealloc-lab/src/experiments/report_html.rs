@@ -167,7 +167,7 @@ mod tests {
                     metrics: experiment.published.columns.iter().map(|c| (c.to_string(), 1.0 + index as f64)).collect(),
                 })
                 .collect();
-            write_outputs(experiment, &rows, true, 1, &out).unwrap();
+            write_outputs(experiment, &rows, (true, 1, None), &out).unwrap();
         }
         let all: Vec<&Experiment> = EXPERIMENTS.iter().collect();
         write_report(&all, &out).unwrap();

@@ -6,7 +6,7 @@ use std::sync::{PoisonError, RwLock};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::experiment::{add_speedups, Experiment, Row};
+use super::experiment::{add_speedups, Experiment, Job, Row};
 use super::ordered;
 use super::outputs::write_outputs;
 use super::registry::{find, EXPERIMENTS};
@@ -23,10 +23,13 @@ pub struct Plan<'a> {
     pub seeds: u64,
     /// Print each job's host wall time at the end, slowest first.
     pub timings: bool,
+    /// Costs every run takes instead of its seed machine's, on the experiment's own
+    /// topology (`--machine`).
+    pub machine: Option<crate::machine::SimMachine>,
 }
 
 pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String> {
-    let &Plan { names, quick, seed, seeds, timings } = plan;
+    let &Plan { names, quick, seed, seeds, timings, ref machine } = plan;
     let chosen: Vec<&Experiment> = if names.is_empty() {
         EXPERIMENTS.iter().collect()
     } else {
@@ -66,7 +69,10 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             bar.set_message(format!("{}: {preset}", experiment.name));
             let started = std::time::Instant::now();
             let per_seed = (seed..seed + seeds.max(1))
-                .map(|run_seed| (experiment.run)(preset, quick, run_seed, &bar))
+                .map(|run_seed| {
+                    let job = Job { preset, quick, seed: run_seed, machine: machine.as_ref(), bar: &bar };
+                    (experiment.run)(&job)
+                })
                 .collect::<Result<Vec<_>, _>>()?;
             super::seeds::combine(per_seed).map(|rows| (rows, started.elapsed().as_secs_f64()))
         },
@@ -80,7 +86,7 @@ pub fn reproduce(plan: &Plan<'_>, out: &Path, jobs: usize) -> Result<(), String>
             if last_of_experiment {
                 add_speedups(experiment, &mut rows);
                 bar.suspend(|| print_tables(experiment, &rows));
-                write_outputs(experiment, &rows, quick, seed, out)?;
+                write_outputs(experiment, &rows, (quick, seed, machine.as_ref()), out)?;
                 rows.clear();
             }
             Ok(())
@@ -126,7 +132,12 @@ mod tests {
         let run = |dir: &str, jobs: usize| {
             let out = base.join(dir);
             let names = ["pcp-unix".to_string(), "highorder-netperf-tcp".to_string()];
-            reproduce(&Plan { names: &names, quick: true, seed: 3, seeds: 1, timings: false }, &out, jobs).unwrap();
+            reproduce(
+                &Plan { names: &names, quick: true, seed: 3, seeds: 1, timings: false, machine: None },
+                &out,
+                jobs,
+            )
+            .unwrap();
             ["pcp-unix.json", "highorder-netperf-tcp.json", "pcp-unix.csv", "pcp-unix.svg"]
                 .map(|file| std::fs::read(out.join(file)).unwrap())
         };
@@ -155,7 +166,8 @@ mod tests {
     fn a_quick_experiment_writes_json_and_csv() {
         let out = std::env::temp_dir().join(format!("pagelab-test-{}", std::process::id()));
         let names = ["highorder-trunc".to_string()];
-        reproduce(&Plan { names: &names, quick: true, seed: 1, seeds: 1, timings: false }, &out, 1).unwrap();
+        reproduce(&Plan { names: &names, quick: true, seed: 1, seeds: 1, timings: false, machine: None }, &out, 1)
+            .unwrap();
         let json: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("highorder-trunc.json")).unwrap()).unwrap();
         assert_eq!(json["experiment"], "highorder-trunc");

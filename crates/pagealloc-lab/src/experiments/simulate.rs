@@ -16,6 +16,9 @@ pub(super) struct Setup {
     pub(super) cpus: usize,
     pub(super) memory_gib: u64,
     pub(super) duration_ms: u64,
+    /// Costs to run with instead of the seed machine's (`reproduce --machine`), on
+    /// `topology`.
+    pub(super) machine: Option<crate::machine::SimMachine>,
 }
 
 pub(super) fn simulate(
@@ -28,19 +31,10 @@ pub(super) fn simulate(
     run_sim(workload, &run_args(setup, preset, seed, top_reuse))
 }
 
-/// Costs every reproduction in this process runs with instead of its seed machine's
-/// (`reproduce --machine`), on the experiment's own topology.
-static MACHINE_COSTS: std::sync::OnceLock<crate::machine::SimMachine> = std::sync::OnceLock::new();
-
-/// Makes every later reproduction run with `machine`'s hardware and kernel costs; once per
-/// process.
-pub fn use_machine_costs(machine: crate::machine::SimMachine) -> Result<(), String> {
-    MACHINE_COSTS.set(machine).map_err(|_| "the reproductions' machine is already set".to_string())
-}
-
-/// Where this process's reproductions take their costs from, for their output files.
-pub(super) fn cost_model() -> &'static str {
-    match MACHINE_COSTS.get() {
+/// Where a reproduction takes its costs from, for its output files: `machine` is the
+/// profile `reproduce --machine` gave, if any.
+pub(super) fn cost_model(machine: Option<&crate::machine::SimMachine>) -> &'static str {
+    match machine {
         Some(_) => "a machine profile's hardware and kernel costs (reproduce --machine), on each experiment's topology",
         None => {
             "each run's machine: a seed machine of `pagelab machines` (cited hardware, the reference host's \
@@ -55,7 +49,7 @@ pub(super) fn run_args(setup: &Setup, preset: &str, seed: u64, top_reuse: bool) 
         cpus: setup.cpus,
         preset: preset.to_string(),
         topology: setup.topology,
-        machine: MACHINE_COSTS.get().map(|costs| {
+        machine: setup.machine.as_ref().map(|costs| {
             let topology = setup.topology.topology(setup.cpus);
             std::sync::Arc::new(crate::machine::SimMachine { topology, ..costs.clone() })
         }),

@@ -2,20 +2,20 @@
 
 use std::collections::BTreeMap;
 
-use indicatif::ProgressBar;
-
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{simulate, Setup};
 use crate::run::{TopologyKind, WorkloadKind};
 use crate::workload::{Trunc, Workload};
 
-pub(super) fn trunc(preset: &str, quick: bool, seed: u64, _bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn trunc(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, machine, .. } = job;
     let setup = Setup {
         workload: WorkloadKind::Trunc,
         topology: TopologyKind::Server80,
         cpus: 1,
         memory_gib: 8,
         duration_ms: 60_000,
+        machine: machine.cloned(),
     };
     let workload = Trunc { file_pages: if quick { 1 << 16 } else { 1 << 19 }, ..Trunc::default() }
         .with_costs(&super::simulate::machine(&setup).kernel);

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use indicatif::ProgressBar;
 use pagealloc::policy::NumaStats;
 
-use super::experiment::Row;
+use super::experiment::{Job, Row};
 use super::simulate::{run_args, Setup};
 use crate::run::{run_sim, TopologyKind, WorkloadKind};
 use crate::workload::{PageBench, Workload};
@@ -35,13 +35,15 @@ pub(super) const NUMA_STATS_SWEEP: [NumaStats; 12] = [
 /// The benchmark machine's clock (Xeon E5-2699 v4 base frequency), for cycles.
 const CPU_GHZ: f64 = 2.2;
 
-pub(super) fn page_bench03(preset: &str, quick: bool, seed: u64, bar: &ProgressBar) -> Result<Vec<Row>, String> {
+pub(super) fn page_bench03(job: &Job<'_>) -> Result<Vec<Row>, String> {
+    let &Job { preset, quick, seed, bar, machine, .. } = job;
     let setup = Setup {
         workload: WorkloadKind::PageBench03,
         topology: TopologyKind::Server88,
         cpus: 88,
         memory_gib: 16,
         duration_ms: if quick { 1 } else { 10 },
+        machine: machine.cloned(),
     };
     sweep(&setup, preset, seed, &NUMA_STATS_SWEEP, bar)
 }
@@ -83,6 +85,7 @@ mod tests {
             cpus: 16,
             memory_gib: 2,
             duration_ms: 1,
+            machine: None,
         };
         let modes = [NUMA_STATS_SWEEP[0], NUMA_STATS_SWEEP[5], NumaStats::PerCpu];
         sweep(&setup, "revert-highpcp", seed, &modes, &ProgressBar::hidden()).unwrap()
