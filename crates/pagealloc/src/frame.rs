@@ -95,6 +95,7 @@ impl FrameInfo {
 
     #[inline]
     pub const fn new(state: FrameState, order: u8, migratetype: MigrateType) -> FrameInfo {
+        debug_assert!(order <= MAX_ORDER, "frame word of an order past MAX_ORDER");
         FrameInfo(
             state as u32
                 | ((order as u32 & Self::ORDER_MASK) << Self::ORDER_SHIFT)
@@ -120,6 +121,8 @@ impl FrameInfo {
     /// The head word of an allocated block as a [`crate::Block`] records it (type bits zero).
     #[inline]
     pub const fn allocated_head(order: u8, generation: u32) -> FrameInfo {
+        // `Block::from_raw` turns parts no block can have into a valid rejected block.
+        debug_assert!(order <= MAX_ORDER && generation < Self::GENERATION_LIMIT, "no block has these parts");
         FrameInfo(
             FrameState::AllocHead as u32
                 | ((order as u32 & Self::ORDER_MASK) << Self::ORDER_SHIFT)
@@ -152,6 +155,7 @@ impl FrameInfo {
     /// The word with another order, state, type and generation kept (a split head).
     #[inline]
     pub const fn with_order(self, order: u8) -> FrameInfo {
+        debug_assert!(order <= MAX_ORDER, "frame word of an order past MAX_ORDER");
         FrameInfo(
             (self.0 & !(Self::ORDER_MASK << Self::ORDER_SHIFT))
                 | ((order as u32 & Self::ORDER_MASK) << Self::ORDER_SHIFT),
@@ -255,6 +259,8 @@ impl<A: AtomicWord> FrameWord<A> {
     #[inline(always)]
     fn store_checked(&self, from: &[FrameState], to: FrameInfo, order: Ordering) {
         debug_assert_eq!(to.generation(), 0, "a state change names no generation");
+        // A block is handed out with Release (`hand_out`), for the Acquire of its free's claim.
+        debug_assert!(to.state() != FrameState::AllocHead || order == Ordering::Release, "hand-out not Release");
         debug_assert!(
             from.contains(&self.info().state()),
             "frame {:?} changing to {to:?}, expected one of {from:?}",
@@ -268,6 +274,13 @@ impl<A: AtomicWord> FrameWord<A> {
     /// holds. Used where two CPUs may race on the same frame (two frees of one block).
     #[inline(always)]
     pub fn transition(&self, current: FrameInfo, new: FrameInfo) -> Result<(), FrameInfo> {
+        // Only the owner of an allocated head claims it: for a free (to interior, one
+        // generation on) or a split (to a smaller order, still allocated).
+        debug_assert!(current.state() == FrameState::AllocHead, "claiming a head not handed out");
+        debug_assert!(
+            new == current.freed() || new == current.with_order(new.order()) && new.order() <= current.order(),
+            "claim neither a free nor a split"
+        );
         self.word.compare_exchange(current.0, new.0, Ordering::AcqRel, Relaxed).map(|_| ()).map_err(FrameInfo)
     }
 }

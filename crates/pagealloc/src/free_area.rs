@@ -2,7 +2,7 @@
 //! Lives inside the zone lock.
 
 use crate::list::FrameList;
-use crate::types::{MigrateType, NR_MIGRATETYPES, NR_ORDERS};
+use crate::types::{NR_MIGRATETYPES, NR_ORDERS};
 
 /// Zone-lock-side counters, kept under the lock (no atomics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -107,8 +107,8 @@ impl FreeArea {
                 nonempty |= u8::from(blocks > 0) << migratetype;
                 let pages = blocks << order;
                 match migratetype {
-                    m if m == MigrateType::Isolate.index() => isolated += pages,
-                    m if m == MigrateType::HighAtomic.index() => {
+                    m if m == crate::types::MigrateType::Isolate.index() => isolated += pages,
+                    m if m == crate::types::MigrateType::HighAtomic.index() => {
                         highatomic += pages;
                         listed += pages;
                     }

@@ -94,12 +94,17 @@ impl<A: AtomicWord> PageblockWord<A> {
     /// Counts `pages` parked; returns both counts as they are after it.
     #[inline]
     pub fn park(&self, pages: u64) -> PageblockCounts {
+        // No check of the count it leaves: a collection may have taken the block already,
+        // and the count reads 0 (or a wrapped value) until other parks count theirs.
+        debug_assert!(pages != 0 && pages <= PAGEBLOCK_PAGES, "parking more than a pageblock");
         let parked = self.parked.fetch_add(pages as u32, SeqCst).wrapping_add(pages as u32);
         PageblockCounts { free_pages: self.free_pages(), parked_pages: u64::from(parked).min(PAGEBLOCK_PAGES) }
     }
 
     /// `pages` parked pages left for the buddy (zone lock held).
     pub fn unpark(&self, pages: u64) {
+        // The count may be below `pages` here (the park has not counted yet): it wraps.
+        debug_assert!(pages != 0 && pages <= PAGEBLOCK_PAGES, "unparking more than a pageblock");
         self.parked.fetch_add((pages as u32).wrapping_neg(), Relaxed);
     }
 }
@@ -262,13 +267,14 @@ impl FullnessBuckets {
     /// A block became free at `offset` of pageblock `slot`: searches start there at latest.
     #[inline]
     pub(crate) fn freed_at(&mut self, slot: usize, offset: u64) {
+        debug_assert!(offset < PAGEBLOCK_PAGES, "offset past its pageblock");
         self.scan_from[slot] = self.scan_from[slot].min(offset as u16);
     }
 
     /// A search found the first free block at `offset`: nothing before it is free.
     #[inline]
     pub(crate) fn first_free_at(&mut self, slot: usize, offset: u64) {
-        debug_assert!(offset >= self.scan_from(slot));
+        debug_assert!(offset >= self.scan_from(slot) && offset < PAGEBLOCK_PAGES, "free block before the scan start");
         self.scan_from[slot] = offset as u16;
     }
 
@@ -280,18 +286,23 @@ impl FullnessBuckets {
         }
     }
 
-    /// Files pageblock `slot` under its new free count.
+    /// Files pageblock `slot` under its new free count. The count may pass a pageblock (free
+    /// pages and a parked count read while a park is counting): such a pageblock is unlisted.
     pub(crate) fn update(&mut self, slot: usize, free_pages: u64) {
         let class = Self::class_for(free_pages);
+        debug_assert!(class == UNLISTED || (class as usize) < FULLNESS_CLASSES, "no such bucket");
         if class == self.class[slot] {
             return;
         }
         self.unlink(slot);
+        debug_assert!(self.class[slot] == UNLISTED, "pageblock still filed");
         if class != UNLISTED {
             let head = self.heads[class as usize];
+            debug_assert!(head != slot as u32, "pageblock heads the bucket it joins");
             self.next[slot] = head;
             self.prev[slot] = NIL;
             if head != NIL {
+                debug_assert!(self.prev[head as usize] == NIL && self.class[head as usize] == class, "bad bucket head");
                 self.prev[head as usize] = slot as u32;
             }
             self.heads[class as usize] = slot as u32;
@@ -309,9 +320,17 @@ impl FullnessBuckets {
             debug_assert_eq!(self.heads[class as usize], slot as u32);
             self.heads[class as usize] = next;
         } else {
+            debug_assert!(
+                self.next[prev as usize] == slot as u32 && self.class[prev as usize] == class,
+                "bad predecessor"
+            );
             self.next[prev as usize] = next;
         }
         if next != NIL {
+            debug_assert!(
+                self.prev[next as usize] == slot as u32 && self.class[next as usize] == class,
+                "bad successor"
+            );
             self.prev[next as usize] = prev;
         }
         self.class[slot] = UNLISTED;

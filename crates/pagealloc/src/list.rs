@@ -132,12 +132,15 @@ impl FrameList {
     ) {
         own.charge(index, cost);
         let frame = &frames[index as usize];
+        #[cfg(debug_assertions)]
+        self.debug_assert_unlinked(frames, index);
         frame.prev.store(NIL, Relaxed);
         frame.next.store(self.head, Relaxed);
         if self.head == NIL {
             self.tail = index;
         } else {
             cost.touch(self.head, true);
+            debug_assert!(frames[self.head as usize].prev.load(Relaxed) == NIL, "list head has a predecessor");
             frames[self.head as usize].prev.store(index, Relaxed);
         }
         self.head = index;
@@ -154,12 +157,15 @@ impl FrameList {
     ) {
         own.charge(index, cost);
         let frame = &frames[index as usize];
+        #[cfg(debug_assertions)]
+        self.debug_assert_unlinked(frames, index);
         frame.next.store(NIL, Relaxed);
         frame.prev.store(self.tail, Relaxed);
         if self.tail == NIL {
             self.head = index;
         } else {
             cost.touch(self.tail, true);
+            debug_assert!(frames[self.tail as usize].next.load(Relaxed) == NIL, "list tail has a successor");
             frames[self.tail as usize].next.store(index, Relaxed);
         }
         self.tail = index;
@@ -173,11 +179,13 @@ impl FrameList {
         let frame = &frames[index as usize];
         let next = frame.next.load(Relaxed);
         let prev = frame.prev.load(Relaxed);
+        debug_assert!(index != NIL && !self.is_empty(), "removing from an empty list");
         if prev == NIL {
             debug_assert_eq!(self.head, index, "frame is not on this list");
             self.head = next;
         } else {
             cost.touch(prev, true);
+            debug_assert!(frames[prev as usize].next.load(Relaxed) == index, "predecessor does not link to frame");
             frames[prev as usize].next.store(next, Relaxed);
         }
         if next == NIL {
@@ -185,10 +193,12 @@ impl FrameList {
             self.tail = prev;
         } else {
             cost.touch(next, true);
+            debug_assert!(frames[next as usize].prev.load(Relaxed) == index, "successor does not link to frame");
             frames[next as usize].prev.store(prev, Relaxed);
         }
         frame.next.store(NIL, Relaxed);
         frame.prev.store(NIL, Relaxed);
+        debug_assert!((self.head == NIL) == (self.tail == NIL), "list ends disagree after a remove");
     }
 
     #[inline]
@@ -220,9 +230,22 @@ impl FrameList {
     /// are stale, and whoever lists them again rewrites both.
     #[inline]
     pub fn take_all(&mut self) -> Option<(u32, u32)> {
+        debug_assert!((self.head == NIL) == (self.tail == NIL), "list ends disagree");
         let ends = (self.head(), self.tail());
         *self = FrameList::EMPTY;
         Some((ends.0?, ends.1?))
+    }
+
+    /// Debug builds: `index` is on no list, as a push needs. A frame off every list has both
+    /// links NIL (a remove leaves them so); one that is alone on this list does too, so
+    /// the ends are checked as well.
+    #[cfg(debug_assertions)]
+    fn debug_assert_unlinked(&self, frames: &(impl FrameTable + ?Sized), index: u32) {
+        let frame = &frames[index as usize];
+        let links = (frame.next.load(Relaxed), frame.prev.load(Relaxed));
+        debug_assert_eq!(links, (NIL, NIL), "pushing frame {index}, which is linked");
+        debug_assert!(self.head != index && self.tail != index, "pushing frame {index}, which is on this list");
+        debug_assert_eq!(self.head == NIL, self.tail == NIL, "list ends disagree");
     }
 
     /// Walks the list head to tail. At most `bound` steps, so a corrupted (cyclic) list cannot

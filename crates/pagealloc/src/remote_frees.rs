@@ -62,7 +62,11 @@ impl<A: AtomicWord> RemoteFrees<A> {
     /// visible, so a take never releases pages not yet counted and the count never wraps.
     pub fn push(&self, chain: Chain, links: &impl ChainLinks<Word = A>) -> u32 {
         debug_assert!(chain.head != NIL && chain.tail != NIL && chain.pages > 0);
+        #[cfg(debug_assertions)]
+        debug_assert_chain(chain, links);
         let pending = self.pending_pages.fetch_add(chain.pages, Relaxed).wrapping_add(chain.pages);
+        // Releases subtract only pages counted before their chains were visible: no wrap.
+        debug_assert!(pending >= chain.pages, "pending pages wrapped");
         let mut head = self.head.load(Relaxed);
         loop {
             links.next(chain.tail).store(head, Relaxed);
@@ -99,12 +103,27 @@ impl<A: AtomicWord> RemoteFrees<A> {
 
     /// `pages` of taken chains went to the buddy.
     pub fn released(&self, pages: u32) {
+        // Pushes count their pages before the chains are visible, and only the zone-lock
+        // holder releases: the count covers what it releases.
+        debug_assert!(pages <= self.pending_pages(), "releasing more pages than pending");
         self.pending_pages.fetch_add(pages.wrapping_neg(), Relaxed);
     }
 
     /// Pages pushed and not yet released (racy; exact when nothing runs concurrently).
     pub fn pending_pages(&self) -> u32 {
         self.pending_pages.load(Relaxed)
+    }
+}
+
+/// Debug builds: `chain` runs from its head to its tail in at most one block per page (it is
+/// not yet visible, so no other CPU writes its links).
+#[cfg(debug_assertions)]
+fn debug_assert_chain<L: ChainLinks>(chain: Chain, links: &L) {
+    let (mut index, mut blocks) = (chain.head, 1);
+    while index != chain.tail {
+        index = links.next(index).load(Relaxed);
+        blocks += 1;
+        debug_assert!(index != NIL && blocks <= chain.pages, "chain of {} pages misses its tail", chain.pages);
     }
 }
 

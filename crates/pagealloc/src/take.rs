@@ -56,6 +56,7 @@ pub(crate) fn take_blocks<P: Platform>(
             break;
         };
         debug_assert!(run_blocks >= 1 && run_blocks <= wanted);
+        debug_assert!(run_blocks == 1 || request.order == 0, "a run of blocks above order 0");
         // A run of order-0 blocks (fullest-first) is delivered block by block, as taken.
         for pfn in first..first + u64::from(run_blocks) {
             debug_assert!(zone.mem.contains(pfn) && pfn & ((1 << request.order) - 1) == 0, "took {pfn:#x}");
@@ -90,6 +91,7 @@ fn take_one<P: Platform>(
     (reserves, wanted): (bool, u32),
     mode: &mut RmqueueMode,
 ) -> Option<(Pfn, MigrateType, u32)> {
+    debug_assert!(wanted >= 1, "a take of no blocks");
     let highatomic = |pfn| (pfn, MigrateType::HighAtomic, 1);
     if reserves && request.flags.highatomic {
         if let Some(pfn) = zone.take_smallest(request.order, MigrateType::HighAtomic) {

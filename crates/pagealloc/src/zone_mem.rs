@@ -205,6 +205,7 @@ impl ZoneMem {
 
     #[inline]
     pub(crate) fn pfn(&self, index: u32) -> Pfn {
+        debug_assert!(self.contains(self.start_pfn + index as u64), "frame index past the span");
         self.start_pfn + index as u64
     }
 
@@ -256,6 +257,7 @@ impl ZoneMem {
     /// Zone lock held (mirrors set_pageblock_migratetype()).
     #[inline]
     pub(crate) fn set_pageblock_type(&self, pfn: Pfn, migratetype: MigrateType) {
+        debug_assert!(self.contains(pfn), "re-typing a pageblock outside the zone");
         self.pageblock_slot(pfn).store(migratetype as u8, Relaxed);
     }
 

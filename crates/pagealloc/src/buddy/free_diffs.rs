@@ -31,6 +31,8 @@ impl<P: Platform> LockedZone<'_, P> {
             Ok(delta) => i64::from(crate::vmstat::mod_diff(&mut area.free_diff[cpu], delta, threshold)),
             Err(_) => delta + i64::from(core::mem::take(&mut area.free_diff[cpu])),
         };
+        // What the diff keeps stays within the threshold; the rest is handed on.
+        debug_assert!(area.free_diff[cpu].unsigned_abs() <= threshold, "free diff past its threshold");
         if handed == 0 {
             return published;
         }
@@ -61,6 +63,7 @@ impl<P: Platform> LockedZone<'_, P> {
     ) -> Result<(), crate::meta::MetaArenaFull> {
         self.area.free_diff = crate::meta::MetaSlice::new(nr_cpus.max(1), arena, |_| 0)?;
         self.area.free_pages_accounted = self.area.free_pages;
+        debug_assert!(self.area.free_diff.len() == nr_cpus.max(1), "a free diff per CPU");
         Ok(())
     }
 }

@@ -15,6 +15,11 @@ impl<P: Platform> LockedZone<'_, P> {
         let bit = 1u8 << migratetype.index();
         let area = &mut *self.area;
         let mask = &mut area.nonempty_types[order as usize];
+        debug_assert!(
+            area.lists[order as usize][migratetype.index()].is_empty()
+                == (area.nr_free[order as usize][migratetype.index()] == 0),
+            "nr_free disagrees with the list"
+        );
         if area.lists[order as usize][migratetype.index()].is_empty() {
             *mask &= !bit;
         } else {
@@ -36,6 +41,9 @@ impl<P: Platform> LockedZone<'_, P> {
     #[inline]
     pub(super) fn list_free(&mut self, pfn: Pfn, order: u8, migratetype: MigrateType, to_tail: bool) {
         debug_assert!(order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0, "block {pfn:#x} of order {order}");
+        debug_assert!(self.mem.contains(pfn + (1 << order) - 1), "free block past the zone");
+        #[cfg(debug_assertions)]
+        let before = self.debug_free_counts(order, migratetype);
         let index = self.mem.index(pfn);
         self.mem.frames[index as usize]
             .change(&[FrameState::Interior], FrameInfo::new(FrameState::FreeHead, order, migratetype));
@@ -52,6 +60,8 @@ impl<P: Platform> LockedZone<'_, P> {
             self.account_reserved_free(order, migratetype, true);
         }
         self.publish_counts(order, migratetype);
+        #[cfg(debug_assertions)]
+        self.debug_assert_moved(before, order, migratetype, true);
     }
 
     /// Takes a free block off its list; its head becomes interior, and the caller gives it
@@ -71,6 +81,8 @@ impl<P: Platform> LockedZone<'_, P> {
         let frame = &self.mem.frames[index as usize];
         debug_assert_eq!(frame.info().without_generation(), FrameInfo::new(FrameState::FreeHead, order, migratetype));
         debug_assert!(self.area.nr_free[order as usize][migratetype.index()] > 0);
+        #[cfg(debug_assertions)]
+        let before = self.debug_free_counts(order, migratetype);
         let records = self.mem.records(self.platform);
         self.area.lists[order as usize][migratetype.index()].remove(
             &self.mem.links.view(),
@@ -86,6 +98,32 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         self.area.free_pages -= 1 << order;
         self.publish_counts(order, migratetype);
+        #[cfg(debug_assertions)]
+        self.debug_assert_moved(before, order, migratetype, false);
+    }
+
+    /// Debug builds: the counts a listing moves, (blocks of the list, free pages with the
+    /// isolated ones, highatomic free pages).
+    #[cfg(debug_assertions)]
+    fn debug_free_counts(&self, order: u8, migratetype: MigrateType) -> (u64, u64, u64) {
+        let area = &*self.area;
+        let blocks = area.nr_free[order as usize][migratetype.index()];
+        (blocks, area.free_pages + area.free_isolated_pages, area.free_highatomic_pages)
+    }
+
+    /// Debug builds: a block of `order` listed (`added`) or unlisted moved its list's count
+    /// by one and the free pages (isolated ones included) by exactly its pages, and the
+    /// highatomic pages too if the list is HIGHATOMIC.
+    #[cfg(debug_assertions)]
+    fn debug_assert_moved(&self, before: (u64, u64, u64), order: u8, migratetype: MigrateType, added: bool) {
+        let pages = 1u64 << order;
+        let highatomic = if migratetype == MigrateType::HighAtomic { pages } else { 0 };
+        let expected = if added {
+            (before.0 + 1, before.1 + pages, before.2 + highatomic)
+        } else {
+            (before.0 - 1, before.1 - pages, before.2 - highatomic)
+        };
+        debug_assert_eq!(self.debug_free_counts(order, migratetype), expected, "order {order} {migratetype:?} block");
     }
 
     /// The free counts of the types ordinary requests cannot take: HIGHATOMIC pages count
@@ -115,6 +153,7 @@ impl<P: Platform> LockedZone<'_, P> {
     pub(crate) fn move_free(&mut self, pfn: Pfn, order: u8, from: MigrateType, to: MigrateType) {
         self.del_free(pfn, order, from);
         self.add_free(pfn, order, to, true);
+        debug_assert!(self.mem.frame(pfn).info().migratetype() == to, "moved block not on its new list");
     }
 
     /// Splits a block of order `high` at `pfn` down to `low`, returning the upper halves to
@@ -136,6 +175,7 @@ impl<P: Platform> LockedZone<'_, P> {
         list: fn(&mut Self, Pfn, u8, MigrateType, bool),
     ) -> u64 {
         debug_assert!(low <= high && high <= MAX_ORDER);
+        debug_assert!(pfn & ((1 << high) - 1) == 0, "splitting a misaligned block");
         let mut order = high;
         let mut returned_pages = 0;
         while order > low {
@@ -143,6 +183,7 @@ impl<P: Platform> LockedZone<'_, P> {
             list(self, pfn + (1 << order), order, migratetype, false);
             returned_pages += 1 << order;
         }
+        debug_assert!(returned_pages == (1 << high) - (1 << low), "halves do not make up the split block");
         returned_pages
     }
 
@@ -168,6 +209,7 @@ impl<P: Platform> LockedZone<'_, P> {
             if let Some(index) = self.area.lists[current][migratetype.index()].head() {
                 let pfn = self.mem.pfn(index);
                 self.del_and_expand(pfn, order, current as u8, migratetype);
+                debug_assert!(self.mem.frame(pfn).info().state() == FrameState::Interior, "taken head not interior");
                 return Some(pfn);
             }
         }

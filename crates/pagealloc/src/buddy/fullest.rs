@@ -6,7 +6,7 @@
 use super::LockedZone;
 use crate::frame::FrameState;
 use crate::platform::Platform;
-use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 /// Pageblocks an order-0 take looks at before it settles for the free lists' order: the
 /// buckets hold all types, and a request of a rarer type skips the others.
@@ -21,11 +21,14 @@ impl<P: Platform> LockedZone<'_, P> {
     #[cold]
     #[inline(never)]
     pub(super) fn account_pageblock_free(&mut self, pfn: Pfn, order: u8, added: bool) {
+        debug_assert!(order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0, "misaligned free block");
         let counts = &self.mem.pageblock_free;
         let first = self.mem.pageblock_index(pfn);
         let Some(buckets) = self.area.fullness.as_mut() else { return };
         if order >= PAGEBLOCK_ORDER {
             for slot in first..first + (1usize << (order - PAGEBLOCK_ORDER)) {
+                // A free block over whole pageblocks leaves them as wholly free as it found them.
+                debug_assert!(counts.get(slot) == if added { 0 } else { PAGEBLOCK_PAGES }, "pageblock not whole");
                 let pages = if added { PAGEBLOCK_PAGES } else { 0 };
                 counts.set(slot, pages);
                 buckets.update(slot, pages + counts.parked(slot));
@@ -39,6 +42,7 @@ impl<P: Platform> LockedZone<'_, P> {
             buckets.freed_at(first, pfn & (PAGEBLOCK_PAGES - 1));
         }
         let before = counts.get(first);
+        debug_assert!(added || before >= 1 << order, "pageblock has fewer free pages than taken");
         let pages = if added { before + (1 << order) } else { before - (1 << order) };
         counts.set(first, pages);
         buckets.update(first, pages + counts.parked(first));
@@ -51,6 +55,7 @@ impl<P: Platform> LockedZone<'_, P> {
     #[inline(never)]
     pub(super) fn account_pageblock_freed(&mut self, pfn: Pfn, order: u8, merged_pfn: Pfn, merged_order: u8) {
         debug_assert!(merged_order >= order && merged_pfn <= pfn);
+        debug_assert!(merged_pfn & ((1 << merged_order) - 1) == 0, "merged block misaligned");
         if order >= PAGEBLOCK_ORDER {
             return self.account_pageblock_free(pfn, order, true);
         }
@@ -75,6 +80,7 @@ impl<P: Platform> LockedZone<'_, P> {
         let counts = &self.mem.pageblock_free;
         let slot = self.mem.pageblock_index(pfn);
         let Some(buckets) = self.area.fullness.as_mut() else { return };
+        debug_assert!(counts.get(slot) >= 1 << order, "pageblock has fewer free pages than taken");
         let pages = counts.get(slot) - (1 << order);
         counts.set(slot, pages);
         buckets.update(slot, pages + counts.parked(slot));
@@ -102,8 +108,10 @@ impl<P: Platform> LockedZone<'_, P> {
         if let Some(buckets) = self.area.fullness.as_mut() {
             buckets.first_free_at(slot, pfn & (PAGEBLOCK_PAGES - 1));
         }
+        debug_assert!(self.mem.pageblock_index(pfn) == slot, "free block outside its candidate pageblock");
         let run_order = order.min(max_pages.max(1).ilog2() as u8);
         self.del_and_expand(pfn, run_order, order, migratetype);
+        debug_assert!(1 << run_order <= max_pages.max(1), "run longer than asked");
         Some((pfn, run_order))
     }
 

@@ -54,6 +54,7 @@ impl<P: Platform> LockedZone<'_, P> {
             self.move_pageblock_free_to(block, block + PAGEBLOCK_PAGES, MigrateType::Isolate);
             self.mem.set_pageblock_type(block, MigrateType::Isolate);
         }
+        debug_assert!(self.unisolatable_pageblock(start, end) == Some(start), "range not isolated");
     }
 
     /// Splits a free block of more than a pageblock that holds `edge` in its middle into
@@ -72,6 +73,7 @@ impl<P: Platform> LockedZone<'_, P> {
         for block in (head..head + (1u64 << info.order())).step_by(PAGEBLOCK_PAGES as usize) {
             self.add_free(block, PAGEBLOCK_ORDER, info.migratetype(), true);
         }
+        debug_assert!(self.mem.frame(edge).info().is_free_head_of_order(PAGEBLOCK_ORDER), "edge not split");
     }
 
     /// Undoes [`Self::isolate_range`]: the pageblocks become MOVABLE, as Linux's callers
@@ -79,6 +81,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// edges where the buddies outside are free too.
     pub(crate) fn unisolate_range(&mut self, start: Pfn, end: Pfn) {
         debug_assert!(self.range_is_units(start, end));
+        debug_assert!(self.mem.pageblock_type(start) == MigrateType::Isolate, "unisolating a range not isolated");
         for unit in (start..end).step_by(RANGE_UNIT_PAGES as usize) {
             self.mem.set_pageblock_type(unit, MigrateType::Movable);
         }
@@ -117,6 +120,8 @@ impl<P: Platform> LockedZone<'_, P> {
     /// their frames are interior afterwards. The caller saw [`Self::first_unisolated`]
     /// return `None` under this lock hold.
     pub(crate) fn take_isolated_range(&mut self, start: Pfn, end: Pfn) {
+        #[cfg(debug_assertions)]
+        let isolated_before = self.area.free_isolated_pages;
         let mut pfn = start;
         while pfn < end {
             let info = self.mem.frame(pfn).info();
@@ -124,6 +129,10 @@ impl<P: Platform> LockedZone<'_, P> {
             self.del_free(pfn, info.order(), MigrateType::Isolate);
             pfn += 1 << info.order();
         }
+        // The range was isolated free memory, in blocks that end inside it.
+        debug_assert!(pfn == end, "a block ran past the range");
+        #[cfg(debug_assertions)]
+        debug_assert!(isolated_before - self.area.free_isolated_pages == end - start, "isolated pages miscounted");
     }
 
     /// Turns the interior frames of `[start, end)` into holes (offline memory).

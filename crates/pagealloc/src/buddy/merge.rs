@@ -44,7 +44,17 @@ impl<P: Platform> LockedZone<'_, P> {
         if self.mem.pageblock_free.is_tracked() {
             self.account_pageblock_freed(pfn, order, merged_pfn, merged_order);
         }
-        debug_assert!(self.area.free_pages + self.area.free_isolated_pages > free_before);
+        // Each merge unlisted a buddy that the merged block lists again: the free pages
+        // grew by the freed block's alone.
+        debug_assert!(
+            self.area.free_pages + self.area.free_isolated_pages == free_before + (1 << order),
+            "free pages grew by more or less than the block"
+        );
+        debug_assert!(
+            merged_pfn <= pfn && pfn + (1 << order) <= merged_pfn + (1 << merged_order),
+            "merged block misses the freed one"
+        );
+        debug_assert!(self.mem.frame(merged_pfn).info().is_free_head_of_order(merged_order), "merged head not listed");
     }
 
     /// The merge loop of [`Self::free_one`], without the pageblock free counts; returns the
@@ -63,6 +73,8 @@ impl<P: Platform> LockedZone<'_, P> {
             {
                 break;
             }
+            // The loop's invariant: the block is aligned to its order, so the pair is too.
+            debug_assert!((pfn | buddy_pfn) & ((1 << order) - 1) == 0, "merging a misaligned block");
             self.unlist_free(buddy_pfn, order, buddy_type);
             if buddy_type != migratetype {
                 // Only whole pageblocks differ here; re-type them so the merged block's
@@ -110,6 +122,10 @@ impl<P: Platform> LockedZone<'_, P> {
     #[cold]
     #[inline(never)]
     fn free_pageblock_parts(&mut self, pfn: Pfn, order: u8) {
+        debug_assert!(
+            order > PAGEBLOCK_ORDER && order <= MAX_ORDER && pfn & ((1 << order) - 1) == 0,
+            "not whole pageblocks"
+        );
         for part in (pfn..pfn + (1 << order)).step_by(PAGEBLOCK_PAGES as usize) {
             let migratetype = self.mem.pageblock_type(part);
             self.free_one(part, PAGEBLOCK_ORDER, migratetype);

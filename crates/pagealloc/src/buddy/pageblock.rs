@@ -4,12 +4,13 @@
 use super::LockedZone;
 use crate::frame::FrameState;
 use crate::platform::Platform;
-use crate::types::{MigrateType, Pfn, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
+use crate::types::{MigrateType, Pfn, MAX_ORDER, PAGEBLOCK_ORDER, PAGEBLOCK_PAGES};
 
 impl<P: Platform> LockedZone<'_, P> {
     /// Sets the type of every pageblock in a block of `order` >= pageblock order, or of the
     /// one pageblock holding a smaller block (mirrors change_pageblock_range()).
     pub(crate) fn set_pageblock_range_type(&self, pfn: Pfn, order: u8, migratetype: MigrateType) {
+        debug_assert!(order <= MAX_ORDER && self.mem.contains(pfn), "re-typing a block outside the zone");
         let pages = 1u64 << order.max(PAGEBLOCK_ORDER);
         let start = pfn & !(pages - 1);
         let mut block = start;
@@ -19,6 +20,7 @@ impl<P: Platform> LockedZone<'_, P> {
             }
             block += PAGEBLOCK_PAGES;
         }
+        debug_assert!(self.mem.pageblock_type(pfn) == migratetype, "pageblock not re-typed");
     }
 
     /// Bounds of the pageblock holding `pfn` if it lies wholly in the zone (mirrors the
@@ -65,6 +67,7 @@ impl<P: Platform> LockedZone<'_, P> {
         debug_assert!(!self.state.free_lists_match_pageblocks || self.mem.pageblock_type(start) == from);
         let moved_pages = self.move_pageblock_free_to(start, end, to);
         self.mem.set_pageblock_type(start, to);
+        debug_assert!(self.mem.pageblock_type(end - 1) == to, "pageblock not re-typed");
         moved_pages
     }
 
@@ -73,6 +76,7 @@ impl<P: Platform> LockedZone<'_, P> {
     /// move_freepages_block()).
     pub(crate) fn move_pageblock_free_to(&mut self, start: Pfn, end: Pfn, to: MigrateType) -> u64 {
         debug_assert_eq!(end - start, PAGEBLOCK_PAGES);
+        debug_assert!(start & (PAGEBLOCK_PAGES - 1) == 0, "pageblock misaligned");
         let mut moved_pages = 0;
         let mut pfn = start;
         while pfn < end {

@@ -25,6 +25,7 @@ impl<P: Platform> LockedZone<'_, P> {
         let mem = self.mem;
         let block_start = mem.pageblock_start(slot);
         let (start, end) = (block_start.max(mem.start_pfn), (block_start + PAGEBLOCK_PAGES).min(mem.end_pfn()));
+        debug_assert!(start < end, "pageblock outside the zone");
         let mut run = PendingRun::new(true);
         let mut pages = 0;
         let mut pfn = start;
@@ -33,6 +34,7 @@ impl<P: Platform> LockedZone<'_, P> {
             let block_pages = 1u64 << info.order();
             match info.state() {
                 FrameState::Parked => {
+                    debug_assert!(pfn + block_pages <= end, "parked block past its pageblock");
                     self.release_into_run(&mut run, pfn, info.order(), FrameState::Parked);
                     pages += block_pages;
                     pfn += block_pages;
@@ -82,6 +84,8 @@ impl<P: Platform> LockedZone<'_, P> {
             // Parked whole: nothing of it is in the buddy.
             debug_assert_eq!(mem.pageblock_free.get(slot), 0, "pageblock {slot} parked whole and free");
             mem.frame(pfn).change(&[FrameState::Parked], FrameInfo::INTERIOR);
+            // No check of the count left: a count wrapped below 0 (a collection overtook a
+            // park) also reads as a full pageblock, so it may wrap again here for a while.
             mem.pageblock_free.unpark(slot, PAGEBLOCK_PAGES);
             self.state.vmstat.count_pgfree(PAGEBLOCK_PAGES);
             self.area.parked_scan_from = slot + 1;

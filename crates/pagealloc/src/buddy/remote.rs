@@ -30,6 +30,8 @@ impl<P: Platform> LockedZone<'_, P> {
             let (pfn, order) = (self.mem.pfn(index), self.mem.frames[index as usize].info().order());
             self.drain_into_run(&mut run, pfn, order);
             pages += 1 << order;
+            // The chains hold distinct blocks of this zone: more pages than it has is a cycle.
+            debug_assert!(pages as usize <= self.mem.frames.len(), "remote chain longer than the zone");
             index = next;
         }
         self.release_run(&mut run);

@@ -40,10 +40,12 @@ impl<P: Platform> LockedZone<'_, P> {
         }
         debug_assert!(matches!(from, FrameState::PcpHead | FrameState::Parked | FrameState::Interior));
         let pages = 1u64 << order;
+        debug_assert!(order <= MAX_ORDER && pfn & (pages - 1) == 0, "releasing a misaligned block");
         if from != FrameState::Interior {
             self.mem.frame(pfn).change(&[from], FrameInfo::INTERIOR);
         }
         if run.pages != 0 {
+            debug_assert!(pfn + pages <= run.start || pfn >= run.start + run.pages, "block released twice");
             if pfn == run.start + run.pages {
                 run.pages += pages;
                 return;

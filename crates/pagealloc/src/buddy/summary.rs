@@ -34,5 +34,14 @@ impl<P: Platform> LockedZone<'_, P> {
         if wrote {
             self.platform.touch_shared(SharedLine::ZoneCounters(self.mem.zone_index), true);
         }
+        // Only zone-lock holders write the summary: it now is what this hold leaves.
+        debug_assert!(
+            self.mem.summary.free_highatomic_pages.load(Relaxed) == self.area.free_highatomic_pages,
+            "published highatomic pages differ"
+        );
+        debug_assert!(
+            !self.area.free_diff.is_empty() || self.mem.summary.free_pages.load(Relaxed) == self.area.free_pages as i64,
+            "published free pages differ from the free area's"
+        );
     }
 }

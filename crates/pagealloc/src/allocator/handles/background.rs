@@ -9,8 +9,8 @@ use crate::pcp;
 use crate::platform::Platform;
 use crate::policy::FreePagesCount;
 use crate::ZoneType;
-use std::sync::atomic::Ordering::Relaxed;
-use std::sync::atomic::Ordering::Release;
+use core::sync::atomic::Ordering::Relaxed;
+use core::sync::atomic::Ordering::Release;
 
 /// The allocator's periodic and background work: each CPU's vmstat pass on its schedule
 /// (mirrors vmstat_update()), background reclaim (kswapd) and background compaction
