@@ -3,45 +3,32 @@
 //! started, inside a module or across modules. The layer table is lib.rs's list of modules
 //! under its numbered comments, so a new module gets its layer where it is declared.
 
-use std::path::{Path, PathBuf};
+use pagealloc_testkit::layers::CrateLayers;
 
-use pagealloc_testkit::layers::{self, LayerTable, SourceTree};
-
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
-}
-
-fn table() -> LayerTable {
-    LayerTable::declared_in(&std::fs::read_to_string(src().join("lib.rs")).expect("lib.rs"))
+fn core() -> CrateLayers {
+    CrateLayers::read(env!("CARGO_MANIFEST_DIR"), "lib.rs")
 }
 
 #[test]
 fn lib_rs_declares_layers_from_primitives_up() {
-    let table = table();
-    assert!(table.0.len() >= 10, "{} layers", table.0.len());
-    assert!(table.0[0].contains(&"types".to_string()) && table.0[0].contains(&"platform".to_string()));
-    assert!(table.0.last().unwrap().contains(&"handle".to_string()));
+    let layers = core().table.0;
+    assert!(layers.len() >= 10, "{} layers", layers.len());
+    assert!(layers[0].contains(&"types".to_string()) && layers[0].contains(&"platform".to_string()));
+    assert!(layers.last().unwrap().contains(&"handle".to_string()));
 }
 
 #[test]
-fn every_file_imports_only_downward_and_no_files_form_a_cycle() {
-    let problems = layers::problems(&SourceTree::read(&src()), &table());
+fn the_core_is_layered_file_by_file() {
+    let problems = core().problems();
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]
-fn a_planted_upward_import_fails() {
-    let mut tree = SourceTree::read(&src());
-    tree.plant("types", "fn planted(_: &crate::zone::Zone<()>) {}");
-    let problems = layers::problems(&tree, &table());
-    assert!(problems.iter().any(|p| p.starts_with("`types` (layer 0) uses `zone")), "{problems:?}");
-}
-
-#[test]
-fn a_planted_cycle_inside_a_module_fails() {
+fn planted_upward_imports_and_cycles_fail() {
+    let core = core();
+    let upward = core.problems_with("types", "fn planted(_: &crate::zone::Zone<()>) {}");
+    assert!(upward.iter().any(|p| p.starts_with("`types` (layer 0) uses `zone")), "{upward:?}");
     // path.rs drains through drain.rs; drain.rs reaching back into path.rs closes a loop.
-    let mut tree = SourceTree::read(&src());
-    tree.plant("pcp::drain", "use super::path::pcp_alloc;");
-    let problems = layers::problems(&tree, &table());
-    assert!(problems.iter().any(|p| p.starts_with("cycle: ") && p.contains("pcp::drain")), "{problems:?}");
+    let cycle = core.problems_with("pcp::drain", "use super::path::pcp_alloc;");
+    assert!(cycle.iter().any(|p| p.starts_with("cycle: ") && p.contains("pcp::drain")), "{cycle:?}");
 }

@@ -55,6 +55,36 @@ impl LayerTable {
     }
 }
 
+/// A crate's sources and its layer table: the numbered list of modules in its root file.
+#[derive(Clone, Debug)]
+pub struct CrateLayers {
+    pub tree: SourceTree,
+    pub table: LayerTable,
+}
+
+impl CrateLayers {
+    /// Reads `manifest_dir/src` and the layer table of its root file `root` (`lib.rs`,
+    /// `main.rs`).
+    pub fn read(manifest_dir: &str, root: &str) -> CrateLayers {
+        let src = std::path::Path::new(manifest_dir).join("src");
+        let root_text = std::fs::read_to_string(src.join(root)).unwrap_or_else(|e| panic!("{root}: {e}"));
+        CrateLayers { tree: SourceTree::read(&src), table: LayerTable::declared_in(&root_text) }
+    }
+
+    /// Everything wrong with the crate (see [`problems`]).
+    pub fn problems(&self) -> Vec<String> {
+        problems(&self.tree, &self.table)
+    }
+
+    /// What is wrong with a copy of the crate with `code` appended to `module`'s file: a
+    /// planted import the checks must catch.
+    pub fn problems_with(&self, module: &str, code: &str) -> Vec<String> {
+        let mut tree = self.tree.clone();
+        tree.plant(module, code);
+        problems(&tree, &self.table)
+    }
+}
+
 /// Everything wrong with `tree` against `layers` (bottom up): modules with no layer,
 /// upward imports, and cycles. Empty when it is layered.
 pub fn problems(tree: &SourceTree, layers: &LayerTable) -> Vec<String> {
