@@ -103,7 +103,7 @@ impl<P: Platform> ArceosPages<P> {
         let pfns = (start >> PAGE_SHIFT) as u64..((start + size) >> PAGE_SHIFT) as u64;
         if let Some(allocator) = &self.allocator {
             // Built: whole pageblocks of a gap between the regions, or past the zone's end.
-            return match allocator.add_memory(pfns.clone(), zone_type_of_pfn(pfns.start)) {
+            return match allocator.hotplug().add_memory(pfns.clone(), zone_type_of_pfn(pfns.start)) {
                 Ok(_) => Ok(()),
                 Err(crate::RangeError::NotOffline { .. }) => Err(AllocError::MemoryOverlap),
                 Err(_) => Err(AllocError::InvalidParam),
@@ -201,7 +201,7 @@ impl<P: Platform> ax_allocator::PageAllocator for ArceosPages<P> {
 
     fn total_pages(&self) -> usize {
         match &self.allocator {
-            Some(allocator) => allocator.managed_pages() as usize,
+            Some(allocator) => allocator.counters().managed_pages() as usize,
             None => self.regions.iter().map(|region| (region.end - region.start) as usize).sum(),
         }
     }
@@ -261,8 +261,8 @@ mod tests {
         assert_eq!(pages.rejected_frees, 1);
         assert!(matches!(pages.alloc_pages_at(BASE, 1, 4096), Err(AllocError::NoMemory)));
         let allocator = pages.allocator().unwrap();
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         allocator.check_invariants().unwrap();
-        assert_eq!(allocator.buddy_free_pages(), allocator.managed_pages());
+        assert_eq!(allocator.counters().buddy_free_pages(), allocator.counters().managed_pages());
     }
 }

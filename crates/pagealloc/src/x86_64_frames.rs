@@ -142,7 +142,7 @@ mod tests {
             frames.deallocate_frame(small);
             frames.deallocate_frame(huge);
         }
-        allocator.drain_all();
+        allocator.pagesets().drain_all();
         assert_eq!(allocator.check_invariants().unwrap().allocated_pages, 0);
     }
 
