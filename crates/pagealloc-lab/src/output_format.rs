@@ -22,16 +22,22 @@ pub fn print_report<T: serde::Serialize + ?Sized>(
 ) -> Result<(), String> {
     match format {
         OutputFormat::Table => table(),
-        OutputFormat::Json => {
-            println!("{}", serde_json::to_string_pretty(report).map_err(|error| error.to_string())?);
-            Ok(())
-        }
+        OutputFormat::Json => print_json(report),
         OutputFormat::Csv => crate::flat_csv::print(&report),
     }
 }
 
-/// A listing (experiments, presets, metadata entries) as a JSON array or CSV rows; its
-/// table is the caller's.
+/// A listing (experiments, presets, metadata entries) as a JSON array, or as CSV rows when
+/// asked; the listing commands print their tables themselves.
 pub fn print_listing(format: OutputFormat, items: Vec<serde_json::Value>) -> Result<(), String> {
-    print_report(format, &serde_json::Value::Array(items), || Err("a listing's table is printed by its command".into()))
+    let listing = serde_json::Value::Array(items);
+    match format {
+        OutputFormat::Csv => crate::flat_csv::print(&listing),
+        OutputFormat::Table | OutputFormat::Json => print_json(&listing),
+    }
+}
+
+fn print_json<T: serde::Serialize + ?Sized>(report: &T) -> Result<(), String> {
+    println!("{}", serde_json::to_string_pretty(report).map_err(|error| error.to_string())?);
+    Ok(())
 }
